@@ -1,0 +1,31 @@
+# The two commands of the README. Each sets up what it needs (a local virtualenv from
+# PyPI), then runs. CORES defaults to every core of the machine.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+CORES ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: run test setup dvc-repro lint
+
+$(BIN)/judgebias: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[test,slurm]"
+	touch $@
+
+setup: $(BIN)/judgebias
+
+# Set up, validate params.yaml, and run the whole default pipeline (offline).
+run: setup
+	$(BIN)/judgebias validate
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES)
+	@echo "report: results/report.html   metrics: results/philautia/*/metrics.json"
+
+# Set up and run the whole test suite (slow end-to-end tests included) and the linter.
+test: setup
+	$(BIN)/ruff check src tests
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(CORES) -q
+
+# The same pipeline through DVC's front door.
+dvc-repro: setup
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro

@@ -1,0 +1,169 @@
+"""Artifact schemas, paths and atomic writes (DESIGN.md principle 4).
+
+Each artifact type has exactly one schema, defined here and checked on write and on read.
+Writes go to a temporary file in the target directory and are renamed into place, so an
+interrupted job never leaves a half-written artifact that looks complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+# Provenance of a model call, shared by every table that holds model answers.
+_CALL_FIELDS = [
+    pa.field("model_id", pa.string(), nullable=False),
+    pa.field("revision", pa.string(), nullable=False),
+    pa.field("backend", pa.string(), nullable=False),
+    pa.field("prompt_id", pa.string(), nullable=False),
+    pa.field("sampling", pa.string(), nullable=False),  # JSON of the sampling settings
+    pa.field("request_key", pa.string(), nullable=True),
+    pa.field("status", pa.string(), nullable=False),
+    pa.field("error", pa.string(), nullable=False),
+    pa.field("raw_text", pa.string(), nullable=False),
+    pa.field("logprobs", pa.string(), nullable=False),  # JSON token log-probs, "" if none
+]
+
+SCHEMAS: dict[str, pa.Schema] = {
+    # One row per image of the dataset (synthetic or imported).
+    "images": pa.schema([
+        pa.field("image_id", pa.string(), nullable=False),
+        pa.field("image_path", pa.string(), nullable=False),
+        pa.field("image_sha256", pa.string(), nullable=False),
+        pa.field("references", pa.list_(pa.string()), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("scene", pa.string(), nullable=True),  # synthetic ground truth (JSON)
+    ]),
+    # One row per (image, generator): the caption, or why there is none.
+    "captions": pa.schema([
+        pa.field("image_id", pa.string(), nullable=False),
+        pa.field("generator", pa.string(), nullable=False),
+        pa.field("caption", pa.string(), nullable=True),
+        *_CALL_FIELDS,
+    ]),
+    # One row per (image, generator, evaluator, setting): the judge's answer and scores.
+    "scores": pa.schema([
+        pa.field("image_id", pa.string(), nullable=False),
+        pa.field("generator", pa.string(), nullable=False),
+        pa.field("evaluator", pa.string(), nullable=False),
+        pa.field("setting", pa.string(), nullable=False),
+        pa.field("score_raw", pa.int64(), nullable=True),  # parsed $NN$ (0..100)
+        pa.field("score_expected", pa.float64(), nullable=True),  # log-prob weighted (0..100)
+        pa.field("score_mass", pa.float64(), nullable=True),
+        pa.field("logprobs_available", pa.bool_(), nullable=False),
+        *_CALL_FIELDS,
+    ]),
+}
+
+
+class ArtifactError(ValueError):
+    """An artifact does not match its schema; the message names the file and column."""
+
+
+def _conform(frame: pd.DataFrame, kind: str, source: str) -> pa.Table:
+    schema = SCHEMAS[kind]
+    missing = [name for name in schema.names if name not in frame.columns]
+    extra = [name for name in frame.columns if name not in schema.names]
+    if missing or extra:
+        raise ArtifactError(f"{source}: {kind} table columns differ from the schema: "
+                            f"missing {missing}, unexpected {extra}")
+    try:
+        table = pa.Table.from_pandas(frame[schema.names], schema=schema, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise ArtifactError(f"{source}: {kind} table does not match its schema: {exc}") from exc
+    for field in schema:
+        if not field.nullable and table.column(field.name).null_count:
+            raise ArtifactError(f"{source}: column {field.name!r} of a {kind} table has "
+                                "missing values")
+    return table
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; rename it into place only on success."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_table(frame: pd.DataFrame, path: str | Path, kind: str) -> None:
+    """Check `frame` against the `kind` schema and write it as Parquet, atomically."""
+    table = _conform(frame, kind, str(path))
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def read_table(path: str | Path, kind: str) -> pd.DataFrame:
+    """Read a Parquet artifact and check it against the `kind` schema."""
+    try:
+        table = pq.read_table(path)
+    except FileNotFoundError as exc:
+        raise ArtifactError(f"{path}: artifact not found") from exc
+    frame = table.to_pandas()
+    _conform(frame, kind, str(path))
+    return frame
+
+
+def write_frame(frame: pd.DataFrame, path: str | Path) -> None:
+    """Write a result table (a matrix or summary, no fixed schema) as Parquet, atomically."""
+    with atomic_path(path) as tmp:
+        frame.to_parquet(tmp)
+
+
+def write_json(value: Any, path: str | Path) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(value, indent=2, sort_keys=True, default=_json_default) + "\n")
+
+
+def write_text(text: str, path: str | Path) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def write_with(path: str | Path, writer: Callable[[Path], Any]) -> None:
+    """Let `writer` write a file of its own format to a temp path, then move it in place."""
+    with atomic_path(path) as tmp:
+        writer(tmp)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+class Paths:
+    """Where each artifact lives. One place, used by the rules and the CLI alike."""
+
+    dataset_table = "data/dataset/images.parquet"
+    dataset_images = "data/dataset/images"
+
+    @staticmethod
+    def captions(generator: str) -> str:
+        return f"data/captions/{generator}.parquet"
+
+    @staticmethod
+    def scores(setting: str, evaluator: str, generator: str) -> str:
+        return f"data/scores/{setting}/{evaluator}/{generator}.parquet"
+
+    @staticmethod
+    def phi_dir(setting: str) -> str:
+        return f"results/philautia/{setting}"
+
+    report = "results/report.html"

@@ -1,0 +1,157 @@
+"""The `judgebias` command: one sub-command per pipeline step (DESIGN.md principle 3).
+
+Thin by design: parse arguments, load and validate params.yaml, call library functions,
+write artifacts. Every Snakemake rule and DVC stage runs one of these sub-commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from judgebias.artifacts import Paths, read_table, write_frame, write_json, write_table
+from judgebias.config import ConfigError, load_config
+
+log = logging.getLogger("judgebias")
+
+
+def _cmd_validate(args: argparse.Namespace) -> None:
+    config = load_config(args.params)
+    print(f"{args.params}: valid ({len(config['models'])} models, "
+          f"{len(config['philautia']['settings'])} philautia settings)")
+
+
+def _cmd_dataset(args: argparse.Namespace) -> None:
+    from judgebias.data.build import build_dataset
+
+    config = load_config(args.params)
+    table = build_dataset(config["dataset"], Path(args.images))
+    write_table(table, args.out, "images")
+    log.info("dataset: %d images -> %s", len(table), args.out)
+
+
+def _cmd_caption(args: argparse.Namespace) -> None:
+    from judgebias.judging import caption_images
+
+    config = load_config(args.params)
+    images = read_table(args.images, "images")
+    write_table(caption_images(config, args.generator, images), args.out, "captions")
+
+
+def _cmd_score(args: argparse.Namespace) -> None:
+    from judgebias.judging import score_captions
+
+    config = load_config(args.params)
+    images = read_table(args.images, "images")
+    captions = read_table(args.captions, "captions")
+    table = score_captions(config, args.evaluator, args.setting, images, captions)
+    write_table(table, args.out, "scores")
+
+
+def _cmd_phi(args: argparse.Namespace) -> None:
+    from judgebias.studies.philautia_steps import collect_scores
+
+    config = load_config(args.params)
+    long, phi, counts = collect_scores(config, args.scores)
+    out = Path(args.out_dir)
+    write_frame(long, out / "scores.parquet")
+    write_frame(phi, out / "phi.parquet")
+    write_frame(counts, out / "counts.parquet")
+
+
+def _cmd_philautia(args: argparse.Namespace) -> None:
+    from judgebias.studies.philautia_steps import ANALYSIS_TABLES, run_analysis
+
+    config = load_config(args.params)
+    out = Path(args.out_dir)
+    result = run_analysis(config, out / "scores.parquet")
+    tables = result.tables()
+    for name in ANALYSIS_TABLES:
+        write_frame(tables[name], out / f"{name}.parquet")
+    write_json(result.metrics(), out / "metrics.json")
+
+
+def _cmd_heatmaps(args: argparse.Namespace) -> None:
+    from judgebias.studies.philautia_steps import draw_figures
+
+    config = load_config(args.params)
+    draw_figures(config, args.setting, Path(args.out_dir))
+
+
+def _cmd_report(args: argparse.Namespace) -> None:
+    from judgebias.report.build import write_full_report
+
+    config = load_config(args.params)
+    write_full_report(config, args.params, Path(args.out))
+
+
+def _cmd_export_dvc(args: argparse.Namespace) -> None:
+    from judgebias.workflow.dvc_export import export_dvc_yaml
+
+    load_config(args.params)
+    export_dvc_yaml(Path(args.out), Path(args.snakefile))
+    print(f"wrote {args.out}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="judgebias", description=__doc__.splitlines()[0])
+    parser.add_argument("--params", default="params.yaml", help="params file (default: %(default)s)")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--log", help="also write the log to this file (rules pass {log})")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, func, help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_)
+        p.set_defaults(func=func)
+        return p
+
+    add("validate", _cmd_validate, "validate params.yaml and exit")
+    p = add("dataset", _cmd_dataset, "build or import the image dataset")
+    p.add_argument("--out", default=Paths.dataset_table)
+    p.add_argument("--images", default=Paths.dataset_images)
+    p = add("caption", _cmd_caption, "caption every image with one generator")
+    p.add_argument("--generator", required=True)
+    p.add_argument("--images", default=Paths.dataset_table)
+    p.add_argument("--out", required=True)
+    p = add("score", _cmd_score, "score one generator's captions with one evaluator")
+    for flag in ("--evaluator", "--generator", "--setting", "--captions", "--out"):
+        p.add_argument(flag, required=True)
+    p.add_argument("--images", default=Paths.dataset_table)
+    p = add("phi", _cmd_phi, "collect a setting's scores into the Phi matrix")
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("scores", nargs="+", help="score tables of the setting")
+    p = add("philautia", _cmd_philautia, "Phi-tilde, philautia scores, tests, intervals")
+    p.add_argument("--out-dir", required=True)
+    p = add("heatmaps", _cmd_heatmaps, "figures of one setting")
+    p.add_argument("--setting", required=True)
+    p.add_argument("--out-dir", required=True)
+    p = add("report", _cmd_report, "write the self-contained HTML report")
+    p.add_argument("--out", default=Paths.report)
+    p = add("export-dvc", _cmd_export_dvc, "regenerate dvc.yaml from the Snakemake DAG")
+    p.add_argument("--out", default="dvc.yaml")
+    p.add_argument("--snakefile", default="Snakefile")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if args.log:
+        Path(args.log).parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(args.log, mode="w"))
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        handlers=handlers, force=True)
+    try:
+        args.func(args)
+    except ConfigError as exc:
+        log.error("%s", exc)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

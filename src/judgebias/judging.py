@@ -1,0 +1,148 @@
+"""The expensive jobs: captions per generator and scores per evaluator x generator x setting.
+
+Seed 000 Algorithm 1, lines 2 and 4 (the per-image part): a generator captions each image
+with the generation prompt; an evaluator scores each caption with the G-VEval prompt of
+the setting (reference-based or reference-free). Every answer keeps its raw text, token
+log-probs, status and the model id / revision / sampling / prompt id that produced it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgebias import prompts
+from judgebias.artifacts import read_table
+from judgebias.models.base import ChatRequest, ChatResponse
+from judgebias.models.journal import Journal, journal_path, request_key
+from judgebias.models.registry import build_backend, sampling_for
+from judgebias.models.runner import RunStats, run_requests
+from judgebias.scoring import STATUS_OK, parse_score
+
+log = logging.getLogger(__name__)
+
+NO_CAPTION = "no_caption"
+
+
+def _call_columns(config: Mapping[str, Any], key: str, prompt_id: str,
+                  requests: list[ChatRequest | None], responses: list[ChatResponse | None],
+                  backend: str, version: str) -> dict[str, list[Any]]:
+    model = config["models"][key]
+    sampling = json.dumps(model["sampling"], sort_keys=True)
+    cols: dict[str, list[Any]] = {name: [] for name in (
+        "model_id", "revision", "backend", "prompt_id", "sampling", "request_key", "status",
+        "error", "raw_text", "logprobs")}
+    for request, response in zip(requests, responses, strict=True):
+        cols["model_id"].append(model["model_id"])
+        cols["revision"].append(model["revision"])
+        cols["backend"].append(model["backend"])
+        cols["prompt_id"].append(prompt_id)
+        cols["sampling"].append(sampling)
+        cols["request_key"].append(None if request is None
+                                   else request_key(request, backend, version))
+        cols["status"].append(NO_CAPTION if response is None else response.status)
+        cols["error"].append("" if response is None else response.error)
+        cols["raw_text"].append("" if response is None else response.text)
+        cols["logprobs"].append("" if response is None else response.logprobs_json())
+    return cols
+
+
+def _run(config: Mapping[str, Any], key: str, requests: list[ChatRequest]
+         ) -> tuple[list[ChatResponse], RunStats, str, str]:
+    backend, version = build_backend(config, key)
+    path = journal_path(config["journal_dir"], backend.name, config["models"][key]["model_id"])
+    with Journal(path) as journal:
+        responses, stats = run_requests(backend, requests, journal, backend_version=version)
+    log.info("%s: %d requests, %d from the journal, %d new calls, %d failed", key,
+             stats.total, stats.journaled, stats.called, stats.failed)
+    return responses, stats, backend.name, version
+
+
+def _request(config: Mapping[str, Any], key: str, prompt: str, image_path: str
+             ) -> ChatRequest:
+    model = config["models"][key]
+    return ChatRequest(model=model["model_id"], prompt=prompt,
+                       images=(Path(image_path).read_bytes(),),
+                       sampling=sampling_for(model), revision=model["revision"])
+
+
+def caption_images(config: Mapping[str, Any], generator: str, images: pd.DataFrame
+                   ) -> pd.DataFrame:
+    """Seed 000 Alg. 1 line 2: one caption per image by `generator` (a captions table)."""
+    prompt_id = config["prompts"]["caption"]
+    prompt = prompts.render(prompt_id)
+    requests = [_request(config, generator, prompt, p) for p in images["image_path"]]
+    responses, _, backend, version = _run(config, generator, requests)
+    frame = pd.DataFrame({
+        "image_id": images["image_id"].to_numpy(),
+        "generator": generator,
+        "caption": [r.text.strip() if r.ok else None for r in responses],
+        **_call_columns(config, generator, prompt_id, list(requests), list(responses),
+                        backend, version),
+    })
+    return frame
+
+
+def score_captions(config: Mapping[str, Any], evaluator: str, setting: str,
+                   images: pd.DataFrame, captions: pd.DataFrame) -> pd.DataFrame:
+    """Seed 000 Alg. 1 line 4 (per image): `evaluator` scores each caption (a scores table).
+
+    Images whose caption failed get status "no_caption" and no request is made.
+    """
+    spec = config["philautia"]["settings"][setting]
+    merged = images.merge(captions[["image_id", "generator", "caption"]], on="image_id",
+                          how="inner", validate="one_to_one")
+    requests: list[ChatRequest | None] = []
+    for row in merged.itertuples(index=False):
+        if row.caption is None:
+            requests.append(None)
+            continue
+        refs = list(row.references) if spec["references"] else None
+        prompt = prompts.render(spec["prompt"], caption=row.caption, references=refs)
+        requests.append(_request(config, evaluator, prompt, row.image_path))
+    to_call = [r for r in requests if r is not None]
+    answered, _, backend, version = _run(config, evaluator, to_call)
+    answers = iter(answered)
+    responses = [None if r is None else next(answers) for r in requests]
+    parsed = [None if r is None or not r.ok else parse_score(r.text, r.tokens)
+              for r in responses]
+    calls = _call_columns(config, evaluator, spec["prompt"], requests, responses, backend,
+                          version)
+    calls["status"] = [s if p is None else p.status for s, p in zip(calls["status"], parsed,
+                                                                     strict=True)]
+    return pd.DataFrame({
+        "image_id": merged["image_id"].to_numpy(),
+        "generator": merged["generator"].to_numpy(),
+        "evaluator": evaluator,
+        "setting": setting,
+        "score_raw": pd.array([None if p is None else p.raw for p in parsed], dtype="Int64"),
+        "score_expected": pd.array([None if p is None else p.expected for p in parsed],
+                                   dtype="Float64"),
+        "score_mass": pd.array([None if p is None else p.score_mass for p in parsed],
+                               dtype="Float64"),
+        "logprobs_available": [r is not None and r.tokens is not None for r in responses],
+        **calls,
+    })
+
+
+def analysis_scores(paths: list[str], score: str) -> pd.DataFrame:
+    """The long (image, generator, evaluator, score in [0,1]) table the analysis reads.
+
+    `score` = "expected" uses the log-prob weighted score where the answer had log-probs
+    and the parsed one otherwise; "parsed" always uses the parsed $NN$. Rows whose answer
+    failed or could not be parsed get NaN (excluded from means, counted).
+    """
+    frames = [read_table(p, "scores") for p in paths]
+    scores = pd.concat(frames, ignore_index=True)
+    ok = scores["status"] == STATUS_OK
+    value = scores["score_raw"].astype("float64")
+    if score == "expected":
+        expected = scores["score_expected"].astype("float64")
+        value = expected.where(expected.notna(), value)
+    scores["score"] = (value / 100.0).where(ok)
+    return scores[["image_id", "generator", "evaluator", "status", "score"]]

@@ -1,0 +1,106 @@
+"""The one small interface every model backend implements (DESIGN.md principle 6).
+
+A backend takes a batch of chat requests (prompt text plus images) and returns, for each,
+the generated text, the top-k token log-probs where the provider gives them, and usage.
+Batching, concurrency, rate limits and retries live in the backend layer; studies only
+build requests and read responses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Decoding settings sent with a request; part of the request's journal key."""
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_tokens: int = 512
+    top_logprobs: int = 5
+    seed: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One single-turn chat request: a user prompt with images attached.
+
+    `images` are the encoded image files (PNG/JPEG bytes) exactly as a model receives
+    them; a backend never sees dataset metadata, only what is in the request.
+    """
+
+    model: str  # the provider's model id (e.g. "gpt-4o-2024-08-06", "sim/lumen-large")
+    prompt: str
+    images: tuple[bytes, ...] = ()
+    sampling: Sampling = field(default_factory=Sampling)
+    revision: str = ""
+
+    def image_hashes(self) -> list[str]:
+        return [hashlib.sha256(image).hexdigest() for image in self.images]
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token, its log-probability and the top-k alternatives at its position.
+
+    `top` lists (token, logprob) pairs best first and includes the chosen token when the
+    provider reports it among the top-k.
+    """
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    """What a backend returns for one request.
+
+    `status` is "ok" for a completed answer; anything else ("failed", "empty", ...) is
+    kept with its `error` text and never turned into a number downstream.
+    """
+
+    text: str
+    tokens: tuple[TokenLogprob, ...] | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    finish_reason: str = "stop"
+    status: str = "ok"
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def logprobs_json(self) -> str:
+        """The token log-probs as compact JSON (an empty string when none were given)."""
+        if self.tokens is None:
+            return ""
+        return json.dumps(
+            [[t.token, t.logprob, [list(alt) for alt in t.top]] for t in self.tokens],
+            separators=(",", ":"),
+        )
+
+    @staticmethod
+    def tokens_from_json(payload: str) -> tuple[TokenLogprob, ...] | None:
+        if not payload:
+            return None
+        return tuple(
+            TokenLogprob(token, logprob, tuple((alt, lp) for alt, lp in top))
+            for token, logprob, top in json.loads(payload)
+        )
+
+
+class Backend(Protocol):
+    """A model provider. `complete` answers a batch of requests in order."""
+
+    name: str
+
+    def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]: ...

@@ -1,0 +1,40 @@
+"""Shared fixtures: the default params, and a small real project copy for pipeline tests."""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def default_params() -> dict:
+    return yaml.safe_load((REPO / "params.yaml").read_text())
+
+
+@pytest.fixture
+def params(default_params) -> dict:
+    return copy.deepcopy(default_params)
+
+
+def shared_data_dir() -> Path:
+    """Real test data (../shared/data, or $JUDGEBIAS_SHARED_DATA)."""
+    return Path(os.environ.get("JUDGEBIAS_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def make_project(dest: Path, params: dict) -> Path:
+    """A copy of the workflow files with `params` as params.yaml: a real, small project."""
+    for name in ("Snakefile", "workflow", "src"):
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(src, dest / name)
+    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return dest

@@ -1,0 +1,64 @@
+# Shared helpers of the rules: the validated params, the panel, declared params per job,
+# the project code each rule depends on, and per-model resources.
+import json
+from pathlib import Path
+
+from judgebias.artifacts import Paths
+from judgebias.config import get_key, load_config
+from judgebias.models.registry import world_params
+
+# `snakemake --config params=other.yaml` selects another params file; dvc.yaml always
+# uses params.yaml (DVC's own default), so the default adds no flag to the commands.
+PARAMS_FILE = config.get("params", "params.yaml")
+PARAMS = load_config(PARAMS_FILE)  # validated before any job is scheduled
+JB = "judgebias" if PARAMS_FILE == "params.yaml" else f"judgebias --params {PARAMS_FILE}"
+
+PANEL = PARAMS["philautia"]["models"]
+SETTINGS = list(PARAMS["philautia"]["settings"])
+SRC = Path(workflow.basedir) / "src" / "judgebias"
+
+wildcard_constraints:
+    generator="|".join(PANEL),
+    evaluator="|".join(PANEL),
+    setting="|".join(SETTINGS),
+
+
+def code(*parts):
+    """Project source files a rule depends on, so editing them reruns the rule."""
+    files = []
+    for part in parts:
+        path = SRC / part
+        found = sorted(path.rglob("*.py")) + sorted(path.rglob("*.txt")) if path.is_dir() else [path]
+        files += [str(f.relative_to(workflow.basedir)) for f in found]
+    return files
+
+
+CODE_MODELS = code("models", "prompts", "data/scenes.py", "judging.py", "artifacts.py")
+
+
+# Params each job reads. A rule lists them under `params: keys=` (dotted params.yaml keys,
+# exported to dvc.yaml) and `values=` (their values, Snakemake's params rerun trigger).
+def values_of(keys):
+    return json.dumps({k: get_key(PARAMS, k) for k in keys}, sort_keys=True)
+
+
+def caption_keys(wildcards):
+    return [*world_params(PARAMS, wildcards.generator), "prompts.caption"]
+
+
+def score_keys(wildcards):
+    return [*world_params(PARAMS, wildcards.evaluator), f"philautia.settings.{wildcards.setting}"]
+
+
+PHI_KEYS = ["philautia.models", "philautia.score"]
+ANALYSIS_KEYS = [
+    "philautia.models", "philautia.ddof", "philautia.n_bootstrap",
+    "philautia.n_permutations", "philautia.ci", "philautia.seed",
+    *[f"models.{m}.family" for m in PANEL],
+]
+ANALYSIS_TABLES = ["phi_tilde", "philautia", "loo", "families"]
+FIGURE_KEYS = ["philautia.models", *[f"models.{m}.backend" for m in PANEL]]
+
+
+def model_gpus(key):
+    return PARAMS["models"][key].get("resources", {}).get("gpus", 0)
