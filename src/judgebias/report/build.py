@@ -1,0 +1,45 @@
+"""`judgebias report`: one self-contained HTML report; each study contributes a section."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from collections.abc import Mapping
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from judgebias.config import fingerprint
+from judgebias.report.html import Report, write_report
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True, timeout=10)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (not a git checkout)"
+
+
+def provenance(config: Mapping[str, Any], params_path: str) -> dict[str, str]:
+    return {
+        "params file": params_path,
+        "params fingerprint": fingerprint(config),
+        "git commit": _git_commit(),
+        "judgebias": version("judgebias"),
+        "python": platform.python_version(),
+        **{pkg: version(pkg) for pkg in ("numpy", "scipy", "pandas", "snakemake", "dvc")},
+    }
+
+
+def write_full_report(config: Mapping[str, Any], params_path: str, out: Path) -> None:
+    from judgebias.studies.philautia_steps import report_section, simulated_models
+
+    report = Report(
+        title="judgebias report",
+        sections=[report_section(config, Path("results/philautia"))],
+        provenance=provenance(config, params_path),
+        simulated_models=sorted(simulated_models(config)),
+    )
+    write_report(report, out)

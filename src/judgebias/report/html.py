@@ -1,0 +1,328 @@
+"""One self-contained HTML report that every study adds sections to (DESIGN.md principle 9).
+
+A report is plain data: a `Report` holds `Section`s, each with an intro, `Figure`s,
+`Table`s, notes and nested subsections. Studies build these objects; `render_report` turns
+them into a single HTML string and `write_report` writes it atomically.
+
+Why it is built this way:
+- Self-contained: images are embedded as base64 data URIs and the CSS is inline, with no
+  external scripts, fonts or links, so the file can be mailed, archived by DVC, or opened
+  offline years later and look the same.
+- Figure i of a section is laid out next to table i of the same section (figure first,
+  then its table), because every figure should sit beside the numbers it was drawn from.
+- Simulated models are announced in a banner at the top and marked " (sim)" wherever their
+  names appear in a table, because reports must say plainly when a model is simulated
+  (DESIGN.md principle 7).
+- All text passes through `html.escape`; captions and model names come from configs and
+  model output and must never be able to inject markup.
+- Output is a pure function of the `Report` (no timestamps, stable ids), so an unchanged
+  report is byte-identical and does not trigger downstream reruns.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgebias.report.figures import SIM_SUFFIX, write_bytes_atomic
+
+_MIME_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".svg": "image/svg+xml",
+    ".webp": "image/webp",
+}
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
+       max-width: 1200px; margin: 0 auto; padding: 1.5rem; color: #1a1a1a; line-height: 1.45; }
+h1 { border-bottom: 2px solid #333; padding-bottom: 0.3rem; }
+h2 { border-bottom: 1px solid #bbb; padding-bottom: 0.2rem; margin-top: 2.2rem; }
+.sim-banner { background: #fff3cd; border: 2px solid #d39e00; color: #5c4400;
+              padding: 0.8rem 1rem; font-weight: 600; margin: 1rem 0; border-radius: 4px; }
+nav.toc { background: #f6f6f6; border: 1px solid #ddd; padding: 0.6rem 1.2rem; }
+nav.toc ul { margin: 0.2rem 0; padding-left: 1.2rem; }
+.pair { display: flex; flex-wrap: wrap; gap: 1.5rem; align-items: flex-start; margin: 1rem 0; }
+figure { margin: 0; flex: 1 1 480px; max-width: 100%; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption, table caption { font-size: 0.9rem; color: #444; text-align: left;
+                            caption-side: top; padding-bottom: 0.3rem; }
+.table-wrap { flex: 1 1 360px; overflow-x: auto; }
+table { border-collapse: collapse; font-size: 0.85rem; }
+th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; }
+th { background: #f0f0f0; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.sim { color: #8a5a00; font-style: italic; }
+ul.notes { font-size: 0.9rem; color: #333; }
+dl.provenance { display: grid; grid-template-columns: max-content auto; gap: 0.2rem 1rem;
+                font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.85rem; }
+dl.provenance dt { font-weight: 600; }
+dl.provenance dd { margin: 0; word-break: break-all; }
+"""
+
+
+# --------------------------------------------------------------------------- data model
+
+
+@dataclass
+class Figure:
+    """An image file (PNG/SVG/JPEG) to embed, with the caption shown under it."""
+
+    path: Path
+    caption: str
+
+
+@dataclass
+class Table:
+    """A table to show; floats are formatted with `float_fmt` (a str.format pattern)."""
+
+    frame: pd.DataFrame
+    caption: str
+    float_fmt: str = "{:.3f}"
+
+
+@dataclass
+class Section:
+    """A titled part of the report; `figures[i]` is laid out next to `tables[i]`."""
+
+    title: str
+    intro: str = ""
+    figures: list[Figure] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    subsections: list[Section] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """The whole report: sections, provenance (params hash, commit, versions, ...) and the
+    names of simulated models, which the report flags wherever they appear."""
+
+    title: str
+    sections: list[Section] = field(default_factory=list)
+    provenance: dict[str, str] = field(default_factory=dict)
+    simulated_models: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- small pieces
+
+
+def _esc(text: object) -> str:
+    """Escape any value for use in HTML text or a quoted attribute."""
+    return html.escape(str(text), quote=True)
+
+
+def _paragraphs(text: str) -> str:
+    """Blank-line separated paragraphs of escaped text."""
+    parts = [p.strip() for p in text.split("\n\n") if p.strip()]
+    return "".join(f"<p>{_esc(p)}</p>\n" for p in parts)
+
+
+def _data_uri(path: Path) -> str:
+    """The file as a base64 data URI, so the report needs no file next to it."""
+    path = Path(path)
+    mime = _MIME_TYPES.get(path.suffix.lower())
+    if mime is None:
+        raise ValueError(f"report: unsupported figure type {path.suffix!r} for {path}")
+    if not path.is_file():
+        raise FileNotFoundError(f"report: figure file not found: {path}")
+    encoded = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f"data:{mime};base64,{encoded}"
+
+
+def _label_text(label: object) -> str:
+    """A row/column label as text; MultiIndex tuples are joined with ' / '."""
+    if isinstance(label, tuple):
+        return " / ".join(str(part) for part in label)
+    return str(label)
+
+
+def _label_html(label: object, simulated: frozenset[str]) -> str:
+    """An escaped label, marked " (sim)" when it names a simulated model."""
+    text = _label_text(label)
+    if text in simulated:
+        return f'<span class="sim">{_esc(text + SIM_SUFFIX)}</span>'
+    return _esc(text)
+
+
+def _is_missing(value: object) -> bool:
+    """True for None / NaN / NaT scalars (not for lists or arrays held in a cell)."""
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return math.isnan(value)
+    return value is pd.NaT
+
+
+def _cell_html(value: object, float_fmt: str, simulated: frozenset[str]) -> tuple[str, bool]:
+    """(escaped cell text, is_numeric) for one table cell."""
+    if _is_missing(value):
+        return "–", False
+    if isinstance(value, (bool, np.bool_)):
+        return _esc(value), False
+    if isinstance(value, (float, np.floating)):
+        return _esc(float_fmt.format(float(value))), True
+    if isinstance(value, (int, np.integer)):
+        return _esc(value), True
+    if isinstance(value, str):
+        return _label_html(value, simulated), False
+    return _esc(value), False
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+class _Counter:
+    """Running figure / table numbers across the whole report."""
+
+    def __init__(self) -> None:
+        self.figures = 0
+        self.tables = 0
+
+
+def _figure_html(figure: Figure, counter: _Counter) -> str:
+    counter.figures += 1
+    caption = f"Figure {counter.figures}. {figure.caption}"
+    return (
+        f'<figure><img src="{_data_uri(figure.path)}" alt="{_esc(figure.caption)}">'
+        f"<figcaption>{_esc(caption)}</figcaption></figure>\n"
+    )
+
+
+def _header_rows(frame: pd.DataFrame, simulated: frozenset[str]) -> str:
+    """The <thead>: the index name(s) over the index column, then the column labels."""
+    names = [n for n in frame.index.names if n is not None]
+    corner = _esc(" / ".join(str(n) for n in names)) if names else ""
+    cells = "".join(f"<th>{_label_html(c, simulated)}</th>" for c in frame.columns)
+    return f"<thead><tr><th>{corner}</th>{cells}</tr></thead>"
+
+
+def _body_rows(frame: pd.DataFrame, float_fmt: str, simulated: frozenset[str]) -> str:
+    rows = []
+    for label, values in zip(frame.index, frame.itertuples(index=False, name=None), strict=True):
+        cells = []
+        for value in values:
+            text, numeric = _cell_html(value, float_fmt, simulated)
+            cells.append(f'<td class="num">{text}</td>' if numeric else f"<td>{text}</td>")
+        head = f'<th scope="row">{_label_html(label, simulated)}</th>'
+        rows.append(f"<tr>{head}{''.join(cells)}</tr>")
+    return "<tbody>" + "\n".join(rows) + "</tbody>"
+
+
+def _table_html(table: Table, counter: _Counter, simulated: frozenset[str]) -> str:
+    counter.tables += 1
+    caption = f"Table {counter.tables}. {table.caption}"
+    return (
+        f'<div class="table-wrap"><table><caption>{_esc(caption)}</caption>'
+        f"{_header_rows(table.frame, simulated)}"
+        f"{_body_rows(table.frame, table.float_fmt, simulated)}</table></div>\n"
+    )
+
+
+def _pairs_html(section: Section, counter: _Counter, simulated: frozenset[str]) -> str:
+    """Figure i then table i, side by side (wrapping on narrow screens)."""
+    out = []
+    for i in range(max(len(section.figures), len(section.tables))):
+        parts = []
+        if i < len(section.figures):
+            parts.append(_figure_html(section.figures[i], counter))
+        if i < len(section.tables):
+            parts.append(_table_html(section.tables[i], counter, simulated))
+        out.append(f'<div class="pair">\n{"".join(parts)}</div>\n')
+    return "".join(out)
+
+
+def _section_id(path: Sequence[int]) -> str:
+    """Stable anchor from the section's position ("sec-2-1"); titles may repeat."""
+    return "sec-" + "-".join(str(i) for i in path)
+
+
+def _section_html(
+    section: Section, path: tuple[int, ...], counter: _Counter, simulated: frozenset[str]
+) -> str:
+    level = min(len(path) + 1, 6)
+    parts = [
+        f'<section id="{_section_id(path)}">\n',
+        f"<h{level}>{_esc(section.title)}</h{level}>\n",
+        _paragraphs(section.intro),
+        _pairs_html(section, counter, simulated),
+    ]
+    if section.notes:
+        items = "".join(f"<li>{_esc(note)}</li>" for note in section.notes)
+        parts.append(f'<ul class="notes">{items}</ul>\n')
+    for k, sub in enumerate(section.subsections, start=1):
+        parts.append(_section_html(sub, (*path, k), counter, simulated))
+    parts.append("</section>\n")
+    return "".join(parts)
+
+
+def _toc_html(sections: Sequence[Section], path: tuple[int, ...] = ()) -> str:
+    """Nested list of links to every section (and the provenance block at top level)."""
+    items = []
+    for k, section in enumerate(sections, start=1):
+        sub_path = (*path, k)
+        nested = _toc_html(section.subsections, sub_path) if section.subsections else ""
+        items.append(
+            f'<li><a href="#{_section_id(sub_path)}">{_esc(section.title)}</a>{nested}</li>'
+        )
+    if not path:
+        items.append('<li><a href="#provenance">Provenance</a></li>')
+    return "<ul>" + "".join(items) + "</ul>"
+
+
+def _banner_html(simulated_models: Iterable[str]) -> str:
+    names = list(dict.fromkeys(simulated_models))
+    if not names:
+        return ""
+    listed = ", ".join(names)
+    return (
+        '<div class="sim-banner" role="alert">Results from SIMULATED models — planted traits, '
+        f"not real model behaviour: {_esc(listed)}. Their names carry the suffix "
+        f"&quot;{_esc(SIM_SUFFIX.strip())}&quot; throughout this report.</div>\n"
+    )
+
+
+def _provenance_html(provenance: dict[str, str]) -> str:
+    rows = "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in provenance.items())
+    body = f'<dl class="provenance">{rows}</dl>' if rows else "<p>No provenance recorded.</p>"
+    return f'<section id="provenance">\n<h2>Provenance</h2>\n{body}\n</section>\n'
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def render_report(report: Report) -> str:
+    """Render `report` as one self-contained HTML document (a pure function of its input)."""
+    simulated = frozenset(str(m) for m in report.simulated_models)
+    counter = _Counter()
+    sections = "".join(
+        _section_html(section, (k,), counter, simulated)
+        for k, section in enumerate(report.sections, start=1)
+    )
+    title = _esc(report.title)
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{title}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+        f"<h1>{title}</h1>\n"
+        f"{_banner_html(report.simulated_models)}"
+        f'<nav class="toc"><strong>Contents</strong>{_toc_html(report.sections)}</nav>\n'
+        f"{sections}"
+        f"{_provenance_html(report.provenance)}"
+        "</body>\n</html>\n"
+    )
+
+
+def write_report(report: Report, path: Path) -> Path:
+    """Render `report` and write it to `path` atomically (UTF-8). Returns `path`."""
+    return write_bytes_atomic(render_report(report).encode("utf-8"), Path(path))

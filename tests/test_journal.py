@@ -1,0 +1,79 @@
+"""The request journal and runner: zero repeated calls, failures never cached as success."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from judgebias.models.base import ChatRequest, ChatResponse, Sampling, TokenLogprob
+from judgebias.models.journal import Journal, request_key
+from judgebias.models.runner import run_requests
+
+
+class CountingBackend:
+    """A deterministic backend that records every request it receives."""
+
+    name = "counting"
+
+    def __init__(self, fail: set[str] = frozenset(), empty: set[str] = frozenset()):
+        self.calls: list[str] = []
+        self.fail, self.empty = fail, empty
+
+    def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]:
+        out = []
+        for r in requests:
+            self.calls.append(r.prompt)
+            if r.prompt in self.fail:
+                out.append(ChatResponse(text="", status="failed", error="HTTP 500"))
+            elif r.prompt in self.empty:
+                out.append(ChatResponse(text="  "))
+            else:
+                out.append(ChatResponse(text=f"answer to {r.prompt}",
+                                        tokens=(TokenLogprob("answer", -0.5, (("answer", -0.5),)),)))
+        return out
+
+
+def _requests(n: int) -> list[ChatRequest]:
+    return [ChatRequest(model="m", prompt=f"p{i}", images=(b"img",)) for i in range(n)]
+
+
+def test_key_depends_on_everything_that_determines_the_answer():
+    base = ChatRequest(model="m", prompt="p", images=(b"a",))
+    variants = [ChatRequest(model="m2", prompt="p", images=(b"a",)),
+                ChatRequest(model="m", prompt="q", images=(b"a",)),
+                ChatRequest(model="m", prompt="p", images=(b"b",)),
+                ChatRequest(model="m", prompt="p", images=(b"a",), sampling=Sampling(seed=1)),
+                ChatRequest(model="m", prompt="p", images=(b"a",), revision="r2")]
+    keys = {request_key(r, "sim") for r in [base, *variants]}
+    assert len(keys) == 6
+    assert request_key(base, "sim") != request_key(base, "openai")
+    assert request_key(base, "sim", "1") != request_key(base, "sim", "2")
+
+
+def test_rerun_makes_zero_calls(tmp_path):
+    backend = CountingBackend()
+    with Journal(tmp_path / "j.sqlite") as journal:
+        first, stats = run_requests(backend, _requests(10), journal, batch_size=3)
+        assert stats.called == 10 and len(backend.calls) == 10
+    with Journal(tmp_path / "j.sqlite") as journal:
+        again, stats = run_requests(backend, _requests(10), journal)
+    assert stats.called == 0 and stats.journaled == 10 and len(backend.calls) == 10
+    assert [r.text for r in again] == [r.text for r in first]
+    assert again[0].tokens == first[0].tokens  # log-probs survive the journal
+
+
+def test_duplicates_in_a_job_are_called_once(tmp_path):
+    backend = CountingBackend()
+    with Journal(tmp_path / "j.sqlite") as journal:
+        responses, _ = run_requests(backend, _requests(3) + _requests(3), journal)
+    assert len(backend.calls) == 3 and len(responses) == 6
+
+
+def test_failed_and_empty_answers_are_not_cached(tmp_path):
+    backend = CountingBackend(fail={"p1"}, empty={"p2"})
+    with Journal(tmp_path / "j.sqlite") as journal:
+        responses, stats = run_requests(backend, _requests(4), journal)
+        assert [r.status for r in responses] == ["ok", "failed", "empty", "ok"]
+        assert stats.failed == 2 and journal.failure_count() == 2 and journal.count() == 2
+        backend.fail, backend.empty = set(), set()
+        responses, stats = run_requests(backend, _requests(4), journal)
+    assert stats.called == 2 and all(r.ok for r in responses)

@@ -1,0 +1,360 @@
+"""Tests for Philautia-Eval (seed 000 §4.1 / Algorithm 1, §6.1, §6.2)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgebias.studies.philautia import (
+    analyse,
+    bootstrap_philautia,
+    column_deviation,
+    diagonal_test,
+    family_submatrices,
+    leave_one_evaluator_out,
+    phi_matrix,
+    phi_tilde,
+    philautia_scores,
+    score_tensor,
+)
+
+PHI_3 = np.array([[0.9, 0.6, 0.5], [0.7, 0.8, 0.4], [0.5, 0.4, 0.9]])
+
+
+def long_table(tensor: np.ndarray, models: list[str]) -> pd.DataFrame:
+    """(N, M, M) tensor -> long score table, as the pipeline writes it."""
+    n, m, _ = tensor.shape
+    k, i, j = np.meshgrid(np.arange(n), np.arange(m), np.arange(m), indexing="ij")
+    return pd.DataFrame(
+        {
+            "image_id": [f"img{x:05d}" for x in k.ravel()],
+            "generator": np.array(models)[i.ravel()],
+            "evaluator": np.array(models)[j.ravel()],
+            "score": tensor.ravel(),
+        }
+    )
+
+
+def planted(n_images: int, n_models: int = 8, bias: float = 0.06, seed: int = 0) -> np.ndarray:
+    """S_kij = a_j + b_j (q_i + u_ki) + bias [i = j = 0] + noise, clipped to [0, 1].
+
+    Evaluators differ in leniency a_j and spread b_j, generators in quality q_i, and only
+    model 0 favours its own captions.
+    """
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(0.4, 0.6, n_models)
+    b = rng.uniform(0.5, 1.5, n_models)
+    q = rng.normal(0.0, 0.1, n_models)
+    u = rng.normal(0.0, 0.1, (n_images, n_models))
+    noise = rng.normal(0.0, 0.05, (n_images, n_models, n_models))
+    s = a[None, None, :] + b[None, None, :] * (q[None, :, None] + u[:, :, None]) + noise
+    s[:, 0, 0] += bias
+    return np.clip(s, 0.0, 1.0)
+
+
+# ------------------------------------------------------------------ Phi and Phi-tilde
+
+
+def test_phi_tilde_3x3_by_hand() -> None:
+    # Column (evaluator-wise) step, population sd.
+    # col 0: [0.9, 0.7, 0.5], mean 0.7, sd sqrt(0.08/3) -> [sqrt(1.5), 0, -sqrt(1.5)]
+    # col 1: [0.6, 0.8, 0.4], mean 0.6, sd sqrt(0.08/3) -> [0, sqrt(1.5), -sqrt(1.5)]
+    # col 2: [0.5, 0.4, 0.9], mean 0.6, sd sqrt(0.14/3) -> [-0.1, -0.2, 0.3] / sd
+    r15 = math.sqrt(1.5)
+    sd2 = math.sqrt(0.14 / 3)
+    col = [
+        [r15, 0.0, -0.1 / sd2],
+        [0.0, r15, -0.2 / sd2],
+        [-r15, -r15, 0.3 / sd2],
+    ]
+    assert col[0][2] == pytest.approx(-0.462910, abs=1e-6)
+    # Row (generator-wise) step on the column-standardised matrix.
+    expected = []
+    for row in col:
+        mean = (row[0] + row[1] + row[2]) / 3
+        sd = math.sqrt(((row[0] - mean) ** 2 + (row[1] - mean) ** 2 + (row[2] - mean) ** 2) / 3)
+        expected.append([(x - mean) / sd for x in row])
+    # the same numbers written out (computed once by hand / calculator)
+    written = [
+        [1.363488, -0.356665, -1.006822],
+        [-0.113128, 1.277384, -1.164256],
+        [-1 / math.sqrt(2), -1 / math.sqrt(2), math.sqrt(2)],
+    ]
+    np.testing.assert_allclose(expected, written, atol=1e-6)
+    got = phi_tilde(PHI_3)
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+    np.testing.assert_allclose(philautia_scores(got), [1.363488, 1.277384, math.sqrt(2)], atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (12, 12), (6, 5)])
+def test_ddof_one_rescales_by_sqrt_k_minus_one_over_k(shape: tuple[int, int]) -> None:
+    phi = np.random.default_rng(1).uniform(0.3, 0.9, shape)
+    k = shape[1]  # entries per row: the row step alone sets the scale
+    np.testing.assert_allclose(
+        phi_tilde(phi, ddof=1), math.sqrt((k - 1) / k) * phi_tilde(phi, ddof=0), atol=1e-12
+    )
+
+
+def test_phi_tilde_stack_matches_single() -> None:
+    stack = np.random.default_rng(2).uniform(size=(4, 5, 5))
+    np.testing.assert_allclose(phi_tilde(stack)[2], phi_tilde(stack[2]))
+
+
+def test_score_tensor_and_phi_matrix_exclude_nan() -> None:
+    models = ["A", "B"]
+    tensor = np.array(
+        [
+            [[0.2, 0.4], [0.6, 0.8]],  # img0: rows generator A, B; columns evaluator A, B
+            [[np.nan, 0.5], [0.6, 0.8]],  # img1: (A, A) failed
+            [[0.8, 0.6], [0.6, 0.8]],  # img2
+        ]
+    )
+    table = long_table(tensor, models)
+    table = table.drop(index=11)  # img2 (B,B) never scored: absent row
+    table = table.sample(frac=1.0, random_state=0)  # order must not matter
+    image_ids, tensor = score_tensor(table, models)
+    assert list(image_ids) == ["img00000", "img00001", "img00002"]
+    assert tensor.shape == (3, 2, 2)
+    phi, n_valid, n_excluded = phi_matrix(tensor)
+    assert phi[0, 0] == pytest.approx((0.2 + 0.8) / 2)  # NaN skipped, not counted as 0
+    assert phi[0, 1] == pytest.approx((0.4 + 0.5 + 0.6) / 3)
+    assert phi[1, 1] == pytest.approx(0.8)
+    np.testing.assert_array_equal(n_valid, [[2, 3], [3, 2]])
+    np.testing.assert_array_equal(n_excluded, [[1, 0], [0, 1]])
+
+
+def test_score_tensor_rejects_bad_input() -> None:
+    table = long_table(np.full((2, 2, 2), 0.5), ["A", "B"])
+    with pytest.raises(ValueError, match="not in models"):
+        score_tensor(table, ["A", "C"])
+    with pytest.raises(ValueError, match="duplicate"):
+        score_tensor(pd.concat([table, table.iloc[:1]]), ["A", "B"])
+    bad = table.copy()
+    bad.loc[0, "score"] = 85.0
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        score_tensor(bad, ["A", "B"])
+
+
+# ------------------------------------------------------------------ diagonal test
+
+
+def test_diagonal_test_exact_four_models() -> None:
+    phi = np.array(
+        [
+            [0.90, 0.55, 0.50, 0.45],
+            [0.50, 0.85, 0.45, 0.55],
+            [0.45, 0.50, 0.80, 0.40],
+            [0.55, 0.45, 0.50, 0.95],
+        ]
+    )
+    pt = phi_tilde(phi)
+    assert (pt.argmax(axis=1) == np.arange(4)).all()  # diagonal the maximum of every row
+    result = diagonal_test(phi, n_resamples=10_000, seed=0)
+    assert result.exact
+    assert result.n_resamples == 24
+    assert result.p_value == pytest.approx(1 / 24)
+    diag = [pt[i, i] for i in range(4)]
+    off = [pt[i, j] for i in range(4) for j in range(4) if i != j]
+    assert result.mean_diagonal == pytest.approx(sum(diag) / 4)
+    assert result.mean_off_diagonal == pytest.approx(sum(off) / 12)
+    assert result.difference == pytest.approx(sum(diag) / 4 - sum(off) / 12)
+    # rows of Phi-tilde sum to 0, so the off-diagonal mean is -diag mean / (M - 1)
+    assert result.mean_off_diagonal == pytest.approx(-result.mean_diagonal / 3)
+    # p does not depend on the sd convention
+    assert diagonal_test(phi, ddof=1, seed=0).p_value == pytest.approx(1 / 24)
+
+
+def test_diagonal_test_monte_carlo_for_many_models() -> None:
+    phi = np.random.default_rng(3).uniform(0.3, 0.9, (9, 9))
+    result = diagonal_test(phi, n_resamples=2000, seed=1)
+    assert not result.exact
+    assert result.n_resamples == 2000
+    assert 0.0 < result.p_value <= 1.0
+
+
+def test_column_deviation_reads_diagonal_against_its_column() -> None:
+    pt = phi_tilde(PHI_3)
+    table = column_deviation(pt, ["A", "B", "C"])
+    col = pt[:, 2]
+    z = (col[2] - col.mean()) / col.std()
+    assert table.loc["C", "column_z"] == pytest.approx(z)
+    assert bool(table.loc["C", "above_1sd"]) == (z > 1)
+    assert bool(table.loc["C", "above_2sd"]) == (z > 2)
+
+
+# ------------------------------------------------------------------ families
+
+
+def _family_matrix() -> np.ndarray:
+    pt = np.full((5, 5), -0.5)
+    np.fill_diagonal(pt, 1.0)
+    pt[0, 1] = pt[1, 0] = 0.7  # {m0, m1}: both off-diagonal entries positive
+    pt[2, 3] = 0.3  # {m2, m3}: one of two
+    return pt
+
+
+MODELS_5 = ["m0", "m1", "m2", "m3", "m4"]
+
+
+def test_family_rank_exact() -> None:
+    families = {"m0": "A", "m1": "A", "m2": "C", "m3": "C", "m4": "C", "ghost": "C"}
+    results = {f.family: f for f in family_submatrices(_family_matrix(), MODELS_5, families)}
+    a = results["A"]
+    assert a.members == ["m0", "m1"]
+    assert (a.n_positive, a.n_off_diagonal, a.share_positive) == (2, 2, 1.0)
+    assert a.mean_off_diagonal == pytest.approx(0.7)
+    assert (a.rank, a.n_ties, a.n_subsets) == (1, 0, 10)
+    assert a.share_subsets_geq == pytest.approx(1 / 10)
+    assert a.method == "exact"
+    # {m2, m3, m4}: 1 positive of 6. Of the C(5,3) = 10 triples, the 3 containing {m0, m1}
+    # have 2, the 3 containing {m2, m3} (incl. this one) have 1, the other 4 have 0.
+    c = results["C"]
+    assert (c.n_positive, c.n_off_diagonal) == (1, 6)
+    assert (c.rank, c.n_ties, c.n_subsets) == (4, 2, 10)
+    assert c.share_subsets_geq == pytest.approx(6 / 10)
+    assert c.mean_off_diagonal == pytest.approx((0.3 - 0.5 * 5) / 6)
+
+
+def test_family_single_member_skipped_and_monte_carlo() -> None:
+    families = {"m0": "A", "m1": "A", "m4": "solo"}
+    results = family_submatrices(
+        _family_matrix(), MODELS_5, families, max_exact=5, n_samples=20_000, seed=0
+    )
+    assert [f.family for f in results] == ["A"]
+    a = results[0]
+    assert a.method == "monte_carlo"
+    assert a.n_evaluated == 20_000
+    assert a.rank == 1.0  # nothing can beat 2 of 2
+    assert a.share_subsets_geq == pytest.approx(0.1, abs=0.01)
+
+
+# ------------------------------------------------------------------ leave one evaluator out
+
+
+def test_leave_one_evaluator_out_by_hand() -> None:
+    phi = np.array(
+        [
+            [0.9, 0.6, 0.5, 0.3],
+            [0.7, 0.8, 0.5, 0.2],
+            [0.5, 0.6, 0.9, 0.1],
+            [0.7, 0.4, 0.5, 0.9],
+        ]
+    )
+    models = ["A", "B", "C", "D"]
+    loo = leave_one_evaluator_out(phi, models=models)
+    assert loo.shape == (4, 4)
+    assert list(loo.index) == models and list(loo.columns) == models
+    assert np.isnan(np.diag(loo.to_numpy())).all()
+    assert not np.isnan(loo.to_numpy()[~np.eye(4, dtype=bool)]).any()
+    # Drop evaluator D. Column z-scores (population sd):
+    #   A: [0.9, 0.7, 0.5, 0.7] -> [sqrt2, 0, -sqrt2, 0]
+    #   B: [0.6, 0.8, 0.6, 0.4] -> [0, sqrt2, 0, -sqrt2]
+    #   C: [0.5, 0.5, 0.9, 0.5] -> [-1/sqrt3, -1/sqrt3, sqrt3, -1/sqrt3]
+    # Generator A's row is [sqrt2, 0, -1/sqrt3]; its philautia score is the z of sqrt2.
+    row = [math.sqrt(2), 0.0, -1 / math.sqrt(3)]
+    mean = sum(row) / 3
+    sd = math.sqrt(sum((x - mean) ** 2 for x in row) / 3)
+    assert loo.loc["D", "A"] == pytest.approx((row[0] - mean) / sd)
+    assert loo.loc["D", "A"] == pytest.approx(1.356931, abs=1e-6)
+
+
+# ------------------------------------------------------------------ bootstrap
+
+
+def test_bootstrap_contains_estimate_and_is_deterministic() -> None:
+    tensor = planted(200, n_models=5, seed=4)
+    one = bootstrap_philautia(tensor, n_boot=300, seed=7)
+    two = bootstrap_philautia(tensor, n_boot=300, seed=7)
+    np.testing.assert_array_equal(one.low, two.low)
+    np.testing.assert_array_equal(one.high, two.high)
+    point = philautia_scores(phi_tilde(phi_matrix(tensor).phi))
+    np.testing.assert_allclose(one.estimate, point)
+    assert np.all(one.low <= point) and np.all(point <= one.high)
+    assert np.all(one.se > 0)
+
+
+def test_bootstrap_interval_narrows_with_more_images() -> None:
+    small = bootstrap_philautia(planted(100, n_models=5, seed=5), n_boot=300, seed=1)
+    large = bootstrap_philautia(planted(1600, n_models=5, seed=5), n_boot=300, seed=1)
+    width_small = np.mean(small.high - small.low)
+    width_large = np.mean(large.high - large.low)
+    assert width_large < 0.5 * width_small  # ~1/4 expected for 16x the images
+
+
+def test_bootstrap_handles_missing_scores() -> None:
+    tensor = planted(150, n_models=4, seed=6)
+    tensor[np.random.default_rng(0).random(tensor.shape) < 0.1] = np.nan
+    summary = bootstrap_philautia(tensor, n_boot=200, seed=2)
+    assert np.isfinite(summary.low).all() and np.isfinite(summary.high).all()
+
+
+# ------------------------------------------------------------------ end to end
+
+
+def test_planted_self_bias_is_recovered(tmp_path: Path) -> None:
+    models = [f"model{i}" for i in range(8)]
+    tensor = planted(300, n_models=8, bias=0.06, seed=0)
+    table = long_table(tensor, models)
+    table["status"] = "ok"
+    failed = np.random.default_rng(9).random(len(table)) < 0.02
+    table.loc[failed, "score"] = np.nan
+    table.loc[failed, "status"] = "unparseable"
+    families = {"model0": "fam", "model1": "fam", "model2": "fam"}
+    result = analyse(table, models, families, n_boot=200, n_permutations=2000, seed=0)
+
+    scores = result.philautia["score"]
+    assert scores.idxmax() == "model0"
+    assert result.philautia.loc["model0", "ci_low"] > scores.drop("model0").max()
+
+    metrics = result.metrics()
+    json.dumps(metrics, allow_nan=False)  # strict JSON
+    assert set(metrics) == {
+        "ddof",
+        "models",
+        "n_images",
+        "counts",
+        "philautia",
+        "diagonal_test",
+        "families",
+        "bootstrap",
+        "settings",
+    }
+    assert metrics["n_images"] == 300
+    counts = metrics["counts"]
+    assert counts["n_excluded"] == int(failed.sum())
+    assert counts["n_valid"] + counts["n_excluded"] == 300 * 64
+    assert counts["n_nan_scores"] == int(failed.sum())
+    assert counts["n_absent"] == 0
+    assert counts["excluded_by_status"] == {"unparseable": int(failed.sum())}
+    assert set(metrics["philautia"]["model0"]) == {
+        "score",
+        "ci_low",
+        "ci_high",
+        "boot_sd",
+        "column_mean",
+        "column_sd",
+        "column_z",
+        "above_1sd",
+        "above_2sd",
+        "loo_min",
+        "loo_max",
+    }
+    assert metrics["philautia"]["model0"]["above_1sd"]
+    assert metrics["diagonal_test"]["exact"] is False
+    assert metrics["families"]["fam"]["k"] == 3
+    assert metrics["families"]["fam"]["n_subsets"] == math.comb(8, 3)
+
+    # same seed, same answer
+    again = analyse(table, models, families, n_boot=200, n_permutations=2000, seed=0)
+    assert again.metrics() == metrics
+
+    tables = result.tables()
+    assert set(tables) >= {"phi", "phi_tilde", "counts", "loo", "families"}
+    for name, frame in tables.items():
+        frame.to_parquet(tmp_path / f"{name}.parquet")
+    assert len(tables["counts"]) == 64

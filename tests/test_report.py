@@ -1,0 +1,247 @@
+"""Tests for report figures (heatmap, interval plot) and the self-contained HTML report."""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+
+from judgebias.report.figures import (
+    color_limits,
+    display_name,
+    heatmap,
+    interval_plot,
+    self_cells,
+)
+from judgebias.report.html import Figure, Report, Section, Table, render_report, write_report
+
+MODELS = [
+    "GPT-4o",
+    "Gemini-2.5-Pro",
+    "Gemma-3-4B-IT",
+    "DeepSeek-VL2",
+    "LLaVA-1.5-13B",
+    "LLaVA-NeXT-Vicuna-7B",
+    "LLaVA-OneVision-7B",
+    "Phi-3.5-Vision",
+    "Qwen2.5-VL-7B",
+    "InternVL2.5-8B",
+    "Eagle2-9B",
+    "Molmo-7B-D-0924",
+]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _matrix(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    names = MODELS[:n] if n <= len(MODELS) else [f"model-{i}" for i in range(n)]
+    return pd.DataFrame(rng.normal(size=(n, n)), index=names, columns=names)
+
+
+def _intervals() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "model": ["sim/a", "sim/b", "real-c"],
+            "estimate": [0.8, 0.1, -0.2],
+            "ci_low": [0.5, -0.2, -0.6],
+            "ci_high": [1.1, 0.4, 0.1],
+        }
+    )
+
+
+# --------------------------------------------------------------------------- figures
+
+
+@pytest.mark.parametrize("n", [6, 12, 14])
+def test_heatmap_writes_png(tmp_path: Path, n: int) -> None:
+    out = heatmap(
+        _matrix(n),
+        tmp_path / "sub" / "phi_tilde.png",
+        "Phi-tilde",
+        diverging=True,
+        highlight_diagonal=True,
+        simulated={MODELS[0]},
+    )
+    assert out == tmp_path / "sub" / "phi_tilde.png"
+    assert out.read_bytes().startswith(PNG_MAGIC)
+    with Image.open(out) as image:
+        assert image.width > 500 and image.height > 400
+    assert [p.name for p in out.parent.iterdir()] == ["phi_tilde.png"]  # no temp leftovers
+    assert out.stat().st_mode & 0o044  # readable by others, unlike mkstemp's 0600
+
+
+def test_heatmap_is_byte_identical_across_renders(tmp_path: Path) -> None:
+    matrix = _matrix(8)
+    matrix.iloc[1, 2] = np.nan
+    first = heatmap(matrix, tmp_path / "a.png", "t", diverging=True, highlight_diagonal=True)
+    second = heatmap(matrix, tmp_path / "b.png", "t", diverging=True, highlight_diagonal=True)
+    assert first.read_bytes() == second.read_bytes()
+    assert b"Software" not in first.read_bytes()
+
+
+def test_heatmap_sequential_and_overwrite(tmp_path: Path) -> None:
+    path = tmp_path / "phi.png"
+    heatmap(_matrix(6).abs(), path, "Phi", diverging=False, value_fmt=".3f")
+    before = path.read_bytes()
+    heatmap(_matrix(6, seed=1).abs(), path, "Phi", diverging=False, value_fmt=".3f")
+    assert path.read_bytes() != before
+
+
+def test_heatmap_rejects_non_numeric(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"a": ["x", "y"], "b": [1.0, 2.0]}, index=["a", "b"])
+    with pytest.raises(ValueError, match="non-numeric"):
+        heatmap(frame, tmp_path / "x.png", "t", diverging=True)
+    with pytest.raises(ValueError, match="empty"):
+        heatmap(pd.DataFrame(), tmp_path / "y.png", "t", diverging=True)
+
+
+def test_color_limits_symmetric_for_diverging() -> None:
+    values = np.array([[-0.5, 2.0], [np.nan, 1.0]])
+    assert color_limits(values, diverging=True) == (-2.0, 2.0)
+    assert color_limits(values, diverging=False) == (-0.5, 2.0)
+    low, high = color_limits(np.zeros((2, 2)), diverging=True)
+    assert low == -high and high > 0
+    low, high = color_limits(np.full((2, 2), 0.7), diverging=False)
+    assert low < 0.7 < high
+
+
+def test_display_name_and_self_cells() -> None:
+    assert display_name("sim/a", {"sim/a"}) == "sim/a (sim)"
+    assert display_name("GPT-4o", {"sim/a"}) == "GPT-4o"
+    assert display_name("GPT-4o") == "GPT-4o"
+    # Matched by name: an extra Pomms column and a shuffled order still hit self cells.
+    assert self_cells(["b", "a"], ["a", "b", "Pomms"]) == [(0, 1), (1, 0)]
+    assert self_cells(["r0", "r1"], ["c0", "c1", "c2"]) == [(0, 0), (1, 1)]
+
+
+def test_interval_plot(tmp_path: Path) -> None:
+    first = interval_plot(_intervals(), tmp_path / "a.png", "philautia", simulated={"sim/a"})
+    second = interval_plot(_intervals(), tmp_path / "b.png", "philautia", simulated={"sim/a"})
+    assert first.read_bytes().startswith(PNG_MAGIC)
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_interval_plot_validates(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="ci_high"):
+        interval_plot(_intervals().drop(columns="ci_high"), tmp_path / "x.png", "t")
+    bad = _intervals()
+    bad.loc[1, "ci_low"] = 0.3  # above the estimate
+    with pytest.raises(ValueError, match="sim/b"):
+        interval_plot(bad, tmp_path / "x.png", "t")
+
+
+# --------------------------------------------------------------------------- html
+
+
+@pytest.fixture
+def report(tmp_path: Path) -> Report:
+    names = ["sim/a", "sim/b", "real-c"]
+    matrix = pd.DataFrame(
+        [[1.2, -0.3, -0.9], [0.1, 0.7, -0.8], [-1.3, -0.4, 1.7]], index=names, columns=names
+    )
+    matrix.index.name = "generator"
+    png = heatmap(
+        matrix,
+        tmp_path / "phi_tilde.png",
+        "Phi-tilde",
+        diverging=True,
+        simulated={"sim/a", "sim/b"},
+        highlight_diagonal=True,
+    )
+    intervals = interval_plot(_intervals(), tmp_path / "ci.png", "scores")
+    return Report(
+        title="judgebias report",
+        sections=[
+            Section(
+                title="Philautia",
+                intro="Self-preference of each judge.\n\nSecond paragraph.",
+                figures=[Figure(png, "Phi-tilde <script>alert(1)</script>")],
+                tables=[Table(matrix, "Phi-tilde values & more")],
+                notes=["Diagonal = philautia score."],
+                subsections=[
+                    Section(
+                        title="Intervals",
+                        figures=[Figure(intervals, "Bootstrap intervals")],
+                        tables=[Table(_intervals(), "Intervals", float_fmt="{:.2f}")],
+                    )
+                ],
+            ),
+            Section(title="Philautia"),  # duplicate titles still get distinct anchors
+        ],
+        provenance={"params_hash": "abc123", "git_commit": "deadbeef", "python": "3.11"},
+        simulated_models=["sim/a", "sim/b"],
+    )
+
+
+def test_html_is_self_contained(report: Report) -> None:
+    text = render_report(report)
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", text, re.IGNORECASE)
+    assert "http://" not in text and "https://" not in text
+    assert "<script" not in text.lower()
+    assert "<link" not in text.lower()
+    assert text.count('<img src="data:image/png;base64,') == 2
+
+
+def test_html_embeds_the_image_bytes(report: Report, tmp_path: Path) -> None:
+    text = render_report(report)
+    encoded = base64.b64encode((tmp_path / "phi_tilde.png").read_bytes()).decode("ascii")
+    assert f"data:image/png;base64,{encoded}" in text
+
+
+def test_html_escapes_text(report: Report) -> None:
+    text = render_report(report)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "Phi-tilde values &amp; more" in text
+
+
+def test_html_marks_simulated_models(report: Report) -> None:
+    text = render_report(report)
+    assert "Results from SIMULATED models" in text
+    assert "planted traits, not real model behaviour: sim/a, sim/b" in text
+    assert text.count('<span class="sim">sim/a (sim)</span>') >= 3  # row, column, cell
+    assert "real-c (sim)" not in text
+    plain = render_report(Report(title="t", sections=report.sections, simulated_models=[]))
+    assert "SIMULATED" not in plain and "(sim)</span>" not in plain
+
+
+def test_html_layout_toc_and_provenance(report: Report) -> None:
+    text = render_report(report)
+    # Figure i comes first, then its table, inside one pair block.
+    pair = text.split('<div class="pair">')[1]
+    assert pair.index("<figure>") < pair.index("<table>")
+    assert 'href="#sec-1"' in text and 'href="#sec-1-1"' in text and 'href="#sec-2"' in text
+    assert 'id="sec-1-1"' in text and "<h3>Intervals</h3>" in text
+    assert "<p>Second paragraph.</p>" in text
+    assert "<dt>params_hash</dt><dd>abc123</dd>" in text
+    assert "<dt>git_commit</dt><dd>deadbeef</dd>" in text
+    assert "Figure 2. Bootstrap intervals" in text and "Table 2. Intervals" in text
+    assert "<th>generator</th>" in text
+    assert '<td class="num">1.200</td>' in text and '<td class="num">0.80</td>' in text
+
+
+def test_html_is_deterministic_and_written_atomically(report: Report, tmp_path: Path) -> None:
+    assert render_report(report) == render_report(report)
+    out_dir = tmp_path / "out"
+    path = write_report(report, out_dir / "report.html")
+    assert path.read_text(encoding="utf-8") == render_report(report)
+    assert [p.name for p in out_dir.iterdir()] == ["report.html"]
+
+
+def test_html_missing_figure_names_path(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.png"
+    bad = Report(title="t", sections=[Section(title="s", figures=[Figure(missing, "c")])])
+    with pytest.raises(FileNotFoundError, match=r"nope\.png"):
+        render_report(bad)
+
+
+def test_html_formats_missing_and_mixed_cells() -> None:
+    frame = pd.DataFrame({"x": [1.0, np.nan], "n": [3, 4], "flag": [True, False]}, index=["a", "b"])
+    text = render_report(Report(title="t", sections=[Section("s", tables=[Table(frame, "c")])]))
+    assert "<td>–</td>" in text
+    assert '<td class="num">3</td>' in text
+    assert "<td>True</td>" in text
