@@ -26,6 +26,7 @@ from judgebias.models.sim import (
     SimModel,
     has_signature,
     parse_evaluation_prompt,
+    request_rng,
     score_logprobs,
     write_caption,
 )
@@ -247,8 +248,12 @@ def test_temperature_zero_takes_the_mode(backend: SimBackend, images) -> None:
         for s in range(5)
     }
     assert len(scores) == 1
+    # the mode of the judge's distribution around its opinion of this very content
     result = backend.evaluation(_model("judge"), perceive(png), caption, None)
-    assert scores == {int(np.argmax(score_logprobs(result.mean, 0.05)))}
+    request = ChatRequest(model="sim/judge", prompt=_eval_prompt(caption, None), images=(png,))
+    shift = request_rng(backend.seed, request, with_sampling=False).standard_normal()
+    opinion = min(max(result.mean + _model("judge").noise * shift, 0.0), 1.0)
+    assert scores == {int(np.argmax(score_logprobs(opinion, _model("judge").noise)))}
 
 
 def test_expected_score_tracks_latent_mean() -> None:

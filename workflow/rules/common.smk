@@ -33,10 +33,21 @@ def code(*parts):
     return files
 
 
-CODE_MODELS = code("models", "prompts", "data/scenes.py", "judging.py", "artifacts.py")
+CODE_MODELS = code("models", "prompts/__init__.py", "data/scenes.py", "judging.py",
+                   "artifacts.py")
 
 
-# Params each job reads. A rule lists them under `params: keys=` (dotted params.yaml keys,
+def template(prompt_id):
+    return code(f"prompts/templates/{prompt_id}.txt")
+
+
+def score_code(wildcards):
+    """A score job depends on its setting's evaluator prompt only, not the others'."""
+    prompt_id = PARAMS["philautia"]["settings"][wildcards.setting]["prompt"]
+    return CODE_MODELS + code("scoring.py") + template(prompt_id)
+
+
+# Params each job reads. A rule lists them under `params: dvc_params=` (dotted params.yaml keys,
 # exported to dvc.yaml) and `values=` (their values, Snakemake's params rerun trigger).
 def values_of(keys):
     return json.dumps({k: get_key(PARAMS, k) for k in keys}, sort_keys=True)

@@ -9,7 +9,7 @@ rule dataset:
         table=Paths.dataset_table,
         images=directory(Paths.dataset_images),
     params:
-        keys=["dataset"],
+        dvc_params=["dataset"],
         values=values_of(["dataset"]),
     log:
         "logs/dataset.log",
@@ -20,11 +20,11 @@ rule dataset:
 rule caption:
     input:
         images=Paths.dataset_table,
-        code=CODE_MODELS,
+        code=CODE_MODELS + template(PARAMS["prompts"]["caption"]),
     output:
         Paths.captions("{generator}"),
     params:
-        keys=caption_keys,
+        dvc_params=caption_keys,
         values=lambda wildcards: values_of(caption_keys(wildcards)),
     resources:
         gpu=lambda wildcards: model_gpus(wildcards.generator),
@@ -39,11 +39,11 @@ rule score:
     input:
         images=Paths.dataset_table,
         captions=Paths.captions("{generator}"),
-        code=CODE_MODELS + code("scoring.py"),
+        code=score_code,
     output:
         Paths.scores("{setting}", "{evaluator}", "{generator}"),
     params:
-        keys=score_keys,
+        dvc_params=score_keys,
         values=lambda wildcards: values_of(score_keys(wildcards)),
     resources:
         gpu=lambda wildcards: model_gpus(wildcards.evaluator),
@@ -65,7 +65,7 @@ rule phi:
         phi="results/philautia/{setting}/phi.parquet",
         counts="results/philautia/{setting}/counts.parquet",
     params:
-        keys=PHI_KEYS,
+        dvc_params=PHI_KEYS,
         values=values_of(PHI_KEYS),
     log:
         "logs/phi/{setting}.log",
@@ -82,7 +82,7 @@ rule philautia:
         tables=expand("results/philautia/{{setting}}/{table}.parquet",
                       table=ANALYSIS_TABLES),
     params:
-        keys=ANALYSIS_KEYS,
+        dvc_params=ANALYSIS_KEYS,
         values=values_of(ANALYSIS_KEYS),
     log:
         "logs/philautia/{setting}.log",
@@ -99,7 +99,7 @@ rule heatmaps:
         expand("results/philautia/{{setting}}/figures/{figure}.png",
                figure=["phi", "phi_tilde", "philautia"]),
     params:
-        keys=FIGURE_KEYS,
+        dvc_params=FIGURE_KEYS,
         values=values_of(FIGURE_KEYS),
     log:
         "logs/heatmaps/{setting}.log",
@@ -119,7 +119,7 @@ rule report:
     output:
         Paths.report,
     params:
-        keys=["philautia", "models", "families", "dataset"],
+        dvc_params=["philautia", "models", "families", "dataset"],
         values=values_of(["philautia", "models", "families", "dataset"]),
     log:
         "logs/report.log",

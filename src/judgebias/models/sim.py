@@ -53,8 +53,13 @@ Traits (the ``sim:`` block of a model in ``params.yaml``; ``SimModel.from_params
     apply to siblings' captions, so ``families: {own_family: b}`` plants family preference.
     Keys naming models/families outside the panel are ignored.
 ``noise`` (float >= 0, default 0.08)
-    Standard deviation (0-1 units) of the evaluator's score distribution around its mean
-    (floored at 0.005 so that the distribution is always proper).
+    The judge's per-answer inconsistency (0-1 units). It enters twice, as in a real
+    model: the judge's opinion of a caption varies from answer to answer around its
+    systematic judgement (``m' = m + noise * z``, z ~ N(0, 1) drawn per request), and the
+    score token is drawn from a distribution of sd ``noise`` around that opinion (floored
+    at 0.005 so the distribution is always proper). Only the first part survives the
+    log-prob weighted expected score, so without it every judge's expected score would be
+    a deterministic function of caption accuracy, which no real judge is.
 ``tokenizer`` (``"whole"`` | ``"digits"``, default ``"whole"``)
     Whether the score ``85`` is emitted as one token ``"85"`` or as ``"8"``, ``"5"``
     (``100`` as ``"1"``, ``"0"``, ``"0"``).
@@ -75,8 +80,9 @@ hallucinated objects cost 2 possible points each, background 1 point; see its do
     bonus = self_preference                      if the caption has the own signature
           = sum(preferences.models[k] for each other model k whose signature it has)
             + sum(preferences.families[f] for each family f whose opener starts it)
-    m     = clip(leniency + spread * (a - 0.5) + bonus, 0, 1)
-    p(n)  ∝ exp(-(n - 100 m)^2 / (2 (100 sigma)^2)),  n = 0..100,  sigma = max(noise, 0.005)
+    m     = clip(leniency + spread * (a - 0.5) + bonus, 0, 1)      systematic judgement
+    m'    = clip(m + noise * z, 0, 1),  z ~ N(0, 1) per request       this answer's opinion
+    p(n)  ∝ exp(-(n - 100 m')^2 / (2 (100 sigma)^2)), n = 0..100, sigma = max(noise, 0.005)
 
 The scale is bounded: when ``leniency + spread * (a - 0.5) + bonus`` exceeds 1 the bonus
 is clipped, and a mean near 1 (or 0) is further compressed because ``p`` is truncated to
@@ -86,7 +92,7 @@ bonus`` stays below about ``1 - 2 * noise``.
 The emitted integer score is sampled from ``p`` tempered by ``sampling.temperature``
 (``p^(1/T)``, i.e. sd ``sigma * sqrt(T)``; ``T = 0`` takes the mode) and cut to the
 ``sampling.top_p`` nucleus. The reported log-probs are those of the untempered ``p``
-(the model's distribution, as providers report it), so ``sum_n n p(n) ≈ 100 m``.
+(the model's distribution, as providers report it), so ``sum_n n p(n) ≈ 100 m'``.
 
 Evaluator answer format: one or two sentences of reasoning naming what matched and what
 did not, then ``The final score is $NN$.`` Tokens: words with their leading space, then
@@ -314,7 +320,9 @@ class SimBackend:
         rng: np.random.Generator,
     ) -> list[TokenLogprob]:
         result = self.evaluation(evaluator, scene, caption, references)
-        logp = score_logprobs(result.mean, evaluator.noise)
+        shift = request_rng(self.seed, request, with_sampling=False).standard_normal()
+        opinion = min(max(result.mean + evaluator.noise * shift, 0.0), 1.0)
+        logp = score_logprobs(opinion, evaluator.noise)
         score = sample_score(logp, request.sampling, rng)
         reasoning = reasoning_text(result.match, result.agreement)
         tokens = _plain_tokens(reasoning, rng, (-0.8, -0.01))
@@ -357,16 +365,18 @@ def _response(tokens: list[TokenLogprob], request: ChatRequest) -> ChatResponse:
     return ChatResponse(text=text, tokens=tuple(tokens), usage=usage, finish_reason=finish)
 
 
-def request_rng(seed: int, request: ChatRequest) -> np.random.Generator:
+def request_rng(seed: int, request: ChatRequest, *, with_sampling: bool = True
+                ) -> np.random.Generator:
     """A Generator seeded by the request's identity: the same request draws the same.
 
-    The identity is (backend seed, model id, prompt, image hashes, sampling settings).
+    The identity is (backend seed, model id, prompt, image hashes) and, with
+    `with_sampling`, the sampling settings. Without them it draws what the model "thinks"
+    of the content, which a real model does not change with its sampling seed.
     """
-    key = json.dumps(
-        [seed, request.model, request.prompt, request.image_hashes(), request.sampling.as_dict()],
-        sort_keys=True,
-    )
-    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    parts = [seed, request.model, request.prompt, request.image_hashes()]
+    if with_sampling:
+        parts.append(request.sampling.as_dict())
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).digest()
     return np.random.default_rng(int.from_bytes(digest[:16], "big"))
 
 

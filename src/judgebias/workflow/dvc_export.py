@@ -3,7 +3,7 @@
 The Snakefile is the single definition of the pipeline. This module asks Snakemake for
 the concrete jobs of the current params (every job, as with --forceall) and writes one
 DVC stage per job with the same command, the same inputs (deps: data and project code),
-the same outputs, and the params keys the rule declares under `params: keys=`. JSON
+the same outputs, and the params keys the rule declares under `params: dvc_params=`. JSON
 outputs under results/ become DVC metrics and figures become DVC plots. A test
 regenerates the file and fails if the committed dvc.yaml differs.
 
@@ -60,7 +60,7 @@ def _stage(job: Any) -> dict[str, Any]:
         else:
             outs.append(path)
     stage: dict[str, Any] = {"cmd": job.shellcmd.strip(), "deps": sorted(map(str, job.input))}
-    keys = job.params.get("keys") if "keys" in job.params.keys() else None
+    keys = getattr(job.params, "dvc_params", None)
     if keys:
         stage["params"] = list(keys)
     for name, value in (("outs", outs), ("metrics", metrics), ("plots", plots)):
