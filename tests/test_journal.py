@@ -27,8 +27,8 @@ class CountingBackend:
             elif r.prompt in self.empty:
                 out.append(ChatResponse(text="  "))
             else:
-                out.append(ChatResponse(text=f"answer to {r.prompt}",
-                                        tokens=(TokenLogprob("answer", -0.5, (("answer", -0.5),)),)))
+                token = TokenLogprob("answer", -0.5, (("answer", -0.5),))
+                out.append(ChatResponse(text=f"answer to {r.prompt}", tokens=(token,)))
         return out
 
 

@@ -98,7 +98,8 @@ def _cmd_export_dvc(args: argparse.Namespace) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="judgebias", description=__doc__.splitlines()[0])
-    parser.add_argument("--params", default="params.yaml", help="params file (default: %(default)s)")
+    parser.add_argument("--params", default="params.yaml",
+                        help="params file (default: %(default)s)")
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("--log", help="also write the log to this file (rules pass {log})")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgebias.artifacts import write_bytes
 from judgebias.data.scenes import (
     random_scene,
     reference_captions,
@@ -99,6 +100,4 @@ def _write_if_changed(path: Path, data: bytes) -> None:
     """Write atomically (temp file + rename), skipping identical files to keep mtimes."""
     if path.exists() and path.read_bytes() == data:
         return
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    write_bytes(data, path)

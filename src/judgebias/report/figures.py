@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -33,6 +31,8 @@ from matplotlib import colormaps
 from matplotlib.colors import Colormap, Normalize
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.patches import Rectangle
+
+from judgebias.artifacts import write_bytes
 
 SIM_SUFFIX = " (sim)"
 """Appended to the display name of every simulated model, in figures and in the report."""
@@ -52,17 +52,6 @@ _PNG_METADATA: dict[str, str | None] = {"Software": None}
 INTERVAL_COLUMNS = ("model", "estimate", "ci_low", "ci_high")
 
 
-def _default_file_mode() -> int:
-    """0666 minus the process umask: what a plain `open(path, "w")` would have created.
-
-    Read once at import (setting and restoring the umask is not thread-safe later on).
-    """
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-_FILE_MODE = _default_file_mode()
 
 
 # --------------------------------------------------------------------------- helpers
@@ -76,34 +65,11 @@ def display_name(name: object, simulated: Iterable[str] | None = None) -> str:
     return text
 
 
-def write_bytes_atomic(data: bytes, path: Path) -> Path:
-    """Write `data` to `path` via a temporary file in the same directory and `os.replace`.
-
-    The rename is atomic on POSIX within one filesystem, so readers see either the old
-    file or the complete new one, never a partial write.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, _FILE_MODE)  # mkstemp creates 0600; give the usual permissions
-        os.replace(tmp_name, path)
-    except BaseException:
-        if os.path.exists(tmp_name):
-            os.unlink(tmp_name)
-        raise
-    return path
-
-
 def _save_png(fig: MplFigure, path: Path) -> Path:
     """Render `fig` to PNG bytes in memory, then write them atomically."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI, metadata=_PNG_METADATA, bbox_inches="tight")
-    return write_bytes_atomic(buffer.getvalue(), Path(path))
+    return write_bytes(buffer.getvalue(), Path(path))
 
 
 def color_limits(values: np.ndarray, *, diverging: bool) -> tuple[float, float]:

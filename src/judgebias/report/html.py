@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgebias.report.figures import SIM_SUFFIX, write_bytes_atomic
+from judgebias.artifacts import write_bytes
+from judgebias.report.figures import SIM_SUFFIX
 
 _MIME_TYPES = {
     ".png": "image/png",
@@ -325,4 +326,4 @@ def render_report(report: Report) -> str:
 
 def write_report(report: Report, path: Path) -> Path:
     """Render `report` and write it to `path` atomically (UTF-8). Returns `path`."""
-    return write_bytes_atomic(render_report(report).encode("utf-8"), Path(path))
+    return write_bytes(render_report(report).encode("utf-8"), Path(path))
