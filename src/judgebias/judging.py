@@ -52,9 +52,9 @@ def _call_columns(config: Mapping[str, Any], key: str, prompt_id: str,
     return cols
 
 
-def _run(config: Mapping[str, Any], key: str, requests: list[ChatRequest]
+def _run(config: Mapping[str, Any], key: str, role: str, requests: list[ChatRequest]
          ) -> tuple[list[ChatResponse], RunStats, str, str]:
-    backend, version = build_backend(config, key)
+    backend, version = build_backend(config, key, role)
     path = journal_path(config["journal_dir"], backend.name, config["models"][key]["model_id"])
     with Journal(path) as journal:
         responses, stats = run_requests(backend, requests, journal, backend_version=version)
@@ -77,7 +77,7 @@ def caption_images(config: Mapping[str, Any], generator: str, images: pd.DataFra
     prompt_id = config["prompts"]["caption"]
     prompt = prompts.render(prompt_id)
     requests = [_request(config, generator, prompt, p) for p in images["image_path"]]
-    responses, _, backend, version = _run(config, generator, requests)
+    responses, _, backend, version = _run(config, generator, "generator", requests)
     frame = pd.DataFrame({
         "image_id": images["image_id"].to_numpy(),
         "generator": generator,
@@ -106,7 +106,7 @@ def score_captions(config: Mapping[str, Any], evaluator: str, setting: str,
         prompt = prompts.render(spec["prompt"], caption=row.caption, references=refs)
         requests.append(_request(config, evaluator, prompt, row.image_path))
     to_call = [r for r in requests if r is not None]
-    answered, _, backend, version = _run(config, evaluator, to_call)
+    answered, _, backend, version = _run(config, evaluator, "evaluator", to_call)
     answers = iter(answered)
     responses = [None if r is None else next(answers) for r in requests]
     parsed = [None if r is None or not r.ok else parse_score(r.text, r.tokens)

@@ -54,11 +54,12 @@ def values_of(keys):
 
 
 def caption_keys(wildcards):
-    return [*world_params(PARAMS, wildcards.generator), "prompts.caption"]
+    return [*world_params(PARAMS, wildcards.generator, "generator"), "prompts.caption"]
 
 
 def score_keys(wildcards):
-    return [*world_params(PARAMS, wildcards.evaluator), f"philautia.settings.{wildcards.setting}"]
+    return [*world_params(PARAMS, wildcards.evaluator, "evaluator"),
+            f"philautia.settings.{wildcards.setting}"]
 
 
 PHI_KEYS = ["philautia.models", "philautia.score"]

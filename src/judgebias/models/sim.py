@@ -241,9 +241,14 @@ class SimBackend:
 
     name = "sim"
 
-    def __init__(self, models: Mapping[str, SimModel], seed: int = 0) -> None:
+    def __init__(self, models: Mapping[str, SimModel], seed: int = 0,
+                 family_openers: Mapping[str, str] | None = None) -> None:
+        """`models` maps model ids to traits; `family_openers` adds family styles
+        (family -> opener) the judges can recognise without a member model present."""
         self.models = dict(models)
         self.seed = int(seed)
+        self.openers = {(m.family, m.opener) for m in self.models.values()}
+        self.openers |= set((family_openers or {}).items())
         self._perceived: OrderedDict[str, Scene] = OrderedDict()
 
     def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]:
@@ -291,8 +296,7 @@ class SimBackend:
         for other in {m.key: m for m in self.models.values()}.values():
             if other.key != evaluator.key and has_signature(caption, other.signature):
                 bonus += evaluator.model_preferences.get(other.key, 0.0)
-        openers = {(m.family, m.opener) for m in self.models.values()}
-        families = {family for family, opener in openers if has_opener(caption, opener)}
+        families = {family for family, opener in self.openers if has_opener(caption, opener)}
         return bonus + sum(evaluator.family_preferences.get(f, 0.0) for f in families)
 
     def evaluation(
