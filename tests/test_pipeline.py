@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO, make_project
 
 BIN = Path(sys.executable).parent

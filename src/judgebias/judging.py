@@ -95,11 +95,11 @@ def score_captions(config: Mapping[str, Any], evaluator: str, setting: str,
     Images whose caption failed get status "no_caption" and no request is made.
     """
     spec = config["philautia"]["settings"][setting]
-    merged = images.merge(captions[["image_id", "generator", "caption"]], on="image_id",
-                          how="inner", validate="one_to_one")
+    merged = images.merge(captions[["image_id", "generator", "caption", "status"]],
+                          on="image_id", how="inner", validate="one_to_one")
     requests: list[ChatRequest | None] = []
     for row in merged.itertuples(index=False):
-        if row.caption is None:
+        if row.status != STATUS_OK:
             requests.append(None)
             continue
         refs = list(row.references) if spec["references"] else None
