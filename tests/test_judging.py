@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from judgebias.artifacts import read_table, write_table
@@ -56,5 +57,5 @@ def test_failed_captions_are_not_scored(small):
     captions = caption_images(config, "lumen-large", images)
     captions.loc[0, ["caption", "status"]] = [None, "failed"]
     scores = score_captions(config, "corvid-pro", "ref_free", images, captions)
-    assert scores.loc[0, "status"] == "no_caption" and scores.loc[0, "request_key"] is None
+    assert scores.loc[0, "status"] == "no_caption" and pd.isna(scores.loc[0, "request_key"])
     assert (scores["status"].iloc[1:] == "ok").all()
