@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from judgebias import prompts
-from judgebias.artifacts import read_table
+from judgebias.artifacts import read_columns
 from judgebias.models.base import ChatRequest, ChatResponse
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.registry import build_backend, sampling_for
@@ -137,8 +137,8 @@ def analysis_scores(paths: list[str], score: str) -> pd.DataFrame:
     and the parsed one otherwise; "parsed" always uses the parsed $NN$. Rows whose answer
     failed or could not be parsed get NaN (excluded from means, counted).
     """
-    frames = [read_table(p, "scores") for p in paths]
-    scores = pd.concat(frames, ignore_index=True)
+    columns = ["image_id", "generator", "evaluator", "status", "score_raw", "score_expected"]
+    scores = pd.concat([read_columns(p, "scores", columns) for p in paths], ignore_index=True)
     ok = scores["status"] == STATUS_OK
     value = scores["score_raw"].astype("float64")
     if score == "expected":
