@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from judgebias.artifacts import Paths
-from judgebias.config import get_key, load_config
+from judgebias.config import get_key, load_config, params_schema
 from judgebias.models.registry import world_params
 
 # `snakemake --config params=other.yaml` selects another params file; dvc.yaml always
@@ -69,6 +69,8 @@ ANALYSIS_KEYS = [
     *[f"models.{m}.family" for m in PANEL],
 ]
 ANALYSIS_TABLES = ["phi_tilde", "philautia", "loo", "families"]
+# The report's provenance fingerprints the whole params file, so it reads every key.
+REPORT_KEYS = list(params_schema()["properties"])
 FIGURE_KEYS = ["philautia.models", *[f"models.{m}.backend" for m in PANEL]]
 
 

@@ -119,8 +119,8 @@ rule report:
     output:
         Paths.report,
     params:
-        dvc_params=["philautia", "models", "families", "dataset"],
-        values=values_of(["philautia", "models", "families", "dataset"]),
+        dvc_params=REPORT_KEYS,
+        values=values_of(REPORT_KEYS),
     log:
         "logs/report.log",
     shell:
