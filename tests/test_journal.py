@@ -18,7 +18,7 @@ class CountingBackend:
         self.calls: list[str] = []
         self.fail, self.empty = fail, empty
 
-    def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]:
+    def complete(self, requests: Sequence[ChatRequest], on_response=None) -> list[ChatResponse]:
         out = []
         for r in requests:
             self.calls.append(r.prompt)
@@ -29,6 +29,8 @@ class CountingBackend:
             else:
                 token = TokenLogprob("answer", -0.5, (("answer", -0.5),))
                 out.append(ChatResponse(text=f"answer to {r.prompt}", tokens=(token,)))
+            if on_response is not None:
+                on_response(len(out) - 1, out[-1])
         return out
 
 
@@ -52,7 +54,7 @@ def test_key_depends_on_everything_that_determines_the_answer():
 def test_rerun_makes_zero_calls(tmp_path):
     backend = CountingBackend()
     with Journal(tmp_path / "j.sqlite") as journal:
-        first, stats = run_requests(backend, _requests(10), journal, batch_size=3)
+        first, stats = run_requests(backend, _requests(10), journal)
         assert stats.called == 10 and len(backend.calls) == 10
     with Journal(tmp_path / "j.sqlite") as journal:
         again, stats = run_requests(backend, _requests(10), journal)
@@ -77,3 +79,18 @@ def test_failed_and_empty_answers_are_not_cached(tmp_path):
         backend.fail, backend.empty = set(), set()
         responses, stats = run_requests(backend, _requests(4), journal)
     assert stats.called == 2 and all(r.ok for r in responses)
+
+
+def test_budget_is_checked_before_any_call(tmp_path):
+    import pytest
+
+    from judgebias.models.journal import BudgetExceeded
+
+    backend = CountingBackend()
+    with Journal(tmp_path / "j.sqlite") as journal:
+        run_requests(backend, _requests(6), journal, max_requests=8)
+        with pytest.raises(BudgetExceeded, match="max_requests=8"):
+            run_requests(backend, _requests(10), journal, max_requests=8)  # 4 new > 2 left
+        assert len(backend.calls) == 6  # nothing was called
+        run_requests(backend, _requests(8), journal, max_requests=8)  # exactly at the cap
+        assert journal.calls_started("m") == 8

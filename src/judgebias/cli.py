@@ -13,13 +13,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from judgebias.artifacts import Paths, read_table, write_frame, write_json, write_table
-from judgebias.config import ConfigError, load_config
+from judgebias.config import ConfigError, load_config, missing_secrets
+from judgebias.models.api import PermanentError
+from judgebias.models.journal import BudgetExceeded
 
 log = logging.getLogger("judgebias")
 
 
 def _cmd_validate(args: argparse.Namespace) -> None:
     config = load_config(args.params)
+    errors = missing_secrets(config, config["philautia"]["models"])
+    if errors:
+        raise ConfigError(f"{args.params}: " + "; ".join(errors))
     print(f"{args.params}: valid ({len(config['models'])} models, "
           f"{len(config['philautia']['settings'])} philautia settings)")
 
@@ -146,11 +151,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         handlers=handlers, force=True)
+    for noisy in ("httpx", "httpcore", "openai", "google_genai", "urllib3"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)  # request lines add nothing
     try:
         args.func(args)
     except ConfigError as exc:
         log.error("%s", exc)
         return 2
+    except (PermanentError, BudgetExceeded) as exc:
+        log.error("stopped: %s", exc)
+        return 3
     return 0
 
 

@@ -94,6 +94,18 @@ def _reference_errors(params: Mapping[str, Any]) -> list[str]:
         if (model["backend"] == "sim") != ("sim" in model):
             errors.append(f"models.{key}.sim: required exactly when backend is 'sim' "
                           f"(backend is {model['backend']!r})")
+        if "engine" in model and model["backend"] != "vllm":
+            errors.append(f"models.{key}.engine: engine arguments are for the vllm backend "
+                          f"(backend is {model['backend']!r})")
+        if model["backend"] in ("sim", "vllm"):
+            for field in ("base_url", "api_key_env"):
+                if field in model:
+                    errors.append(f"models.{key}.{field}: only for the openai and gemini "
+                                  f"backends (backend is {model['backend']!r})")
+        elif ((model["backend"] == "gemini" or "base_url" not in model)
+              and "api_key_env" not in model):
+            errors.append(f"models.{key}.api_key_env: required for the provider's own "
+                              "endpoint (name the environment variable holding the key)")
         if model["backend"] == "sim" and "sim" not in families.get(model["family"], {}):
             errors.append(f"families.{model['family']}.sim: simulated model {key!r} needs "
                           "its family's sim.opener")
@@ -148,6 +160,18 @@ def load_config(path: str | Path = "params.yaml") -> dict[str, Any]:
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     return validate_params(params, str(path))
+
+
+def missing_secrets(params: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
+    """Errors for panel models whose API-key environment variable is not set."""
+    import os
+
+    errors = []
+    for key in keys:
+        name = params["models"][key].get("api_key_env")
+        if name and not os.environ.get(name):
+            errors.append(f"models.{key}.api_key_env: environment variable {name} is not set")
+    return errors
 
 
 def get_key(params: Mapping[str, Any], dotted: str) -> Any:

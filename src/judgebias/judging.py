@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +55,27 @@ def _call_columns(config: Mapping[str, Any], key: str, prompt_id: str,
 
 def _run(config: Mapping[str, Any], key: str, role: str, requests: list[ChatRequest]
          ) -> tuple[list[ChatResponse], RunStats, str, str]:
-    backend, version = build_backend(config, key, role)
-    path = journal_path(config["journal_dir"], backend.name, config["models"][key]["model_id"])
-    with Journal(path) as journal:
-        responses, stats = run_requests(backend, requests, journal, backend_version=version)
-    log.info("%s: %d requests, %d from the journal, %d new calls, %d failed", key,
-             stats.total, stats.journaled, stats.called, stats.failed)
+    """Answer a job's requests through `key`'s backend, journaled and within budget.
+
+    A model on the vllm backend first takes its own GPUs (Snakemake only caps how many
+    are in use; judgebias.models.gpu makes sure two jobs never share a device).
+    """
+    model = config["models"][key]
+    gpus = model.get("resources", {}).get("gpus", 0) if model["backend"] == "vllm" else 0
+    with ExitStack() as stack:
+        if gpus:
+            from judgebias.models.gpu import assign_gpus
+
+            stack.enter_context(assign_gpus(gpus, Path(config["journal_dir"]) / "gpu-locks"))
+        backend, version = build_backend(config, key, role)
+        path = journal_path(config["journal_dir"], backend.name, model["model_id"])
+        with Journal(path) as journal:
+            responses, stats = run_requests(backend, requests, journal, backend_version=version,
+                                            max_requests=model.get("max_requests"),
+                                            label=f"{role} {key}")
+    log.info("%s: %d requests, %d from the journal, %d new calls, %d failed, retries %s",
+             key, stats.total, stats.journaled, stats.called, stats.failed,
+             stats.retries or "none")
     return responses, stats, backend.name, version
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -98,9 +98,19 @@ class ChatResponse:
         )
 
 
+OnResponse = Callable[[int, "ChatResponse"], None]
+
+
 class Backend(Protocol):
-    """A model provider. `complete` answers a batch of requests in order."""
+    """A model provider.
+
+    `complete` answers a batch of requests and returns the answers in request order. It
+    calls `on_response(index, response)` the moment each answer is final (in completion
+    order), so the caller can journal it before the rest of the batch returns: a job
+    killed mid-batch loses nothing that had completed.
+    """
 
     name: str
 
-    def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]: ...
+    def complete(self, requests: Sequence[ChatRequest],
+                 on_response: OnResponse | None = None) -> list[ChatResponse]: ...

@@ -9,8 +9,15 @@ Only successful answers are reusable. Failed or empty answers are recorded in a 
 table (for the audit trail and retry counts) and are never returned as a cached success.
 
 The journal lives in `journal_dir` (params.yaml), outside every Snakemake/DVC output, so
-neither tool deletes it when it reruns a stage. SQLite in WAL mode with synchronous=FULL
-survives SIGKILL: a transaction is either durable or absent.
+neither tool deletes it when it reruns a stage. Each answer is committed on its own, the
+moment it returns. SQLite in WAL mode survives SIGKILL of the writer at any point: a
+transaction is either complete or absent. synchronous=NORMAL keeps a commit cheap (no
+fsync per answer); only a power loss could drop the last few commits, never corrupt them.
+
+The `calls` table counts calls *started* per model: a budget (`max_requests`) is checked
+and reserved atomically across concurrent jobs before any call is made, so a run never
+exceeds it (a killed job's unfinished reservations count as spent, erring on the safe
+side).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import json
 import re
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 from judgebias.models.base import ChatRequest, ChatResponse
@@ -36,6 +43,10 @@ CREATE TABLE IF NOT EXISTS responses (
     finish_reason TEXT NOT NULL,
     created REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS calls (
+    model TEXT PRIMARY KEY,
+    started INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS failures (
     key TEXT NOT NULL,
     model TEXT NOT NULL,
@@ -44,6 +55,10 @@ CREATE TABLE IF NOT EXISTS failures (
     created REAL NOT NULL
 );
 """
+
+
+class BudgetExceeded(RuntimeError):
+    """A job would make more calls than the model's `max_requests` budget allows."""
 
 
 def request_key(request: ChatRequest, backend: str, backend_version: str = "") -> str:
@@ -81,7 +96,7 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, timeout=120, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
@@ -108,22 +123,38 @@ class Journal:
                                           usage=json.loads(usage), finish_reason=finish)
         return found
 
-    def record(self, items: Sequence[tuple[str, ChatRequest, ChatResponse]]) -> None:
-        """Durably store a batch of answers: successes as reusable, the rest as failures."""
+    def record(self, key: str, request: ChatRequest, response: ChatResponse) -> None:
+        """Commit one answer: a success as reusable, anything else as a failure."""
         now = time.time()
         with self._db:
+            if response.ok:
+                self._db.execute(
+                    "INSERT OR IGNORE INTO responses VALUES (?,?,?,?,?,?,?,?)",
+                    (key, request.model, request_summary(request), response.text,
+                     response.logprobs_json(), json.dumps(response.usage),
+                     response.finish_reason, now))
+            else:
+                self._db.execute("INSERT INTO failures VALUES (?,?,?,?,?)",
+                                 (key, request.model, response.status, response.error, now))
+
+    def calls_started(self, model: str) -> int:
+        row = self._db.execute("SELECT started FROM calls WHERE model=?", (model,)).fetchone()
+        return row[0] if row else 0
+
+    def reserve_calls(self, model: str, n: int, limit: int | None) -> int:
+        """Atomically reserve `n` new calls of `model` under `limit`; returns the number
+        started before. Raises BudgetExceeded (and reserves nothing) if it would exceed."""
+        with self._db:
             self._db.execute("BEGIN IMMEDIATE")
-            for key, request, response in items:
-                if response.ok:
-                    self._db.execute(
-                        "INSERT OR IGNORE INTO responses VALUES (?,?,?,?,?,?,?,?)",
-                        (key, request.model, request_summary(request), response.text,
-                         response.logprobs_json(), json.dumps(response.usage),
-                         response.finish_reason, now))
-                else:
-                    self._db.execute("INSERT INTO failures VALUES (?,?,?,?,?)",
-                                     (key, request.model, response.status, response.error,
-                                      now))
+            started = self.calls_started(model)
+            if limit is not None and started + n > limit:
+                raise BudgetExceeded(
+                    f"{model}: {n} new calls would exceed the budget max_requests={limit} "
+                    f"({started} already made); nothing was called. Raise the budget or "
+                    "run `judgebias plan` to see what is still needed.")
+            self._db.execute("INSERT INTO calls VALUES (?, ?) ON CONFLICT(model) "
+                             "DO UPDATE SET started = started + ?", (model, n, n))
+        return started
 
     def count(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]

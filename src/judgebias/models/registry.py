@@ -8,9 +8,12 @@ the job declares, so adding a model to the panel does not rerun other models' jo
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
+from judgebias.config import ConfigError
+from judgebias.models.api import ApiLimits
 from judgebias.models.base import Backend, Sampling
 
 
@@ -48,10 +51,28 @@ def world_params(config: Mapping[str, Any], key: str, role: str) -> list[str]:
     return [*(f"models.{m}" for m in models), *(f"families.{f}" for f in families), "seed"]
 
 
+def api_key(config: Mapping[str, Any], key: str) -> str:
+    """The model's API key, from the environment variable params.yaml names.
+
+    Local OpenAI-compatible servers often need no key; the SDK still wants one, so a
+    model with a `base_url` and no `api_key_env` gets a placeholder.
+    """
+    name = config["models"][key].get("api_key_env")
+    if name is None:
+        return "no-key-needed"
+    value = os.environ.get(name)
+    if not value:
+        raise ConfigError(f"models.{key}.api_key_env: environment variable {name} is not set")
+    return value
+
+
 def build_backend(config: Mapping[str, Any], key: str, role: str) -> tuple[Backend, str]:
-    """The backend answering for panel model `key` in `role`, and its version string."""
+    """The backend answering for panel model `key` in `role`, and its version string
+    (part of every journal key: a change in what answers must never reuse old answers)."""
     model = config["models"][key]
-    if model["backend"] == "sim":
+    backend = model["backend"]
+    label = f"models.{key} ({backend} {model['model_id']})"
+    if backend == "sim":
         from judgebias.models.sim import SIM_VERSION, SimBackend, SimModel
 
         models, families = sim_world(config, key, role)
@@ -59,6 +80,21 @@ def build_backend(config: Mapping[str, Any], key: str, role: str) -> tuple[Backe
             m, config["models"][m]["family"], sim_traits(config, m)) for m in models}
         openers = {f: config["families"][f]["sim"]["opener"] for f in families}
         return SimBackend(world, seed=config["seed"], family_openers=openers), SIM_VERSION
-    raise NotImplementedError(
-        f"models.{key}.backend: backend {model['backend']!r} is not available in this "
-        "version of judgebias; use 'sim'")
+    if backend == "vllm":
+        from judgebias.models.vllm_backend import VllmBackend
+
+        engine = VllmBackend(model["model_id"], model["revision"],
+                             engine_args=model.get("engine", {}))
+        return engine, engine.version
+    limits = ApiLimits(**config.get("backends", {}).get(backend, {}))
+    if backend == "openai":
+        from judgebias.models.openai_backend import OpenAIBackend
+
+        client = OpenAIBackend(model["model_id"], label, limits,
+                               base_url=model.get("base_url"), api_key=api_key(config, key))
+        return client, client.version
+    from judgebias.models.gemini_backend import GeminiBackend
+
+    client = GeminiBackend(model["model_id"], label, limits, base_url=model.get("base_url"),
+                           api_key=api_key(config, key))
+    return client, client.version

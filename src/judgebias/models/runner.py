@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from judgebias.models.base import Backend, ChatRequest, ChatResponse
 from judgebias.models.journal import Journal, request_key
@@ -15,46 +16,92 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class RunStats:
-    """What a job did: how many answers came from the journal and how many were paid for."""
+    """What a job did: answers from the journal, calls paid for, failures, retries."""
 
     total: int = 0
     journaled: int = 0
     called: int = 0
     failed: int = 0
+    retries: dict[str, int] = field(default_factory=dict)
+
+
+class Progress:
+    """A progress bar with rate and ETA on a terminal, and a plain line in logs.
+
+    Snakemake writes job logs to files, where a bar would be noise: the periodic line
+    (every `every_s` seconds and at the end) is what a log reader sees.
+    """
+
+    def __init__(self, label: str, total: int, every_s: float = 10.0):
+        self.label, self.total, self.every_s = label, total, every_s
+        self.done = 0
+        self.started = self.last_line = time.monotonic()
+        self.bar = None
+        if total and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=label, unit="call", file=sys.stderr)
+
+    def update(self) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(1)
+        now = time.monotonic()
+        if now - self.last_line >= self.every_s or self.done == self.total:
+            rate = self.done / max(now - self.started, 1e-9)
+            eta = (self.total - self.done) / max(rate, 1e-9)
+            log.info("%s: %d/%d new calls (%.1f/s, ETA %.0f s)", self.label, self.done,
+                     self.total, rate, eta)
+            self.last_line = now
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _empty_as_failure(response: ChatResponse) -> ChatResponse:
     if response.ok and not response.text.strip():
-        return ChatResponse(text="", status="empty", error="the model returned no text")
+        return ChatResponse(text="", status="empty", error="the model returned no text",
+                            usage=response.usage)
     return response
 
 
 def run_requests(backend: Backend, requests: Sequence[ChatRequest], journal: Journal, *,
-                 backend_version: str = "", batch_size: int = 64,
-                 progress_every: float = 10.0) -> tuple[list[ChatResponse], RunStats]:
+                 backend_version: str = "", max_requests: int | None = None,
+                 label: str = "") -> tuple[list[ChatResponse], RunStats]:
     """Answer `requests` in order, taking completed answers from the journal.
 
-    New answers are journaled batch by batch as they return, so a killed job loses at
-    most the batch in flight. Duplicate requests within a job are called once.
+    Each new answer is journaled the moment the backend reports it, so a job killed at
+    any point loses nothing that had completed. Duplicate requests within a job are
+    called once. With `max_requests`, the new calls are reserved against the model's
+    budget before the first one is made.
     """
     keys = [request_key(r, backend.name, backend_version) for r in requests]
     answers: dict[str, ChatResponse] = journal.lookup(keys)
     stats = RunStats(total=len(requests), journaled=sum(k in answers for k in keys))
-    pending = list({k: r for k, r in zip(keys, requests, strict=True) if k not in answers}.items())
-    started = last_report = time.monotonic()
-    for start in range(0, len(pending), batch_size):
-        batch = pending[start:start + batch_size]
-        responses = [_empty_as_failure(r) for r in backend.complete([r for _, r in batch])]
-        journal.record([(k, r, resp) for (k, r), resp in zip(batch, responses, strict=True)])
-        for (key, _), response in zip(batch, responses, strict=True):
+    pending = {k: r for k, r in zip(keys, requests, strict=True) if k not in answers}
+    if pending:
+        model = next(iter(pending.values())).model
+        journal.reserve_calls(model, len(pending), max_requests)
+        pending_keys, pending_requests = list(pending), list(pending.values())
+        progress = Progress(label or model, len(pending))
+
+        def on_response(index: int, response: ChatResponse) -> None:
+            response = _empty_as_failure(response)
+            key = pending_keys[index]
+            journal.record(key, pending_requests[index], response)
             answers[key] = response
             stats.called += 1
             stats.failed += not response.ok
-        now = time.monotonic()
-        if now - last_report >= progress_every or start + batch_size >= len(pending):
-            done = min(start + batch_size, len(pending))
-            rate = done / max(now - started, 1e-9)
-            log.info("%d/%d new calls done (%.1f/s, ETA %.0fs)", done, len(pending), rate,
-                     (len(pending) - done) / max(rate, 1e-9))
-            last_report = now
+            progress.update()
+
+        try:
+            backend.complete(pending_requests, on_response=on_response)
+        finally:
+            progress.close()
+            stats.retries = dict(getattr(backend, "retry_counts", {}))
+        missing = [k for k in pending_keys if k not in answers]
+        if missing:
+            raise RuntimeError(f"backend {backend.name} returned no answer for "
+                               f"{len(missing)} of {len(pending_keys)} requests")
     return [answers[k] for k in keys], stats

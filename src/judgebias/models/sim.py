@@ -127,7 +127,7 @@ import numpy as np
 
 from judgebias.data import scenes
 from judgebias.data.scenes import CaptionClaims, ClaimMatch, Scene, SceneObject
-from judgebias.models.base import ChatRequest, ChatResponse, Sampling, TokenLogprob
+from judgebias.models.base import ChatRequest, ChatResponse, OnResponse, Sampling, TokenLogprob
 
 # Bump when the simulated world answers differently, so journaled answers are not reused.
 SIM_VERSION = "sim-1"
@@ -251,9 +251,15 @@ class SimBackend:
         self.openers |= set((family_openers or {}).items())
         self._perceived: OrderedDict[str, Scene] = OrderedDict()
 
-    def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]:
+    def complete(self, requests: Sequence[ChatRequest],
+                 on_response: OnResponse | None = None) -> list[ChatResponse]:
         """Answer each request independently and in order."""
-        return [self.answer(request) for request in requests]
+        answers = []
+        for index, request in enumerate(requests):
+            answers.append(self.answer(request))
+            if on_response is not None:
+                on_response(index, answers[-1])
+        return answers
 
     def answer(self, request: ChatRequest) -> ChatResponse:
         """One answer, or a failed response saying why the sim cannot answer."""

@@ -1,0 +1,103 @@
+"""The `openai` backend: the OpenAI API and any OpenAI-compatible server (`vllm serve`,
+hosted providers, `judgebias serve-sim`) through `base_url`.
+
+Images travel as base64 data URLs in `image_url` content parts; log-probs are asked for
+with `logprobs=True, top_logprobs=k` and kept token by token with their alternatives.
+The SDK's own retries are off (max_retries=0): judgebias.models.api retries, so that it
+can count them, honour Retry-After, and stop at once on permanent errors.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import openai
+
+from judgebias.models.api import (
+    PERMANENT_STATUS,
+    ApiBackend,
+    ApiLimits,
+    PermanentError,
+    TransientError,
+    data_url,
+    parse_retry_after,
+    permanent,
+)
+from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
+
+# Bump when the request encoding changes: it is part of every journal key, so answers to
+# differently encoded requests are never confused. (The SDK version is not: it does not
+# change what the model is asked, and including it would re-pay every call on upgrade.)
+PROTOCOL_VERSION = "openai-chat-1"
+
+
+def build_messages(request: ChatRequest) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": request.prompt}]
+    content += [{"type": "image_url", "image_url": {"url": data_url(image)}}
+                for image in request.images]
+    return [{"role": "user", "content": content}]
+
+
+def to_response(completion: Any) -> ChatResponse:
+    """Map a chat.completion object (SDK model) to a ChatResponse."""
+    choice = completion.choices[0]
+    tokens = None
+    if choice.logprobs is not None and choice.logprobs.content:
+        tokens = tuple(
+            TokenLogprob(t.token, t.logprob,
+                         tuple((alt.token, alt.logprob) for alt in t.top_logprobs or ()))
+            for t in choice.logprobs.content)
+    usage = completion.usage.model_dump() if completion.usage is not None else {}
+    return ChatResponse(text=choice.message.content or "", tokens=tokens,
+                        usage={k: v for k, v in usage.items() if isinstance(v, int)},
+                        finish_reason=choice.finish_reason or "stop")
+
+
+class OpenAIBackend(ApiBackend):
+    name = "openai"
+    version = PROTOCOL_VERSION
+
+    def __init__(self, model_id: str, label: str, limits: ApiLimits, *,
+                 base_url: str | None, api_key: str):
+        super().__init__(model_id, label, limits)
+        self._base_url, self._api_key = base_url, api_key
+
+    async def _open(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(base_url=self._base_url, api_key=self._api_key,
+                                  max_retries=0, timeout=self.limits.timeout_s)
+
+    async def _call(self, client: openai.AsyncOpenAI, request: ChatRequest) -> ChatResponse:
+        sampling = request.sampling
+        kwargs: dict[str, Any] = {
+            "model": request.model, "messages": build_messages(request),
+            "temperature": sampling.temperature, "top_p": sampling.top_p,
+            "max_tokens": sampling.max_tokens, "seed": sampling.seed,
+        }
+        if sampling.top_logprobs > 0:
+            kwargs.update(logprobs=True, top_logprobs=sampling.top_logprobs)
+        return to_response(await client.chat.completions.create(**kwargs))
+
+    def _classify(self, exc: BaseException) -> TransientError | PermanentError | None:
+        if isinstance(exc, openai.APITimeoutError):
+            return TransientError("timeout", str(exc))
+        if isinstance(exc, openai.APIConnectionError):
+            return TransientError("connection", str(exc.__cause__ or exc))
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            if status in PERMANENT_STATUS:
+                return permanent(self.label, "the OpenAI-compatible server", status,
+                                 _reason(exc))
+            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+            return TransientError(str(status), _reason(exc), retry_after)
+        if isinstance(exc, (json.JSONDecodeError, openai.APIResponseValidationError,
+                            UnicodeDecodeError)):
+            return TransientError("garbled", str(exc)[:200])
+        return None
+
+
+def _reason(exc: openai.APIStatusError) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error", body) if isinstance(body, dict) else {}
+    message = error.get("message") if isinstance(error, dict) else None
+    return str(message or exc.message)
