@@ -93,6 +93,19 @@ def _cmd_report(args: argparse.Namespace) -> None:
     write_full_report(config, args.params, Path(args.out))
 
 
+def _cmd_plan(args: argparse.Namespace) -> None:
+    from judgebias.plan import plan_calls, plan_table
+
+    config = load_config(args.params)
+    table = plan_table(plan_calls(config))
+    print(table.to_string(index=False))
+    print(f"total: {table['needed'].sum()} new calls of {table['requests'].sum()} "
+          f"({table['journaled'].sum()} journaled)")
+    if table["over_budget"].any():
+        over = ", ".join(table.loc[table["over_budget"], "model"])
+        raise ConfigError(f"over budget (max_requests): {over}")
+
+
 def _cmd_export_dvc(args: argparse.Namespace) -> None:
     from judgebias.workflow.dvc_export import export_dvc_yaml
 
@@ -136,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out-dir", required=True)
     p = add("report", _cmd_report, "write the self-contained HTML report")
     p.add_argument("--out", default=Paths.report)
+    add("plan", _cmd_plan, "calls each model still needs (and tokens/cost where priced)")
     p = add("export-dvc", _cmd_export_dvc, "regenerate dvc.yaml from the Snakemake DAG")
     p.add_argument("--out", default="dvc.yaml")
     p.add_argument("--snakefile", default="Snakefile")

@@ -174,6 +174,16 @@ def missing_secrets(params: Mapping[str, Any], keys: Iterable[str]) -> list[str]
     return errors
 
 
+# Top-level keys that change how calls are made, never what is answered.
+CLIENT_ONLY_KEYS = frozenset({"backends"})
+
+
+def result_keys(params: Mapping[str, Any]) -> list[str]:
+    """Top-level keys that can change a result (everything but client settings)."""
+    return [k for k in params_schema()["properties"]
+            if k in params and k not in CLIENT_ONLY_KEYS]
+
+
 def get_key(params: Mapping[str, Any], dotted: str) -> Any:
     """The value at a dotted key path such as ``models.lumen-large``."""
     node: Any = params

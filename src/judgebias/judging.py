@@ -87,12 +87,37 @@ def _request(config: Mapping[str, Any], key: str, prompt: str, image_path: str
                        sampling=sampling_for(model), revision=model["revision"])
 
 
+def caption_requests(config: Mapping[str, Any], generator: str, images: pd.DataFrame
+                     ) -> list[ChatRequest]:
+    """The generation prompt (seed 000 Appendix C) with each image, for `generator`."""
+    prompt = prompts.render(config["prompts"]["caption"])
+    return [_request(config, generator, prompt, p) for p in images["image_path"]]
+
+
+def score_requests(config: Mapping[str, Any], evaluator: str, setting: str,
+                   images: pd.DataFrame, captions: pd.DataFrame
+                   ) -> tuple[pd.DataFrame, list[ChatRequest | None]]:
+    """The setting's G-VEval prompt for each caption (None where the caption failed),
+    aligned with the returned image/caption rows."""
+    spec = config["philautia"]["settings"][setting]
+    merged = images.merge(captions[["image_id", "generator", "caption", "status"]],
+                          on="image_id", how="inner", validate="one_to_one")
+    requests: list[ChatRequest | None] = []
+    for row in merged.itertuples(index=False):
+        if row.status != STATUS_OK:
+            requests.append(None)
+            continue
+        refs = list(row.references) if spec["references"] else None
+        prompt = prompts.render(spec["prompt"], caption=row.caption, references=refs)
+        requests.append(_request(config, evaluator, prompt, row.image_path))
+    return merged, requests
+
+
 def caption_images(config: Mapping[str, Any], generator: str, images: pd.DataFrame
                    ) -> pd.DataFrame:
     """Seed 000 Alg. 1 line 2: one caption per image by `generator` (a captions table)."""
     prompt_id = config["prompts"]["caption"]
-    prompt = prompts.render(prompt_id)
-    requests = [_request(config, generator, prompt, p) for p in images["image_path"]]
+    requests = caption_requests(config, generator, images)
     responses, _, backend, version = _run(config, generator, "generator", requests)
     frame = pd.DataFrame({
         "image_id": images["image_id"].to_numpy(),
@@ -111,16 +136,7 @@ def score_captions(config: Mapping[str, Any], evaluator: str, setting: str,
     Images whose caption failed get status "no_caption" and no request is made.
     """
     spec = config["philautia"]["settings"][setting]
-    merged = images.merge(captions[["image_id", "generator", "caption", "status"]],
-                          on="image_id", how="inner", validate="one_to_one")
-    requests: list[ChatRequest | None] = []
-    for row in merged.itertuples(index=False):
-        if row.status != STATUS_OK:
-            requests.append(None)
-            continue
-        refs = list(row.references) if spec["references"] else None
-        prompt = prompts.render(spec["prompt"], caption=row.caption, references=refs)
-        requests.append(_request(config, evaluator, prompt, row.image_path))
+    merged, requests = score_requests(config, evaluator, setting, images, captions)
     to_call = [r for r in requests if r is not None]
     answered, _, backend, version = _run(config, evaluator, "evaluator", to_call)
     answers = iter(answered)

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from judgebias.artifacts import Paths
-from judgebias.config import get_key, load_config, params_schema
+from judgebias.config import get_key, load_config, result_keys
 from judgebias.models.registry import world_params
 
 # `snakemake --config params=other.yaml` selects another params file; dvc.yaml always
@@ -69,10 +69,26 @@ ANALYSIS_KEYS = [
     *[f"models.{m}.family" for m in PANEL],
 ]
 ANALYSIS_TABLES = ["phi_tilde", "philautia", "loo", "families"]
-# The report's provenance fingerprints the whole params file, so it reads every key.
-REPORT_KEYS = list(params_schema()["properties"])
+# The report's provenance fingerprints every params key that can change a result.
+REPORT_KEYS = result_keys(PARAMS)
 FIGURE_KEYS = ["philautia.models", *[f"models.{m}.backend" for m in PANEL]]
 
 
-def model_gpus(key):
-    return PARAMS["models"][key].get("resources", {}).get("gpus", 0)
+def model_resources(role):
+    """Resources of a job run by the model named in wildcard `role`: GPUs for vllm
+    (Snakemake caps the total; judgebias assigns devices), one unit of its provider's
+    concurrency resource for API backends, nothing for sim. Memory where given."""
+
+    def resource(name):
+        def value(wildcards):
+            model = PARAMS["models"][wildcards[role]]
+            backend, spec = model["backend"], model.get("resources", {})
+            return {
+                "gpu": spec.get("gpus", 0) if backend == "vllm" else 0,
+                "api_openai": int(backend == "openai"),
+                "api_gemini": int(backend == "gemini"),
+                "mem_mb": spec.get("mem_mb", 4000),
+            }[name]
+        return value
+
+    return {name: resource(name) for name in ("gpu", "api_openai", "api_gemini", "mem_mb")}

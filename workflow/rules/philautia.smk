@@ -27,7 +27,7 @@ rule caption:
         dvc_params=caption_keys,
         values=lambda wildcards: values_of(caption_keys(wildcards)),
     resources:
-        gpu=lambda wildcards: model_gpus(wildcards.generator),
+        **model_resources("generator"),
     log:
         "logs/caption/{generator}.log",
     shell:
@@ -46,7 +46,7 @@ rule score:
         dvc_params=score_keys,
         values=lambda wildcards: values_of(score_keys(wildcards)),
     resources:
-        gpu=lambda wildcards: model_gpus(wildcards.evaluator),
+        **model_resources("evaluator"),
     log:
         "logs/score/{setting}/{evaluator}/{generator}.log",
     shell:

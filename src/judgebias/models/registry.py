@@ -66,6 +66,29 @@ def api_key(config: Mapping[str, Any], key: str) -> str:
     return value
 
 
+def backend_version(config: Mapping[str, Any], key: str) -> str:
+    """The version string in `key`'s journal keys, known without building the backend."""
+    backend = config["models"][key]["backend"]
+    if backend == "sim":
+        from judgebias.models.sim import SIM_VERSION
+
+        return SIM_VERSION
+    if backend == "openai":
+        from judgebias.models.openai_backend import PROTOCOL_VERSION
+
+        return PROTOCOL_VERSION
+    if backend == "gemini":
+        from judgebias.models.gemini_backend import PROTOCOL_VERSION as GEMINI_PROTOCOL
+
+        return GEMINI_PROTOCOL
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"vllm-{version('vllm')}"
+    except PackageNotFoundError:
+        return "vllm-not-installed"
+
+
 def build_backend(config: Mapping[str, Any], key: str, role: str) -> tuple[Backend, str]:
     """The backend answering for panel model `key` in `role`, and its version string
     (part of every journal key: a change in what answers must never reuse old answers)."""

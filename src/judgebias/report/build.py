@@ -9,7 +9,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from judgebias.config import fingerprint
+from judgebias.config import fingerprint, result_keys
 from judgebias.report.html import Report, write_report
 
 
@@ -25,7 +25,7 @@ def _git_commit() -> str:
 def provenance(config: Mapping[str, Any], params_path: str) -> dict[str, str]:
     return {
         "params file": params_path,
-        "params fingerprint": fingerprint(config),
+        "params fingerprint": fingerprint({k: config[k] for k in result_keys(config)}),
         "git commit": _git_commit(),
         "judgebias": version("judgebias"),
         "python": platform.python_version(),

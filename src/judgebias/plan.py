@@ -1,0 +1,145 @@
+"""`judgebias plan`: how many calls each model still needs, before paying for any.
+
+For the current params and what is already journaled, it builds exactly the requests the
+caption and score jobs would send, looks their keys up in the journal, and counts what is
+left (identical requests within a job are called once, so `needed` is an upper bound).
+Score requests on captions that do not exist yet cannot be keyed; they are counted
+as needed (one per image) and shown as waiting on captions. Where a model has `pricing`,
+it estimates tokens and cost: input from the prompt length (about 4 characters a token)
+plus `image_tokens` per image, output from the mean completion length already journaled
+for that model (or `max_tokens`, an upper bound, when nothing is journaled yet).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgebias.artifacts import Paths, read_table
+from judgebias.judging import caption_requests, score_requests
+from judgebias.models.base import ChatRequest
+from judgebias.models.journal import Journal, journal_path, request_key
+from judgebias.models.registry import backend_version
+
+
+@dataclass
+class ModelPlan:
+    model: str
+    backend: str
+    requests: int = 0
+    journaled: int = 0
+    needed: int = 0
+    waiting_on_captions: int = 0
+    prompt_chars: int = 0
+    images: int = 0
+    budget_left: int | None = None
+    output_tokens_each: float | None = None
+    output_is_upper_bound: bool = False
+    cost: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _dataset_size(config: Mapping[str, Any]) -> int:
+    spec = config["dataset"]
+    return spec[spec["name"]].get("n_images") or 0
+
+
+def _mean_output_tokens(path: Path) -> float | None:
+    if not path.exists():
+        return None
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT usage FROM responses ORDER BY rowid DESC LIMIT 2000")
+        counts = [json.loads(u).get("completion_tokens") for (u,) in rows]
+    counts = [c for c in counts if isinstance(c, int)]
+    return sum(counts) / len(counts) if counts else None
+
+
+def _add(plan: ModelPlan, journal: Journal | None, name: str, version: str,
+         requests: list[ChatRequest]) -> None:
+    keys = [request_key(r, name, version) for r in requests]
+    done = journal.lookup(keys) if journal is not None else {}
+    plan.requests += len(requests)
+    plan.journaled += sum(key in done for key in keys)
+    for key, request in zip(keys, requests, strict=True):
+        if key not in done:
+            plan.needed += 1
+            plan.prompt_chars += len(request.prompt)
+            plan.images += len(request.images)
+
+
+def plan_calls(config: Mapping[str, Any]) -> list[ModelPlan]:
+    """Per panel model: requests the pipeline makes, journaled, still needed."""
+    study = config["philautia"]
+    panel = study["models"]
+    images = (read_table(Paths.dataset_table, "images")
+              if Path(Paths.dataset_table).exists() else None)
+    n_images = len(images) if images is not None else _dataset_size(config)
+    captions = {g: read_table(Paths.captions(g), "captions") for g in panel
+                if Path(Paths.captions(g)).exists()}
+    plans = []
+    for key in panel:
+        model = config["models"][key]
+        name, version = model["backend"], backend_version(config, key)
+        plan = ModelPlan(key, name)
+        path = journal_path(config["journal_dir"], name, model["model_id"])
+        journal = Journal(path) if path.exists() else None
+        try:
+            if images is None:
+                plan.requests += n_images * (1 + len(panel) * len(study["settings"]))
+                plan.needed = plan.waiting_on_captions = plan.requests
+                plan.notes.append("dataset not built yet")
+            else:
+                _add(plan, journal, name, version, caption_requests(config, key, images))
+                for setting in study["settings"]:
+                    for generator in panel:
+                        if generator not in captions:
+                            plan.requests += n_images
+                            plan.needed += n_images
+                            plan.waiting_on_captions += n_images
+                            continue
+                        _, requests = score_requests(config, key, setting, images,
+                                                     captions[generator])
+                        _add(plan, journal, name, version, [r for r in requests if r])
+            if model.get("max_requests") is not None:
+                started = journal.calls_started(model["model_id"]) if journal else 0
+                plan.budget_left = model["max_requests"] - started
+        finally:
+            if journal is not None:
+                journal.close()
+        _estimate_cost(plan, model, path)
+        plans.append(plan)
+    return plans
+
+
+def _estimate_cost(plan: ModelPlan, model: Mapping[str, Any], path: Path) -> None:
+    plan.output_tokens_each = _mean_output_tokens(path)
+    if plan.output_tokens_each is None:
+        plan.output_tokens_each = float(model["sampling"]["max_tokens"])
+        plan.output_is_upper_bound = True
+    pricing = model.get("pricing")
+    if pricing is None or not plan.needed:
+        return
+    known = plan.needed - plan.waiting_on_captions
+    chars_each = plan.prompt_chars / known if known else 0
+    input_tokens = plan.needed * chars_each / 4 + plan.images * pricing.get("image_tokens", 765)
+    output_tokens = plan.needed * plan.output_tokens_each
+    plan.cost = (input_tokens * pricing["input_per_mtok"]
+                 + output_tokens * pricing["output_per_mtok"]) / 1e6
+
+
+def plan_table(plans: list[ModelPlan]) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "model": p.model, "backend": p.backend, "requests": p.requests,
+        "journaled": p.journaled, "needed": p.needed,
+        "waiting_on_captions": p.waiting_on_captions,
+        "budget_left": "-" if p.budget_left is None else p.budget_left,
+        "over_budget": p.budget_left is not None and p.needed > p.budget_left,
+        "est_output_tokens": round(p.needed * (p.output_tokens_each or 0)),
+        "est_cost_usd": "-" if p.cost is None else round(p.cost, 2),
+    } for p in plans])
