@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from judgebias.config import ConfigError
+from judgebias.config import ConfigError, fingerprint
 from judgebias.models.api import ApiLimits
 from judgebias.models.base import Backend, Sampling
 
@@ -84,9 +84,12 @@ def backend_version(config: Mapping[str, Any], key: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return f"vllm-{version('vllm')}"
+        engine_version = version("vllm")
     except PackageNotFoundError:
-        return "vllm-not-installed"
+        engine_version = "not-installed"
+    # dtype, quantization, max_model_len ... change answers: they are part of the key.
+    engine = fingerprint(config["models"][key].get("engine", {}))
+    return f"vllm-{engine_version}-{engine}"
 
 
 def build_backend(config: Mapping[str, Any], key: str, role: str) -> tuple[Backend, str]:
@@ -108,7 +111,7 @@ def build_backend(config: Mapping[str, Any], key: str, role: str) -> tuple[Backe
 
         engine = VllmBackend(model["model_id"], model["revision"],
                              engine_args=model.get("engine", {}))
-        return engine, engine.version
+        return engine, backend_version(config, key)
     limits = ApiLimits(**config.get("backends", {}).get(backend, {}))
     if backend == "openai":
         from judgebias.models.openai_backend import OpenAIBackend

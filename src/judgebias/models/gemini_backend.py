@@ -1,0 +1,155 @@
+"""The `gemini` backend: Google's Gemini API through google-genai.
+
+Images travel as inline parts; log-probs are requested (`response_logprobs`, `logprobs=k`)
+where the model offers them. Some Gemini models reject log-prob requests with a 400: the
+first such answer switches log-probs off for the rest of the job (detected once, logged
+once), the request is sent again without them, and every row records whether it had
+log-probs (`logprobs_available`), so the parsed score is used for those rows.
+
+google-genai's own retries are off (`attempts=1`): judgebias.models.api retries.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+from typing import Any
+
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from judgebias.models.api import (
+    PERMANENT_STATUS,
+    ApiBackend,
+    ApiLimits,
+    PermanentError,
+    TransientError,
+    image_mime,
+    parse_retry_after,
+    permanent,
+)
+from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
+
+log = logging.getLogger(__name__)
+
+# Part of every journal key; bump when the request encoding changes.
+PROTOCOL_VERSION = "gemini-generate-1"
+
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """Connection-level errors of whichever transport google-genai uses here: aiohttp for
+    async when installed, else httpx or its drop-in fork httpx2."""
+    found: list[type[BaseException]] = [ConnectionError]
+    for module, attr in (("aiohttp", "ClientError"), ("httpx", "TransportError"),
+                         ("httpx2", "TransportError")):
+        try:
+            found.append(getattr(importlib.import_module(module), attr))
+        except ImportError:
+            continue
+    return tuple(found)
+
+
+_TRANSPORT_ERRORS = _transport_errors()
+
+
+def build_contents(request: ChatRequest) -> list[Any]:
+    """The prompt text, then the images as inline parts (as the OpenAI backend orders them)."""
+    parts: list[Any] = [types.Part.from_text(text=request.prompt)]
+    parts += [types.Part.from_bytes(data=image, mime_type=image_mime(image))
+              for image in request.images]
+    return [types.Content(role="user", parts=parts)]
+
+
+def to_response(result: types.GenerateContentResponse) -> ChatResponse:
+    if not result.candidates:
+        reason = getattr(result.prompt_feedback, "block_reason", None)
+        return ChatResponse(text="", status="failed", finish_reason="blocked",
+                            error=f"no candidate returned (block reason: {reason})")
+    candidate = result.candidates[0]
+    parts = candidate.content.parts if candidate.content and candidate.content.parts else []
+    text = "".join(p.text for p in parts if p.text)
+    tokens = None
+    logprobs = candidate.logprobs_result
+    if logprobs is not None and logprobs.chosen_candidates:
+        tops = logprobs.top_candidates or []
+        tokens = tuple(
+            TokenLogprob(chosen.token or "", chosen.log_probability or 0.0,
+                         tuple((alt.token or "", alt.log_probability or 0.0)
+                               for alt in (tops[i].candidates or [] if i < len(tops) else [])))
+            for i, chosen in enumerate(logprobs.chosen_candidates))
+    usage = result.usage_metadata
+    counts = {} if usage is None else {
+        "prompt_tokens": usage.prompt_token_count or 0,
+        "completion_tokens": usage.candidates_token_count or 0,
+        "total_tokens": usage.total_token_count or 0,
+    }
+    finish = candidate.finish_reason.value.lower() if candidate.finish_reason else "stop"
+    return ChatResponse(text=text, tokens=tokens, usage=counts, finish_reason=finish)
+
+
+def rejects_logprobs(exc: BaseException) -> bool:
+    return (isinstance(exc, genai_errors.ClientError) and exc.code == 400
+            and "logprob" in str(exc.message or exc).lower())
+
+
+class GeminiBackend(ApiBackend):
+    name = "gemini"
+    version = PROTOCOL_VERSION
+
+    def __init__(self, model_id: str, label: str, limits: ApiLimits, *,
+                 base_url: str | None, api_key: str):
+        super().__init__(model_id, label, limits)
+        self._base_url, self._api_key = base_url, api_key
+        self.logprobs_supported = True
+
+    async def _open(self) -> genai.Client:
+        options = types.HttpOptions(timeout=int(self.limits.timeout_s * 1000),
+                                    retry_options=types.HttpRetryOptions(attempts=1))
+        if self._base_url:
+            options.base_url = self._base_url
+        return genai.Client(api_key=self._api_key, http_options=options)
+
+    async def _close(self, client: genai.Client) -> None:
+        await client.aio.aclose()
+
+    def _config(self, request: ChatRequest) -> types.GenerateContentConfig:
+        sampling = request.sampling
+        config = types.GenerateContentConfig(
+            temperature=sampling.temperature, top_p=sampling.top_p,
+            max_output_tokens=sampling.max_tokens, seed=sampling.seed)
+        if sampling.top_logprobs > 0 and self.logprobs_supported:
+            config.response_logprobs = True
+            config.logprobs = sampling.top_logprobs
+        return config
+
+    async def _call(self, client: genai.Client, request: ChatRequest) -> ChatResponse:
+        config = self._config(request)
+        try:
+            result = await client.aio.models.generate_content(
+                model=request.model, contents=build_contents(request), config=config)
+        except genai_errors.ClientError as exc:
+            if not (config.response_logprobs and rejects_logprobs(exc)):
+                raise
+            if self.logprobs_supported:
+                self.logprobs_supported = False
+                log.warning("%s: the model rejects log-probs (%s); using the parsed score",
+                            self.label, exc.message)
+            return await self._call(client, request)
+        return to_response(result)
+
+    def _classify(self, exc: BaseException) -> TransientError | PermanentError | None:
+        if isinstance(exc, genai_errors.APIError):
+            reason = exc.message or str(exc)
+            if exc.code in PERMANENT_STATUS:
+                return permanent(self.label, "Gemini", exc.code, reason)
+            headers = getattr(exc.response, "headers", None) or {}
+            return TransientError(str(exc.code), reason,
+                                  parse_retry_after(headers.get("retry-after")))
+        if isinstance(exc, _TRANSPORT_ERRORS):
+            return TransientError("connection", str(exc) or type(exc).__name__)
+        if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError, ValueError)):
+            return TransientError("garbled", str(exc)[:200])
+        return None

@@ -1,0 +1,314 @@
+"""The ``vllm`` backend: open-weight multimodal models served in-process by vLLM.
+
+Why in-process (``vllm.LLM``) rather than a server: a job owns its GPUs for its lifetime
+(:mod:`judgebias.models.gpu`), so there is nothing to share, and one ``LLM.chat`` call
+over all of a batch's conversations lets vLLM schedule them continuously, which is where
+its throughput comes from. The engine is built on the first :meth:`VllmBackend.complete`
+call, not in the constructor: a rerun whose answers all come from the journal then makes
+zero calls and needs neither a GPU nor the minutes it takes to load the weights.
+
+Mapping to :class:`~judgebias.models.base.ChatResponse`:
+
+* ``text`` is vLLM's detokenised text; ``tokens`` holds, for each generated token id, the
+  id's ``decoded_token`` with its log-prob and the top-k alternatives (best first). vLLM
+  also decodes the end-of-sequence token, which the text leaves out, so tokens trailing
+  past the text are dropped; where the tokens still do not spell the text, scoring falls
+  back to the parsed score (see :mod:`judgebias.scoring`).
+* ``top_logprobs = 0`` asks vLLM for the chosen token's log-prob only (``top`` is empty),
+  as the ``sim`` backend reports it.
+* a request vLLM finishes with ``abort``/``error``, or one that cannot even be sent (an
+  unknown image format, another model's id, a prompt vLLM rejects), is a ``failed``
+  answer; an empty text is ``empty``. An engine-level failure raises: it is no answer.
+
+Requires ``pip install judgebias[vllm]`` and a GPU. The helpers that build messages and
+map outputs are plain functions on plain data, so they are tested without vLLM.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from judgebias.models.base import ChatRequest, ChatResponse, OnResponse, TokenLogprob
+
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = "the vllm backend needs `pip install judgebias[vllm]` and a GPU"
+FAILED_FINISH = ("abort", "error")  # vLLM finish reasons of a request that did not complete
+
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_mime_type(image: bytes) -> str:
+    """The MIME type of encoded image bytes, from their magic number.
+
+    Why: a data URL must name the format, and a wrong name is a silent decode failure in
+    some loaders; an unknown format raises ``ValueError`` so the request fails visibly.
+    """
+    for magic, mime in _MAGIC:
+        if image.startswith(magic):
+            return mime
+    if image[:4] == b"RIFF" and image[8:12] == b"WEBP":
+        return "image/webp"
+    raise ValueError(f"unknown image format (first bytes {image[:8]!r}); expected PNG or JPEG")
+
+
+def image_data_url(image: bytes) -> str:
+    """``data:<mime>;base64,<payload>``: how an image travels in an OpenAI-style message."""
+    payload = base64.b64encode(image).decode("ascii")
+    return f"data:{image_mime_type(image)};base64,{payload}"
+
+
+def chat_messages(request: ChatRequest) -> list[dict[str, Any]]:
+    """The single-turn conversation for one request: the images, then the prompt text.
+
+    Images come first (as in LLaVA-style chat templates and the seed prompts, which refer
+    to "the provided image"); vLLM inserts each model's own image placeholder for them.
+    """
+    content: list[dict[str, Any]] = [
+        {"type": "image_url", "image_url": {"url": image_data_url(image)}}
+        for image in request.images
+    ]
+    content.append({"type": "text", "text": request.prompt})
+    return [{"role": "user", "content": content}]
+
+
+def sampling_kwargs(request: ChatRequest) -> dict[str, Any]:
+    """Keyword arguments of ``vllm.SamplingParams`` for a request's :class:`Sampling`.
+
+    ``logprobs=k`` returns the k most likely tokens plus the chosen one at each position
+    (``0``: the chosen one only); the seed makes a sampled answer reproducible.
+    """
+    s = request.sampling
+    return {
+        "temperature": float(s.temperature),
+        "top_p": float(s.top_p),
+        "max_tokens": int(s.max_tokens),
+        "seed": int(s.seed),
+        "logprobs": max(int(s.top_logprobs), 0),
+    }
+
+
+def _field(entry: Any, name: str) -> Any:
+    """A field of a vLLM ``Logprob`` (an object) or of a plain dict shaped like one."""
+    return entry.get(name) if isinstance(entry, Mapping) else getattr(entry, name, None)
+
+
+def map_logprobs(token_ids: Sequence[int],
+                 logprobs: Sequence[Mapping[int, Any] | None] | None,
+                 top_k: int, text: str = "") -> tuple[TokenLogprob, ...] | None:
+    """vLLM's per-position ``{token_id: Logprob(logprob, rank, decoded_token)}`` as tokens.
+
+    Each generated id becomes ``TokenLogprob(decoded_token, logprob, top)`` with ``top``
+    the ``top_k`` entries of its position sorted by log-prob (best first; vLLM adds the
+    chosen token when it is outside the top-k, which is left out of ``top`` then). With
+    ``text``, tokens that only spell past the end of the text (the decoded EOS or a stop
+    token, which the text omits) are dropped. ``None`` when vLLM returned no log-probs.
+    """
+    if logprobs is None:
+        return None
+    tokens: list[TokenLogprob] = []
+    for token_id, position in zip(token_ids, logprobs, strict=False):
+        position = position or {}
+        chosen = position.get(token_id)
+        logprob = float(_field(chosen, "logprob")) if chosen is not None else float("nan")
+        ranked = sorted(
+            ((_field(entry, "decoded_token") or "", float(_field(entry, "logprob")))
+             for entry in position.values()),
+            key=lambda pair: -pair[1],
+        )
+        token = (_field(chosen, "decoded_token") or "") if chosen is not None else ""
+        tokens.append(TokenLogprob(token, logprob, tuple(ranked[: max(top_k, 0)])))
+    return tuple(_trim_to_text(tokens, text)) if text else tuple(tokens)
+
+
+def _trim_to_text(tokens: list[TokenLogprob], text: str) -> list[TokenLogprob]:
+    """Drop trailing tokens while the tokens spell more than ``text`` and start with it."""
+    joined = "".join(t.token for t in tokens)
+    while tokens and joined != text and joined.startswith(text) and len(joined) > len(text):
+        joined = joined[: len(joined) - len(tokens[-1].token)]
+        tokens = tokens[:-1]
+    return tokens
+
+
+def map_output(output: Any, top_k: int) -> ChatResponse:
+    """One vLLM ``RequestOutput`` as a :class:`ChatResponse` (first completion only)."""
+    completion = output.outputs[0]
+    finish = str(completion.finish_reason or "stop")
+    text = completion.text or ""
+    prompt_ids = getattr(output, "prompt_token_ids", None) or []
+    completion_ids = list(completion.token_ids or [])
+    usage = {
+        "prompt_tokens": len(prompt_ids),
+        "completion_tokens": len(completion_ids),
+        "total_tokens": len(prompt_ids) + len(completion_ids),
+    }
+    tokens = map_logprobs(completion_ids, completion.logprobs, top_k, text)
+    if finish in FAILED_FINISH:
+        return ChatResponse(text=text, tokens=tokens, usage=usage, finish_reason=finish,
+                            status="failed", error=f"vLLM finished the request with {finish!r}")
+    if not text.strip():
+        return ChatResponse(text=text, tokens=tokens, usage=usage, finish_reason=finish,
+                            status="empty", error="the model returned no text")
+    return ChatResponse(text=text, tokens=tokens, usage=usage, finish_reason=finish)
+
+
+def failed(error: str) -> ChatResponse:
+    """A request that never produced an answer (kept with its reason, never a number)."""
+    return ChatResponse(text="", tokens=None, finish_reason="error", status="failed",
+                        error=error)
+
+
+class VllmBackend:
+    """A :class:`~judgebias.models.base.Backend` serving one model with ``vllm.LLM``.
+
+    ``engine_args`` go to ``vllm.LLM`` unchanged (``max_model_len``, ``dtype``,
+    ``gpu_memory_utilization``, ``tensor_parallel_size``, ``trust_remote_code``,
+    ``limit_mm_per_prompt``, ...): the params ``engine`` block of the model.
+    """
+
+    name = "vllm"
+
+    def __init__(self, model_id: str, revision: str = "",
+                 engine_args: Mapping[str, Any] | None = None, *, progress: bool = False
+                 ) -> None:
+        try:
+            import vllm
+        except ImportError as exc:  # an optional extra: say how to get it
+            raise ImportError(INSTALL_HINT) from exc
+        self._vllm = vllm
+        self.model_id = model_id
+        self.revision = revision
+        self.engine_args = dict(engine_args or {})
+        self.progress = progress
+        self._llm: Any = None
+
+    @property
+    def version(self) -> str:
+        """Part of the journal key: another engine version may answer differently.
+
+        Read from the installed distribution's metadata, as
+        :func:`judgebias.models.registry.backend_version` does (``judgebias plan`` computes
+        journal keys without building the backend), so both always agree.
+        """
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return f"vllm-{version('vllm')}"
+        except PackageNotFoundError:  # a source checkout on the path: the module knows
+            return f"vllm-{self._vllm.__version__}"
+
+    @property
+    def llm(self) -> Any:
+        """The engine, built on first use (loading weights takes minutes and a GPU)."""
+        if self._llm is None:
+            log.info("loading %s (revision %r) in %s", self.model_id, self.revision,
+                     self.version)
+            self._llm = self._vllm.LLM(model=self.model_id, revision=self.revision or None,
+                                       **self.engine_args)
+        return self._llm
+
+    def complete(self, requests: Sequence[ChatRequest],
+                 on_response: OnResponse | None = None) -> list[ChatResponse]:
+        """Answer all requests with one batched ``LLM.chat`` call, in request order."""
+        responses: list[ChatResponse | None] = [None] * len(requests)
+        sendable: list[int] = []
+        conversations: list[list[dict[str, Any]]] = []
+        for i, request in enumerate(requests):
+            problem = self._mismatch(request)
+            if problem:
+                responses[i] = failed(problem)
+                continue
+            try:
+                conversations.append(chat_messages(request))
+            except ValueError as exc:
+                responses[i] = failed(str(exc))
+                continue
+            sendable.append(i)
+        if sendable:
+            answers = self._chat([requests[i] for i in sendable], conversations)
+            for i, answer in zip(sendable, answers, strict=True):
+                responses[i] = answer
+        done = [r if r is not None else failed("no answer") for r in responses]
+        if on_response is not None:
+            for i, response in enumerate(done):
+                on_response(i, response)
+        return done
+
+    def _mismatch(self, request: ChatRequest) -> str:
+        """Why this backend cannot answer the request ("" when it can)."""
+        if request.model != self.model_id:
+            return f"this vllm backend serves {self.model_id!r}, not {request.model!r}"
+        if request.revision and self.revision and request.revision != self.revision:
+            return f"this vllm backend serves revision {self.revision!r}, not {request.revision!r}"
+        return ""
+
+    def _chat(self, requests: Sequence[ChatRequest],
+              conversations: list[list[dict[str, Any]]]) -> list[ChatResponse]:
+        """One ``LLM.chat`` over the batch; a request vLLM rejects fails alone.
+
+        vLLM validates the requests as it queues them and aborts the call at the first it
+        rejects (say a prompt longer than ``max_model_len``), so one bad request would
+        fail the whole batch on every rerun. Then each request is sent alone: the rejected
+        ones are recorded as failed, the others answered. When vLLM rejects every request
+        of a batch of several, the cause is the setup (chat template, engine args), not
+        the requests, and the error is raised; so is anything that is not a request error
+        (a dead engine, out of memory).
+        """
+        params = [self._vllm.SamplingParams(**sampling_kwargs(r)) for r in requests]
+        try:
+            outputs = self.llm.chat(conversations, sampling_params=params,
+                                    use_tqdm=self.progress)
+        except Exception as exc:
+            if not is_request_error(exc):
+                raise
+            if len(requests) == 1:
+                return [failed(f"vLLM rejected the request: {exc}")]
+            log.warning("vLLM rejected a request of the batch (%s); sending them one by one",
+                        exc)
+            return self._chat_each(requests, conversations, params)
+        return [map_output(o, r.sampling.top_logprobs)
+                for o, r in zip(outputs, requests, strict=True)]
+
+    def _chat_each(self, requests: Sequence[ChatRequest],
+                   conversations: list[list[dict[str, Any]]], params: list[Any]
+                   ) -> list[ChatResponse]:
+        answers: list[ChatResponse] = []
+        rejections: list[Exception] = []
+        for request, conversation, param in zip(requests, conversations, params, strict=True):
+            try:
+                [output] = self.llm.chat([conversation], sampling_params=[param],
+                                         use_tqdm=False)
+            except Exception as exc:
+                if not is_request_error(exc):
+                    raise
+                rejections.append(exc)
+                answers.append(failed(f"vLLM rejected the request: {exc}"))
+                continue
+            answers.append(map_output(output, request.sampling.top_logprobs))
+        if len(rejections) == len(requests):
+            raise rejections[0]
+        return answers
+
+
+def is_request_error(exc: BaseException) -> bool:
+    """Whether vLLM blames the request (a validation error), not the engine.
+
+    vLLM raises ``VLLMClientError`` subclasses for bad requests; older versions raise a
+    plain ``ValueError``.
+    """
+    client_errors: tuple[type[BaseException], ...] = (ValueError,)
+    try:
+        from vllm.exceptions import VLLMClientError
+    except ImportError:
+        pass
+    else:
+        client_errors = (*client_errors, VLLMClientError)
+    return isinstance(exc, client_errors)

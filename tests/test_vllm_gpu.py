@@ -1,0 +1,272 @@
+"""The vllm backend on a real GPU, end to end through judgebias's caption and score jobs.
+
+Why a tiny random model: the check is that judgebias drives vLLM correctly (batched chat
+with images, sampling and seeds, log-prob mapping, statuses, the journal), not what a
+model says, and it must run with no model hub. :func:`build_tiny_vlm` builds a LLaVA
+architecture (CLIP vision tower, Llama text model; both supported by vLLM) from configs
+with tiny sizes, random weights, a byte-level BPE tokenizer trained here, and the image
+processor and processor built from their classes, and saves it like a hub checkpoint.
+
+A random model's answers are mostly unparseable as scores: they must be recorded as
+"unparseable" (never a number), which is part of what is checked.
+
+Skipped unless torch sees a CUDA GPU and torch, transformers, tokenizers and vllm are
+installed (``pip install judgebias[vllm]``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.gpu
+
+REPO = Path(__file__).resolve().parents[1]
+IMAGE_TOKEN = "<image>"
+SPECIAL_TOKENS = ["<pad>", "<s>", "</s>", IMAGE_TOKEN]
+# A plain USER/ASSISTANT template over string content: vLLM puts the model's image
+# placeholder ("<image>") before the text for each image part (string content format).
+CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{% if message['role'] == 'user' %}USER: {{ message['content'] }}\n"
+    "{% else %}ASSISTANT: {{ message['content'] }}</s>\n{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}ASSISTANT:{% endif %}"
+)
+IMAGE_SIZE, PATCH_SIZE = 32, 8  # 16 patches (+ CLS, dropped by the "default" strategy)
+ENGINE: dict[str, Any] = {  # engine args for a tiny model on a shared GPU
+    "max_model_len": 2048,
+    "gpu_memory_utilization": 0.2,
+    "enforce_eager": True,
+    "dtype": "bfloat16",
+    "limit_mm_per_prompt": {"image": 1},
+    "max_num_seqs": 16,
+    "seed": 0,
+}
+VLLM_MODELS = ("corvid-pro", "corvid-lite")  # no other panel model's sim traits name them
+CAPTION_WORDS = (
+    "a an the of on in at and with is are this picture image shows caption small large left "
+    "right center circle square triangle diamond red blue green yellow orange purple black "
+    "white gray background vivid neatly clearly The final score is correctly describes "
+    "However misses mentions")
+STATUSES = {"ok", "empty", "failed", "unparseable", "out_of_range", "no_caption"}
+
+
+def _corpus() -> list[str]:
+    """Text the tokenizer learns merges from: the prompts the jobs send, caption words,
+    every score as the judge would write it. Anything else still encodes (byte-level)."""
+    lines = [p.read_text() for p in sorted((REPO / "src/judgebias/prompts/templates").glob("*"))]
+    words = CAPTION_WORDS.split()
+    lines += [" ".join(words[i:] + words[:i]) for i in range(len(words))]
+    lines += [f"The final score is ${n}$." for n in range(101)]
+    return lines * 3
+
+
+def build_tiny_vlm(path: Path, seed: int = 0) -> Path:
+    """Save a tiny random LLaVA model with tokenizer and processor to ``path``; no download.
+
+    Text model: Llama, hidden 128, 2 layers, 2 heads (head size 64, which every vLLM
+    attention backend supports). Vision tower: CLIP, hidden 64, 2 layers, 32x32 images in
+    8x8 patches. Tokenizer: byte-level BPE (any text encodes) with ``<image>`` as a
+    special token and a USER/ASSISTANT chat template. Weights in bfloat16.
+    """
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import (
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+        PreTrainedTokenizerFast,
+    )
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(_corpus(), trainers.BpeTrainer(
+        vocab_size=1000, special_tokens=SPECIAL_TOKENS, show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
+    tokenizer.chat_template = CHAT_TEMPLATE
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
+
+    text_config = LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=128, intermediate_size=256,
+        num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+        max_position_embeddings=4096, bos_token_id=ids["<s>"], eos_token_id=ids["</s>"],
+        pad_token_id=ids["<pad>"], tie_word_embeddings=False)
+    vision_config = CLIPVisionConfig(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        image_size=IMAGE_SIZE, patch_size=PATCH_SIZE, projection_dim=64)
+    config = LlavaConfig(
+        vision_config=vision_config, text_config=text_config,
+        image_token_index=ids[IMAGE_TOKEN], vision_feature_select_strategy="default",
+        vision_feature_layer=-2, projector_hidden_act="gelu")
+    torch.manual_seed(seed)
+    model = LlavaForConditionalGeneration(config).to(torch.bfloat16).eval()
+    model.generation_config.bos_token_id = ids["<s>"]
+    model.generation_config.eos_token_id = ids["</s>"]
+    model.generation_config.pad_token_id = ids["<pad>"]
+    model.save_pretrained(path)
+
+    image_processor = CLIPImageProcessor(
+        size={"shortest_edge": IMAGE_SIZE},
+        crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
+    processor = LlavaProcessor(
+        image_processor=image_processor, tokenizer=tokenizer, patch_size=PATCH_SIZE,
+        vision_feature_select_strategy="default", num_additional_image_tokens=1,
+        chat_template=CHAT_TEMPLATE, image_token=IMAGE_TOKEN)
+    processor.save_pretrained(path)
+    return path
+
+
+def _require_gpu_stack() -> None:
+    torch = pytest.importorskip("torch", reason="torch is not installed (judgebias[vllm])")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU visible to torch")
+    for name in ("transformers", "tokenizers", "vllm"):
+        pytest.importorskip(name, reason=f"{name} is not installed (judgebias[vllm])")
+
+
+@pytest.fixture(scope="module")
+def tiny_vlm(tmp_path_factory) -> Path:
+    _require_gpu_stack()
+    return build_tiny_vlm(tmp_path_factory.mktemp("tiny-llava"))
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch):
+    """No hub, no telemetry: the model is a local folder."""
+    for name, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                        "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}.items():
+        monkeypatch.setenv(name, value)
+
+
+def _params(model_dir: Path) -> dict[str, Any]:
+    """The default params with two panel models served by vllm from ``model_dir``."""
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    for key in VLLM_MODELS:
+        model = params["models"][key]
+        model.pop("sim")
+        model.update(backend="vllm", model_id=str(model_dir), revision="",
+                     resources={"gpus": 1}, engine=copy.deepcopy(ENGINE))
+        model["sampling"]["max_tokens"] = 64
+    return params
+
+
+def _png(images, i: int) -> bytes:
+    return Path(images["image_path"].iloc[i]).read_bytes()
+
+
+def test_caption_and_score_jobs_run_through_vllm(tiny_vlm, tmp_path):
+    import pandas as pd
+
+    from judgebias.artifacts import write_table
+    from judgebias.config import validate_params
+    from judgebias.data.synthetic import build_synthetic_dataset
+    from judgebias.judging import caption_images, score_captions
+    from judgebias.models.base import ChatResponse
+    from judgebias.scoring import parse_score
+
+    config = validate_params(_params(tiny_vlm))
+    config["journal_dir"] = str(tmp_path / "journal")
+    images = build_synthetic_dataset(tmp_path / "dataset", 4, 1)
+
+    captions = caption_images(config, "corvid-pro", images)
+    write_table(captions, tmp_path / "captions.parquet", "captions")
+    assert len(captions) == 4 and set(captions["status"]) <= STATUSES
+    assert (captions["backend"] == "vllm").all() and captions["request_key"].notna().all()
+    ok = captions["status"] == "ok"
+    assert captions.loc[ok, "raw_text"].str.strip().str.len().gt(0).all()
+    assert captions.loc[ok, "caption"].notna().all() and captions.loc[~ok, "caption"].isna().all()
+    for payload in captions.loc[ok, "logprobs"]:  # top_logprobs: 10 in params.yaml
+        tokens = ChatResponse.tokens_from_json(payload)
+        assert tokens and all(t.logprob <= 0 and len(t.top) <= 10 for t in tokens)
+    again = caption_images(config, "corvid-pro", images)  # answered from the journal
+    assert again["raw_text"].tolist() == captions["raw_text"].tolist()
+
+    sim_captions = caption_images(config, "lumen-large", images)
+    for evaluator, setting, caps in (("corvid-lite", "ref_free", sim_captions),
+                                     ("corvid-pro", "ref_based", captions)):
+        scores = score_captions(config, evaluator, setting, images, caps)
+        write_table(scores, tmp_path / f"scores-{evaluator}.parquet", "scores")
+        assert len(scores) == 4 and set(scores["status"]) <= STATUSES
+        asked = scores["request_key"].notna()
+        assert asked.tolist() == (caps["status"] == "ok").tolist()
+        assert (scores.loc[~asked, "status"] == "no_caption").all()
+        for row in scores.itertuples(index=False):
+            if row.status == "ok":  # a parseable $NN$ in the text, and only then a number
+                assert row.score_raw == parse_score(row.raw_text).raw
+                assert 0 <= row.score_raw <= 100
+            else:
+                assert pd.isna(row.score_raw) and pd.isna(row.score_expected)
+            if row.status == "unparseable":
+                assert row.raw_text.strip() and parse_score(row.raw_text).raw is None
+        assert scores.loc[asked, "logprobs_available"].all()
+    assert (sim_captions["status"] == "ok").all()  # so the ref_free scores were all asked
+
+
+def test_backend_batches_maps_log_probs_and_fails_bad_requests_alone(tiny_vlm, tmp_path):
+    import io
+    import math
+
+    from PIL import Image
+
+    from judgebias.data.synthetic import build_synthetic_dataset
+    from judgebias.models.base import ChatRequest, Sampling
+    from judgebias.models.vllm_backend import VllmBackend
+
+    images = build_synthetic_dataset(tmp_path / "dataset", 2, 3)
+    jpeg = io.BytesIO()
+    Image.open(io.BytesIO(_png(images, 1))).convert("RGB").save(jpeg, format="JPEG")
+    model = str(tiny_vlm)
+    greedy = Sampling(temperature=0.0, max_tokens=24, top_logprobs=5, seed=0)
+    sampled = Sampling(temperature=1.0, max_tokens=24, top_logprobs=3, seed=7)
+    requests = [
+        ChatRequest(model=model, prompt="Provide a caption.", images=(_png(images, 0),),
+                    sampling=greedy),
+        ChatRequest(model=model, prompt="Provide a caption.", images=(jpeg.getvalue(),),
+                    sampling=sampled),
+        ChatRequest(model=model, prompt="word " * 5000, images=(_png(images, 0),),
+                    sampling=greedy),  # longer than max_model_len: vLLM rejects it
+        ChatRequest(model="another/model", prompt="Provide a caption.", sampling=greedy),
+        ChatRequest(model=model, prompt="Provide a caption.", images=(b"not an image",),
+                    sampling=greedy),
+    ]
+    backend = VllmBackend(model, engine_args=ENGINE)
+    assert backend.name == "vllm" and backend.version.startswith("vllm-")
+    seen: dict[int, Any] = {}
+    responses = backend.complete(requests, on_response=lambda i, r: seen.setdefault(i, r))
+    assert sorted(seen) == list(range(len(requests)))
+    assert [seen[i] for i in range(len(requests))] == responses
+    first, second, too_long, other, broken = responses
+    assert too_long.status == "failed" and "rejected" in too_long.error
+    assert other.status == "failed" and "another/model" in other.error
+    assert broken.status == "failed" and "image format" in broken.error
+    for response, k in ((first, 5), (second, 3)):
+        assert response.status in {"ok", "empty"}, response.error
+        assert response.usage["prompt_tokens"] > 16  # the image's 16 tokens and the text
+        assert 0 < response.usage["completion_tokens"] <= 24
+        assert response.tokens is not None and len(response.tokens) <= 24
+        for token in response.tokens:
+            assert token.logprob <= 0 and len(token.top) <= k
+            assert [lp for _, lp in token.top] == sorted((lp for _, lp in token.top),
+                                                         reverse=True)
+            assert sum(math.exp(lp) for _, lp in token.top) <= 1.0 + 1e-3
+        # The tokens spell the text unless a special token (skipped in the text) or a
+        # partial UTF-8 byte (decoded alone as U+FFFD) was sampled: a random model may.
+        if all(t.token.isascii() and t.token not in SPECIAL_TOKENS for t in response.tokens):
+            assert "".join(t.token for t in response.tokens) == response.text
+    for token in first.tokens or ():  # greedy: each chosen token is the most likely one
+        assert token.logprob == pytest.approx(token.top[0][1], abs=1e-3)
+    assert json.loads(first.logprobs_json())
