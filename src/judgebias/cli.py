@@ -106,6 +106,14 @@ def _cmd_plan(args: argparse.Namespace) -> None:
         raise ConfigError(f"over budget (max_requests): {over}")
 
 
+def _cmd_serve_sim(args: argparse.Namespace) -> None:
+    from judgebias.models.serve_sim import run_from_args
+
+    code = run_from_args(load_config(args.params), args)
+    if code:
+        raise SystemExit(code)
+
+
 def _cmd_export_dvc(args: argparse.Namespace) -> None:
     from judgebias.workflow.dvc_export import export_dvc_yaml
 
@@ -150,6 +158,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("report", _cmd_report, "write the self-contained HTML report")
     p.add_argument("--out", default=Paths.report)
     add("plan", _cmd_plan, "calls each model still needs (and tokens/cost where priced)")
+    p = add("serve-sim", _cmd_serve_sim,
+            "serve the simulated panel as an OpenAI/Gemini-compatible API on loopback")
+    from judgebias.models.serve_sim import add_arguments
+
+    add_arguments(p)
     p = add("export-dvc", _cmd_export_dvc, "regenerate dvc.yaml from the Snakemake DAG")
     p.add_argument("--out", default="dvc.yaml")
     p.add_argument("--snakefile", default="Snakefile")
