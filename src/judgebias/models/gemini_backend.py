@@ -11,6 +11,7 @@ google-genai's own retries are off (`attempts=1`): judgebias.models.api retries.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import logging
@@ -103,9 +104,11 @@ class GeminiBackend(ApiBackend):
                  base_url: str | None, api_key: str):
         super().__init__(model_id, label, limits)
         self._base_url, self._api_key = base_url, api_key
-        self.logprobs_supported = True
+        self.logprobs_supported: bool | None = None  # unknown until the first answer
+        self._probe: asyncio.Lock | None = None
 
     async def _open(self) -> genai.Client:
+        self._probe = asyncio.Lock()
         options = types.HttpOptions(timeout=int(self.limits.timeout_s * 1000),
                                     retry_options=types.HttpRetryOptions(attempts=1))
         if self._base_url:
@@ -120,12 +123,20 @@ class GeminiBackend(ApiBackend):
         config = types.GenerateContentConfig(
             temperature=sampling.temperature, top_p=sampling.top_p,
             max_output_tokens=sampling.max_tokens, seed=sampling.seed)
-        if sampling.top_logprobs > 0 and self.logprobs_supported:
+        if sampling.top_logprobs > 0 and self.logprobs_supported is not False:
             config.response_logprobs = True
             config.logprobs = sampling.top_logprobs
         return config
 
     async def _call(self, client: genai.Client, request: ChatRequest) -> ChatResponse:
+        if self.logprobs_supported is None and request.sampling.top_logprobs > 0:
+            assert self._probe is not None
+            async with self._probe:  # the first request finds out alone; the rest wait
+                if self.logprobs_supported is None:
+                    return await self._send(client, request)
+        return await self._send(client, request)
+
+    async def _send(self, client: genai.Client, request: ChatRequest) -> ChatResponse:
         config = self._config(request)
         try:
             result = await client.aio.models.generate_content(
@@ -133,11 +144,13 @@ class GeminiBackend(ApiBackend):
         except genai_errors.ClientError as exc:
             if not (config.response_logprobs and rejects_logprobs(exc)):
                 raise
-            if self.logprobs_supported:
+            if self.logprobs_supported is not False:
                 self.logprobs_supported = False
                 log.warning("%s: the model rejects log-probs (%s); using the parsed score",
                             self.label, exc.message)
-            return await self._call(client, request)
+            return await self._send(client, request)
+        if config.response_logprobs:
+            self.logprobs_supported = True
         return to_response(result)
 
     def _classify(self, exc: BaseException) -> TransientError | PermanentError | None:

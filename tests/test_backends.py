@@ -1,0 +1,272 @@
+"""The real `openai` and `gemini` backends, for real over HTTP, against `serve-sim`.
+
+serve-sim answers exactly as the sim backend does, so every result through a client
+backend must equal the in-process sim result; with faults injected, a job must still
+complete with every row, count its retries, never pay twice, and stop at once on a
+permanent error.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from judgebias.config import validate_params
+from judgebias.data.synthetic import build_synthetic_dataset
+from judgebias.judging import caption_images, score_captions
+from judgebias.models.api import PermanentError
+from judgebias.models.base import ChatRequest, ChatResponse
+from judgebias.models.journal import BudgetExceeded, Journal, journal_path, request_key
+from judgebias.models.openai_backend import PROTOCOL_VERSION
+from judgebias.models.serve_sim import Faults, SimServer
+
+KEY_ENV = "JUDGEBIAS_TEST_API_KEY"
+KEY = "test-key-0123456789"
+MODELS = ["lumen-large", "corvid-pro"]
+
+
+class RecordingServer(SimServer):
+    """serve-sim that remembers every request it answered (to prove nothing is re-paid)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.answered: list[ChatRequest] = []
+        self._record_lock = threading.Lock()
+
+    def answer(self, request: ChatRequest) -> ChatResponse:
+        with self._record_lock:
+            self.answered.append(request)
+        return super().answer(request)
+
+
+def api_params(params: dict, backend: str, url: str, models=MODELS) -> dict:
+    """The same panel, but answered over HTTP by `backend` clients."""
+    params = copy.deepcopy(params)
+    for key in models:
+        model = params["models"][key]
+        model.pop("sim")
+        model.update(backend=backend, api_key_env=KEY_ENV,
+                     base_url=f"{url}/v1" if backend == "openai" else url)
+    return params
+
+
+@pytest.fixture
+def key_env(monkeypatch):
+    monkeypatch.setenv(KEY_ENV, KEY)
+
+
+@pytest.fixture
+def images(tmp_path):
+    return build_synthetic_dataset(tmp_path / "dataset", 6, 3)
+
+
+def configs(params, tmp_path, backend, url):
+    sim = validate_params(params)
+    sim["journal_dir"] = str(tmp_path / "journal-sim")
+    api = validate_params(api_params(params, backend, url))
+    api["journal_dir"] = str(tmp_path / "journal-api")
+    return sim, api
+
+
+def _same_answers(a: pd.DataFrame, b: pd.DataFrame, columns: list[str]) -> None:
+    pd.testing.assert_frame_equal(a[columns].reset_index(drop=True),
+                                  b[columns].reset_index(drop=True))
+
+
+@pytest.mark.parametrize("backend", ["openai", "gemini"])
+def test_client_backends_equal_the_sim(backend, params, tmp_path, images, key_env):
+    with SimServer(validate_params(params), api_key=KEY) as server:
+        sim, api = configs(params, tmp_path, backend, server.url)
+        for generator in MODELS:
+            caps_sim = caption_images(sim, generator, images)
+            caps_api = caption_images(api, generator, images)
+            _same_answers(caps_sim, caps_api, ["image_id", "caption", "status", "raw_text",
+                                               "logprobs"])
+            assert (caps_api["backend"] == backend).all()
+            scores_sim = score_captions(sim, "corvid-pro", "ref_based", images, caps_sim)
+            scores_api = score_captions(api, "corvid-pro", "ref_based", images, caps_api)
+            _same_answers(scores_sim, scores_api, ["status", "score_raw", "score_expected",
+                                                   "raw_text", "logprobs"])
+            assert scores_api["logprobs_available"].all()
+
+
+def test_gemini_model_without_logprobs_falls_back_once(params, tmp_path, images, key_env,
+                                                        caplog):
+    with SimServer(validate_params(params), api_key=KEY,
+                   no_logprobs_models=frozenset({"sim/corvid-pro"})) as server:
+        sim, api = configs(params, tmp_path, "gemini", server.url)
+        captions = caption_images(sim, "lumen-large", images)
+        with caplog.at_level(logging.WARNING):
+            scores = score_captions(api, "corvid-pro", "ref_free", images, captions)
+        stats = server.stats
+    assert (scores["status"] == "ok").all() and not scores["logprobs_available"].any()
+    assert scores["score_expected"].isna().all() and scores["score_raw"].notna().all()
+    assert sum("rejects log-probs" in r.message for r in caplog.records) == 1
+    assert stats["outcomes"]["400"] == 1  # detected once, not once per request
+
+
+def test_faults_are_survived_and_counted(params, tmp_path, key_env, caplog):
+    images = build_synthetic_dataset(tmp_path / "dataset", 30, 5)
+    faults = Faults(rate_429=0.15, retry_after_s=0.05, rate_500=0.1, rate_stall=0.05,
+                    stall_s=1.0, rate_drop=0.05, rate_garbled=0.05)
+    with SimServer(validate_params(params), api_key=KEY, faults=faults, seed=1) as server:
+        sim, api = configs(params, tmp_path, "openai", server.url)
+        api["backends"] = {"openai": {"concurrency": 4, "timeout_s": 0.4, "max_retries": 20,
+                                      "backoff_initial_s": 0.01, "backoff_max_s": 0.05}}
+        with caplog.at_level(logging.INFO):
+            captions = caption_images(api, "lumen-large", images)
+        outcomes = server.stats["outcomes"]
+    assert (captions["status"] == "ok").all() and len(captions) == 30
+    _same_answers(caption_images(sim, "lumen-large", images), captions,
+                  ["caption", "raw_text", "logprobs"])
+    retries = [r.message for r in caplog.records if "retries by reason" in r.message]
+    assert retries, "the job log must count the retries"
+    for reason in ("429", "500"):
+        assert outcomes[reason] > 0 and f"'{reason}'" in retries[-1]
+    assert sum(outcomes[k] for k in ("stall", "drop", "garbled")) > 0
+
+
+def test_retry_after_is_honoured(params, tmp_path, images, key_env):
+    with SimServer(validate_params(params), api_key=KEY,
+                   faults=Faults(rate_429=0.5, retry_after_s=0.3), seed=2) as server:
+        _, api = configs(params, tmp_path, "openai", server.url)
+        api["backends"] = {"openai": {"concurrency": 1, "max_retries": 20,
+                                      "backoff_initial_s": 0.0, "backoff_max_s": 0.0}}
+        start = time.monotonic()
+        caption_images(api, "lumen-large", images)
+        elapsed = time.monotonic() - start
+        n_429 = server.stats["outcomes"]["429"]
+    assert n_429 > 0 and elapsed >= 0.3 * n_429  # waited as told, not the (zero) backoff
+
+
+@pytest.mark.parametrize("what", ["bad key", "unknown model"])
+def test_permanent_errors_stop_at_once(what, params, tmp_path, images, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, "wrong" if what == "bad key" else KEY)
+    with SimServer(validate_params(params), api_key=KEY) as server:
+        _, api = configs(params, tmp_path, "openai", server.url)
+        if what == "unknown model":
+            api["models"]["lumen-large"]["model_id"] = "sim/does-not-exist"
+        with pytest.raises(PermanentError) as info:
+            caption_images(api, "lumen-large", images)
+        requests = server.stats["requests"]
+    message = str(info.value)
+    assert "models.lumen-large" in message and ("401" in message or "404" in message)
+    assert "wrong" not in message and KEY not in message
+    assert requests <= api.get("backends", {}).get("openai", {}).get("concurrency", 8)
+
+
+def test_budget_stops_before_any_call(params, tmp_path, images, key_env):
+    with SimServer(validate_params(params), api_key=KEY) as server:
+        _, api = configs(params, tmp_path, "openai", server.url)
+        api["models"]["lumen-large"]["max_requests"] = 4
+        with pytest.raises(BudgetExceeded, match="max_requests=4"):
+            caption_images(api, "lumen-large", images)
+        assert server.stats["requests"] == 0
+
+
+def _journal_keys(path: Path) -> set[str]:
+    if not path.exists():
+        return set()
+    with Journal(path) as journal:
+        return {k for (k,) in journal._db.execute("SELECT key FROM responses")}
+
+
+def test_kill_9_resumes_without_paying_twice(default_params, tmp_path, key_env):
+    """SIGKILL a caption job mid-run; the rerun re-sends nothing that had completed and
+    writes the same artifact as an uninterrupted run."""
+    images = build_synthetic_dataset(tmp_path / "dataset", 40, 9)
+    table = tmp_path / "images.parquet"
+    from judgebias.artifacts import write_table
+
+    write_table(images, table, "images")
+    config = validate_params(default_params)
+    with RecordingServer(config, api_key=KEY, latency_s=0.05) as server:
+        params = api_params(default_params, "openai", server.url)
+        params["backends"] = {"openai": {"concurrency": 2}}
+
+        def caption_job(journal_dir: Path, out: Path) -> subprocess.Popen:
+            params["journal_dir"] = str(journal_dir)
+            path = tmp_path / f"params-{journal_dir.name}.yaml"
+            path.write_text(yaml.safe_dump(params))
+            return subprocess.Popen(
+                [str(Path(sys.executable).parent / "judgebias"), "--params", str(path),
+                 "caption", "--generator", "lumen-large", "--images", str(table),
+                 "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+        journal = journal_path(tmp_path / "killed", "openai", "sim/lumen-large")
+        job = caption_job(tmp_path / "killed", tmp_path / "killed.parquet")
+        deadline = time.monotonic() + 60
+        while len(_journal_keys(journal)) < 10 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(job.pid, signal.SIGKILL)
+        job.wait()
+        completed = _journal_keys(journal)
+        assert 10 <= len(completed) < 40 and not (tmp_path / "killed.parquet").exists()
+        server.answered.clear()
+        rerun = caption_job(tmp_path / "killed", tmp_path / "killed.parquet")
+        assert rerun.wait(timeout=120) == 0, rerun.stderr.read().decode()
+        resent = {request_key(r, "openai", PROTOCOL_VERSION) for r in server.answered}
+        assert not resent & completed, "a completed request was paid for twice"
+        assert len(resent) == 40 - len(completed)
+        whole = caption_job(tmp_path / "whole", tmp_path / "whole.parquet")
+        assert whole.wait(timeout=120) == 0
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "killed.parquet"),
+                                  pd.read_parquet(tmp_path / "whole.parquet"))
+
+
+def test_plan_counts_what_is_left(params, tmp_path, images, key_env, monkeypatch, capsys):
+    from judgebias.artifacts import Paths, write_table
+    from judgebias.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    write_table(images, Paths.dataset_table, "images")
+    params["philautia"]["models"] = ["lumen-large", "lumen-mini", "corvid-pro"]
+    params["journal_dir"] = str(tmp_path / "journal")
+    params["models"]["corvid-pro"]["pricing"] = {"input_per_mtok": 2.5, "output_per_mtok": 10}
+    Path("params.yaml").write_text(yaml.safe_dump(params))
+    config = validate_params(params)
+    write_table(caption_images(config, "lumen-large", images), Paths.captions("lumen-large"),
+                "captions")
+    assert main(["plan"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:4]}
+    n = len(images)
+    # lumen-large: its captions are journaled; 2 settings x 3 generators of scores remain
+    assert rows["lumen-large"][2:5] == [str(n * 7), str(n), str(n * 6)]
+    # corvid-pro: nothing journaled; scores on 2 generators wait on their captions
+    assert rows["corvid-pro"][2:6] == [str(n * 7), "0", str(n * 7), str(n * 4)]
+    assert rows["corvid-pro"][-1] != "-"  # priced: a cost estimate
+    assert "total:" in out
+
+
+def test_secrets_are_never_written(default_params, tmp_path, key_env, monkeypatch):
+    """A canary key travels the whole pipeline over HTTP and appears in no output."""
+    from conftest import make_project
+    from test_pipeline import BIN, run, small_params
+
+    canary = "sk-canary-7f3a9c1e5b2d4068"
+    monkeypatch.setenv(KEY_ENV, canary)
+    base = small_params(default_params)
+    with SimServer(validate_params(default_params), api_key=canary) as server:
+        project = make_project(tmp_path, api_params(base, "openai", server.url,
+                                                    base["philautia"]["models"]))
+        run([str(BIN / "judgebias"), "export-dvc"], project)
+        run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+        assert server.stats["outcomes"]["ok"] > 0
+    leaks = [str(path) for path in project.rglob("*")
+             if path.is_file() and canary.encode() in path.read_bytes()]
+    assert leaks == []
+    metrics = json.loads((project / "results/philautia/ref_free/metrics.json").read_text())
+    assert set(metrics["philautia"]) == set(base["philautia"]["models"])
