@@ -190,3 +190,41 @@ def test_bad_params_stop_snakemake_before_any_job(tmp_path, default_params):
     assert "philautia.models[3]: model 'gpt-9' is referenced but not defined" in (
         result.stdout + result.stderr)
     assert not (project / "data").exists() and not (project / ".judgebias").exists()
+
+
+def _job_resources(project: Path, extra: list[str] = ()) -> dict[tuple, dict[str, str]]:
+    """resources of each planned job (rule, sorted wildcards) from `snakemake --dry-run`."""
+    out = run([str(BIN / "snakemake"), "--dry-run", "--cores", "1", *extra], project).stdout
+    found, current = {}, None
+    for line in out.splitlines():
+        if match := re.match(r"^(?:local)?rule (\w+):$", line):
+            current = [match.group(1), ()]
+        elif current and (match := re.match(r"^\s+wildcards: (.*)$", line)):
+            current[1] = tuple(sorted(tuple(p.split("=", 1)) for p in match.group(1).split(", ")))
+        elif current and (match := re.match(r"^\s+resources: (.*)$", line)):
+            found[tuple(current)] = dict(p.split("=", 1) for p in match.group(1).split(", "))
+    return found
+
+
+def test_jobs_request_gpus_and_api_units_from_the_panel(tmp_path, default_params):
+    """vllm jobs request their model's GPUs, API jobs a unit of their provider, sim
+    neither; locally and through the SLURM profile (a dry run needs no cluster)."""
+    params = small_params(default_params)
+    vllm = params["models"]["lumen-mini"]
+    vllm.pop("sim")
+    vllm.update(backend="vllm", model_id="Qwen/Qwen2.5-VL-7B-Instruct",
+                resources={"gpus": 2, "mem_mb": 32000})
+    api = params["models"]["corvid-pro"]
+    api.pop("sim")
+    api.update(backend="openai", api_key_env="OPENAI_API_KEY")
+    project = make_project(tmp_path, params)
+    expected = {"lumen-mini": ("2", "0"), "corvid-pro": ("0", "1"), "lumen-large": ("0", "0")}
+    for extra in ([], ["--profile", str(REPO / "workflow/profiles/slurm")]):
+        jobs = _job_resources(project, extra)
+        for (rule, wildcards), resources in jobs.items():
+            if rule not in ("caption", "score"):
+                continue
+            runner = dict(wildcards)["generator" if rule == "caption" else "evaluator"]
+            assert (resources["gpu"], resources["api_openai"]) == expected[runner], (
+                rule, wildcards, resources)
+        assert jobs[("caption", (("generator", "lumen-mini"),))]["mem_mb"] == "32000"

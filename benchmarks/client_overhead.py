@@ -1,0 +1,80 @@
+"""Benchmark: client overhead of the openai backend against serve-sim.
+
+serve-sim runs in its own process with a fixed injected latency and no compute, so the
+ideal throughput at concurrency c is c / latency; the ratio achieved/ideal measures what
+the client (SDK, asyncio, our retry/rate layer) costs. Target: >= 0.8 at c = 16 and 64.
+
+    .venv/bin/python benchmarks/client_overhead.py [--latency 0.5] [--rounds 10] [--repeat 3]
+
+Each run sends rounds * c requests; the median over --repeat runs is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from judgebias.models.api import ApiLimits
+from judgebias.models.base import ChatRequest, Sampling
+from judgebias.models.openai_backend import OpenAIBackend
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen, str]:
+    env = {**os.environ, "BENCH_KEY": "bench-key"}
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "judgebias"), "--params", str(ROOT / "params.yaml"),
+         "serve-sim", "--port", "0", "--no-compute", "--latency", str(latency),
+         "--api-key-env", "BENCH_KEY"], stdout=subprocess.PIPE, text=True, env=env)
+    line = server.stdout.readline()
+    match = re.search(r"(http://\S+)", line)
+    if not match:
+        server.kill()
+        raise RuntimeError(f"serve-sim did not start: {line!r}")
+    return server, match.group(1)
+
+
+def throughput(url: str, concurrency: int, n: int) -> float:
+    backend = OpenAIBackend("sim/lumen-large", "bench", ApiLimits(concurrency=concurrency),
+                            base_url=f"{url}/v1", api_key="bench-key")
+    requests = [ChatRequest(model="sim/lumen-large", prompt=f"Rate caption {i}.",
+                            images=(b"\x89PNG-bench",), sampling=Sampling(top_logprobs=5))
+                for i in range(n)]
+    start = time.perf_counter()
+    responses = backend.complete(requests)
+    elapsed = time.perf_counter() - start
+    assert all(r.ok for r in responses), [r.error for r in responses if not r.ok][:3]
+    return n / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--latency", type=float, default=0.5)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    server, url = start_server(args.latency)
+    try:
+        throughput(url, 4, 8)  # warm up
+        for concurrency in (16, 64):
+            ideal = concurrency / args.latency
+            runs = [throughput(url, concurrency, concurrency * args.rounds)
+                    for _ in range(args.repeat)]
+            median = statistics.median(runs)
+            print(f"concurrency {concurrency:3d}: {median:7.1f} req/s, ideal {ideal:7.1f}, "
+                  f"ratio {median / ideal:.3f} (median of {args.repeat}; runs "
+                  f"{', '.join(f'{r:.1f}' for r in runs)})")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
