@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from judgebias.models.api import image_data_url, image_mime_type
 from judgebias.models.base import ChatRequest, Sampling
 from judgebias.models.gpu import (
     ENV,
@@ -37,8 +38,6 @@ from judgebias.models.vllm_backend import (
     INSTALL_HINT,
     chat_messages,
     failed,
-    image_data_url,
-    image_mime_type,
     is_request_error,
     map_logprobs,
     map_output,

@@ -82,20 +82,33 @@ def parse_retry_after(value: str | None) -> float | None:
         return None
 
 
-def image_mime(data: bytes) -> str:
-    if data.startswith(b"\x89PNG"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8"):
-        return "image/jpeg"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_mime_type(image: bytes) -> str:
+    """The MIME type of encoded image bytes, from their magic number.
+
+    A data URL or inline part must name the format, and a wrong name is a silent decode
+    failure in some loaders; an unknown format raises ValueError so the job fails
+    visibly, before the request is sent.
+    """
+    for magic, mime in _MAGIC:
+        if image.startswith(magic):
+            return mime
+    if image[:4] == b"RIFF" and image[8:12] == b"WEBP":
         return "image/webp"
-    if data[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    return "application/octet-stream"
+    raise ValueError(f"unknown image format (first bytes {image[:8]!r}); expected PNG or JPEG")
 
 
-def data_url(data: bytes) -> str:
-    return f"data:{image_mime(data)};base64,{base64.b64encode(data).decode('ascii')}"
+def image_data_url(image: bytes) -> str:
+    """``data:<mime>;base64,<payload>``: how an image travels in an OpenAI-style message."""
+    payload = base64.b64encode(image).decode("ascii")
+    return f"data:{image_mime_type(image)};base64,{payload}"
 
 
 class ApiBackend:
@@ -103,8 +116,10 @@ class ApiBackend:
 
     name = "api"
 
-    def __init__(self, model_id: str, label: str, limits: ApiLimits, *, seed: int = 0):
+    def __init__(self, model_id: str, label: str, limits: ApiLimits, *,
+                 base_url: str | None, api_key: str, seed: int = 0):
         self.model_id, self.label, self.limits = model_id, label, limits
+        self._base_url, self._api_key = base_url, api_key
         self.retry_counts: Counter[str] = Counter()
         self._jitter = random.Random(seed)
 

@@ -27,7 +27,7 @@ from judgebias.models.api import (
     ApiLimits,
     PermanentError,
     TransientError,
-    image_mime,
+    image_mime_type,
     parse_retry_after,
     permanent,
 )
@@ -59,7 +59,7 @@ _TRANSPORT_ERRORS = _transport_errors()
 def build_contents(request: ChatRequest) -> list[Any]:
     """The prompt text, then the images as inline parts (as the OpenAI backend orders them)."""
     parts: list[Any] = [types.Part.from_text(text=request.prompt)]
-    parts += [types.Part.from_bytes(data=image, mime_type=image_mime(image))
+    parts += [types.Part.from_bytes(data=image, mime_type=image_mime_type(image))
               for image in request.images]
     return [types.Content(role="user", parts=parts)]
 
@@ -102,8 +102,7 @@ class GeminiBackend(ApiBackend):
 
     def __init__(self, model_id: str, label: str, limits: ApiLimits, *,
                  base_url: str | None, api_key: str):
-        super().__init__(model_id, label, limits)
-        self._base_url, self._api_key = base_url, api_key
+        super().__init__(model_id, label, limits, base_url=base_url, api_key=api_key)
         self.logprobs_supported: bool | None = None  # unknown until the first answer
         self._probe: asyncio.Lock | None = None
 
@@ -163,6 +162,6 @@ class GeminiBackend(ApiBackend):
                                   parse_retry_after(headers.get("retry-after")))
         if isinstance(exc, _TRANSPORT_ERRORS):
             return TransientError("connection", str(exc) or type(exc).__name__)
-        if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError, ValueError)):
+        if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
             return TransientError("garbled", str(exc)[:200])
         return None

@@ -17,10 +17,9 @@ import openai
 from judgebias.models.api import (
     PERMANENT_STATUS,
     ApiBackend,
-    ApiLimits,
     PermanentError,
     TransientError,
-    data_url,
+    image_data_url,
     parse_retry_after,
     permanent,
 )
@@ -34,7 +33,7 @@ PROTOCOL_VERSION = "openai-chat-1"
 
 def build_messages(request: ChatRequest) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = [{"type": "text", "text": request.prompt}]
-    content += [{"type": "image_url", "image_url": {"url": data_url(image)}}
+    content += [{"type": "image_url", "image_url": {"url": image_data_url(image)}}
                 for image in request.images]
     return [{"role": "user", "content": content}]
 
@@ -57,11 +56,6 @@ def to_response(completion: Any) -> ChatResponse:
 class OpenAIBackend(ApiBackend):
     name = "openai"
     version = PROTOCOL_VERSION
-
-    def __init__(self, model_id: str, label: str, limits: ApiLimits, *,
-                 base_url: str | None, api_key: str):
-        super().__init__(model_id, label, limits)
-        self._base_url, self._api_key = base_url, api_key
 
     async def _open(self) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(base_url=self._base_url, api_key=self._api_key,

@@ -26,45 +26,17 @@ map outputs are plain functions on plain data, so they are tested without vLLM.
 
 from __future__ import annotations
 
-import base64
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from judgebias.models.api import image_data_url
 from judgebias.models.base import ChatRequest, ChatResponse, OnResponse, TokenLogprob
 
 log = logging.getLogger(__name__)
 
 INSTALL_HINT = "the vllm backend needs `pip install judgebias[vllm]` and a GPU"
 FAILED_FINISH = ("abort", "error")  # vLLM finish reasons of a request that did not complete
-
-_MAGIC: tuple[tuple[bytes, str], ...] = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
-
-
-def image_mime_type(image: bytes) -> str:
-    """The MIME type of encoded image bytes, from their magic number.
-
-    Why: a data URL must name the format, and a wrong name is a silent decode failure in
-    some loaders; an unknown format raises ``ValueError`` so the request fails visibly.
-    """
-    for magic, mime in _MAGIC:
-        if image.startswith(magic):
-            return mime
-    if image[:4] == b"RIFF" and image[8:12] == b"WEBP":
-        return "image/webp"
-    raise ValueError(f"unknown image format (first bytes {image[:8]!r}); expected PNG or JPEG")
-
-
-def image_data_url(image: bytes) -> str:
-    """``data:<mime>;base64,<payload>``: how an image travels in an OpenAI-style message."""
-    payload = base64.b64encode(image).decode("ascii")
-    return f"data:{image_mime_type(image)};base64,{payload}"
-
 
 def chat_messages(request: ChatRequest) -> list[dict[str, Any]]:
     """The single-turn conversation for one request: the images, then the prompt text.
