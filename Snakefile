@@ -4,6 +4,7 @@
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/philautia.smk"
+include: "workflow/rules/pomms.smk"
 
 
 rule all:

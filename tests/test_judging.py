@@ -59,3 +59,25 @@ def test_failed_captions_are_not_scored(small):
     scores = score_captions(config, "corvid-pro", "ref_free", images, captions)
     assert scores.loc[0, "status"] == "no_caption" and pd.isna(scores.loc[0, "request_key"])
     assert (scores["status"].iloc[1:] == "ok").all()
+
+
+def test_agreement_command_on_an_external_score_file(tmp_path, capsys):
+    """Scores produced by another tool (a CSV keyed by item_id) against the judgements."""
+    from judgebias.cli import main
+    from judgebias.data.judgements import build_synthetic_judgements, items
+
+    ratings = build_synthetic_judgements(tmp_path / "judge", 30, 2)
+    write_table(ratings, tmp_path / "judgements.parquet", "judgements")
+    item_table = items(ratings)
+    external = pd.DataFrame({"item_id": item_table["item_id"],
+                             "my_metric": item_table["human_score_mean"]})
+    external.loc[0, "my_metric"] = np.nan  # a metric that failed on one item
+    external.to_csv(tmp_path / "metric.csv", index=False)
+    assert main(["agreement", "--judgements", str(tmp_path / "judgements.parquet"),
+                 "--scores", str(tmp_path / "metric.csv"), "--column", "my_metric"]) == 0
+    out = capsys.readouterr().out
+    assert "tau_b" in out and "tau_c" in out
+    lines = [line.split() for line in out.splitlines() if line.startswith("synthetic")]
+    assert {line[1] for line in lines} == {"train", "val", "test"}
+    n_raters = int(ratings.groupby("item_id").size().iloc[0])
+    assert f"0 of {len(ratings)} ratings had no score; {n_raters} scores were missing" in out

@@ -29,6 +29,7 @@ def small_params(default_params: dict) -> dict:
     params = copy.deepcopy(default_params)
     params["dataset"]["synthetic"]["n_images"] = 12
     params["philautia"].update(models=list(PANEL), n_bootstrap=50, n_permutations=200)
+    params["pomms"]["datasets"]["synthetic"]["n_items"] = 40
     return params
 
 
@@ -63,10 +64,19 @@ def job(rule: str, **wildcards: str) -> tuple:
     return (rule, tuple(sorted(wildcards.items())))
 
 
+POMMS_SETTING = "ref_free"
+
+
 def downstream(settings: list[str]) -> Counter:
+    """Analysis of the settings, Pomms (which reads its setting's scores), the report."""
     jobs = Counter(job(r, setting=s) for s in settings for r in ("phi", "philautia", "heatmaps"))
-    jobs[job("report")] += 1
+    jobs.update([job("pomms"), job("pomms_heatmap"), job("report")])
     return jobs
+
+
+def item_scores(evaluators) -> Counter:
+    return Counter(job("judge_items", setting=POMMS_SETTING, dataset="synthetic", evaluator=e)
+                   for e in evaluators)
 
 
 def scores(settings, evaluators, generators) -> Counter:
@@ -98,7 +108,8 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
     template = project / "src/judgebias/prompts/templates/gveval_ref_free.txt"
     original = template.read_text()
     template.write_text(original + " ")
-    assert planned_jobs(project) == scores(["ref_free"], PANEL, PANEL) + downstream(["ref_free"])
+    assert planned_jobs(project) == (scores(["ref_free"], PANEL, PANEL) + item_scores(PANEL)
+                                     + downstream(["ref_free"]))
     template.write_text(original)
     assert planned_jobs(project) == Counter()
 
@@ -107,7 +118,7 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
     params["philautia"]["ddof"] = 1
     write_params(project, params)
     expected = Counter(job(r, setting=s) for s in SETTINGS for r in ("philautia", "heatmaps"))
-    expected[job("report")] += 1
+    expected.update([job("pomms"), job("pomms_heatmap"), job("report")])
     assert planned_jobs(project) == expected
 
     # (c) one model joins a panel of M: its caption job, its score jobs on all M+1
@@ -118,9 +129,9 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
     new, panel = "corvid-lite", [*PANEL, "corvid-lite"]
     expected = Counter([job("caption", generator=new)])
     expected += scores(SETTINGS, [new], panel) + scores(SETTINGS, PANEL, [new])
-    expected += downstream(SETTINGS)
+    expected += item_scores([new]) + downstream(SETTINGS)
     assert planned_jobs(project) == expected
-    assert sum(expected.values()) == 1 + 2 * (len(panel) + len(PANEL)) + 7
+    assert sum(expected.values()) == 1 + 2 * (len(panel) + len(PANEL)) + 1 + 9
 
 
 @pytest.mark.slow
@@ -148,7 +159,7 @@ def test_dvc_front_door_matches_snakemake(project, default_params):
     params = small_params(default_params)
     params["philautia"]["ddof"] = 1
     write_params(project, params)
-    assert dvc_planned() == {f"philautia__{s}" for s in SETTINGS} | {"report"}
+    assert dvc_planned() == {f"philautia__{s}" for s in SETTINGS} | {"pomms", "report"}
     write_params(project, small_params(default_params))
     template = project / "src/judgebias/prompts/templates/gveval_ref_free.txt"
     template.write_text(template.read_text() + " ")
@@ -156,6 +167,8 @@ def test_dvc_front_door_matches_snakemake(project, default_params):
     assert {s for s in planned if s.startswith("caption")} == set()
     assert {s for s in planned if s.startswith("score")} == {
         f"score__ref_free__{e}__{g}" for e in PANEL for g in PANEL}
+    assert {s for s in planned if s.startswith("judge_items")} == {
+        f"judge_items__ref_free__synthetic__{e}" for e in PANEL}
 
 
 def test_committed_dvc_yaml_is_derived_from_the_dag(tmp_path):

@@ -33,6 +33,16 @@ _CALL_FIELDS = [
     pa.field("logprobs", pa.string(), nullable=False),  # JSON token log-probs, "" if none
 ]
 
+# What a judge's answer yields, shared by every table of judge answers.
+_SCORE_FIELDS = [
+    pa.field("evaluator", pa.string(), nullable=False),
+    pa.field("setting", pa.string(), nullable=False),
+    pa.field("score_raw", pa.int64(), nullable=True),  # parsed $NN$ (0..100)
+    pa.field("score_expected", pa.float64(), nullable=True),  # log-prob weighted (0..100)
+    pa.field("score_mass", pa.float64(), nullable=True),
+    pa.field("logprobs_available", pa.bool_(), nullable=False),
+]
+
 SCHEMAS: dict[str, pa.Schema] = {
     # One row per image of the dataset (synthetic or imported).
     "images": pa.schema([
@@ -54,12 +64,26 @@ SCHEMAS: dict[str, pa.Schema] = {
     "scores": pa.schema([
         pa.field("image_id", pa.string(), nullable=False),
         pa.field("generator", pa.string(), nullable=False),
-        pa.field("evaluator", pa.string(), nullable=False),
-        pa.field("setting", pa.string(), nullable=False),
-        pa.field("score_raw", pa.int64(), nullable=True),  # parsed $NN$ (0..100)
-        pa.field("score_expected", pa.float64(), nullable=True),  # log-prob weighted (0..100)
-        pa.field("score_mass", pa.float64(), nullable=True),
-        pa.field("logprobs_available", pa.bool_(), nullable=False),
+        *_SCORE_FIELDS,
+        *_CALL_FIELDS,
+    ]),
+    # One row per human rating of a caption-judgement dataset (seed 000 §6.3).
+    "judgements": pa.schema([
+        pa.field("item_id", pa.string(), nullable=False),
+        pa.field("dataset", pa.string(), nullable=False),
+        pa.field("image_id", pa.string(), nullable=False),
+        pa.field("image_path", pa.string(), nullable=True),  # None: no pixels imported
+        pa.field("candidate", pa.string(), nullable=False),
+        pa.field("references", pa.list_(pa.string()), nullable=False),
+        pa.field("human_score", pa.float64(), nullable=False),
+        pa.field("rater", pa.int64(), nullable=False),
+        pa.field("split", pa.string(), nullable=False),
+    ]),
+    # One row per (judgement item, evaluator, setting): the judge's answer and scores.
+    "item_scores": pa.schema([
+        pa.field("item_id", pa.string(), nullable=False),
+        pa.field("dataset", pa.string(), nullable=False),
+        *_SCORE_FIELDS,
         *_CALL_FIELDS,
     ]),
 }
@@ -205,5 +229,19 @@ class Paths:
     @staticmethod
     def phi_dir(setting: str) -> str:
         return f"results/philautia/{setting}"
+
+    @staticmethod
+    def judgements(dataset: str) -> str:
+        return f"data/judgements/{dataset}.parquet"
+
+    @staticmethod
+    def judgement_images(dataset: str) -> str:
+        return f"data/judgements/{dataset}"
+
+    @staticmethod
+    def item_scores(setting: str, dataset: str, evaluator: str) -> str:
+        return f"data/item_scores/{setting}/{dataset}/{evaluator}.parquet"
+
+    pomms_dir = "results/pomms"
 
     report = "results/report.html"

@@ -56,6 +56,52 @@ def _cmd_score(args: argparse.Namespace) -> None:
     write_table(table, args.out, "scores")
 
 
+def _cmd_judgements(args: argparse.Namespace) -> None:
+    from judgebias.data.build import build_judgements
+
+    config = load_config(args.params)
+    spec = config["pomms"]["datasets"][args.dataset]
+    table = build_judgements(args.dataset, spec, Path(args.images))
+    write_table(table, args.out, "judgements")
+    log.info("%s: %d ratings of %d items -> %s", args.dataset, len(table),
+             table["item_id"].nunique(), args.out)
+
+
+def _cmd_judge_items(args: argparse.Namespace) -> None:
+    from judgebias.data.judgements import items
+    from judgebias.judging import score_items
+
+    config = load_config(args.params)
+    judgements = read_table(args.judgements, "judgements")
+    table = score_items(config, args.evaluator, args.setting, items(judgements))
+    write_table(table, args.out, "item_scores")
+
+
+def _cmd_agreement(args: argparse.Namespace) -> None:
+    from judgebias.agreement import agreement, join_scores, read_scores
+
+    judgements = read_table(args.judgements, "judgements")
+    scores = read_scores(args.scores, on=args.on)
+    joined = join_scores(judgements, scores, on=args.on, score_column=args.column)
+    counts = joined.attrs.get("join_scores", {})
+    print(agreement(joined, args.column).to_string(index=False))
+    for name, info in counts.items():
+        print(f"{name}: {info['n_unmatched_rows']} of {info['n_rows']} ratings had no score; "
+              f"{info['n_nan_scores']} scores were missing (excluded, never imputed)")
+
+
+def _cmd_pomms(args: argparse.Namespace) -> None:
+    from judgebias.studies.pomms_steps import run_pomms
+
+    run_pomms(load_config(args.params), Path(args.out_dir))
+
+
+def _cmd_pomms_heatmap(args: argparse.Namespace) -> None:
+    from judgebias.studies.pomms_steps import draw_heatmap
+
+    draw_heatmap(load_config(args.params), Path(args.out))
+
+
 def _cmd_phi(args: argparse.Namespace) -> None:
     from judgebias.studies.philautia_steps import collect_scores
 
@@ -147,6 +193,24 @@ def build_parser() -> argparse.ArgumentParser:
     for flag in ("--evaluator", "--generator", "--setting", "--captions", "--out"):
         p.add_argument(flag, required=True)
     p.add_argument("--images", default=Paths.dataset_table)
+    p = add("judgements", _cmd_judgements, "build or import a caption-judgement dataset")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--images", required=True)
+    p = add("judge-items", _cmd_judge_items, "score a judgement dataset with one evaluator")
+    for flag in ("--evaluator", "--dataset", "--setting", "--judgements", "--out"):
+        p.add_argument(flag, required=True)
+    p = add("agreement", _cmd_agreement,
+            "Kendall tau-b/tau-c of any score column against human judgements")
+    p.add_argument("--judgements", required=True, help="a judgements table (parquet)")
+    p.add_argument("--scores", required=True,
+                   help="item scores: a judge-items output or any CSV/Parquet with the key")
+    p.add_argument("--column", required=True, help="the score column to compare")
+    p.add_argument("--on", default="item_id", help="key column (default: %(default)s)")
+    p = add("pomms", _cmd_pomms, "fit Pomms; Table 1/2 analogues; Phi-tilde with Pomms")
+    p.add_argument("--out-dir", required=True)
+    p = add("pomms-heatmap", _cmd_pomms_heatmap, "heat map of Phi-tilde with Pomms (Fig. D)")
+    p.add_argument("--out", required=True)
     p = add("phi", _cmd_phi, "collect a setting's scores into the Phi matrix")
     p.add_argument("--out-dir", required=True)
     p.add_argument("scores", nargs="+", help="score tables of the setting")
@@ -171,6 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if args.log:
         Path(args.log).parent.mkdir(parents=True, exist_ok=True)
@@ -178,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         handlers=handlers, force=True)
-    for noisy in ("httpx", "httpcore", "openai", "google_genai", "urllib3"):
+    for noisy in ("httpx", "httpx2", "httpcore", "openai", "google_genai", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)  # request lines add nothing
     try:
         args.func(args)
@@ -188,6 +254,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (PermanentError, BudgetExceeded) as exc:
         log.error("stopped: %s", exc)
         return 3
+    finally:
+        # Called in-process (tests, notebooks), leave logging as it was found.
+        for handler in handlers:
+            root.removeHandler(handler)
+            handler.close()
+        root.handlers[:], _ = saved[0], root.setLevel(saved[1])
     return 0
 
 

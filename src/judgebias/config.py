@@ -131,6 +131,25 @@ def _reference_errors(params: Mapping[str, Any]) -> list[str]:
             errors.append(f"philautia.settings.{name}.references: is {setting['references']} "
                           f"but prompt {setting['prompt']!r} "
                           f"{'takes' if setting['references'] else 'has no'} references")
+    errors += _pomms_errors(params)
+    return errors
+
+
+def _pomms_errors(params: Mapping[str, Any]) -> list[str]:
+    pomms = params.get("pomms")
+    if pomms is None:
+        return []
+    errors = []
+    if pomms["setting"] not in params["philautia"]["settings"]:
+        errors.append(f"pomms.setting: {pomms['setting']!r} is not a philautia setting "
+                      f"(defined: {', '.join(params['philautia']['settings'])})")
+    if pomms["train_dataset"] not in pomms["datasets"]:
+        errors.append(f"pomms.train_dataset: {pomms['train_dataset']!r} is not defined under "
+                      "pomms.datasets")
+    for name, spec in pomms["datasets"].items():
+        needed = ["n_items"] if spec["format"] == "synthetic" else ["path"]
+        errors += [f"pomms.datasets.{name}.{key}: required for format {spec['format']!r}"
+                   for key in needed if key not in spec]
     return errors
 
 

@@ -28,6 +28,7 @@ from judgebias.scoring import STATUS_OK, parse_score
 log = logging.getLogger(__name__)
 
 NO_CAPTION = "no_caption"
+NO_IMAGE = "no_image"
 
 
 def _call_columns(config: Mapping[str, Any], key: str, prompt_id: str,
@@ -94,23 +95,66 @@ def caption_requests(config: Mapping[str, Any], generator: str, images: pd.DataF
     return [_request(config, generator, prompt, p) for p in images["image_path"]]
 
 
-def score_requests(config: Mapping[str, Any], evaluator: str, setting: str,
-                   images: pd.DataFrame, captions: pd.DataFrame
-                   ) -> tuple[pd.DataFrame, list[ChatRequest | None]]:
-    """The setting's G-VEval prompt for each caption (None where the caption failed),
-    aligned with the returned image/caption rows."""
+def judge_requests(config: Mapping[str, Any], evaluator: str, setting: str,
+                   rows: pd.DataFrame) -> list[ChatRequest | None]:
+    """The setting's G-VEval prompt for each row (image_path, caption, references, status):
+    None where there is nothing to judge (a failed caption, an item without its image)."""
     spec = config["philautia"]["settings"][setting]
-    merged = images.merge(captions[["image_id", "generator", "caption", "status"]],
-                          on="image_id", how="inner", validate="one_to_one")
     requests: list[ChatRequest | None] = []
-    for row in merged.itertuples(index=False):
-        if row.status != STATUS_OK:
+    for row in rows.itertuples(index=False):
+        if row.status != STATUS_OK or not isinstance(row.image_path, str):
             requests.append(None)
             continue
         refs = list(row.references) if spec["references"] else None
         prompt = prompts.render(spec["prompt"], caption=row.caption, references=refs)
         requests.append(_request(config, evaluator, prompt, row.image_path))
-    return merged, requests
+    return requests
+
+
+def caption_rows(images: pd.DataFrame, captions: pd.DataFrame) -> pd.DataFrame:
+    """One row per image with its caption by one generator, ready to be judged; a failed
+    caption becomes status "no_caption" (nothing to judge)."""
+    rows = images.merge(captions[["image_id", "generator", "caption", "status"]],
+                        on="image_id", how="inner", validate="one_to_one")
+    rows["status"] = rows["status"].where(rows["status"] == STATUS_OK, NO_CAPTION)
+    return rows
+
+
+def item_rows(items: pd.DataFrame) -> pd.DataFrame:
+    """Judgement-dataset items (judgebias.data.judgements.items) ready to be judged."""
+    rows = items.rename(columns={"candidate": "caption"})
+    rows["status"] = [STATUS_OK if isinstance(p, str) else NO_IMAGE for p in rows["image_path"]]
+    return rows
+
+
+def _judge(config: Mapping[str, Any], evaluator: str, setting: str,
+           rows: pd.DataFrame) -> dict[str, Any]:
+    """Seed 000 Alg. 1 line 4, per caption: the judge's answers and the scores read from
+    them, as columns aligned with `rows`. Rows without a request keep their status."""
+    requests = judge_requests(config, evaluator, setting, rows)
+    to_call = [r for r in requests if r is not None]
+    answered, _, backend, version = _run(config, evaluator, "evaluator", to_call)
+    answers = iter(answered)
+    responses = [None if r is None else next(answers) for r in requests]
+    parsed = [None if r is None or not r.ok else parse_score(r.text, r.tokens)
+              for r in responses]
+    prompt_id = config["philautia"]["settings"][setting]["prompt"]
+    calls = _call_columns(config, evaluator, prompt_id, requests, responses, backend, version)
+    calls["status"] = [
+        given if request is None else status if p is None else p.status
+        for given, status, request, p in zip(rows["status"], calls["status"], requests,
+                                             parsed, strict=True)]
+    return {
+        "evaluator": evaluator,
+        "setting": setting,
+        "score_raw": pd.array([None if p is None else p.raw for p in parsed], dtype="Int64"),
+        "score_expected": pd.array([None if p is None else p.expected for p in parsed],
+                                   dtype="Float64"),
+        "score_mass": pd.array([None if p is None else p.score_mass for p in parsed],
+                               dtype="Float64"),
+        "logprobs_available": [r is not None and r.tokens is not None for r in responses],
+        **calls,
+    }
 
 
 def caption_images(config: Mapping[str, Any], generator: str, images: pd.DataFrame
@@ -135,46 +179,40 @@ def score_captions(config: Mapping[str, Any], evaluator: str, setting: str,
 
     Images whose caption failed get status "no_caption" and no request is made.
     """
-    spec = config["philautia"]["settings"][setting]
-    merged, requests = score_requests(config, evaluator, setting, images, captions)
-    to_call = [r for r in requests if r is not None]
-    answered, _, backend, version = _run(config, evaluator, "evaluator", to_call)
-    answers = iter(answered)
-    responses = [None if r is None else next(answers) for r in requests]
-    parsed = [None if r is None or not r.ok else parse_score(r.text, r.tokens)
-              for r in responses]
-    calls = _call_columns(config, evaluator, spec["prompt"], requests, responses, backend,
-                          version)
-    calls["status"] = [s if p is None else p.status for s, p in zip(calls["status"], parsed,
-                                                                     strict=True)]
-    return pd.DataFrame({
-        "image_id": merged["image_id"].to_numpy(),
-        "generator": merged["generator"].to_numpy(),
-        "evaluator": evaluator,
-        "setting": setting,
-        "score_raw": pd.array([None if p is None else p.raw for p in parsed], dtype="Int64"),
-        "score_expected": pd.array([None if p is None else p.expected for p in parsed],
-                                   dtype="Float64"),
-        "score_mass": pd.array([None if p is None else p.score_mass for p in parsed],
-                               dtype="Float64"),
-        "logprobs_available": [r is not None and r.tokens is not None for r in responses],
-        **calls,
-    })
+    rows = caption_rows(images, captions)
+    return pd.DataFrame({"image_id": rows["image_id"].to_numpy(),
+                         "generator": rows["generator"].to_numpy(),
+                         **_judge(config, evaluator, setting, rows)})
+
+
+def score_items(config: Mapping[str, Any], evaluator: str, setting: str,
+                items: pd.DataFrame) -> pd.DataFrame:
+    """The same judge, prompt and setting on a caption-judgement dataset's items (seed 000
+    §6.3), through the same journal: one item_scores row per item. Items whose image is
+    absent get status "no_image" and no request is made."""
+    rows = item_rows(items)
+    return pd.DataFrame({"item_id": rows["item_id"].to_numpy(),
+                         "dataset": rows["dataset"].to_numpy(),
+                         **_judge(config, evaluator, setting, rows)})
+
+
+def score_values(frame: pd.DataFrame, score: str) -> pd.Series:
+    """A judge's score in [0, 1] per row, NaN where the answer failed or was unparseable.
+
+    `score` = "expected" uses the log-prob weighted score where the answer had log-probs
+    and the parsed one otherwise; "parsed" always uses the parsed $NN$.
+    """
+    value = frame["score_raw"].astype("float64")
+    if score == "expected":
+        expected = frame["score_expected"].astype("float64")
+        value = expected.where(expected.notna(), value)
+    return (value / 100.0).where(frame["status"] == STATUS_OK)
 
 
 def analysis_scores(paths: list[str], score: str) -> pd.DataFrame:
-    """The long (image, generator, evaluator, score in [0,1]) table the analysis reads.
-
-    `score` = "expected" uses the log-prob weighted score where the answer had log-probs
-    and the parsed one otherwise; "parsed" always uses the parsed $NN$. Rows whose answer
-    failed or could not be parsed get NaN (excluded from means, counted).
-    """
+    """The long (image, generator, evaluator, score in [0,1]) table the analysis reads;
+    failed or unparseable answers are NaN (excluded from means, counted)."""
     columns = ["image_id", "generator", "evaluator", "status", "score_raw", "score_expected"]
     scores = pd.concat([read_columns(p, "scores", columns) for p in paths], ignore_index=True)
-    ok = scores["status"] == STATUS_OK
-    value = scores["score_raw"].astype("float64")
-    if score == "expected":
-        expected = scores["score_expected"].astype("float64")
-        value = expected.where(expected.notna(), value)
-    scores["score"] = (value / 100.0).where(ok)
+    scores["score"] = score_values(scores, score)
     return scores[["image_id", "generator", "evaluator", "status", "score"]]

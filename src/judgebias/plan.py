@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from judgebias.artifacts import Paths, read_table
-from judgebias.judging import caption_requests, score_requests
+from judgebias.judging import caption_requests, caption_rows, judge_requests
 from judgebias.models.base import ChatRequest
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.registry import backend_version
@@ -103,8 +103,8 @@ def plan_calls(config: Mapping[str, Any]) -> list[ModelPlan]:
                             plan.needed += n_images
                             plan.waiting_on_captions += n_images
                             continue
-                        _, requests = score_requests(config, key, setting, images,
-                                                     captions[generator])
+                        requests = judge_requests(config, key, setting, caption_rows(
+                            images, captions[generator]))
                         _add(plan, journal, name, version, [r for r in requests if r])
             if model.get("max_requests") is not None:
                 started = journal.calls_started(model["model_id"]) if journal else 0

@@ -15,12 +15,16 @@ JB = "judgebias" if PARAMS_FILE == "params.yaml" else f"judgebias --params {PARA
 
 PANEL = PARAMS["philautia"]["models"]
 SETTINGS = list(PARAMS["philautia"]["settings"])
+POMMS = PARAMS.get("pomms")
+POMMS_DATASETS = list(POMMS["datasets"]) if POMMS else []
+POMMS_SETTING = POMMS["setting"] if POMMS else None
 SRC = Path(workflow.basedir) / "src" / "judgebias"
 
 wildcard_constraints:
     generator="|".join(PANEL),
     evaluator="|".join(PANEL),
     setting="|".join(SETTINGS),
+    dataset="|".join(POMMS_DATASETS) or "no-dataset",
 
 
 def code(*parts):
@@ -69,6 +73,13 @@ ANALYSIS_KEYS = [
     *[f"models.{m}.family" for m in PANEL],
 ]
 ANALYSIS_TABLES = ["phi_tilde", "philautia", "loo", "families"]
+POMMS_TABLES = ["steps", "table1", "table2", "phi_tilde", "agreement"]
+POMMS_OUTPUTS = ([f"results/pomms/{t}.parquet" for t in POMMS_TABLES]
+                 + ["results/pomms/metrics.json", "results/pomms/figures/phi_tilde_pomms.png"]
+                 if POMMS else [])
+POMMS_KEYS = ["pomms", "philautia.models", "philautia.score", "philautia.ddof",
+              *[f"models.{m}.family" for m in PANEL]]
+
 # The report's provenance fingerprints every params key that can change a result.
 REPORT_KEYS = result_keys(PARAMS)
 FIGURE_KEYS = ["philautia.models", *[f"models.{m}.backend" for m in PANEL]]

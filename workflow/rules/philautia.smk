@@ -115,6 +115,7 @@ rule report:
                       table=["phi", "counts", *ANALYSIS_TABLES]),
         figures=expand("results/philautia/{setting}/figures/{figure}.png",
                        setting=SETTINGS, figure=["phi", "phi_tilde", "philautia"]),
+        pomms=POMMS_OUTPUTS,
         code=code("report"),
     output:
         Paths.report,

@@ -29,3 +29,24 @@ def build_dataset(spec: Mapping[str, Any], images_dir: Path) -> pd.DataFrame:
     return load_nocaps(Path(noc["annotations"]), Path(noc["image_dir"]),
                        n_images=noc["n_images"], n_references=noc["n_references"],
                        seed=noc["seed"], domains=noc.get("domains"), missing=noc["missing"])
+
+
+def build_judgements(name: str, spec: Mapping[str, Any], images_dir: Path) -> pd.DataFrame:
+    """The judgements table of `pomms.datasets.<name>`: simulated human raters (written
+    under `images_dir`), or an imported benchmark (its images stay where they are)."""
+    from judgebias.data import judgements
+
+    images_dir.mkdir(parents=True, exist_ok=True)
+    image_dir = Path(spec["image_dir"]) if spec.get("image_dir") else None
+    if spec["format"] == "synthetic":
+        table = judgements.build_synthetic_judgements(
+            images_dir, spec["n_items"], spec["seed"], n_raters=spec["n_raters"],
+            rater_noise=spec["rater_noise"])
+    elif spec["format"] == "flickr8k_expert":
+        table = judgements.load_flickr8k_expert(Path(spec["path"]), image_dir, spec["missing"])
+    elif spec["format"] == "nebula":
+        table = judgements.load_nebula(Path(spec["path"]), image_dir, spec["split"],
+                                       spec["missing"])
+    else:
+        table = judgements.load_table(Path(spec["path"]), image_dir, name, spec["missing"])
+    return table.assign(dataset=name)

@@ -36,9 +36,14 @@ def provenance(config: Mapping[str, Any], params_path: str) -> dict[str, str]:
 def write_full_report(config: Mapping[str, Any], params_path: str, out: Path) -> None:
     from judgebias.studies.philautia_steps import report_section, simulated_models
 
+    sections = [report_section(config, Path("results/philautia"))]
+    if config.get("pomms"):
+        from judgebias.studies.pomms_steps import report_section as pomms_section
+
+        sections.append(pomms_section(config))
     report = Report(
         title="judgebias report",
-        sections=[report_section(config, Path("results/philautia"))],
+        sections=sections,
         provenance=provenance(config, params_path),
         simulated_models=sorted(simulated_models(config)),
     )

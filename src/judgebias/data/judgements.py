@@ -1,0 +1,665 @@
+"""Caption-judgement datasets: human ratings of candidate captions, in one table shape.
+
+Seed 000 (`000_dd1ddac0ce03ecfb.txt`, Sec. 6.3 and Appendix A.2) checks that a judge (or an
+ensemble of judges) still agrees with people by Kendall's tau-b / tau-c against the human
+ratings of Flickr8k-Expert (1,000 images, 5,664 candidate captions, 16,992 expert ratings
+on a 1-4 scale) and Nebula (train / val / test = 26,382 / 3,298 / 3,298 candidates, one
+score in [0, 1] each). This module turns those files, any other benchmark a user exports
+as CSV / Parquet, and an offline synthetic stand-in into the SAME table, so that the
+agreement analysis and the judging code never branch on the source.
+
+The table: one row per human RATING (the caption-metric literature computes Kendall tau
+over all ratings, each rating its own row -- all 16,992 rows of Flickr8k-Expert), with
+exactly the columns in `COLUMNS`:
+
+- item_id (str): one id per (image, candidate caption) item, stable for a given file
+  (the loaders' docstrings give the rule). A judge scores each item once; `items(table)`
+  gives that one-row-per-item view.
+- dataset (str): "flickr8k-expert", "nebula", "synthetic", or the `dataset` given to
+  `load_table` (default: the file's stem).
+- image_id (str): the source's image id.
+- image_path (str or None): the image file when an `image_dir` was given, else None.
+  Without images a dataset still serves to measure agreement with scores computed
+  elsewhere (e.g. by the authors' released metric outputs), but it cannot be scored by an
+  MLLM judge, which has to see the pixels.
+- candidate (str): the caption that was rated.
+- references (list[str]): the human reference captions of the image, as given.
+- human_score (float): the rating on the source's own scale (Flickr8k-Expert 1..4,
+  Nebula and the synthetic set [0, 1]); no rescaling, because Kendall tau is invariant to
+  monotone maps and the published numbers use the raw scale.
+- rater (int): index of the rating within its item, 0-based, in file order. Sources do
+  not identify annotators consistently, so this is a position, not a person.
+- split (str): "train" | "val" | "test".
+
+Missing images (when `image_dir` is given, every item's image file is checked): with
+`missing="error"` the loaders raise `MissingJudgementImagesError`, a subclass of
+`judgebias.data.nocaps.MissingImagesError` (so one `except` covers every importer) whose
+message fits judgement datasets; `missing="skip"` drops the affected items and logs a
+warning with the count. Structural problems raise ValueError naming the file and the
+offending key or row.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgebias.data import scenes
+from judgebias.data.nocaps import MissingImagesError
+from judgebias.data.synthetic import _write_if_changed
+from judgebias.models.sim import SimModel, described_scene
+
+logger = logging.getLogger(__name__)
+
+COLUMNS: tuple[str, ...] = (
+    "item_id",
+    "dataset",
+    "image_id",
+    "image_path",
+    "candidate",
+    "references",
+    "human_score",
+    "rater",
+    "split",
+)
+ITEM_COLUMNS: tuple[str, ...] = (
+    "item_id",
+    "dataset",
+    "image_id",
+    "image_path",
+    "candidate",
+    "references",
+    "split",
+    "human_score_mean",
+    "n_ratings",
+)
+SPLITS: tuple[str, ...] = ("train", "val", "test")
+MISSING_MODES: tuple[str, ...] = ("error", "skip")
+# Extensions tried, in this order, when a source names an image only by its id.
+IMAGE_EXTENSIONS: tuple[str, ...] = (".jpg", ".jpeg", ".png")
+TABLE_REQUIRED: tuple[str, ...] = ("image_id", "candidate", "references", "human_score", "split")
+TABLE_OPTIONAL: tuple[str, ...] = ("image_file", "item_id")
+_SHOWN_MISSING = 20
+
+
+class MissingJudgementImagesError(MissingImagesError):
+    """Image files of a judgement dataset are absent; `.missing` lists every one.
+
+    Entries of `.missing` are file names; for sources that name images by id only
+    (Nebula, tables without `image_file`) an entry is the id followed by the tried
+    extensions, e.g. ``"59cf36...{.jpg,.jpeg,.png}"``.
+    """
+
+    def __init__(self, source: Path, image_dir: Path, missing: list[str], dataset: str) -> None:
+        # MissingImagesError's own message is about nocaps; keep its attributes, not its text.
+        self.annotations = Path(source)
+        self.image_dir = Path(image_dir)
+        self.missing = list(missing)
+        self.dataset = dataset
+        shown = ", ".join(self.missing[:_SHOWN_MISSING])
+        more = len(self.missing) - _SHOWN_MISSING
+        suffix = f", ... and {more} more" if more > 0 else ""
+        ValueError.__init__(
+            self,
+            f"{len(self.missing)} image file(s) of the {dataset} items listed in "
+            f"{self.annotations} are missing from {self.image_dir}: {shown}{suffix}. "
+            "Put the dataset's images in that directory, pass missing='skip' to drop those "
+            "items, or pass no image_dir to load the ratings without images.",
+        )
+
+
+# --------------------------------------------------------------------------- items
+
+
+@dataclass
+class _Item:
+    """One (image, candidate) item and its ratings, before images are resolved."""
+
+    item_id: str
+    image_id: str
+    candidate: str
+    references: list[str]
+    split: str
+    image_names: tuple[str, ...]  # acceptable file names inside image_dir, first wins
+    scores: list[float] = field(default_factory=list)
+    image_path: str | None = None
+
+
+def _image_label(names: tuple[str, ...]) -> str:
+    """How a missing image is named in error messages (see MissingJudgementImagesError)."""
+    if len(names) == 1:
+        return names[0]
+    stem = names[0][: -len(IMAGE_EXTENSIONS[0])]
+    return stem + "{" + ",".join(IMAGE_EXTENSIONS) + "}"
+
+
+def _by_extension(stem: str) -> tuple[str, ...]:
+    return tuple(stem + ext for ext in IMAGE_EXTENSIONS)
+
+
+def _check_missing_mode(missing: str) -> None:
+    if missing not in MISSING_MODES:
+        raise ValueError(f"missing={missing!r}; expected one of {list(MISSING_MODES)}")
+
+
+def _safe_name(name: str, source: Path, where: str) -> str:
+    """A file name relative to image_dir; absolute paths and '..' would escape it."""
+    if not name or Path(name).is_absolute() or ".." in Path(name).parts:
+        raise ValueError(f"{source}: {where} has unsafe image file name {name!r}")
+    return name
+
+
+def _resolve_images(
+    items: list[_Item], source: Path, image_dir: Path | None, missing: str, dataset: str
+) -> list[_Item]:
+    """Set each item's image_path (None without image_dir); report or drop missing files.
+
+    The directory is listed once, so checking tens of thousands of items costs one scan
+    rather than a stat per candidate extension.
+    """
+    if image_dir is None:
+        return items
+    image_dir = Path(image_dir)
+    if not image_dir.is_dir():
+        raise ValueError(f"image_dir {image_dir} (for {source}) is not a directory")
+    present = {entry.name for entry in os.scandir(image_dir) if entry.is_file()}
+
+    def find(names: tuple[str, ...]) -> str | None:
+        for name in names:
+            nested = "/" in name or os.sep in name
+            if (nested and (image_dir / name).is_file()) or (not nested and name in present):
+                return str(image_dir / name)
+        return None
+
+    found: dict[tuple[str, ...], str | None] = {}
+    absent: list[str] = []
+    for item in items:
+        if item.image_names not in found:
+            found[item.image_names] = find(item.image_names)
+            if found[item.image_names] is None:
+                absent.append(_image_label(item.image_names))
+        item.image_path = found[item.image_names]
+    if not absent:
+        return items
+    if missing == "error":
+        raise MissingJudgementImagesError(source, image_dir, absent, dataset)
+    kept = [item for item in items if item.image_path is not None]
+    logger.warning(
+        "%s: skipping %d of %d items (%d missing image file(s)) not found in %s",
+        dataset,
+        len(items) - len(kept),
+        len(items),
+        len(absent),
+        image_dir,
+    )
+    return kept
+
+
+def _frame(items: Iterable[_Item], dataset: str) -> pd.DataFrame:
+    """The rating table: one row per (item, rating), items in order, raters 0..k-1."""
+    rows = [
+        {
+            "item_id": item.item_id,
+            "dataset": dataset,
+            "image_id": item.image_id,
+            "image_path": item.image_path,
+            "candidate": item.candidate,
+            "references": list(item.references),
+            "human_score": float(score),
+            "rater": rater,
+            "split": item.split,
+        }
+        for item in items
+        for rater, score in enumerate(item.scores)
+    ]
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    # Keep None (not NaN) for "no image", and fixed dtypes even for an empty table.
+    frame["image_path"] = frame["image_path"].astype(object)
+    frame["references"] = frame["references"].astype(object)
+    frame["human_score"] = frame["human_score"].astype("float64")
+    frame["rater"] = frame["rater"].astype("int64")
+    return frame
+
+
+def items(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per item (columns `ITEM_COLUMNS`): what a judge scores once per item.
+
+    `human_score_mean` is the mean of the item's ratings and `n_ratings` their number;
+    items keep the order of their first rating. Agreement analyses that follow the
+    literature use the rating table itself; this view is for scheduling judge calls and
+    for per-item analyses.
+    """
+    absent = [c for c in COLUMNS if c not in table.columns]
+    if absent:
+        raise ValueError(f"not a judgement table: columns {absent} are missing")
+    grouped = table.groupby("item_id", sort=False)["human_score"]
+    stats = pd.DataFrame({"human_score_mean": grouped.mean(), "n_ratings": grouped.size()})
+    first = table.drop_duplicates("item_id", keep="first").set_index("item_id")
+    out = first.join(stats).reset_index()
+    out["n_ratings"] = out["n_ratings"].astype("int64")
+    return out[list(ITEM_COLUMNS)].reset_index(drop=True)
+
+
+# --------------------------------------------------------------------- JSON sources
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+
+
+def _get(record: Any, key: str, kind: type | tuple[type, ...], where: str, path: Path) -> Any:
+    """`record[key]` if present and of `kind`; otherwise a ValueError naming file and key."""
+    if not isinstance(record, dict) or key not in record:
+        raise ValueError(f"{path}: {where} lacks key {key!r}")
+    value = record[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError(f"{path}: {where} key {key!r} has unexpected type {type(value).__name__}")
+    return value
+
+
+def _score(value: Any, where: str, path: Path) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{path}: {where} has a non-numeric or non-finite score {value!r}")
+    return float(value)
+
+
+def _strings(value: Any, key: str, where: str, path: Path) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{path}: {where} key {key!r} must be a list of strings")
+    return list(value)
+
+
+def load_flickr8k_expert(
+    path: Path, image_dir: Path | None = None, missing: str = "error"
+) -> pd.DataFrame:
+    """Load Flickr8k-Expert (FLEUR repo `annotations/flickr8k.json`) as a rating table.
+
+    The file maps image id -> ``{"human_judgement": [{"image_id", "image_path",
+    "caption", "rating"}, ...], "ground_truth": [5 references], ...}``; each candidate
+    caption appears once per expert rating (3 ratings each, 1-4 scale). Items are the
+    unique (image, caption) pairs. Order, and so `item_id` = ``"flickr8k-%06d"``: images
+    sorted by id, captions within an image in order of first appearance; raters in file
+    order. All rows have split "test" (an evaluation-only benchmark).
+
+    `image_dir` is the folder holding the Flickr8k images (``Flickr8k_Dataset``);
+    image_path = ``str(image_dir / basename(listed image_path))``. Without it image_path
+    is None for every row: the ratings can then be compared with scores computed elsewhere
+    but not scored by an MLLM judge.
+    """
+    path = Path(path)
+    _check_missing_mode(missing)
+    data = _read_json(path)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object (image id -> entry) at the top level")
+    result: list[_Item] = []
+    for image_id in sorted(data):
+        entry = data[image_id]
+        where = f"image {image_id!r}"
+        judgements = _get(entry, "human_judgement", list, where, path)
+        references = _strings(_get(entry, "ground_truth", list, where, path), "ground_truth",
+                              where, path)
+        by_caption: dict[str, _Item] = {}
+        file_name: str | None = None
+        for k, judgement in enumerate(judgements):
+            at = f"{where} human_judgement[{k}]"
+            caption = _get(judgement, "caption", str, at, path)
+            rating = _score(_get(judgement, "rating", (int, float), at, path), at, path)
+            listed = _get(judgement, "image_path", str, at, path)
+            if "image_id" in judgement and str(judgement["image_id"]) != image_id:
+                raise ValueError(f"{path}: {at} key 'image_id' is {judgement['image_id']!r}, "
+                                 f"not the entry's id {image_id!r}")
+            name = _safe_name(Path(listed).name, path, at)
+            if file_name is None:
+                file_name = name
+            elif name != file_name:
+                raise ValueError(f"{path}: {at} key 'image_path' names {name!r}, but earlier "
+                                 f"judgements of the image name {file_name!r}")
+            if caption not in by_caption:
+                by_caption[caption] = _Item(
+                    item_id=f"flickr8k-{len(result) + len(by_caption):06d}",
+                    image_id=image_id,
+                    candidate=caption,
+                    references=references,
+                    split="test",
+                    image_names=(name,),
+                )
+            by_caption[caption].scores.append(rating)
+        result.extend(by_caption.values())
+    result = _resolve_images(result, path, image_dir, missing, "flickr8k-expert")
+    return _frame(result, "flickr8k-expert")
+
+
+def load_nebula(
+    path: Path, image_dir: Path | None = None, split: str = "test", missing: str = "error"
+) -> pd.DataFrame:
+    """Load a Nebula split file (EXPERT repo `annotations/nebula_<split>.json`).
+
+    The file is a JSON list of ``{"imgid", "mt" (candidate), "refs" (5-10 references),
+    "score" (human score in [0, 1])}``, one rating per entry. Entries sharing imgid and
+    candidate are ratings of one item. `item_id` = ``"nebula-<imgid>"``, or
+    ``"nebula-<imgid>-<j>"`` (j = order of first appearance) for an imgid rated with more
+    than one candidate. `split` labels every row (the file itself does not say which
+    split it is; the paper trains an ensemble on train, selects on val, reports test).
+
+    Image files are named by imgid with one of `IMAGE_EXTENSIONS` in `image_dir`; without
+    `image_dir` image_path is None (agreement with external scores only, no MLLM judging).
+    """
+    path = Path(path)
+    _check_missing_mode(missing)
+    if split not in SPLITS:
+        raise ValueError(f"split={split!r}; expected one of {list(SPLITS)}")
+    data = _read_json(path)
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON list of judgements at the top level")
+    keyed: dict[tuple[str, str], _Item] = {}
+    for k, record in enumerate(data):
+        where = f"entry [{k}]"
+        imgid = str(_get(record, "imgid", (str, int), where, path))
+        _safe_name(imgid, path, where)
+        candidate = _get(record, "mt", str, where, path)
+        references = _strings(_get(record, "refs", list, where, path), "refs", where, path)
+        score = _score(_get(record, "score", (int, float), where, path), where, path)
+        key = (imgid, candidate)
+        if key not in keyed:
+            keyed[key] = _Item("", imgid, candidate, references, split, _by_extension(imgid))
+        elif keyed[key].references != references:
+            raise ValueError(f"{path}: {where} rates imgid {imgid!r} with the same candidate "
+                             "as an earlier entry but different 'refs'")
+        keyed[key].scores.append(score)
+    per_image: dict[str, list[_Item]] = {}
+    for item in keyed.values():
+        per_image.setdefault(item.image_id, []).append(item)
+    for imgid, group in per_image.items():
+        for j, item in enumerate(group):
+            item.item_id = f"nebula-{imgid}" if len(group) == 1 else f"nebula-{imgid}-{j}"
+    result = _resolve_images(list(keyed.values()), path, image_dir, missing, "nebula")
+    return _frame(result, "nebula")
+
+
+# -------------------------------------------------------------------- generic tables
+
+
+def parse_references(value: Any) -> list[str]:
+    """References of a table cell: a list (Parquet), a JSON list string, or "a|b|c".
+
+    A string starting with "[" must be a JSON list of strings; any other string is split
+    on "|" (parts stripped, empty parts dropped), so "" is an empty list (a
+    reference-free benchmark). Anything else raises ValueError.
+    """
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, list | tuple):
+        if not all(isinstance(v, str) for v in value):
+            raise ValueError(f"references must be strings, got {value!r}")
+        return list(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                parsed = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"references look like JSON but are not: {exc}") from exc
+            return parse_references(parsed)
+        return [part.strip() for part in text.split("|") if part.strip()]
+    raise ValueError(f"references must be a list or a string, got {type(value).__name__}")
+
+
+def _read_any(path: Path) -> pd.DataFrame:
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        # Everything as text: ids keep leading zeros, empty cells stay "" (not NaN).
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    if suffix in (".parquet", ".pq"):
+        return pd.read_parquet(path)
+    raise ValueError(f"{path}: unsupported table type {suffix!r}; use .csv or .parquet")
+
+
+def _cell_text(value: Any, column: str, where: str, path: Path, allow_empty: bool = False) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        raise ValueError(f"{path}: {where} column {column!r} is empty")
+    if isinstance(value, bool) or not isinstance(value, str | int | np.integer):
+        raise ValueError(f"{path}: {where} column {column!r} has unexpected value {value!r}")
+    text = str(value)
+    if not text.strip() and not allow_empty:
+        raise ValueError(f"{path}: {where} column {column!r} is empty")
+    return text
+
+
+def load_table(
+    path: Path,
+    image_dir: Path | None = None,
+    dataset: str | None = None,
+    missing: str = "error",
+) -> pd.DataFrame:
+    """Load any judgement benchmark exported as CSV or Parquet (chosen by suffix).
+
+    Required columns: image_id, candidate, references, human_score (a number, any scale),
+    split (train | val | test). references is a list column in Parquet; in CSV a JSON list
+    string (``["a", "b"]``) or a "|"-separated string (``a|b``); see `parse_references`.
+    Optional: image_file (file name inside `image_dir`; default: image_id with one of
+    `IMAGE_EXTENSIONS`) and item_id. Other columns are ignored (with a warning).
+
+    One row per rating. Rows with the same item_id (or, without that column, the same
+    (image_id, candidate)) are ratings of one item and must agree on image, candidate,
+    references, split and image_file. Without item_id, ids are ``"<dataset>-%06d"`` in
+    order of first appearance. `dataset` defaults to the file's stem. Row numbers in
+    errors are 0-based data rows (CSV line = row + 2). Without `image_dir` image_path is
+    None (agreement with external scores only, no MLLM judging).
+
+    This is how e.g. the full Nebula (train / val / test = 26,382 / 3,298 / 3,298) comes
+    in: one file with a split column.
+    """
+    path = Path(path)
+    _check_missing_mode(missing)
+    dataset = dataset or path.stem
+    frame = _read_any(path)
+    absent = [c for c in TABLE_REQUIRED if c not in frame.columns]
+    if absent:
+        raise ValueError(f"{path}: required column(s) {absent} missing; found "
+                         f"{list(frame.columns)}; required: {list(TABLE_REQUIRED)}")
+    ignored = [c for c in frame.columns if c not in TABLE_REQUIRED + TABLE_OPTIONAL]
+    if ignored:
+        logger.warning("%s: ignoring column(s) %s", path, ignored)
+    has_file, has_id = "image_file" in frame.columns, "item_id" in frame.columns
+    keyed: dict[Any, _Item] = {}
+    for row, record in enumerate(frame.to_dict("records")):
+        where = f"row {row}"
+        image_id = _cell_text(record["image_id"], "image_id", where, path)
+        candidate = _cell_text(record["candidate"], "candidate", where, path)
+        try:
+            references = parse_references(record["references"])
+        except ValueError as exc:
+            raise ValueError(f"{path}: {where} column 'references': {exc}") from exc
+        score = _table_score(record["human_score"], where, path)
+        split = _cell_text(record["split"], "split", where, path).strip()
+        if split not in SPLITS:
+            raise ValueError(f"{path}: {where} column 'split' is {split!r}; "
+                             f"expected one of {list(SPLITS)}")
+        file_name = _cell_text(record["image_file"], "image_file", where, path, allow_empty=True
+                               ).strip() if has_file else ""
+        if file_name:
+            names = (_safe_name(file_name, path, where),)
+        else:
+            names = _by_extension(_safe_name(image_id, path, where))
+        key = (_cell_text(record["item_id"], "item_id", where, path) if has_id
+               else (image_id, candidate))
+        if key not in keyed:
+            item_id = key if has_id else f"{dataset}-{len(keyed):06d}"
+            keyed[key] = _Item(str(item_id), image_id, candidate, references, split, names)
+        else:
+            _check_same(keyed[key], image_id, candidate, references, split, names, where, path)
+        keyed[key].scores.append(score)
+    result = _resolve_images(list(keyed.values()), path, image_dir, missing, dataset)
+    return _frame(result, dataset)
+
+
+def _table_score(value: Any, where: str, path: Path) -> float:
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        score = math.nan
+    if isinstance(value, bool) or not math.isfinite(score):
+        raise ValueError(f"{path}: {where} column 'human_score' is not a finite number: "
+                         f"{value!r}")
+    return score
+
+
+def _check_same(
+    item: _Item,
+    image_id: str,
+    candidate: str,
+    references: list[str],
+    split: str,
+    names: tuple[str, ...],
+    where: str,
+    path: Path,
+) -> None:
+    """All ratings of one item must describe the same item."""
+    seen = {"image_id": item.image_id, "candidate": item.candidate,
+            "references": item.references, "split": item.split, "image_file": item.image_names}
+    now = {"image_id": image_id, "candidate": candidate, "references": references,
+           "split": split, "image_file": names}
+    for column, value in seen.items():
+        if now[column] != value:
+            raise ValueError(f"{path}: {where} column {column!r} differs from earlier ratings "
+                             f"of item {item.item_id!r}")
+
+
+# ---------------------------------------------------------------- synthetic ratings
+
+SYNTHETIC = "synthetic"
+_ITEM_STREAM = 0x4A554447  # salts the per-item generators apart from synthetic.py's images
+_SPLIT_STREAM = 0x53504C54  # the split permutation's own generator
+QUALITY_RANGE = (0.3, 1.0)
+# Neutral phrasings of the candidate: no panel opener ("In this picture,", "This image
+# shows") and no signature word, so no simulated judge has a style preference for them.
+_CANDIDATE_TEMPLATES: tuple[str, ...] = (
+    "{objects} on a {bg} background.",
+    "{objects} against a {bg} backdrop.",
+    "There is {objects} on a {bg} background.",
+    "On a {bg} background: {objects}.",
+)
+
+
+def synthetic_image_id(index: int) -> str:
+    """Image id of the ``index``-th synthetic judgement item (distinct from ``syn-``)."""
+    return f"synjudge-{index:06d}"
+
+
+def synthetic_item_id(index: int) -> str:
+    return f"synthetic-{index:06d}"
+
+
+def _human_writer(quality: float) -> SimModel:
+    """A stand-in writer whose only trait used is the caption quality.
+
+    `sim.described_scene` applies exactly the omission / hallucination process of the
+    simulated generators, so candidate errors look like the captions the panel writes;
+    the sentence itself is phrased by `_phrase`, never by `sim.write_caption`, because
+    the latter always adds an opener and a signature.
+    """
+    return SimModel(key="synthetic-human", family="none", caption_quality=quality,
+                    opener="-", signature="-")
+
+
+def _phrase(described: scenes.Scene, rng: np.random.Generator) -> str:
+    objects = scenes.join_phrases([scenes.describe_object(o, rng) for o in described.objects])
+    bg = scenes.COLOR_WORDS[described.background][
+        int(rng.integers(len(scenes.COLOR_WORDS[described.background])))
+    ]
+    template = _CANDIDATE_TEMPLATES[int(rng.integers(len(_CANDIDATE_TEMPLATES)))]
+    text = template.format(objects=objects, bg=bg)
+    return text[:1].upper() + text[1:]
+
+
+def _split_labels(n_items: int, seed: int, splits: Sequence[float]) -> list[str]:
+    """Deterministic split per item: a seeded permutation cut at the rounded proportions."""
+    n_train = round(float(splits[0]) * n_items)
+    n_val = min(round(float(splits[1]) * n_items), n_items - n_train)
+    order = np.random.default_rng([seed, _SPLIT_STREAM]).permutation(n_items)
+    labels = ["test"] * n_items
+    for rank, index in enumerate(order.tolist()):
+        if rank < n_train:
+            labels[index] = "train"
+        elif rank < n_train + n_val:
+            labels[index] = "val"
+    return labels
+
+
+def build_synthetic_judgements(
+    out_dir: Path,
+    n_items: int,
+    seed: int,
+    *,
+    n_raters: int = 3,
+    rater_noise: float = 0.1,
+    splits: Sequence[float] = (0.7, 0.15, 0.15),
+    image_size: int = 128,
+    n_references: int = 5,
+) -> pd.DataFrame:
+    """Write ``out_dir/images/{image_id}.png`` and return a synthetic rating table.
+
+    The offline stand-in for Flickr8k-Expert / Nebula, with a known truth: item ``i``
+    draws, from its own generator seeded by ``(seed, i)``, a random scene (rendered PNG,
+    written atomically and only when changed), `n_references` correct references, and ONE
+    candidate caption whose content is degraded like a simulated generator's at a quality
+    drawn uniformly from `QUALITY_RANGE`, phrased in a neutral style that carries no
+    panel opener or signature. Its true accuracy is
+    ``match_claims(read_caption(candidate), scene_claims(scene)).accuracy``; each of
+    `n_raters` raters reports ``clip(accuracy + N(0, rater_noise), 0, 1)``, so the human
+    scale is [0, 1] like Nebula's. The truth is not stored (the table has exactly
+    `COLUMNS`): it is recoverable from the PNG with `scenes.perceive`.
+
+    Splits: a permutation seeded by `seed` alone puts round(p_train * n) items in train,
+    round(p_val * n) in val and the rest in test. Identical ``(n_items, seed, ...)`` give
+    identical bytes and table. Stale ``synjudge-*.png`` files in the folder are removed.
+    """
+    if n_items < 0:
+        raise ValueError(f"n_items must be >= 0, got {n_items}")
+    if n_raters < 1:
+        raise ValueError(f"n_raters must be >= 1, got {n_raters}")
+    if not rater_noise >= 0:
+        raise ValueError(f"rater_noise must be >= 0, got {rater_noise}")
+    if image_size < 64:
+        raise ValueError(f"image_size must be >= 64 (exact perception), got {image_size}")
+    if (len(splits) != 3 or any(not p >= 0 for p in splits)
+            or not math.isclose(sum(splits), 1.0, abs_tol=1e-9)):
+        raise ValueError(f"splits must be 3 non-negative proportions summing to 1, "
+                         f"got {tuple(splits)}")
+    image_dir = Path(out_dir) / "images"
+    image_dir.mkdir(parents=True, exist_ok=True)
+    labels = _split_labels(n_items, seed, splits)
+    result = []
+    for index in range(n_items):
+        rng = np.random.default_rng([seed, index, _ITEM_STREAM])
+        scene = scenes.random_scene(rng)
+        references = scenes.reference_captions(scene, rng, n=n_references)
+        quality = float(rng.uniform(*QUALITY_RANGE))
+        candidate = _phrase(described_scene(_human_writer(quality), scene, rng), rng)
+        truth = scenes.scene_claims(scene)
+        accuracy = scenes.match_claims(scenes.read_caption(candidate), truth).accuracy
+        noisy = accuracy + rater_noise * rng.standard_normal(n_raters)
+        image_id = synthetic_image_id(index)
+        path = image_dir / f"{image_id}.png"
+        _write_if_changed(path, scenes.to_png_bytes(scenes.render(scene, image_size)))
+        item = _Item(synthetic_item_id(index), image_id, candidate, references, labels[index],
+                     (path.name,), scores=np.clip(noisy, 0.0, 1.0).tolist(),
+                     image_path=str(path))
+        result.append(item)
+    keep = {Path(str(item.image_path)).name for item in result}
+    for stale in image_dir.glob("synjudge-*.png"):
+        if stale.name not in keep:
+            stale.unlink()
+    return _frame(result, SYNTHETIC)
