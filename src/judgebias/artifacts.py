@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -198,12 +198,6 @@ def write_json(value: Any, path: str | Path) -> None:
 def write_text(text: str, path: str | Path) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text)
-
-
-def write_with(path: str | Path, writer: Callable[[Path], Any]) -> None:
-    """Let `writer` write a file of its own format to a temp path, then move it in place."""
-    with atomic_path(path) as tmp:
-        writer(tmp)
 
 
 def _json_default(value: Any) -> Any:

@@ -18,8 +18,6 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-PLACEHOLDERS = ("{{Reference}}", "{{Caption}}")
-
 
 @cache
 def available_prompts() -> frozenset[str]:
