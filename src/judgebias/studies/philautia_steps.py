@@ -74,7 +74,7 @@ def draw_figures(config: Mapping[str, Any], setting: str, out_dir: Path) -> None
     heatmap(
         _matrix(results / "phi.parquet"),
         out_dir / "phi.png",
-        f"Φ (mean score), {setting}",
+        rf"$\Phi$ (mean score), {setting}",
         diverging=False,
         value_fmt=".3f",
         simulated=sim,
@@ -82,7 +82,7 @@ def draw_figures(config: Mapping[str, Any], setting: str, out_dir: Path) -> None
     heatmap(
         _matrix(results / "phi_tilde.parquet"),
         out_dir / "phi_tilde.png",
-        f"Φ̃ (column- then row-standardised), {setting}",
+        rf"$\tilde{{\Phi}}$ (column- then row-standardised), {setting}",
         diverging=True,
         simulated=sim,
         highlight_diagonal=True,

@@ -97,8 +97,9 @@ def draw_heatmap(config: Mapping[str, Any], out: Path) -> None:
     from judgebias.studies.philautia_steps import simulated_models
 
     phi_t = pd.read_parquet(Path(Paths.pomms_dir) / "phi_tilde.parquet").set_index("generator")
-    heatmap(phi_t, out, f"Φ̃ with Pomms as an evaluator, {config['pomms']['setting']}",
-            diverging=True, simulated=simulated_models(config), highlight_diagonal=True)
+    title = rf"$\tilde{{\Phi}}$ with Pomms as an evaluator, {config['pomms']['setting']}"
+    heatmap(phi_t, out, title, diverging=True, simulated=simulated_models(config),
+            highlight_diagonal=True)
 
 
 def report_section(config: Mapping[str, Any]) -> Section:
