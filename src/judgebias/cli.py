@@ -224,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("plan", _cmd_plan, "calls each model still needs (and tokens/cost where priced)")
     p = add("serve-sim", _cmd_serve_sim,
             "serve the simulated panel as an OpenAI/Gemini-compatible API on loopback")
-    from judgebias.models.serve_sim import add_arguments
+    from judgebias.models.serve_sim_args import add_arguments
 
     add_arguments(p)
     p = add("export-dvc", _cmd_export_dvc, "regenerate dvc.yaml from the Snakemake DAG")

@@ -63,6 +63,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from judgebias.config import ConfigError
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling, TokenLogprob
 from judgebias.models.registry import sim_traits
+from judgebias.models.serve_sim_args import add_arguments  # re-exported for callers
 from judgebias.models.sim import SIM_VERSION, SimBackend, SimModel, score_logprobs, score_tokens
 
 log = logging.getLogger("judgebias.serve_sim")
@@ -878,35 +879,8 @@ def _json(raw: bytes) -> Any:
 
 
 # ---------------------------------------------------------------------------------- CLI
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``serve-sim`` options. The API key is read from an environment variable named
-    by ``--api-key-env``, never given on the command line (where ``ps`` would show it)."""
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="loopback address to listen on (127.0.0.0/8, ::1, localhost)")
-    parser.add_argument("--port", type=int, default=8787, help="port (0 = pick a free one)")
-    parser.add_argument("--latency", type=float, default=0.0, metavar="S",
-                        help="seconds every generation request sleeps before answering")
-    parser.add_argument("--no-compute", action="store_true",
-                        help="skip the sim and answer a fixed evaluator text (benchmarks)")
-    parser.add_argument("--api-key-env", metavar="NAME",
-                        help="require the API key held by this environment variable")
-    parser.add_argument("--rate-429", type=float, default=0.0, help="P(429 Too Many Requests)")
-    parser.add_argument("--retry-after", type=float, default=1.0, metavar="S",
-                        help="Retry-After seconds sent with each 429")
-    parser.add_argument("--rate-500", type=float, default=0.0, help="P(500 error)")
-    parser.add_argument("--rate-stall", type=float, default=0.0,
-                        help="P(stall --stall-s seconds, then answer)")
-    parser.add_argument("--stall-s", type=float, default=5.0, metavar="S",
-                        help="seconds a stalled request sleeps")
-    parser.add_argument("--rate-drop", type=float, default=0.0,
-                        help="P(close the connection without a response)")
-    parser.add_argument("--rate-garbled", type=float, default=0.0,
-                        help="P(200 with a truncated JSON body)")
-    parser.add_argument("--no-logprobs-models", default="", metavar="IDS",
-                        help="comma-separated model ids that reject log-prob requests (400)")
-    parser.add_argument("--fault-seed", type=int, default=0, help="seed of the fault draws")
+# The options live in serve_sim_args (cheap to import: every `judgebias` command builds
+# its parser, and only `serve-sim` needs this module's sim imports).
 
 
 def server_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> SimServer:
