@@ -54,8 +54,8 @@ import numpy as np
 import pandas as pd
 
 from judgebias.data import scenes
-from judgebias.data.nocaps import MissingImagesError
-from judgebias.data.synthetic import _write_if_changed
+from judgebias.data.nocaps import MissingImagesError, read_json, require_key
+from judgebias.data.synthetic import write_if_changed
 from judgebias.models.sim import SimModel, described_scene
 
 logger = logging.getLogger(__name__)
@@ -252,23 +252,6 @@ def items(table: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------- JSON sources
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from exc
-
-
-def _get(record: Any, key: str, kind: type | tuple[type, ...], where: str, path: Path) -> Any:
-    """`record[key]` if present and of `kind`; otherwise a ValueError naming file and key."""
-    if not isinstance(record, dict) or key not in record:
-        raise ValueError(f"{path}: {where} lacks key {key!r}")
-    value = record[key]
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise ValueError(f"{path}: {where} key {key!r} has unexpected type {type(value).__name__}")
-    return value
-
-
 def _score(value: Any, where: str, path: Path) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError(f"{path}: {where} has a non-numeric or non-finite score {value!r}")
@@ -300,23 +283,23 @@ def load_flickr8k_expert(
     """
     path = Path(path)
     _check_missing_mode(missing)
-    data = _read_json(path)
+    data = read_json(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object (image id -> entry) at the top level")
     result: list[_Item] = []
     for image_id in sorted(data):
         entry = data[image_id]
         where = f"image {image_id!r}"
-        judgements = _get(entry, "human_judgement", list, where, path)
-        references = _strings(_get(entry, "ground_truth", list, where, path), "ground_truth",
+        judgements = require_key(entry, "human_judgement", list, where, path)
+        references = _strings(require_key(entry, "ground_truth", list, where, path), "ground_truth",
                               where, path)
         by_caption: dict[str, _Item] = {}
         file_name: str | None = None
         for k, judgement in enumerate(judgements):
             at = f"{where} human_judgement[{k}]"
-            caption = _get(judgement, "caption", str, at, path)
-            rating = _score(_get(judgement, "rating", (int, float), at, path), at, path)
-            listed = _get(judgement, "image_path", str, at, path)
+            caption = require_key(judgement, "caption", str, at, path)
+            rating = _score(require_key(judgement, "rating", (int, float), at, path), at, path)
+            listed = require_key(judgement, "image_path", str, at, path)
             if "image_id" in judgement and str(judgement["image_id"]) != image_id:
                 raise ValueError(f"{path}: {at} key 'image_id' is {judgement['image_id']!r}, "
                                  f"not the entry's id {image_id!r}")
@@ -360,17 +343,17 @@ def load_nebula(
     _check_missing_mode(missing)
     if split not in SPLITS:
         raise ValueError(f"split={split!r}; expected one of {list(SPLITS)}")
-    data = _read_json(path)
+    data = read_json(path)
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a JSON list of judgements at the top level")
     keyed: dict[tuple[str, str], _Item] = {}
     for k, record in enumerate(data):
         where = f"entry [{k}]"
-        imgid = str(_get(record, "imgid", (str, int), where, path))
+        imgid = str(require_key(record, "imgid", (str, int), where, path))
         _safe_name(imgid, path, where)
-        candidate = _get(record, "mt", str, where, path)
-        references = _strings(_get(record, "refs", list, where, path), "refs", where, path)
-        score = _score(_get(record, "score", (int, float), where, path), where, path)
+        candidate = require_key(record, "mt", str, where, path)
+        references = _strings(require_key(record, "refs", list, where, path), "refs", where, path)
+        score = _score(require_key(record, "score", (int, float), where, path), where, path)
         key = (imgid, candidate)
         if key not in keyed:
             keyed[key] = _Item("", imgid, candidate, references, split, _by_extension(imgid))
@@ -653,7 +636,7 @@ def build_synthetic_judgements(
         noisy = accuracy + rater_noise * rng.standard_normal(n_raters)
         image_id = synthetic_image_id(index)
         path = image_dir / f"{image_id}.png"
-        _write_if_changed(path, scenes.to_png_bytes(scenes.render(scene, image_size)))
+        write_if_changed(path, scenes.to_png_bytes(scenes.render(scene, image_size)))
         item = _Item(synthetic_item_id(index), image_id, candidate, references, labels[index],
                      (path.name,), scores=np.clip(noisy, 0.0, 1.0).tolist(),
                      image_path=str(path))

@@ -72,18 +72,25 @@ class MissingImagesError(ValueError):
 # --------------------------------------------------------------------------- parsing
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    """Load the file; any unreadable or non-object content is a ValueError naming it."""
+def read_json(path: Path) -> Any:
+    """Load a JSON file; invalid JSON is a ValueError naming the file (shared by the
+    dataset importers)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """Load the annotations; non-object content is a ValueError naming the file."""
+    data = read_json(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object at the top level")
     return data
 
 
-def _require(record: Any, key: str, kind: type | tuple[type, ...], where: str, path: Path) -> Any:
+def require_key(record: Any, key: str, kind: type | tuple[type, ...], where: str,
+                path: Path) -> Any:
     """`record[key]` if present and of `kind`; otherwise a ValueError naming file and key."""
     if not isinstance(record, dict) or key not in record:
         raise ValueError(f"{path}: {where} lacks key {key!r}")
@@ -95,11 +102,11 @@ def _require(record: Any, key: str, kind: type | tuple[type, ...], where: str, p
 
 def _parse_images(data: dict[str, Any], path: Path) -> dict[int, dict[str, Any]]:
     """Images by id, each checked for `id` and `file_name`; duplicate ids are an error."""
-    images = _require(data, "images", list, "top level", path)
+    images = require_key(data, "images", list, "top level", path)
     by_id: dict[int, dict[str, Any]] = {}
     for position, image in enumerate(images):
-        image_id = _require(image, "id", int, f"images[{position}]", path)
-        file_name = _require(image, "file_name", str, f"image id {image_id}", path)
+        image_id = require_key(image, "id", int, f"images[{position}]", path)
+        file_name = require_key(image, "file_name", str, f"image id {image_id}", path)
         if Path(file_name).is_absolute() or ".." in Path(file_name).parts:
             raise ValueError(f"{path}: image id {image_id} has unsafe file_name {file_name!r}")
         if image_id in by_id:
@@ -110,13 +117,13 @@ def _parse_images(data: dict[str, Any], path: Path) -> dict[int, dict[str, Any]]
 
 def _parse_captions(data: dict[str, Any], path: Path, image_ids: set[int]) -> dict[int, list[str]]:
     """Captions per image id, in ascending annotation-id order."""
-    annotations = _require(data, "annotations", list, "top level", path)
+    annotations = require_key(data, "annotations", list, "top level", path)
     grouped: dict[int, list[tuple[int, str]]] = defaultdict(list)
     for position, ann in enumerate(annotations):
         where = f"annotations[{position}]"
-        image_id = _require(ann, "image_id", int, where, path)
-        ann_id = _require(ann, "id", int, where, path)
-        caption = _require(ann, "caption", str, f"{where} (image id {image_id})", path)
+        image_id = require_key(ann, "image_id", int, where, path)
+        ann_id = require_key(ann, "id", int, where, path)
+        caption = require_key(ann, "caption", str, f"{where} (image id {image_id})", path)
         if image_id not in image_ids:
             raise ValueError(f"{path}: {where} refers to unknown image id {image_id}")
         grouped[image_id].append((ann_id, caption))
@@ -136,7 +143,7 @@ def _filter_domains(
     return sorted(
         image_id
         for image_id, image in images.items()
-        if _require(image, "domain", str, f"image id {image_id}", path) in wanted
+        if require_key(image, "domain", str, f"image id {image_id}", path) in wanted
     )
 
 

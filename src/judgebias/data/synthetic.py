@@ -85,7 +85,7 @@ def _build_one(
     png = to_png_bytes(render(scene, image_size))
     image_id = image_id_for(index)
     path = image_dir / f"{image_id}.png"
-    _write_if_changed(path, png)
+    write_if_changed(path, png)
     return {
         "image_id": image_id,
         "image_path": str(path),
@@ -96,7 +96,7 @@ def _build_one(
     }
 
 
-def _write_if_changed(path: Path, data: bytes) -> None:
+def write_if_changed(path: Path, data: bytes) -> None:
     """Write atomically (temp file + rename), skipping identical files to keep mtimes."""
     if path.exists() and path.read_bytes() == data:
         return
