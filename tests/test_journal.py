@@ -94,3 +94,31 @@ def test_budget_is_checked_before_any_call(tmp_path):
         assert len(backend.calls) == 6  # nothing was called
         run_requests(backend, _requests(8), journal, max_requests=8)  # exactly at the cap
         assert journal.calls_started("m") == 8
+
+
+def test_progress_logs_rate_and_eta_and_draws_a_bar_on_a_terminal(monkeypatch, caplog):
+    import io
+    import logging
+
+    from judgebias.models import runner
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    with caplog.at_level(logging.INFO, logger="judgebias.models.runner"):
+        plain = runner.Progress("caption m", 3, every_s=0.0)
+        for _ in range(3):
+            plain.update()
+        plain.close()
+    lines = [r.message for r in caplog.records]
+    assert lines[-1].startswith("caption m: 3/3 new calls (") and "/s, ETA 0 s)" in lines[-1]
+    assert plain.bar is None  # a log file gets lines, not a bar
+
+    terminal = Terminal()
+    monkeypatch.setattr(runner.sys, "stderr", terminal)
+    bar = runner.Progress("score m", 2, every_s=60.0)
+    bar.update()
+    bar.update()
+    bar.close()
+    assert "score m" in terminal.getvalue() and "2/2" in terminal.getvalue()

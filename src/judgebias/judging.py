@@ -21,7 +21,7 @@ from judgebias import prompts
 from judgebias.artifacts import read_columns
 from judgebias.models.base import ChatRequest, ChatResponse
 from judgebias.models.journal import Journal, journal_path, request_key
-from judgebias.models.registry import build_backend, sampling_for
+from judgebias.models.registry import backend_version, build_backend, sampling_for
 from judgebias.models.runner import RunStats, run_requests
 from judgebias.scoring import STATUS_OK, parse_score
 
@@ -59,21 +59,23 @@ def _run(config: Mapping[str, Any], key: str, role: str, requests: list[ChatRequ
     """Answer a job's requests through `key`'s backend, journaled and within budget.
 
     A model on the vllm backend first takes its own GPUs (Snakemake only caps how many
-    are in use; judgebias.models.gpu makes sure two jobs never share a device).
+    are in use; judgebias.models.gpu makes sure two jobs never share a device), unless
+    every answer is already journaled: a rerun from the journal needs no GPU.
     """
     model = config["models"][key]
     gpus = model.get("resources", {}).get("gpus", 0) if model["backend"] == "vllm" else 0
-    with ExitStack() as stack:
-        if gpus:
+    path = journal_path(config["journal_dir"], model["backend"], model["model_id"])
+    with Journal(path) as journal, ExitStack() as stack:
+        version = backend_version(config, key)
+        keys = [request_key(r, model["backend"], version) for r in requests]
+        if gpus and len(journal.lookup(keys)) < len(set(keys)):
             from judgebias.models.gpu import assign_gpus
 
             stack.enter_context(assign_gpus(gpus, Path(config["journal_dir"]) / "gpu-locks"))
         backend, version = build_backend(config, key, role)
-        path = journal_path(config["journal_dir"], backend.name, model["model_id"])
-        with Journal(path) as journal:
-            responses, stats = run_requests(backend, requests, journal, backend_version=version,
-                                            max_requests=model.get("max_requests"),
-                                            label=f"{role} {key}")
+        responses, stats = run_requests(backend, requests, journal, backend_version=version,
+                                        max_requests=model.get("max_requests"),
+                                        label=f"{role} {key}")
     log.info("%s: %d requests, %d from the journal, %d new calls, %d failed, retries %s",
              key, stats.total, stats.journaled, stats.called, stats.failed,
              stats.retries or "none")
