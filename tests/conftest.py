@@ -7,6 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -38,3 +40,17 @@ def make_project(dest: Path, params: dict) -> Path:
             shutil.copy(src, dest / name)
     (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     return dest
+
+
+def long_table(tensor: np.ndarray, models: list[str]) -> pd.DataFrame:
+    """(N, M, M) tensor -> long score table, as the pipeline writes it."""
+    n, m, _ = tensor.shape
+    k, i, j = np.meshgrid(np.arange(n), np.arange(m), np.arange(m), indexing="ij")
+    return pd.DataFrame(
+        {
+            "image_id": [f"img{x:05d}" for x in k.ravel()],
+            "generator": np.array(models)[i.ravel()],
+            "evaluator": np.array(models)[j.ravel()],
+            "score": tensor.ravel(),
+        }
+    )

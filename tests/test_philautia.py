@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import long_table
 
 from judgebias.studies.philautia import (
     analyse,
@@ -26,18 +27,7 @@ from judgebias.studies.philautia import (
 PHI_3 = np.array([[0.9, 0.6, 0.5], [0.7, 0.8, 0.4], [0.5, 0.4, 0.9]])
 
 
-def long_table(tensor: np.ndarray, models: list[str]) -> pd.DataFrame:
-    """(N, M, M) tensor -> long score table, as the pipeline writes it."""
-    n, m, _ = tensor.shape
-    k, i, j = np.meshgrid(np.arange(n), np.arange(m), np.arange(m), indexing="ij")
-    return pd.DataFrame(
-        {
-            "image_id": [f"img{x:05d}" for x in k.ravel()],
-            "generator": np.array(models)[i.ravel()],
-            "evaluator": np.array(models)[j.ravel()],
-            "score": tensor.ravel(),
-        }
-    )
+
 
 
 def planted(n_images: int, n_models: int = 8, bias: float = 0.06, seed: int = 0) -> np.ndarray:

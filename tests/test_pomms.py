@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import long_table
 from sklearn.base import clone
 from sklearn.linear_model import ElasticNet
 from sklearn.utils.estimator_checks import (
@@ -221,17 +222,7 @@ def test_sklearn_parameter_conventions() -> None:
 MODELS = ["m0", "m1", "m2", "m3", "m4"]
 
 
-def long_table(tensor: np.ndarray, models: list[str]) -> pd.DataFrame:
-    n, m, _ = tensor.shape
-    k, i, j = np.meshgrid(np.arange(n), np.arange(m), np.arange(m), indexing="ij")
-    return pd.DataFrame(
-        {
-            "image_id": [f"img{x:04d}" for x in k.ravel()],
-            "generator": np.array(models)[i.ravel()],
-            "evaluator": np.array(models)[j.ravel()],
-            "score": tensor.ravel(),
-        }
-    )
+
 
 
 def planted_tensor(n: int = 300, seed: int = 0) -> np.ndarray:
