@@ -259,7 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for handler in handlers:
             root.removeHandler(handler)
             handler.close()
-        root.handlers[:], _ = saved[0], root.setLevel(saved[1])
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
     return 0
 
 
