@@ -1,14 +1,17 @@
 # judgebias: one DAG, two front doors (DESIGN.md principle 1).
 # `snakemake --cores N` runs it; `dvc.yaml` is derived from it by `judgebias export-dvc`.
 # All logic lives in the judgebias package; rules only wire artifacts to CLI steps.
+# Each study that params.yaml runs adds its rules (judgebias.study); the report comes last.
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/philautia.smk"
-include: "workflow/rules/pomms.smk"
+
+for study in ACTIVE_STUDIES:
+    include: study.rules
+
+include: "workflow/rules/report.smk"
 
 
 rule all:
     input:
-        Paths.report,
-        expand("results/philautia/{setting}/metrics.json", setting=SETTINGS),
+        TARGETS,
     default_target: True

@@ -30,7 +30,7 @@ from judgebias.models.api import PermanentError
 from judgebias.models.base import ChatRequest, ChatResponse
 from judgebias.models.journal import BudgetExceeded, Journal, journal_path, request_key
 from judgebias.models.openai_backend import PROTOCOL_VERSION
-from judgebias.models.serve_sim import Faults, SimServer
+from judgebias.devtools.serve_sim import Faults, SimServer
 
 KEY_ENV = "JUDGEBIAS_TEST_API_KEY"
 KEY = "test-key-0123456789"

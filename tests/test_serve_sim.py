@@ -34,7 +34,7 @@ from judgebias.config import ConfigError, load_config
 from judgebias.data.scenes import random_scene, reference_captions, render, to_png_bytes
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.registry import build_backend
-from judgebias.models.serve_sim import (
+from judgebias.devtools.serve_sim import (
     NO_COMPUTE_TEXT,
     Faults,
     ServeSimError,
@@ -440,7 +440,7 @@ def test_loopback_hosts_accepted():
 
 
 def test_cli_arguments_and_missing_key_env(config):
-    from judgebias.models.serve_sim import server_from_args
+    from judgebias.devtools.serve_sim import server_from_args
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -461,7 +461,7 @@ def test_cli_serves_until_sigterm(tmp_path):
     script = (
         "import argparse, sys\n"
         "from judgebias.config import load_config\n"
-        "from judgebias.models.serve_sim import add_arguments, run_from_args\n"
+        "from judgebias.devtools.serve_sim import add_arguments, run_from_args\n"
         "p = argparse.ArgumentParser(); add_arguments(p)\n"
         f"sys.exit(run_from_args(load_config({str(REPO / 'params.yaml')!r}), "
         "p.parse_args(sys.argv[1:])))\n"

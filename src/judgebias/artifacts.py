@@ -1,6 +1,8 @@
-"""Artifact schemas, paths and atomic writes (DESIGN.md principle 4).
+"""Artifact schemas and atomic writes (DESIGN.md principle 4).
 
-Each artifact type has exactly one schema, defined here and checked on write and on read.
+Each artifact type has exactly one schema, checked on write and on read: the fields every
+table of model answers shares are defined here, and each study defines the schemas of its
+own tables (with :func:`table_schema`) next to the code that writes them.
 Writes go to a temporary file in the target directory and are renamed into place, so an
 interrupted job never leaves a half-written artifact that looks complete.
 """
@@ -20,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 # Provenance of a model call, shared by every table that holds model answers.
-_CALL_FIELDS = [
+CALL_FIELDS = [
     pa.field("model_id", pa.string(), nullable=False),
     pa.field("revision", pa.string(), nullable=False),
     pa.field("backend", pa.string(), nullable=False),
@@ -31,70 +33,37 @@ _CALL_FIELDS = [
     pa.field("error", pa.string(), nullable=False),
     pa.field("raw_text", pa.string(), nullable=False),
     pa.field("logprobs", pa.string(), nullable=False),  # JSON token log-probs, "" if none
+    pa.field("finish_reason", pa.string(), nullable=False),  # "" where nothing was asked
 ]
 
-# What a judge's answer yields, shared by every table of judge answers.
-_SCORE_FIELDS = [
-    pa.field("evaluator", pa.string(), nullable=False),
-    pa.field("setting", pa.string(), nullable=False),
-    pa.field("score_raw", pa.int64(), nullable=True),  # parsed $NN$ (0..100)
-    pa.field("score_expected", pa.float64(), nullable=True),  # log-prob weighted (0..100)
-    pa.field("score_mass", pa.float64(), nullable=True),
+# What the answer kind read from an answer (judgebias.judging.answers), in every table of
+# judge answers. `value` and `label` are set only where the kind parsed them.
+ANSWER_FIELDS = [
+    pa.field("value", pa.float64(), nullable=True),  # a score on the kind's own scale
+    pa.field("label", pa.string(), nullable=True),  # a choice, or the text of a free answer
+    pa.field("expected", pa.float64(), nullable=True),  # log-prob expected score
+    pa.field("mass", pa.float64(), nullable=True),  # probability mass behind `expected`
+    pa.field("probs", pa.string(), nullable=False),  # JSON label probabilities, "" if none
     pa.field("logprobs_available", pa.bool_(), nullable=False),
 ]
 
-SCHEMAS: dict[str, pa.Schema] = {
-    # One row per image of the dataset (synthetic or imported).
-    "images": pa.schema([
-        pa.field("image_id", pa.string(), nullable=False),
-        pa.field("image_path", pa.string(), nullable=False),
-        pa.field("image_sha256", pa.string(), nullable=False),
-        pa.field("references", pa.list_(pa.string()), nullable=False),
-        pa.field("source", pa.string(), nullable=False),
-        pa.field("scene", pa.string(), nullable=True),  # synthetic ground truth (JSON)
-    ]),
-    # One row per (image, generator): the caption, or why there is none.
-    "captions": pa.schema([
-        pa.field("image_id", pa.string(), nullable=False),
-        pa.field("generator", pa.string(), nullable=False),
-        pa.field("caption", pa.string(), nullable=True),
-        *_CALL_FIELDS,
-    ]),
-    # One row per (image, generator, evaluator, setting): the judge's answer and scores.
-    "scores": pa.schema([
-        pa.field("image_id", pa.string(), nullable=False),
-        pa.field("generator", pa.string(), nullable=False),
-        *_SCORE_FIELDS,
-        *_CALL_FIELDS,
-    ]),
-    # One row per human rating of a caption-judgement dataset (seed 000 §6.3).
-    "judgements": pa.schema([
-        pa.field("item_id", pa.string(), nullable=False),
-        pa.field("dataset", pa.string(), nullable=False),
-        pa.field("image_id", pa.string(), nullable=False),
-        pa.field("image_path", pa.string(), nullable=True),  # None: no pixels imported
-        pa.field("candidate", pa.string(), nullable=False),
-        pa.field("references", pa.list_(pa.string()), nullable=False),
-        pa.field("human_score", pa.float64(), nullable=False),
-        pa.field("rater", pa.int64(), nullable=False),
-        pa.field("split", pa.string(), nullable=False),
-    ]),
-    # One row per (judgement item, evaluator, setting): the judge's answer and scores.
-    "item_scores": pa.schema([
-        pa.field("item_id", pa.string(), nullable=False),
-        pa.field("dataset", pa.string(), nullable=False),
-        *_SCORE_FIELDS,
-        *_CALL_FIELDS,
-    ]),
-}
+
+def table_schema(kind: str, fields: list[pa.Field]) -> pa.Schema:
+    """An artifact schema; `kind` names it in every error message. Each study defines
+    the schemas of its own tables with this, next to the code that writes them."""
+    return pa.schema(fields, metadata={"judgebias_kind": kind})
+
+
+def kind_of(schema: pa.Schema) -> str:
+    return (schema.metadata or {}).get(b"judgebias_kind", b"table").decode()
 
 
 class ArtifactError(ValueError):
     """An artifact does not match its schema; the message names the file and column."""
 
 
-def _conform(frame: pd.DataFrame, kind: str, source: str) -> pa.Table:
-    schema = SCHEMAS[kind]
+def _conform(frame: pd.DataFrame, schema: pa.Schema, source: str) -> pa.Table:
+    kind = kind_of(schema)
     missing = [name for name in schema.names if name not in frame.columns]
     extra = [name for name in frame.columns if name not in schema.names]
     if missing or extra:
@@ -149,38 +118,37 @@ def write_bytes(data: bytes, path: str | Path) -> Path:
     return Path(path)
 
 
-def write_table(frame: pd.DataFrame, path: str | Path, kind: str) -> None:
-    """Check `frame` against the `kind` schema and write it as Parquet, atomically."""
-    table = _conform(frame, kind, str(path))
+def write_table(frame: pd.DataFrame, path: str | Path, schema: pa.Schema) -> None:
+    """Check `frame` against its schema and write it as Parquet, atomically."""
+    table = _conform(frame, schema, str(path))
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
 
 
-def read_table(path: str | Path, kind: str) -> pd.DataFrame:
-    """Read a Parquet artifact and check it against the `kind` schema."""
+def read_table(path: str | Path, schema: pa.Schema) -> pd.DataFrame:
+    """Read a Parquet artifact and check it against its schema."""
     try:
         table = pq.read_table(path)
     except FileNotFoundError as exc:
         raise ArtifactError(f"{path}: artifact not found") from exc
     frame = table.to_pandas()
-    _conform(frame, kind, str(path))
+    _conform(frame, schema, str(path))
     return frame
 
 
-def read_columns(path: str | Path, kind: str, columns: list[str]) -> pd.DataFrame:
-    """Read only `columns` of a `kind` artifact, after checking the file's schema.
+def read_columns(path: str | Path, schema: pa.Schema, columns: list[str]) -> pd.DataFrame:
+    """Read only `columns` of an artifact, after checking the file's schema.
 
     Score tables keep raw answers and log-probs; the analysis needs a few small columns,
     and reading only those keeps a million-row setting in memory and in seconds.
     """
     try:
-        schema = pq.read_schema(path)
+        found = pq.read_schema(path)
     except FileNotFoundError as exc:
         raise ArtifactError(f"{path}: artifact not found") from exc
-    expected = SCHEMAS[kind]
-    if schema.names != expected.names or any(
-            schema.field(n).type != expected.field(n).type for n in expected.names):
-        raise ArtifactError(f"{path}: does not match the {kind} schema")
+    if found.names != schema.names or any(
+            found.field(n).type != schema.field(n).type for n in schema.names):
+        raise ArtifactError(f"{path}: does not match the {kind_of(schema)} schema")
     return pq.read_table(path, columns=columns).to_pandas()
 
 
@@ -204,38 +172,3 @@ def _json_default(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
-class Paths:
-    """Where each artifact lives. One place, used by the rules and the CLI alike."""
-
-    dataset_table = "data/dataset/images.parquet"
-    dataset_images = "data/dataset/images"
-
-    @staticmethod
-    def captions(generator: str) -> str:
-        return f"data/captions/{generator}.parquet"
-
-    @staticmethod
-    def scores(setting: str, evaluator: str, generator: str) -> str:
-        return f"data/scores/{setting}/{evaluator}/{generator}.parquet"
-
-    @staticmethod
-    def phi_dir(setting: str) -> str:
-        return f"results/philautia/{setting}"
-
-    @staticmethod
-    def judgements(dataset: str) -> str:
-        return f"data/judgements/{dataset}.parquet"
-
-    @staticmethod
-    def judgement_images(dataset: str) -> str:
-        return f"data/judgements/{dataset}"
-
-    @staticmethod
-    def item_scores(setting: str, dataset: str, evaluator: str) -> str:
-        return f"data/item_scores/{setting}/{dataset}/{evaluator}.parquet"
-
-    pomms_dir = "results/pomms"
-
-    report = "results/report.html"

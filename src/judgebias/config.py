@@ -10,7 +10,9 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -19,7 +21,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from judgebias.prompts import available_prompts, uses_references
+from judgebias.prompts import available_prompts
 
 
 class ConfigError(ValueError):
@@ -28,8 +30,19 @@ class ConfigError(ValueError):
 
 @cache
 def params_schema() -> dict[str, Any]:
+    """The core schema plus each registered study's block (an optional top-level key)."""
+    from judgebias.study import registered
+
     text = resources.files("judgebias.workflow").joinpath("params.schema.yaml").read_text()
-    return yaml.safe_load(text)
+    schema = yaml.safe_load(text)
+    for name, study in registered().items():
+        fragment = study.schema_fragment()
+        for key, definition in fragment.pop("$defs", {}).items():
+            if key in schema["$defs"]:
+                raise RuntimeError(f"study {name}: schema definition {key!r} already exists")
+            schema["$defs"][key] = definition
+        schema["properties"][name] = fragment
+    return schema
 
 
 def _key_path(parts: Iterable[Any]) -> str:
@@ -76,81 +89,101 @@ def _fill_defaults(instance: Any, schema: Mapping[str, Any], root: Mapping[str, 
 
 
 def _reference_errors(params: Mapping[str, Any]) -> list[str]:
-    """Cross-references the schema cannot express."""
+    """Cross-references the schema cannot express (the core's; each study adds its own)."""
+    from judgebias.study import active
+
     errors = []
-    models, families = params["models"], params["families"]
+    panel, families = params["panel"], params["families"]
     prompts = available_prompts()
     dataset = params["dataset"]
     if dataset["name"] not in dataset:
         errors.append(f"dataset.{dataset['name']}: dataset.name is {dataset['name']!r} "
                       "but that block is missing")
+    elif dataset["name"] == "nocaps":
+        errors += path_errors("dataset.nocaps.annotations", dataset["nocaps"]["annotations"])
+        errors += path_errors("dataset.nocaps.image_dir", dataset["nocaps"]["image_dir"],
+                              directory=True)
     if params["prompts"]["caption"] not in prompts:
         errors.append(f"prompts.caption: unknown prompt id {params['prompts']['caption']!r} "
                       f"(available: {', '.join(sorted(prompts))})")
-    for key, model in models.items():
-        if model["family"] not in families:
-            errors.append(f"models.{key}.family: family {model['family']!r} is not defined "
-                          "under families")
-        if (model["backend"] == "sim") != ("sim" in model):
-            errors.append(f"models.{key}.sim: required exactly when backend is 'sim' "
-                          f"(backend is {model['backend']!r})")
-        if "engine" in model and model["backend"] != "vllm":
-            errors.append(f"models.{key}.engine: engine arguments are for the vllm backend "
-                          f"(backend is {model['backend']!r})")
-        if model["backend"] in ("sim", "vllm"):
-            for field in ("base_url", "api_key_env"):
-                if field in model:
-                    errors.append(f"models.{key}.{field}: only for the openai and gemini "
-                                  f"backends (backend is {model['backend']!r})")
-        elif ((model["backend"] == "gemini" or "base_url" not in model)
-              and "api_key_env" not in model):
-            errors.append(f"models.{key}.api_key_env: required for the provider's own "
-                              "endpoint (name the environment variable holding the key)")
-        if model["backend"] == "sim" and "sim" not in families.get(model["family"], {}):
-            errors.append(f"families.{model['family']}.sim: simulated model {key!r} needs "
-                          "its family's sim.opener")
-        prefs = model.get("sim", {}).get("preferences", {})
-        for other in prefs.get("models", {}):
-            if other not in models:
-                errors.append(f"models.{key}.sim.preferences.models.{other}: model "
-                              f"{other!r} is not defined under models")
-        for family in prefs.get("families", {}):
-            if family not in families:
-                errors.append(f"models.{key}.sim.preferences.families.{family}: family "
-                              f"{family!r} is not defined under families")
-    study = params["philautia"]
-    for i, key in enumerate(study["models"]):
-        if key not in models:
-            errors.append(f"philautia.models[{i}]: model {key!r} is referenced but not "
-                          f"defined under models (defined: {', '.join(models)})")
-    for name, setting in study["settings"].items():
-        if setting["prompt"] not in prompts:
-            errors.append(f"philautia.settings.{name}.prompt: unknown prompt id "
-                          f"{setting['prompt']!r} (available: {', '.join(sorted(prompts))})")
-        elif uses_references(setting["prompt"]) != setting["references"]:
-            errors.append(f"philautia.settings.{name}.references: is {setting['references']} "
-                          f"but prompt {setting['prompt']!r} "
-                          f"{'takes' if setting['references'] else 'has no'} references")
-    errors += _pomms_errors(params)
+    for key, model in panel.items():
+        errors += _model_errors(key, model, panel, families)
+    errors += _sim_style_errors(params)
+    for study in active(params):
+        validate = study.load("validate")
+        if validate is not None:
+            errors += validate(params)
     return errors
 
 
-def _pomms_errors(params: Mapping[str, Any]) -> list[str]:
-    pomms = params.get("pomms")
-    if pomms is None:
-        return []
+def _model_errors(key: str, model: Mapping[str, Any], panel: Mapping[str, Any],
+                  families: Mapping[str, Any]) -> list[str]:
     errors = []
-    if pomms["setting"] not in params["philautia"]["settings"]:
-        errors.append(f"pomms.setting: {pomms['setting']!r} is not a philautia setting "
-                      f"(defined: {', '.join(params['philautia']['settings'])})")
-    if pomms["train_dataset"] not in pomms["datasets"]:
-        errors.append(f"pomms.train_dataset: {pomms['train_dataset']!r} is not defined under "
-                      "pomms.datasets")
-    for name, spec in pomms["datasets"].items():
-        needed = ["n_items"] if spec["format"] == "synthetic" else ["path"]
-        errors += [f"pomms.datasets.{name}.{key}: required for format {spec['format']!r}"
-                   for key in needed if key not in spec]
+    if model["family"] not in families:
+        errors.append(f"panel.{key}.family: family {model['family']!r} is not defined "
+                      "under families")
+    if (model["backend"] == "sim") != ("sim" in model):
+        errors.append(f"panel.{key}.sim: required exactly when backend is 'sim' "
+                      f"(backend is {model['backend']!r})")
+    if "engine" in model and model["backend"] != "vllm":
+        errors.append(f"panel.{key}.engine: engine arguments are for the vllm backend "
+                      f"(backend is {model['backend']!r})")
+    if model["backend"] in ("sim", "vllm"):
+        errors += [f"panel.{key}.{field}: only for the openai and gemini backends "
+                   f"(backend is {model['backend']!r})"
+                   for field in ("base_url", "api_key_env") if field in model]
+    elif ((model["backend"] == "gemini" or "base_url" not in model)
+          and "api_key_env" not in model):
+        errors.append(f"panel.{key}.api_key_env: required for the provider's own "
+                      "endpoint (name the environment variable holding the key)")
+    if model["backend"] == "sim" and "sim" not in families.get(model["family"], {}):
+        errors.append(f"families.{model['family']}.sim: simulated model {key!r} needs "
+                      "its family's sim.opener")
+    prefs = model.get("sim", {}).get("preferences", {})
+    errors += [f"panel.{key}.sim.preferences.models.{other}: model {other!r} is not "
+               "defined under panel" for other in prefs.get("models", {}) if other not in panel]
+    errors += [f"panel.{key}.sim.preferences.families.{family}: family {family!r} is not "
+               "defined under families"
+               for family in prefs.get("families", {}) if family not in families]
     return errors
+
+
+def _sim_style_errors(params: Mapping[str, Any]) -> list[str]:
+    """The sim's documented rules for styles (judgebias.models.sim): a signature or opener
+    uses no scene word, and no two simulated models share a signature (a judge could not
+    tell their captions apart, so planted self-preference would leak to the other)."""
+    from judgebias.data.scenes import VOCABULARY
+
+    errors, owners = [], {}
+    styles = [(f"panel.{key}.sim.signature", model["sim"]["signature"], key)
+              for key, model in params["panel"].items() if "sim" in model]
+    styles += [(f"families.{name}.sim.opener", family["sim"]["opener"], None)
+               for name, family in params["families"].items() if "sim" in family]
+    for where, text, key in styles:
+        clash = sorted(set(re.findall(r"[a-z]+", text.lower())) & VOCABULARY)
+        if clash:
+            errors.append(f"{where}: {text!r} uses scene words {clash}, which would change "
+                          "what a caption claims")
+        if key is None:
+            continue
+        signature = text.strip().lower()
+        if signature in owners:
+            errors.append(f"{where}: signature {text!r} is also panel.{owners[signature]}'s; "
+                          "simulated models need distinct signatures")
+        owners.setdefault(signature, key)
+    return errors
+
+
+def path_errors(where: str, path: str | None, *, directory: bool = False) -> list[str]:
+    """An error line if a params path does not exist (checked before any paid call)."""
+    if path is None:
+        return []
+    target = Path(path)
+    ok = target.is_dir() if directory else target.is_file()
+    if ok:
+        return []
+    kind = "folder" if directory else "file"
+    return [f"{where}: {kind} {path} does not exist"]
 
 
 def validate_params(params: Any, source: str = "params.yaml") -> dict[str, Any]:
@@ -181,15 +214,28 @@ def load_config(path: str | Path = "params.yaml") -> dict[str, Any]:
     return validate_params(params, str(path))
 
 
+@contextmanager
+def input_errors(key: str) -> Iterator[None]:
+    """Turn a bad input file found by a step (missing, malformed, a CSV without its
+    columns) into one ConfigError line naming the params key; the importers' own message
+    already names the file and the row or key."""
+    try:
+        yield
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{key}: file {exc.filename} does not exist") from exc
+    except (ValueError, KeyError, OSError) as exc:
+        raise ConfigError(f"{key}: {exc}") from exc
+
+
 def missing_secrets(params: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
     """Errors for panel models whose API-key environment variable is not set."""
     import os
 
     errors = []
     for key in keys:
-        name = params["models"][key].get("api_key_env")
+        name = params["panel"][key].get("api_key_env")
         if name and not os.environ.get(name):
-            errors.append(f"models.{key}.api_key_env: environment variable {name} is not set")
+            errors.append(f"panel.{key}.api_key_env: environment variable {name} is not set")
     return errors
 
 
@@ -204,7 +250,7 @@ def result_keys(params: Mapping[str, Any]) -> list[str]:
 
 
 def get_key(params: Mapping[str, Any], dotted: str) -> Any:
-    """The value at a dotted key path such as ``models.lumen-large``."""
+    """The value at a dotted key path such as ``panel.lumen-large``."""
     node: Any = params
     for part in dotted.split("."):
         node = node[part]

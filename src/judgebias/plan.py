@@ -1,10 +1,11 @@
 """`judgebias plan`: how many calls each model still needs, before paying for any.
 
-For the current params and what is already journaled, it builds exactly the requests the
-caption and score jobs would send, looks their keys up in the journal, and counts what is
-left (identical requests within a job are called once, so `needed` is an upper bound).
-Score requests on captions that do not exist yet cannot be keyed; they are counted
-as needed (one per image) and shown as waiting on captions. Where a model has `pricing`,
+Each active study lists the requests its jobs would send (its `plan` function, built with
+the same judging-core code the jobs use); the core looks their keys up in the journal and
+counts what is left (identical requests within a job are called once, so `needed` is an
+upper bound). Requests that depend on artifacts that do not exist yet (scores of
+captions not yet written) cannot be keyed; they are counted as needed and shown as
+waiting on upstream outputs. Where a model has `pricing`,
 it estimates tokens and cost: input from the prompt length (about 4 characters a token)
 plus `image_tokens` per image, output from the mean completion length already journaled
 for that model (or `max_tokens`, an upper bound, when nothing is journaled yet).
@@ -21,8 +22,6 @@ from typing import Any
 
 import pandas as pd
 
-from judgebias.artifacts import Paths, read_table
-from judgebias.judging import caption_requests, caption_rows, judge_requests
 from judgebias.models.base import ChatRequest
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.registry import backend_version
@@ -45,9 +44,15 @@ class ModelPlan:
     notes: list[str] = field(default_factory=list)
 
 
-def _dataset_size(config: Mapping[str, Any]) -> int:
-    spec = config["dataset"]
-    return spec[spec["name"]].get("n_images") or 0
+@dataclass
+class PlannedCalls:
+    """What a study will ask one panel model: the requests it can build now, and how
+    many more it cannot key yet because an upstream artifact (captions) is missing."""
+
+    model: str
+    requests: list[ChatRequest] = field(default_factory=list)
+    waiting: int = 0
+    note: str = ""
 
 
 def _mean_output_tokens(path: Path) -> float | None:
@@ -61,51 +66,41 @@ def _mean_output_tokens(path: Path) -> float | None:
 
 
 def _add(plan: ModelPlan, journal: Journal | None, name: str, version: str,
-         requests: list[ChatRequest]) -> None:
-    keys = [request_key(r, name, version) for r in requests]
+         calls: PlannedCalls) -> None:
+    keys = [request_key(r, name, version) for r in calls.requests]
     done = journal.lookup(keys) if journal is not None else {}
-    plan.requests += len(requests)
+    plan.requests += len(calls.requests) + calls.waiting
     plan.journaled += sum(key in done for key in keys)
-    for key, request in zip(keys, requests, strict=True):
+    plan.needed += calls.waiting
+    plan.waiting_on_captions += calls.waiting
+    if calls.note and calls.note not in plan.notes:
+        plan.notes.append(calls.note)
+    for key, request in zip(keys, calls.requests, strict=True):
         if key not in done:
             plan.needed += 1
-            plan.prompt_chars += len(request.prompt)
+            plan.prompt_chars += len(request.prompt) + len(request.system)
             plan.images += len(request.images)
 
 
 def plan_calls(config: Mapping[str, Any]) -> list[ModelPlan]:
-    """Per panel model: requests the pipeline makes, journaled, still needed."""
-    study = config["philautia"]
-    panel = study["models"]
-    images = (read_table(Paths.dataset_table, "images")
-              if Path(Paths.dataset_table).exists() else None)
-    n_images = len(images) if images is not None else _dataset_size(config)
-    captions = {g: read_table(Paths.captions(g), "captions") for g in panel
-                if Path(Paths.captions(g)).exists()}
+    """Per panel model: requests every active study makes, journaled, still needed."""
+    from judgebias.study import active
+
+    planned: dict[str, list[PlannedCalls]] = {}
+    for study in active(config):
+        plan_study = study.load("plan")
+        for calls in plan_study(config) if plan_study is not None else []:
+            planned.setdefault(calls.model, []).append(calls)
     plans = []
-    for key in panel:
-        model = config["models"][key]
+    for key in (k for k in config["panel"] if k in planned):
+        model = config["panel"][key]
         name, version = model["backend"], backend_version(config, key)
         plan = ModelPlan(key, name)
         path = journal_path(config["journal_dir"], name, model["model_id"])
         journal = Journal(path) if path.exists() else None
         try:
-            if images is None:
-                plan.requests += n_images * (1 + len(panel) * len(study["settings"]))
-                plan.needed = plan.waiting_on_captions = plan.requests
-                plan.notes.append("dataset not built yet")
-            else:
-                _add(plan, journal, name, version, caption_requests(config, key, images))
-                for setting in study["settings"]:
-                    for generator in panel:
-                        if generator not in captions:
-                            plan.requests += n_images
-                            plan.needed += n_images
-                            plan.waiting_on_captions += n_images
-                            continue
-                        requests = judge_requests(config, key, setting, caption_rows(
-                            images, captions[generator]))
-                        _add(plan, journal, name, version, [r for r in requests if r])
+            for calls in planned[key]:
+                _add(plan, journal, name, version, calls)
             if model.get("max_requests") is not None:
                 started = journal.calls_started(model["model_id"]) if journal else 0
                 plan.budget_left = model["max_requests"] - started

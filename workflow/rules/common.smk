@@ -1,88 +1,55 @@
-# Shared helpers of the rules: the validated params, the panel, declared params per job,
-# the project code each rule depends on, and per-model resources.
+# Shared helpers of the rules: the validated params, the active studies, declared params
+# per job, each rule's code dependencies (derived from its step's imports), resources.
 import json
 from pathlib import Path
 
-from judgebias.artifacts import Paths
 from judgebias.config import get_key, load_config, result_keys
 from judgebias.models.registry import world_params
+from judgebias.study import active
+from judgebias.workflow.codedeps import step_files
 
 # `snakemake --config params=other.yaml` selects another params file; dvc.yaml always
 # uses params.yaml (DVC's own default), so the default adds no flag to the commands.
 PARAMS_FILE = config.get("params", "params.yaml")
 PARAMS = load_config(PARAMS_FILE)  # validated before any job is scheduled
 JB = "judgebias" if PARAMS_FILE == "params.yaml" else f"judgebias --params {PARAMS_FILE}"
+ACTIVE_STUDIES = active(PARAMS)
+ROOT = Path(workflow.basedir)
 
-PANEL = PARAMS["philautia"]["models"]
-SETTINGS = list(PARAMS["philautia"]["settings"])
-POMMS = PARAMS.get("pomms")
-POMMS_DATASETS = list(POMMS["datasets"]) if POMMS else []
-POMMS_SETTING = POMMS["setting"] if POMMS else None
-SRC = Path(workflow.basedir) / "src" / "judgebias"
-
-wildcard_constraints:
-    generator="|".join(PANEL),
-    evaluator="|".join(PANEL),
-    setting="|".join(SETTINGS),
-    dataset="|".join(POMMS_DATASETS) or "no-dataset",
+# Each study's rules add what `all` builds, and the folder its report section reads with
+# the files in it (report.smk declares them).
+TARGETS = []
+REPORT_INPUTS = {}
 
 
-def code(*parts):
-    """Project source files a rule depends on, so editing them reruns the rule."""
-    files = []
-    for part in parts:
-        path = SRC / part
-        found = sorted(path.rglob("*.py")) + sorted(path.rglob("*.txt")) if path.is_dir() else [path]
-        files += [str(f.relative_to(workflow.basedir)) for f in found]
-    return files
-
-
-CODE_MODELS = code("models", "prompts/__init__.py", "data/scenes.py", "judging.py",
-                   "artifacts.py")
+def step_code(command, extra=()):
+    """The project source files `judgebias <command>` runs (judgebias.workflow.codedeps):
+    editing any of them reruns the rule, editing anything else does not."""
+    return step_files(command, ROOT, extra)
 
 
 def template(prompt_id):
-    return code(f"prompts/templates/{prompt_id}.txt")
+    """A prompt template file: a model job depends on the prompts it sends."""
+    return [f"src/judgebias/prompts/templates/{prompt_id}.txt"]
 
 
-def score_code(wildcards):
-    """A score job depends on its setting's evaluator prompt only, not the others'."""
-    prompt_id = PARAMS["philautia"]["settings"][wildcards.setting]["prompt"]
-    return CODE_MODELS + code("scoring.py") + template(prompt_id)
-
-
-# Params each job reads. A rule lists them under `params: dvc_params=` (dotted params.yaml keys,
-# exported to dvc.yaml) and `values=` (their values, Snakemake's params rerun trigger).
+# Params each job reads. A rule lists them under `params: dvc_params=` (dotted params.yaml
+# keys, exported to dvc.yaml) and `values=` (their values, Snakemake's rerun trigger).
 def values_of(keys):
     return json.dumps({k: get_key(PARAMS, k) for k in keys}, sort_keys=True)
 
 
-def caption_keys(wildcards):
-    return [*world_params(PARAMS, wildcards.generator, "generator"), "prompts.caption"]
+def model_keys(model, role, *extra):
+    """The params that determine `model`'s answers in `role`, plus `extra` keys."""
+    return [*world_params(PARAMS, model, role), *extra]
 
-
-def score_keys(wildcards):
-    return [*world_params(PARAMS, wildcards.evaluator, "evaluator"),
-            f"philautia.settings.{wildcards.setting}"]
-
-
-PHI_KEYS = ["philautia.models", "philautia.score"]
-ANALYSIS_KEYS = [
-    "philautia.models", "philautia.ddof", "philautia.n_bootstrap",
-    "philautia.n_permutations", "philautia.ci", "philautia.seed",
-    *[f"models.{m}.family" for m in PANEL],
-]
-ANALYSIS_TABLES = ["phi_tilde", "philautia", "loo", "families"]
-POMMS_TABLES = ["steps", "table1", "table2", "phi_tilde", "agreement"]
-POMMS_OUTPUTS = ([f"results/pomms/{t}.parquet" for t in POMMS_TABLES]
-                 + ["results/pomms/metrics.json", "results/pomms/figures/phi_tilde_pomms.png"]
-                 if POMMS else [])
-POMMS_KEYS = ["pomms", "philautia.models", "philautia.score", "philautia.ddof",
-              *[f"models.{m}.family" for m in PANEL]]
 
 # The report's provenance fingerprints every params key that can change a result.
 REPORT_KEYS = result_keys(PARAMS)
-FIGURE_KEYS = ["philautia.models", *[f"models.{m}.backend" for m in PANEL]]
+
+
+def figure_keys(models):
+    return [*(f"panel.{m}.backend" for m in models)]
 
 
 def model_resources(role):
@@ -92,7 +59,7 @@ def model_resources(role):
 
     def resource(name):
         def value(wildcards):
-            model = PARAMS["models"][wildcards[role]]
+            model = PARAMS["panel"][wildcards[role]]
             backend, spec = model["backend"], model.get("resources", {})
             return {
                 "gpu": spec.get("gpus", 0) if backend == "vllm" else 0,

@@ -1,13 +1,39 @@
 # Philautia-Eval (seed 000 §4.1, Algorithm 1): captions per generator, scores per
-# evaluator x generator x setting, then Phi, Phi-tilde / philautia scores, figures, report.
+# evaluator x generator x setting, then Phi, Phi-tilde / philautia scores and figures.
+from judgebias.study import study_models
+from judgebias.studies.philautia import tables as philautia
+from judgebias.studies.philautia.report import report_inputs as philautia_report_inputs
+
+PHILAUTIA_MODELS = study_models(PARAMS, "philautia")
+SETTINGS = list(PARAMS["philautia"]["settings"])
+
+wildcard_constraints:
+    generator="|".join(PHILAUTIA_MODELS),
+    evaluator="|".join(PARAMS["panel"]),
+    setting="|".join(SETTINGS),
+
+
+def setting_prompt(wildcards):
+    """A score job depends on its setting's evaluator prompt only, not the others'."""
+    return template(PARAMS["philautia"]["settings"][wildcards.setting]["prompt"])
+
+
+MODELS_KEY = "philautia.models" if "models" in PARAMS["philautia"] else "panel"
+PHI_KEYS = [MODELS_KEY, "philautia.score"]
+ANALYSIS_KEYS = [
+    MODELS_KEY, "philautia.ddof", "philautia.n_bootstrap",
+    "philautia.n_permutations", "philautia.ci", "philautia.seed",
+    *[f"panel.{m}.family" for m in PHILAUTIA_MODELS],
+]
+PHILAUTIA_FIGURE_KEYS = [MODELS_KEY, *figure_keys(PHILAUTIA_MODELS)]
 
 
 rule dataset:
     input:
-        code=code("data", "artifacts.py"),
+        code=step_code("dataset"),
     output:
-        table=Paths.dataset_table,
-        images=directory(Paths.dataset_images),
+        table=philautia.DATASET_TABLE,
+        images=directory(philautia.DATASET_IMAGES),
     params:
         dvc_params=["dataset"],
         values=values_of(["dataset"]),
@@ -19,13 +45,13 @@ rule dataset:
 
 rule caption:
     input:
-        images=Paths.dataset_table,
-        code=CODE_MODELS + template(PARAMS["prompts"]["caption"]),
+        images=philautia.DATASET_TABLE,
+        code=step_code("caption") + template(PARAMS["prompts"]["caption"]),
     output:
-        Paths.captions("{generator}"),
+        philautia.captions_path("{generator}"),
     params:
-        dvc_params=caption_keys,
-        values=lambda wildcards: values_of(caption_keys(wildcards)),
+        dvc_params=lambda w: model_keys(w.generator, "generator", "prompts.caption"),
+        values=lambda w: values_of(model_keys(w.generator, "generator", "prompts.caption")),
     resources:
         **model_resources("generator"),
     log:
@@ -37,29 +63,32 @@ rule caption:
 
 rule score:
     input:
-        images=Paths.dataset_table,
-        captions=Paths.captions("{generator}"),
-        code=score_code,
+        images=philautia.DATASET_TABLE,
+        captions=philautia.captions_path("{generator}"),
+        code=step_code("score"),
+        prompt=setting_prompt,
     output:
-        Paths.scores("{setting}", "{evaluator}", "{generator}"),
+        philautia.scores_path("{setting}", "{evaluator}", "{generator}"),
     params:
-        dvc_params=score_keys,
-        values=lambda wildcards: values_of(score_keys(wildcards)),
+        dvc_params=lambda w: model_keys(w.evaluator, "evaluator",
+                                        f"philautia.settings.{w.setting}"),
+        values=lambda w: values_of(model_keys(w.evaluator, "evaluator",
+                                              f"philautia.settings.{w.setting}")),
     resources:
         **model_resources("evaluator"),
     log:
         "logs/score/{setting}/{evaluator}/{generator}.log",
     shell:
         JB + " --log {log} score --evaluator {wildcards.evaluator} "
-        "--generator {wildcards.generator} --setting {wildcards.setting} "
-        "--images {input.images} --captions {input.captions} --out {output}"
+        "--setting {wildcards.setting} --images {input.images} "
+        "--captions {input.captions} --out {output}"
 
 
 rule phi:
     input:
-        scores=expand(Paths.scores("{{setting}}", "{evaluator}", "{generator}"),
-                      evaluator=PANEL, generator=PANEL),
-        code=code("judging.py", "studies/philautia_steps.py"),
+        scores=expand(philautia.scores_path("{{setting}}", "{evaluator}", "{generator}"),
+                      evaluator=PHILAUTIA_MODELS, generator=PHILAUTIA_MODELS),
+        code=step_code("phi"),
     output:
         scores="results/philautia/{setting}/scores.parquet",
         phi="results/philautia/{setting}/phi.parquet",
@@ -76,53 +105,40 @@ rule phi:
 rule philautia:
     input:
         scores="results/philautia/{setting}/scores.parquet",
-        code=code("studies/philautia.py", "studies/philautia_steps.py", "stats.py"),
+        code=step_code("philautia"),
     output:
         metrics="results/philautia/{setting}/metrics.json",
         tables=expand("results/philautia/{{setting}}/{table}.parquet",
-                      table=ANALYSIS_TABLES),
+                      table=philautia.ANALYSIS_TABLES),
     params:
         dvc_params=ANALYSIS_KEYS,
         values=values_of(ANALYSIS_KEYS),
     log:
         "logs/philautia/{setting}.log",
     shell:
-        JB + " --log {log} philautia --out-dir results/philautia/{wildcards.setting}"
+        JB + " --log {log} philautia --scores {input.scores} "
+        "--out-dir results/philautia/{wildcards.setting}"
 
 
 rule heatmaps:
     input:
         phi="results/philautia/{setting}/phi.parquet",
-        metrics="results/philautia/{setting}/metrics.json",
-        code=code("report/figures.py", "studies/philautia_steps.py"),
+        phi_tilde="results/philautia/{setting}/phi_tilde.parquet",
+        philautia="results/philautia/{setting}/philautia.parquet",
+        code=step_code("heatmaps"),
     output:
         expand("results/philautia/{{setting}}/figures/{figure}.png",
-               figure=["phi", "phi_tilde", "philautia"]),
+               figure=philautia.FIGURES),
     params:
-        dvc_params=FIGURE_KEYS,
-        values=values_of(FIGURE_KEYS),
+        dvc_params=PHILAUTIA_FIGURE_KEYS,
+        values=values_of(PHILAUTIA_FIGURE_KEYS),
     log:
         "logs/heatmaps/{setting}.log",
     shell:
-        JB + " --log {log} heatmaps --setting {wildcards.setting} "
+        JB + " --log {log} heatmaps --setting {wildcards.setting} --phi {input.phi} "
+        "--phi-tilde {input.phi_tilde} --philautia {input.philautia} "
         "--out-dir results/philautia/{wildcards.setting}/figures"
 
 
-rule report:
-    input:
-        metrics=expand("results/philautia/{setting}/metrics.json", setting=SETTINGS),
-        tables=expand("results/philautia/{setting}/{table}.parquet", setting=SETTINGS,
-                      table=["phi", "counts", *ANALYSIS_TABLES]),
-        figures=expand("results/philautia/{setting}/figures/{figure}.png",
-                       setting=SETTINGS, figure=["phi", "phi_tilde", "philautia"]),
-        pomms=POMMS_OUTPUTS,
-        code=code("report"),
-    output:
-        Paths.report,
-    params:
-        dvc_params=REPORT_KEYS,
-        values=values_of(REPORT_KEYS),
-    log:
-        "logs/report.log",
-    shell:
-        JB + " --log {log} report --out {output}"
+TARGETS.extend(expand("results/philautia/{setting}/metrics.json", setting=SETTINGS))
+REPORT_INPUTS["philautia"] = philautia_report_inputs(PARAMS, philautia.RESULTS)

@@ -31,10 +31,12 @@ class Sampling:
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One single-turn chat request: a user prompt with images attached.
+    """One single-turn chat request: a user prompt with images attached, and optionally a
+    system prompt (FRAME's judges get one, seed 004).
 
     `images` are the encoded image files (PNG/JPEG bytes) exactly as a model receives
-    them; a backend never sees dataset metadata, only what is in the request.
+    them, in order (a pairwise judge gets two); a backend never sees dataset metadata,
+    only what is in the request.
     """
 
     model: str  # the provider's model id (e.g. "gpt-4o-2024-08-06", "sim/lumen-large")
@@ -42,6 +44,7 @@ class ChatRequest:
     images: tuple[bytes, ...] = ()
     sampling: Sampling = field(default_factory=Sampling)
     revision: str = ""
+    system: str = ""
 
     def image_hashes(self) -> list[str]:
         return [hashlib.sha256(image).hexdigest() for image in self.images]

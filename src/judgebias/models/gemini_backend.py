@@ -121,7 +121,8 @@ class GeminiBackend(ApiBackend):
         sampling = request.sampling
         config = types.GenerateContentConfig(
             temperature=sampling.temperature, top_p=sampling.top_p,
-            max_output_tokens=sampling.max_tokens, seed=sampling.seed)
+            max_output_tokens=sampling.max_tokens, seed=sampling.seed,
+            system_instruction=request.system or None)
         if sampling.top_logprobs > 0 and self.logprobs_supported is not False:
             config.response_logprobs = True
             config.logprobs = sampling.top_logprobs

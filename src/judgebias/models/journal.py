@@ -72,14 +72,17 @@ def request_key(request: ChatRequest, backend: str, backend_version: str = "") -
         "images": request.image_hashes(),
         "sampling": request.sampling.as_dict(),
     }
+    if request.system:  # absent when empty, so keys of system-less requests never change
+        payload["system"] = request.system
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def request_summary(request: ChatRequest) -> str:
-    """What is stored about a request: the prompt and image hashes, never credentials."""
+    """What is stored about a request: the prompts and image hashes, never credentials."""
     return json.dumps({"model": request.model, "revision": request.revision,
-                       "prompt": request.prompt, "images": request.image_hashes(),
+                       "system": request.system, "prompt": request.prompt,
+                       "images": request.image_hashes(),
                        "sampling": request.sampling.as_dict()}, sort_keys=True)
 
 

@@ -35,7 +35,8 @@ def build_messages(request: ChatRequest) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = [{"type": "text", "text": request.prompt}]
     content += [{"type": "image_url", "image_url": {"url": image_data_url(image)}}
                 for image in request.images]
-    return [{"role": "user", "content": content}]
+    system = [{"role": "system", "content": request.system}] if request.system else []
+    return [*system, {"role": "user", "content": content}]
 
 
 def to_response(completion: Any) -> ChatResponse:

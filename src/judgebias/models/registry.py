@@ -23,7 +23,7 @@ def sampling_for(model: Mapping[str, Any]) -> Sampling:
 
 def sim_traits(config: Mapping[str, Any], key: str) -> dict[str, Any]:
     """A simulated model's traits with its family's shared opener folded into `style`."""
-    model = config["models"][key]
+    model = config["panel"][key]
     traits = {k: v for k, v in model["sim"].items() if k != "signature"}
     opener = config["families"][model["family"]]["sim"]["opener"]
     traits["style"] = {"opener": opener, "signature": model["sim"]["signature"]}
@@ -34,21 +34,21 @@ def sim_world(config: Mapping[str, Any], key: str, role: str) -> tuple[list[str]
     """The simulated world panel model `key` needs in `role` ("generator"/"evaluator"):
     the models whose traits it uses (itself, and as a judge the models it has a planted
     preference for) and the families whose style it must recognise."""
-    own = config["models"][key]
+    own = config["panel"][key]
     if role == "generator":
         return [key], [own["family"]]
     prefs = own["sim"].get("preferences", {})
     models = list(dict.fromkeys([key, *prefs.get("models", {})]))
-    families = [config["models"][m]["family"] for m in models]
+    families = [config["panel"][m]["family"] for m in models]
     return models, list(dict.fromkeys([*families, *prefs.get("families", {})]))
 
 
 def world_params(config: Mapping[str, Any], key: str, role: str) -> list[str]:
     """Dotted params.yaml keys that determine model `key`'s answers in `role`."""
-    if config["models"][key]["backend"] != "sim":
-        return [f"models.{key}"]
+    if config["panel"][key]["backend"] != "sim":
+        return [f"panel.{key}"]
     models, families = sim_world(config, key, role)
-    return [*(f"models.{m}" for m in models), *(f"families.{f}" for f in families), "seed"]
+    return [*(f"panel.{m}" for m in models), *(f"families.{f}" for f in families), "seed"]
 
 
 def api_key(config: Mapping[str, Any], key: str) -> str:
@@ -57,18 +57,18 @@ def api_key(config: Mapping[str, Any], key: str) -> str:
     Local OpenAI-compatible servers often need no key; the SDK still wants one, so a
     model with a `base_url` and no `api_key_env` gets a placeholder.
     """
-    name = config["models"][key].get("api_key_env")
+    name = config["panel"][key].get("api_key_env")
     if name is None:
         return "no-key-needed"
     value = os.environ.get(name)
     if not value:
-        raise ConfigError(f"models.{key}.api_key_env: environment variable {name} is not set")
+        raise ConfigError(f"panel.{key}.api_key_env: environment variable {name} is not set")
     return value
 
 
 def backend_version(config: Mapping[str, Any], key: str) -> str:
     """The version string in `key`'s journal keys, known without building the backend."""
-    backend = config["models"][key]["backend"]
+    backend = config["panel"][key]["backend"]
     if backend == "sim":
         from judgebias.models.sim import SIM_VERSION
 
@@ -88,22 +88,22 @@ def backend_version(config: Mapping[str, Any], key: str) -> str:
     except PackageNotFoundError:
         engine_version = "not-installed"
     # dtype, quantization, max_model_len ... change answers: they are part of the key.
-    engine = fingerprint(config["models"][key].get("engine", {}))
+    engine = fingerprint(config["panel"][key].get("engine", {}))
     return f"vllm-{engine_version}-{engine}"
 
 
 def build_backend(config: Mapping[str, Any], key: str, role: str) -> tuple[Backend, str]:
     """The backend answering for panel model `key` in `role`, and its version string
     (part of every journal key: a change in what answers must never reuse old answers)."""
-    model = config["models"][key]
+    model = config["panel"][key]
     backend = model["backend"]
-    label = f"models.{key} ({backend} {model['model_id']})"
+    label = f"panel.{key} ({backend} {model['model_id']})"
     if backend == "sim":
         from judgebias.models.sim import SIM_VERSION, SimBackend, SimModel
 
         models, families = sim_world(config, key, role)
-        world = {config["models"][m]["model_id"]: SimModel.from_params(
-            m, config["models"][m]["family"], sim_traits(config, m)) for m in models}
+        world = {config["panel"][m]["model_id"]: SimModel.from_params(
+            m, config["panel"][m]["family"], sim_traits(config, m)) for m in models}
         openers = {f: config["families"][f]["sim"]["opener"] for f in families}
         return SimBackend(world, seed=config["seed"], family_openers=openers), SIM_VERSION
     if backend == "vllm":

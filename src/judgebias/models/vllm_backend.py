@@ -49,7 +49,8 @@ def chat_messages(request: ChatRequest) -> list[dict[str, Any]]:
         for image in request.images
     ]
     content.append({"type": "text", "text": request.prompt})
-    return [{"role": "user", "content": content}]
+    system = [{"role": "system", "content": request.system}] if request.system else []
+    return [*system, {"role": "user", "content": content}]
 
 
 def sampling_kwargs(request: ChatRequest) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """The papers' prompts, verbatim, as templates with ids.
 
-Each template is a file `templates/<id>.txt` holding the exact prompt text from its paper;
-placeholders keep the paper's own `{{Name}}` spelling. Ids:
+Each template is a file `templates/<id>.txt` holding the exact prompt text from its paper
+(a user message, or a system prompt where a paper gives one). Placeholders keep the
+paper's own `{{Name}}` spelling and are filled by :func:`render` with named fields; a
+list value (reference captions) is written one item per line. Ids of the philautia study:
 
 - ``caption_llava_ov``: the generator prompt of seed 000 §5 / Appendix C (taken there
   from LLaVA-OneVision): "Provide a one-sentence caption for the provided image."
@@ -10,13 +12,18 @@ placeholders keep the paper's own `{{Name}}` spelling. Ids:
 - ``gveval_ref_free``: the same, reference-free setting.
 
 The PDF's line wrapping was undone (paragraphs are single lines); words are unchanged.
-The literal `${{score}}$` in the G-VEval prompts is part of the prompt and stays as is.
+A `{{...}}` right after a dollar sign is not a placeholder: the G-VEval prompts print
+``The final score is ${{score}}$.`` as an instruction to the model, and it stays as is.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
+
+_PLACEHOLDER = re.compile(r"(?<!\$)\{\{([A-Za-z][A-Za-z0-9_ ]*)\}\}")
 
 
 @cache
@@ -34,20 +41,36 @@ def template(prompt_id: str) -> str:
     return resources.files("judgebias.prompts").joinpath(f"templates/{prompt_id}.txt").read_text()
 
 
-def render(prompt_id: str, *, caption: str | None = None,
-           references: list[str] | None = None) -> str:
-    """Fill a template. References are given one per line, as G-VEval lists them."""
-    text = template(prompt_id)
-    if "{{Reference}}" in text:
-        if not references:
-            raise ValueError(f"prompt {prompt_id!r} needs reference captions")
-        text = text.replace("{{Reference}}", "\n".join(r.strip() for r in references))
-    if "{{Caption}}" in text:
-        if caption is None:
-            raise ValueError(f"prompt {prompt_id!r} needs a caption")
-        text = text.replace("{{Caption}}", caption.strip())
-    return text
+@cache
+def fields(prompt_id: str) -> frozenset[str]:
+    """The placeholder names of a template (``{"Caption", "Reference"}`` for gveval_ref)."""
+    return frozenset(_PLACEHOLDER.findall(template(prompt_id)))
 
 
-def uses_references(prompt_id: str) -> bool:
-    return "{{Reference}}" in template(prompt_id)
+def render(prompt_id: str, values: Mapping[str, str | Sequence[str]] | None = None) -> str:
+    """Fill every placeholder of a template from `values` (placeholder name -> text).
+
+    A list value is written one item per line, stripped. A placeholder without a value,
+    an empty list, or a value for a placeholder the template lacks is an error: a prompt
+    must never go out with a hole in it, or silently without the field a study meant.
+    """
+    values = dict(values or {})
+    needed = fields(prompt_id)
+    unknown = sorted(set(values) - needed)
+    if unknown:
+        raise ValueError(f"prompt {prompt_id!r} has no placeholder {unknown} "
+                         f"(it has: {sorted(needed) or 'none'})")
+    missing = sorted(needed - set(values))
+    if missing:
+        raise ValueError(f"prompt {prompt_id!r} needs {missing}")
+
+    def fill(match: re.Match[str]) -> str:
+        value = values[match.group(1)]
+        if isinstance(value, str):
+            return value.strip()
+        lines = [str(v).strip() for v in value]
+        if not lines:
+            raise ValueError(f"prompt {prompt_id!r}: {match.group(1)} is an empty list")
+        return "\n".join(lines)
+
+    return _PLACEHOLDER.sub(fill, template(prompt_id))

@@ -33,18 +33,24 @@ def provenance(config: Mapping[str, Any], params_path: str) -> dict[str, str]:
     }
 
 
-def write_full_report(config: Mapping[str, Any], params_path: str, out: Path) -> None:
-    from judgebias.studies.philautia_steps import report_section, simulated_models
+def write_full_report(config: Mapping[str, Any], params_path: str,
+                      results: Mapping[str, str], out: Path) -> None:
+    """Assemble each active study's section, from the results folder the report rule
+    gives it (`results`: study name -> folder), in registry order."""
+    from judgebias.study import active, simulated_models
 
-    sections = [report_section(config, Path("results/philautia"))]
-    if config.get("pomms"):
-        from judgebias.studies.pomms_steps import report_section as pomms_section
-
-        sections.append(pomms_section(config))
+    sections, simulated = [], set()
+    for study in active(config):
+        if study.report is None:
+            continue
+        if study.name not in results:
+            raise ValueError(f"report: no results folder given for study {study.name!r}")
+        sections.append(study.load("report")(config, Path(results[study.name])))
+        simulated |= simulated_models(config, list(config["panel"]))
     report = Report(
         title="judgebias report",
         sections=sections,
         provenance=provenance(config, params_path),
-        simulated_models=sorted(simulated_models(config)),
+        simulated_models=sorted(simulated),
     )
     write_report(report, out)

@@ -63,7 +63,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from judgebias.config import ConfigError
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling, TokenLogprob
 from judgebias.models.registry import sim_traits
-from judgebias.models.serve_sim_args import add_arguments  # re-exported for callers
+from judgebias.devtools.serve_sim_args import add_arguments  # re-exported for callers
 from judgebias.models.sim import SIM_VERSION, SimBackend, SimModel, score_logprobs, score_tokens
 
 log = logging.getLogger("judgebias.serve_sim")
@@ -196,7 +196,7 @@ def sim_panel(config: Mapping[str, Any]) -> SimBackend:
     """
     world = {
         model["model_id"]: SimModel.from_params(key, model["family"], sim_traits(config, key))
-        for key, model in config["models"].items() if model["backend"] == "sim"
+        for key, model in config["panel"].items() if model["backend"] == "sim"
     }
     openers = {family: spec["sim"]["opener"] for family, spec in config["families"].items()
                if isinstance(spec.get("sim"), Mapping) and "opener" in spec["sim"]}

@@ -1,0 +1,200 @@
+"""One judging task for every study: (model, prompt template, items) -> one row per item.
+
+Every model call of every study goes through :func:`run_task` (DESIGN.md "One judging
+core"): a :class:`JudgeTask` names the prompt template, how its placeholders are filled
+from the columns of an items table, which columns hold the images (any number: one for a
+caption judge, two for a pairwise judge), an optional system prompt, and the answer kind
+that reads the reply. The rows it returns keep the raw answer, its token log-probs, the
+provider's ``finish_reason``, the request key and a status; the parsed value is filled
+only where the answer kind accepted the answer. Items that cannot be asked (a failed
+caption upstream, an image that was not imported) get no request and keep their status.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pandas as pd
+
+from judgebias import prompts
+from judgebias.judging.answers import STATUS_OK, STATUS_TRUNCATED, Answer, AnswerKind
+from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
+from judgebias.models.journal import Journal, journal_path, request_key
+from judgebias.models.registry import backend_version, build_backend, sampling_for
+from judgebias.models.runner import RunStats, run_requests
+
+log = logging.getLogger(__name__)
+
+NO_IMAGE = "no_image"
+
+# The columns every table of model answers carries (artifacts.CALL_FIELDS / ANSWER_FIELDS).
+CALL_COLUMNS = ("model_id", "revision", "backend", "prompt_id", "sampling", "request_key",
+                "status", "error", "raw_text", "logprobs", "finish_reason")
+ANSWER_COLUMNS = ("value", "label", "expected", "mass", "probs", "logprobs_available")
+
+
+@dataclass(frozen=True)
+class FreeText:
+    """The answer kind of a generation task (a caption): the stripped text as `value`.
+
+    An empty answer never reaches it (the runner records it as failed); an answer cut off
+    by ``max_tokens`` gets status "truncated" and keeps its text for audit.
+    """
+
+    name: ClassVar[str] = "text"
+
+    def parse(self, text: str, tokens: Sequence[TokenLogprob] | None = None,
+              finish_reason: str = "stop") -> Answer:
+        status = STATUS_TRUNCATED if finish_reason == "length" else STATUS_OK
+        return Answer(status, text.strip())
+
+
+@dataclass(frozen=True)
+class JudgeTask:
+    """What one job asks a model about each item of a table.
+
+    Parameters
+    ----------
+    prompt : str
+        Template id of the user message (judgebias.prompts).
+    answer : AnswerKind
+        The parser of the reply (judgebias.judging.answers).
+    fields : mapping of str to str
+        Template placeholder -> items column holding its value (a string, or a list of
+        strings written one per line).
+    images : tuple of str
+        Items columns holding image file paths, attached in this order.
+    system : str or None
+        Template id of the system prompt, if the protocol has one.
+    """
+
+    prompt: str
+    answer: AnswerKind
+    fields: Mapping[str, str] = field(default_factory=dict)
+    images: tuple[str, ...] = ("image_path",)
+    system: str | None = None
+
+
+def _image_paths(row: Mapping[str, Any], columns: Sequence[str]) -> list[str] | None:
+    paths = [row[c] for c in columns]
+    return paths if all(isinstance(p, str) and p for p in paths) else None
+
+
+def build_requests(config: Mapping[str, Any], model_key: str, task: JudgeTask,
+                   items: pd.DataFrame) -> tuple[list[ChatRequest | None], list[str]]:
+    """The request for each item (None where nothing can be asked) and each item's status
+    before asking: an item's own `status` column if it has one ("ok" otherwise), or
+    "no_image" where an image path is missing."""
+    model = config["panel"][model_key]
+    sampling, system = sampling_for(model), prompts.render(task.system) if task.system else ""
+    requests: list[ChatRequest | None] = []
+    statuses: list[str] = []
+    for row in items.to_dict("records"):
+        status = row.get("status", STATUS_OK)
+        paths = _image_paths(row, task.images)
+        if status == STATUS_OK and paths is None:
+            status = NO_IMAGE
+        statuses.append(status)
+        if status != STATUS_OK:
+            requests.append(None)
+            continue
+        text = prompts.render(task.prompt, {name: row[column]
+                                            for name, column in task.fields.items()})
+        requests.append(ChatRequest(
+            model=model["model_id"], prompt=text, system=system, sampling=sampling,
+            images=tuple(Path(p).read_bytes() for p in paths), revision=model["revision"]))
+    return requests, statuses
+
+
+def answer_requests(config: Mapping[str, Any], model_key: str, role: str,
+                    requests: list[ChatRequest]) -> tuple[list[ChatResponse], RunStats, str]:
+    """Answer a job's requests through the model's backend, journaled and within budget.
+
+    Returns the answers, what the job did, and the backend version (part of every
+    journal key). A model on the vllm backend first takes its own GPUs (Snakemake only
+    caps how many are in use; judgebias.models.gpu makes sure two jobs never share a
+    device), unless every answer is already journaled: a rerun from the journal needs
+    no GPU.
+    """
+    model = config["panel"][model_key]
+    gpus = model.get("resources", {}).get("gpus", 0) if model["backend"] == "vllm" else 0
+    path = journal_path(config["journal_dir"], model["backend"], model["model_id"])
+    with Journal(path) as journal, ExitStack() as stack:
+        version = backend_version(config, model_key)
+        keys = [request_key(r, model["backend"], version) for r in requests]
+        if gpus and len(journal.lookup(keys)) < len(set(keys)):
+            from judgebias.models.gpu import assign_gpus
+
+            stack.enter_context(assign_gpus(gpus, Path(config["journal_dir"]) / "gpu-locks"))
+        backend, version = build_backend(config, model_key, role)
+        responses, stats = run_requests(backend, requests, journal, backend_version=version,
+                                        max_requests=model.get("max_requests"),
+                                        label=f"{role} {model_key}")
+    log.info("%s: %d requests, %d from the journal, %d new calls, %d failed, retries %s",
+             model_key, stats.total, stats.journaled, stats.called, stats.failed,
+             stats.retries or "none")
+    return responses, stats, version
+
+
+def answer_rows(config: Mapping[str, Any], model_key: str, task: JudgeTask,
+                requests: Sequence[ChatRequest | None], statuses: Sequence[str],
+                responses: Sequence[ChatResponse | None], version: str) -> dict[str, list]:
+    """The call and answer columns, one entry per item (see CALL_COLUMNS, ANSWER_COLUMNS).
+
+    The status is the item's own where nothing was asked, the backend's where the call
+    failed, and otherwise the answer kind's ("ok", "unparseable", "truncated", ...).
+    """
+    model = config["panel"][model_key]
+    sampling = json.dumps(model["sampling"], sort_keys=True)
+    cols: dict[str, list[Any]] = {name: [] for name in (*CALL_COLUMNS, *ANSWER_COLUMNS)}
+    for request, status, response in zip(requests, statuses, responses, strict=True):
+        answer = (Answer(status) if response is None
+                  else Answer(response.status) if not response.ok
+                  else task.answer.parse(response.text, response.tokens,
+                                         response.finish_reason))
+        numeric = isinstance(answer.value, int | float) and not isinstance(answer.value, bool)
+        cols["model_id"].append(model["model_id"])
+        cols["revision"].append(model["revision"])
+        cols["backend"].append(model["backend"])
+        cols["prompt_id"].append(task.prompt)
+        cols["sampling"].append(sampling)
+        cols["request_key"].append(None if request is None
+                                   else request_key(request, model["backend"], version))
+        cols["status"].append(answer.status)
+        cols["error"].append("" if response is None else response.error)
+        cols["raw_text"].append("" if response is None else response.text)
+        cols["logprobs"].append("" if response is None else response.logprobs_json())
+        cols["finish_reason"].append("" if response is None else response.finish_reason)
+        cols["value"].append(float(answer.value) if numeric else None)
+        cols["label"].append(answer.value if isinstance(answer.value, str) else None)
+        cols["expected"].append(answer.expected)
+        cols["mass"].append(answer.mass)
+        cols["probs"].append(json.dumps(dict(answer.probs), sort_keys=True)
+                             if answer.probs is not None else "")
+        cols["logprobs_available"].append(response is not None and response.tokens is not None)
+    cols["value"] = pd.array(cols["value"], dtype="Float64")
+    cols["expected"] = pd.array(cols["expected"], dtype="Float64")
+    cols["mass"] = pd.array(cols["mass"], dtype="Float64")
+    return cols
+
+
+def run_task(config: Mapping[str, Any], model_key: str, role: str, task: JudgeTask,
+             items: pd.DataFrame) -> pd.DataFrame:
+    """Ask `model_key` (acting as `role`, e.g. "evaluator") the task about every item.
+
+    Returns one row per item, in order, with the call and answer columns; the caller adds
+    its key columns. Identical requests are called once; journaled ones not at all.
+    """
+    requests, statuses = build_requests(config, model_key, task, items)
+    to_call = [r for r in requests if r is not None]
+    answered, _, version = answer_requests(config, model_key, role, to_call)
+    answers = iter(answered)
+    responses = [None if r is None else next(answers) for r in requests]
+    return pd.DataFrame(answer_rows(config, model_key, task, requests, statuses, responses,
+                                    version))

@@ -1,0 +1,63 @@
+"""The philautia study's model jobs (seed 000 Algorithm 1, lines 2 and 4): a generator
+captions each image; an evaluator scores each caption with the setting's G-VEval prompt.
+Both are ordinary judge tasks of the judging core (journaled, raw answers kept)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from judgebias.artifacts import read_table
+from judgebias.judging.answers import STATUS_OK, IntegerScore
+from judgebias.judging.tasks import FreeText, JudgeTask, run_task
+from judgebias.studies.philautia.tables import CAPTIONS, IMAGES
+
+NO_CAPTION = "no_caption"
+
+
+def caption_task(config: Mapping[str, Any]) -> JudgeTask:
+    """The generation prompt (seed 000 Appendix C) with the image."""
+    return JudgeTask(prompt=config["prompts"]["caption"], answer=FreeText())
+
+
+def judge_task(config: Mapping[str, Any], setting: str) -> JudgeTask:
+    """The setting's G-VEval prompt (seed 000 Appendix C) with the caption, the image and,
+    in the reference-based setting, the reference captions."""
+    spec = config["philautia"]["settings"][setting]
+    fields = {"Caption": "caption", **({"Reference": "references"}
+                                       if spec["references"] else {})}
+    return JudgeTask(prompt=spec["prompt"], answer=IntegerScore(), fields=fields)
+
+
+def caption_images(config: Mapping[str, Any], generator: str, images_path: str
+                   ) -> pd.DataFrame:
+    """Seed 000 Alg. 1 line 2: one caption per image by `generator` (a captions table)."""
+    images = read_table(images_path, IMAGES)
+    rows = run_task(config, generator, "generator", caption_task(config), images)
+    return pd.DataFrame({"image_id": images["image_id"].to_numpy(), "generator": generator,
+                         **rows})
+
+
+def caption_rows(images: pd.DataFrame, captions: pd.DataFrame) -> pd.DataFrame:
+    """One row per image with its caption by one generator, ready to be judged; a failed
+    caption becomes status "no_caption" (nothing to judge)."""
+    captions = captions.rename(columns={"label": "caption"})
+    rows = images.merge(captions[["image_id", "generator", "caption", "status"]],
+                        on="image_id", how="inner", validate="one_to_one")
+    rows["status"] = rows["status"].where(rows["status"] == STATUS_OK, NO_CAPTION)
+    return rows
+
+
+def score_captions(config: Mapping[str, Any], evaluator: str, setting: str,
+                   images_path: str, captions_path: str) -> pd.DataFrame:
+    """Seed 000 Alg. 1 line 4 (per image): `evaluator` scores each caption (a scores table).
+
+    Images whose caption failed get status "no_caption" and no request is made.
+    """
+    rows = caption_rows(read_table(images_path, IMAGES), read_table(captions_path, CAPTIONS))
+    answers = run_task(config, evaluator, "evaluator", judge_task(config, setting), rows)
+    return pd.DataFrame({"image_id": rows["image_id"].to_numpy(),
+                         "generator": rows["generator"].to_numpy(),
+                         "evaluator": evaluator, "setting": setting, **answers})

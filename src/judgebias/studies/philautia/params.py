@@ -1,0 +1,33 @@
+"""Checks of the `philautia:` params block that its schema cannot express."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from judgebias.prompts import available_prompts, fields
+
+
+def validate(params: Mapping[str, Any]) -> list[str]:
+    """Models named but not in the panel; unknown prompts; a setting whose `references`
+    flag disagrees with its prompt."""
+    errors = []
+    study, panel, prompts = params["philautia"], params["panel"], available_prompts()
+    for i, key in enumerate(study.get("models") or []):
+        if key not in panel:
+            errors.append(f"philautia.models[{i}]: model {key!r} is referenced but not "
+                          f"defined under panel (defined: {', '.join(panel)})")
+    if not study.get("models") and len(panel) < 3:
+        errors.append("philautia.models: the study needs at least 3 models "
+                      f"(the panel has {len(panel)})")
+    for name, setting in study["settings"].items():
+        if setting["prompt"] not in prompts:
+            errors.append(f"philautia.settings.{name}.prompt: unknown prompt id "
+                          f"{setting['prompt']!r} (available: {', '.join(sorted(prompts))})")
+            continue
+        takes = "Reference" in fields(setting["prompt"])
+        if takes != setting["references"]:
+            errors.append(f"philautia.settings.{name}.references: is {setting['references']} "
+                          f"but prompt {setting['prompt']!r} "
+                          f"{'takes' if takes else 'has no'} references")
+    return errors

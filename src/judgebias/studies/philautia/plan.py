@@ -1,0 +1,42 @@
+"""The calls the philautia study will make, for `judgebias plan`: every caption request,
+and every score request whose caption exists; score requests on captions not written yet
+are counted as waiting (one per image)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from judgebias.artifacts import read_table
+from judgebias.judging.tasks import build_requests
+from judgebias.plan import PlannedCalls
+from judgebias.studies.philautia.jobs import caption_rows, caption_task, judge_task
+from judgebias.studies.philautia.tables import CAPTIONS, DATASET_TABLE, IMAGES, captions_path
+from judgebias.study import study_models
+
+
+def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
+    models, settings = study_models(config, "philautia"), config["philautia"]["settings"]
+    if not Path(DATASET_TABLE).exists():
+        spec = config["dataset"]
+        n_images = spec[spec["name"]].get("n_images") or 0
+        return [PlannedCalls(m, waiting=n_images * (1 + len(models) * len(settings)),
+                             note="dataset not built yet") for m in models]
+    images = read_table(DATASET_TABLE, IMAGES)
+    captions = {g: read_table(captions_path(g), CAPTIONS) for g in models
+                if Path(captions_path(g)).exists()}
+    planned = []
+    for key in models:
+        requests, _ = build_requests(config, key, caption_task(config), images)
+        calls = PlannedCalls(key, [r for r in requests if r is not None])
+        for setting in settings:
+            for generator in models:
+                if generator not in captions:
+                    calls.waiting += len(images)
+                    continue
+                rows = caption_rows(images, captions[generator])
+                requests, _ = build_requests(config, key, judge_task(config, setting), rows)
+                calls.requests += [r for r in requests if r is not None]
+        planned.append(calls)
+    return planned

@@ -1,0 +1,96 @@
+"""The philautia study's part of the HTML report (seed 000 §6.1-6.2). It reads the files
+`report_inputs` lists, which the report rule declares."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgebias.report.html import Figure, Section, Table
+from judgebias.studies.philautia.tables import ANALYSIS_TABLES, FIGURES
+
+
+def matrix(path: Path) -> pd.DataFrame:
+    return pd.read_parquet(path).set_index("generator")
+
+
+def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
+    """Every file the section reads, per setting."""
+    return [f"{results_root}/{setting}/{name}"
+            for setting in config["philautia"]["settings"]
+            for name in ["metrics.json", "phi.parquet", "counts.parquet",
+                         *(f"{t}.parquet" for t in ANALYSIS_TABLES),
+                         *(f"figures/{f}.png" for f in FIGURES)]]
+
+
+def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path) -> Section:
+    metrics = json.loads((results / "metrics.json").read_text())
+    figures = results / "figures"
+    test, counts = metrics["diagonal_test"], metrics["counts"]
+    prompt = config["philautia"]["settings"][setting]["prompt"]
+    notes = [
+        f"Diagonal vs off-diagonal (permutation test over generator labels, "
+        f"{'exact' if test['exact'] else str(test['n_resamples']) + ' resamples'}): mean "
+        f"diagonal {test['mean_diagonal']:.2f}, mean off-diagonal "
+        f"{test['mean_off_diagonal']:.2f}, one-sided p = {test['p_value']:.4g}.",
+        f"Scores: {counts['n_valid']} valid of {counts['n_scores_expected']} expected; "
+        f"{counts['n_excluded']} excluded from the means (by status: "
+        f"{counts['excluded_by_status'] or 'none'}).",
+        _expected_note(config, results),
+        f"Standardisation uses ddof={metrics['ddof']}; intervals are "
+        f"{metrics['bootstrap']['ci']:.0%} percentile bootstrap intervals over "
+        f"{metrics['n_images']} images ({metrics['bootstrap']['n_boot']} resamples).",
+        "Φ̃ is relative: a judge without self-preference can still get a positive score "
+        "when the other judges favour themselves (column standardisation lowers every "
+        "other generator's entry). Read scores against their intervals and the "
+        "leave-one-evaluator-out range.",
+    ]
+    philautia = pd.read_parquet(results / "philautia.parquet").set_index("model")
+    return Section(
+        title=f"Setting: {setting}",
+        intro=f"Evaluator prompt `{prompt}`. Rows are generators, columns evaluators.",
+        figures=[
+            Figure(figures / "phi_tilde.png", "Φ̃: diagonal = philautia scores (Fig. 4)"),
+            Figure(figures / "philautia.png", "Philautia scores with bootstrap intervals"),
+            Figure(figures / "phi.png", "Φ: mean normalised score (Fig. A)"),
+        ],
+        tables=[
+            Table(matrix(results / "phi_tilde.parquet"), "Φ̃", "{:.2f}"),
+            Table(philautia, "Philautia scores, intervals, column reading (§6.1)", "{:.3f}"),
+            Table(matrix(results / "phi.parquet"), "Φ", "{:.3f}"),
+            Table(pd.read_parquet(results / "families.parquet").set_index("family"),
+                  "Family sub-matrices (§6.2): positive off-diagonal entries and rank among "
+                  "all principal sub-matrices of the same size", "{:.3f}"),
+            Table(pd.read_parquet(results / "loo.parquet").set_index("dropped_evaluator"),
+                  "Leave-one-evaluator-out philautia scores (rows: evaluator left out)",
+                  "{:.2f}"),
+        ],
+        notes=notes,
+    )
+
+
+def report_section(config: Mapping[str, Any], results_root: Path) -> Section:
+    """The philautia study's part of the HTML report (seed 000 §6.1-6.2)."""
+    settings = config["philautia"]["settings"]
+    return Section(
+        title="Philautia: self- and family-preference of caption judges",
+        intro=("Seed 000 (Philautia-Eval, Algorithm 1): every panel model captions every "
+               "image and scores every caption; Φ is standardised per evaluator (columns) "
+               "then per generator (rows); the diagonal of Φ̃ is the philautia score."),
+        subsections=[_section_for_setting(config, s, results_root / s) for s in settings],
+    )
+
+
+def _expected_note(config: Mapping[str, Any], results: Path) -> str:
+    counts = pd.read_parquet(results / "counts.parquet")
+    expected, parsed = int(counts["n_expected"].sum()), int(counts["n_parsed_fallback"].sum())
+    if config["philautia"]["score"] == "parsed":
+        return "Scores are the parsed $NN$ integers (philautia.score: parsed)."
+    return (f"{expected} valid scores are log-prob expected scores (exact conditional "
+            f"expectation, judgebias.judging.expected); {parsed} fell back to the parsed "
+            "integer (no log-probs, or tokens that do not spell the answer). Per cell: "
+            "counts.parquet.")

@@ -1,0 +1,54 @@
+"""The philautia study's artifacts: schemas and where each one lives."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+
+# One row per image of the dataset (synthetic or imported).
+IMAGES = table_schema("images", [
+    pa.field("image_id", pa.string(), nullable=False),
+    pa.field("image_path", pa.string(), nullable=False),
+    pa.field("image_sha256", pa.string(), nullable=False),
+    pa.field("references", pa.list_(pa.string()), nullable=False),
+    pa.field("source", pa.string(), nullable=False),
+    pa.field("scene", pa.string(), nullable=True),  # synthetic ground truth (JSON)
+])
+
+# One row per (image, generator): the caption (`label`), or why there is none.
+CAPTIONS = table_schema("captions", [
+    pa.field("image_id", pa.string(), nullable=False),
+    pa.field("generator", pa.string(), nullable=False),
+    *ANSWER_FIELDS,
+    *CALL_FIELDS,
+])
+
+# One row per (image, generator, evaluator, setting): the judge's answer and its score.
+SCORES = table_schema("scores", [
+    pa.field("image_id", pa.string(), nullable=False),
+    pa.field("generator", pa.string(), nullable=False),
+    pa.field("evaluator", pa.string(), nullable=False),
+    pa.field("setting", pa.string(), nullable=False),
+    *ANSWER_FIELDS,
+    *CALL_FIELDS,
+])
+
+DATASET_TABLE = "data/dataset/images.parquet"
+DATASET_IMAGES = "data/dataset/images"
+RESULTS = "results/philautia"
+# Tables the `philautia` rule writes (Phi and counts come from the `phi` rule).
+ANALYSIS_TABLES = ("phi_tilde", "philautia", "loo", "families")
+FIGURES = ("phi", "phi_tilde", "philautia")
+
+
+def captions_path(generator: str) -> str:
+    return f"data/captions/{generator}.parquet"
+
+
+def scores_path(setting: str, evaluator: str, generator: str) -> str:
+    return f"data/scores/{setting}/{evaluator}/{generator}.parquet"
+
+
+def setting_dir(setting: str) -> str:
+    return f"{RESULTS}/{setting}"

@@ -1,0 +1,33 @@
+"""Pomms' model jobs (seed 000 §6.3): every panel evaluator scores each item of a
+caption-judgement dataset with the same prompt and setting as the philautia study, as an
+ordinary judge task of the judging core, through the same journal."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from judgebias.artifacts import read_table
+from judgebias.data.judgements import items
+from judgebias.judging.tasks import run_task
+from judgebias.studies.philautia.jobs import judge_task
+from judgebias.studies.pomms.tables import JUDGEMENTS
+
+
+def item_rows(judgements_path: str) -> pd.DataFrame:
+    """The dataset's items (one per candidate caption), ready to be judged."""
+    return items(read_table(judgements_path, JUDGEMENTS)).rename(
+        columns={"candidate": "caption"})
+
+
+def score_items(config: Mapping[str, Any], evaluator: str, setting: str,
+                judgements_path: str) -> pd.DataFrame:
+    """One item_scores row per item. Items whose image is absent get status "no_image"
+    and no request is made."""
+    rows = item_rows(judgements_path)
+    answers = run_task(config, evaluator, "evaluator", judge_task(config, setting), rows)
+    return pd.DataFrame({"item_id": rows["item_id"].to_numpy(),
+                         "dataset": rows["dataset"].to_numpy(),
+                         "evaluator": evaluator, "setting": setting, **answers})

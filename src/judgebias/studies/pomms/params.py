@@ -1,0 +1,34 @@
+"""Checks of the `pomms:` params block that its schema cannot express."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from judgebias.config import path_errors
+
+
+def validate(params: Mapping[str, Any]) -> list[str]:
+    """Pomms needs the philautia study (its evaluators and scores), a known setting and
+    training dataset, and every dataset file and image folder it names."""
+    pomms = params["pomms"]
+    if params.get("philautia") is None:
+        return ["pomms: needs the philautia study (a `philautia:` block): Pomms is fitted "
+                "on the philautia panel's scores"]
+    errors = []
+    settings = params["philautia"]["settings"]
+    if pomms["setting"] not in settings:
+        errors.append(f"pomms.setting: {pomms['setting']!r} is not a philautia setting "
+                      f"(defined: {', '.join(settings)})")
+    if pomms["train_dataset"] not in pomms["datasets"]:
+        errors.append(f"pomms.train_dataset: {pomms['train_dataset']!r} is not defined under "
+                      "pomms.datasets")
+    for name, spec in pomms["datasets"].items():
+        where = f"pomms.datasets.{name}"
+        needed = ["n_items"] if spec["format"] == "synthetic" else ["path"]
+        missing = [key for key in needed if key not in spec]
+        errors += [f"{where}.{key}: required for format {spec['format']!r}" for key in missing]
+        if spec["format"] != "synthetic" and not missing:
+            errors += path_errors(f"{where}.path", spec["path"])
+            errors += path_errors(f"{where}.image_dir", spec["image_dir"], directory=True)
+    return errors

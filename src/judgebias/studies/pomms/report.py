@@ -1,0 +1,59 @@
+"""Pomms' part of the HTML report (seed 000 §6.3, Tables 1-2, Fig. D). It reads the files
+`report_inputs` lists, which the report rule declares."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgebias.report.html import Figure, Section, Table
+from judgebias.studies.pomms.tables import TABLES
+
+
+def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
+    return [f"{results_root}/metrics.json", f"{results_root}/figures/phi_tilde_pomms.png",
+            *(f"{results_root}/{t}.parquet" for t in TABLES)]
+
+
+def report_section(config: Mapping[str, Any], out: Path) -> Section:
+    """Pomms' part of the HTML report: Table 1 and Table 2 analogues and Fig. D."""
+    metrics = json.loads((out / "metrics.json").read_text())
+    first = pd.read_parquet(out / "table1.parquet").set_index("label")
+    tau_columns = [c for c in first.columns if c.endswith(("/tau_b", "/tau_c"))]
+    second = pd.read_parquet(out / "table2.parquet").set_index("generator")
+    agreement_table = pd.read_parquet(out / "agreement.parquet")
+    return Section(
+        title="Pomms: an ensemble of evaluators against self-preference",
+        intro=(f"Seed 000 §4.2/§6.3. Forward sequential selection over the panel's evaluators "
+               f"with an Elastic Net meta-learner, fitted on the train split of "
+               f"`{config['pomms']['train_dataset']}` and selected on its val split, scored "
+               f"with the `{metrics['setting']}` prompt. Chosen members: "
+               f"{', '.join(metrics['members'])}."),
+        figures=[Figure(out / "figures/phi_tilde_pomms.png",
+                        "Φ̃ with Pomms as an extra evaluator (Fig. D)")],
+        tables=[
+            Table(second[["self", "pomms", "abs_pomms_below_self"]],
+                  "Table 2 analogue: each model's philautia score Φ̃_i(i) and Pomms' "
+                  "score of its captions Φ̃_Pomms(G(i))", "{:.2f}"),
+            Table(first[["members", *tau_columns, "phi_score", "most_extreme", "selected"]],
+                  "Table 1 analogue: Kendall τ against human judgements per dataset/split, "
+                  "and the philautia score, for each evaluator and each selection step",
+                  "{:.3f}"),
+            Table(agreement_table, "Agreement of every evaluator and Pomms with the human "
+                  "judgements (all splits)", "{:.3f}"),
+        ],
+        notes=[
+            f"Pomms' most extreme Φ̃ entry is {metrics['pomms_most_extreme']:.2f} "
+            f"({metrics['pomms_most_extreme_generator']}); the least extreme evaluator's most "
+            f"extreme entry is {metrics['min_evaluator_most_extreme']:.2f}.",
+            "The ensemble's own philautia score is the mean of its column over its members' "
+            "captions: an ensemble generates no captions, and the paper does not define it "
+            f"(here {metrics['ensemble_philautia']:.2f}).",
+            "τ is computed with every human rating as its own row (caption-metric "
+            "convention); answers that failed are excluded and counted, never imputed.",
+        ],
+    )

@@ -1,0 +1,99 @@
+"""The `pomms` step (seed 000 §4.2, §6.3): read the judged ratings and the philautia
+scores it is given, fit, and write. The estimator and the tables live in
+judgebias.studies.pomms.estimator."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgebias.agreement import agreement
+from judgebias.artifacts import read_columns, read_table, write_frame, write_json
+from judgebias.judging.values import numeric_values
+from judgebias.studies.pomms.estimator import (
+    POMMS,
+    Pomms,
+    ensemble_caption_scores,
+    pomms_phi_tilde,
+    table1,
+    table2,
+)
+from judgebias.studies.pomms.tables import ITEM_SCORES, JUDGEMENTS
+from judgebias.study import study_models
+
+SCORE_SCALE = 100.0  # the philautia setting's G-VEval scores, 0..100
+
+_ITEM_COLUMNS = ["item_id", "evaluator", "status", "value", "expected"]
+
+
+def judged_ratings(config: Mapping[str, Any], judgements: Sequence[str],
+                   item_scores: Sequence[str]) -> pd.DataFrame:
+    """Every human rating of the judgement datasets, with one score column per panel
+    evaluator (its score of that rating's item, in [0, 1]; NaN if its answer failed)."""
+    models, score = study_models(config, "philautia"), config["philautia"]["score"]
+    scores = pd.concat([read_columns(p, ITEM_SCORES, [*_ITEM_COLUMNS, "dataset"])
+                        for p in item_scores], ignore_index=True)
+    scores["score"] = numeric_values(scores, score, SCORE_SCALE)
+    frames = []
+    for path in judgements:
+        table = read_table(path, JUDGEMENTS)
+        dataset = scores[scores["dataset"].isin(table["dataset"].unique())]
+        wide = dataset.pivot(index="item_id", columns="evaluator", values="score")
+        frames.append(table.merge(wide.reindex(columns=models), left_on="item_id",
+                                  right_index=True, how="left", validate="many_to_one"))
+    return pd.concat(frames, ignore_index=True)
+
+
+def fit_pomms(config: Mapping[str, Any], ratings: pd.DataFrame) -> Pomms:
+    """Forward selection + Elastic Net on the training dataset: fitted on its train split,
+    members chosen on its val split (seed 000 §6.3)."""
+    pomms, models = config["pomms"], study_models(config, "philautia")
+    rows = ratings[(ratings["dataset"] == pomms["train_dataset"])
+                   & ratings["split"].isin(["train", "val"])]
+    estimator = Pomms(max_features=pomms["max_features"], alpha=pomms["alpha"],
+                      l1_ratio=pomms["l1_ratio"], positive=pomms["positive"],
+                      scoring=pomms["scoring"])
+    return estimator.fit(rows[models], rows["human_score"].to_numpy(),
+                         validation=(rows["split"] == "val").to_numpy())
+
+
+def run_pomms(config: Mapping[str, Any], judgements: Sequence[str],
+              item_scores: Sequence[str], scores: str, out_dir: Path) -> None:
+    """Fit Pomms and write its tables: Table 1/2 analogues, Phi-tilde with Pomms, agreement.
+
+    `scores` is the long scores table of the philautia setting Pomms uses.
+    """
+    models, study = study_models(config, "philautia"), config["philautia"]
+    setting = config["pomms"]["setting"]
+    ratings = judged_ratings(config, judgements, item_scores)
+    estimator = fit_pomms(config, ratings)
+    scores_long = pd.read_parquet(scores)
+    first = table1(estimator, ratings, scores_long, models, ddof=study["ddof"])
+    second = table2(estimator, scores_long, models, ddof=study["ddof"])
+    ensemble = ensemble_caption_scores(estimator, scores_long, models)
+    phi_t = pomms_phi_tilde(scores_long, models, ensemble, ddof=study["ddof"])
+    ratings[POMMS] = estimator.predict(ratings[models])
+    write_frame(estimator.steps_, out_dir / "steps.parquet")
+    write_frame(first, out_dir / "table1.parquet")
+    write_frame(second, out_dir / "table2.parquet")
+    write_frame(phi_t.reset_index(), out_dir / "phi_tilde.parquet")
+    write_frame(agreement(ratings, [*models, POMMS]), out_dir / "agreement.parquet")
+    write_json({
+        "setting": setting,
+        "members": list(estimator.members_),
+        "selection_order": list(estimator.selection_order_),
+        "coef": dict(zip(estimator.members_, map(float, estimator.coef_), strict=True)),
+        "intercept": float(estimator.intercept_),
+        "n_train": int(estimator.n_train_), "n_validation": int(estimator.n_validation_),
+        "n_dropped": int(estimator.n_dropped_),
+        **{k: _plain(v) for k, v in second.attrs.items()},
+    }, out_dir / "metrics.json")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value.item() if hasattr(value, "item") else value

@@ -1,0 +1,46 @@
+"""Pomms' artifacts: schemas and where each one lives."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+
+# One row per human rating of a caption-judgement dataset (seed 000 §6.3).
+JUDGEMENTS = table_schema("judgements", [
+    pa.field("item_id", pa.string(), nullable=False),
+    pa.field("dataset", pa.string(), nullable=False),
+    pa.field("image_id", pa.string(), nullable=False),
+    pa.field("image_path", pa.string(), nullable=True),  # None: no pixels imported
+    pa.field("candidate", pa.string(), nullable=False),
+    pa.field("references", pa.list_(pa.string()), nullable=False),
+    pa.field("human_score", pa.float64(), nullable=False),
+    pa.field("rater", pa.int64(), nullable=False),
+    pa.field("split", pa.string(), nullable=False),
+])
+
+# One row per (judgement item, evaluator, setting): the judge's answer and its score.
+ITEM_SCORES = table_schema("item_scores", [
+    pa.field("item_id", pa.string(), nullable=False),
+    pa.field("dataset", pa.string(), nullable=False),
+    pa.field("evaluator", pa.string(), nullable=False),
+    pa.field("setting", pa.string(), nullable=False),
+    *ANSWER_FIELDS,
+    *CALL_FIELDS,
+])
+
+RESULTS = "results/pomms"
+TABLES = ("steps", "table1", "table2", "phi_tilde", "agreement")
+HEATMAP = f"{RESULTS}/figures/phi_tilde_pomms.png"
+
+
+def judgements_path(dataset: str) -> str:
+    return f"data/judgements/{dataset}.parquet"
+
+
+def judgement_images(dataset: str) -> str:
+    return f"data/judgements/{dataset}"
+
+
+def item_scores_path(setting: str, dataset: str, evaluator: str) -> str:
+    return f"data/item_scores/{setting}/{dataset}/{evaluator}.parquet"

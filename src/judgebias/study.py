@@ -1,0 +1,86 @@
+"""What a study plug-in declares, and how the core finds the studies a params file runs.
+
+A study is a package under judgebias.studies, named by one line of the registry
+(judgebias.studies.STUDIES), whose ``__init__`` defines ``STUDY = Study(...)``. It owns:
+
+- its params block (``schema``: a JSON-Schema fragment file in the package, validated as
+  the top-level key named after the study; a study runs exactly when its block is there),
+- its cross-reference and file checks (``validate``: params -> list of error lines),
+- its Snakemake rules file (``rules``, relative to the project root),
+- its CLI steps (``cli``: a function given ``add(name, function, help)``),
+- the model calls it will make (``plan``: params -> list of PlannedCalls, for
+  `judgebias plan`),
+- its report section (``report``: (params, results folder) -> report Section).
+
+The callables are named as ``"module:function"`` strings and imported only when used, so
+declaring a study costs nothing, and its steps import only what they use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True)
+class Study:
+    """A study plug-in's declaration (see the module docstring)."""
+
+    name: str
+    title: str
+    package: str
+    rules: str
+    cli: str
+    schema: str = "schema.yaml"
+    validate: str | None = None
+    plan: str | None = None
+    report: str | None = None
+    requires: tuple[str, ...] = field(default_factory=tuple)
+
+    def load(self, attribute: str) -> Callable[..., Any] | None:
+        """The callable a ``"module:function"`` attribute names (None if not declared)."""
+        target = getattr(self, attribute)
+        if target is None:
+            return None
+        module, _, name = target.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def schema_fragment(self) -> dict[str, Any]:
+        text = resources.files(self.package).joinpath(self.schema).read_text()
+        return yaml.safe_load(text)
+
+
+@cache
+def registered() -> dict[str, Study]:
+    """Every registered study, in registry order."""
+    from judgebias.studies import STUDIES
+
+    studies = {}
+    for name, package in STUDIES.items():
+        study = importlib.import_module(package).STUDY
+        if study.name != name or study.package != package:
+            raise RuntimeError(f"judgebias.studies.STUDIES[{name!r}] names {package}, whose "
+                               f"STUDY is {study.name!r} in {study.package}")
+        studies[name] = study
+    return studies
+
+
+def active(params: Mapping[str, Any]) -> list[Study]:
+    """The registered studies that `params` runs (those with a params block)."""
+    return [s for name, s in registered().items() if params.get(name) is not None]
+
+
+def study_models(params: Mapping[str, Any], name: str) -> list[str]:
+    """The panel models a study uses: its `models:` subset, or the whole panel."""
+    return list(params[name].get("models") or params["panel"])
+
+
+def simulated_models(params: Mapping[str, Any], models: list[str]) -> set[str]:
+    """The models among `models` that are simulated (reports flag them)."""
+    return {k for k in models if params["panel"][k]["backend"] == "sim"}

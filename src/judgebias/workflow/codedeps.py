@@ -1,0 +1,141 @@
+"""A rule's code dependencies, derived from what its step imports (DESIGN.md "Reruns follow
+the code"), so editing a module reruns exactly the rules whose steps use it.
+
+A rule runs ``judgebias <command>``; the command's handler is a function in the CLI
+module of the core or of a study. Its code is the static import closure of that handler:
+the handler's own imports and its module's top-level imports, then, for every project
+module reached, every import it makes anywhere (a lazy import inside a function counts:
+the step may call it), and the ``__init__`` of every package on the way (Python runs them
+on import). Modules are found by reading source (``ast``), never by importing them.
+
+Outside the closure, by design, is the dispatch layer every step shares to parse its
+arguments and load params: the ``judgebias`` command itself (judgebias.cli), the study
+registry (judgebias.studies, names only) and the other studies' declarations and CLI
+modules, which the command imports to build its parser. They change how a step is
+called, not what it computes; editing them reruns nothing. A test checks that a step's
+run-time imports are its closure plus this layer, and nothing else.
+
+Data files a step reads are added explicitly where they are known: a study's params
+schema fragment with its package. Prompt templates are declared per rule (common.smk).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+
+import judgebias
+
+PACKAGE_ROOT = Path(judgebias.__file__).resolve().parent
+REGISTRY = "judgebias.studies"
+
+
+def module_file(name: str) -> Path | None:
+    """The source file of a project module or package, or None if there is none."""
+    if name != "judgebias" and not name.startswith("judgebias."):
+        return None
+    parts = name.split(".")[1:]
+    base = PACKAGE_ROOT.joinpath(*parts)
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imported(tree: ast.AST, current: str, *, top_level_only: bool = False) -> set[str]:
+    """Project modules an AST imports (`from pkg import name` counts pkg.name when that
+    is a module, else pkg)."""
+    nodes = tree.body if top_level_only and isinstance(tree, ast.Module) else ast.walk(tree)
+    found: set[str] = set()
+    package = current if module_file(current) and module_file(current).name == "__init__.py" \
+        else current.rpartition(".")[0]
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names
+                      if module_file(f"{base}.{alias.name}") is not None}
+    return {name for name in found if module_file(name) is not None}
+
+
+@cache
+def _module_imports(name: str) -> frozenset[str]:
+    path = module_file(name)
+    assert path is not None
+    return frozenset(_imported(ast.parse(path.read_text(), str(path)), name))
+
+
+def _parents(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def closure(start: Iterable[str]) -> set[str]:
+    """Every project module reachable from `start`, with the packages on the way."""
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        name = todo.pop()
+        if name in seen or module_file(name) is None:
+            continue
+        seen.add(name)
+        todo += list(_module_imports(name)) + _parents(name)
+    seen.discard(REGISTRY)
+    return seen
+
+
+def handler_imports(func) -> set[str]:
+    """Project modules a CLI handler imports: in its body, and at its module's top level."""
+    module = inspect.getmodule(func)
+    assert module is not None
+    own = ast.parse(inspect.cleandoc("\n" + inspect.getsource(func)))
+    top = ast.parse(inspect.getsource(module))
+    return (_imported(own, module.__name__)
+            | _imported(top, module.__name__, top_level_only=True))
+
+
+@cache
+def _handlers() -> dict[str, object]:
+    from judgebias.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return {name: p.get_default("func") for name, p in sub.choices.items()}
+
+
+def step_modules(command: str, extra: Iterable[str] = ()) -> set[str]:
+    """The project modules `judgebias <command>` runs, plus the closure of `extra`
+    (modules a step loads by name, e.g. the report's study sections)."""
+    handlers = _handlers()
+    if command not in handlers:
+        raise KeyError(f"no judgebias command {command!r}")
+    return closure(handler_imports(handlers[command]) | set(extra))
+
+
+def _data_files(modules: set[str]) -> list[Path]:
+    from judgebias.study import registered
+
+    files = []
+    if "judgebias.config" in modules:
+        files.append(PACKAGE_ROOT / "workflow" / "params.schema.yaml")
+    for study in registered().values():
+        if study.package in modules:
+            files.append(module_file(study.package).parent / study.schema)
+    return files
+
+
+def step_files(command: str, root: Path, extra: Iterable[str] = ()) -> list[str]:
+    """`step_modules` as sorted file paths relative to `root` (the project folder)."""
+    modules = step_modules(command, extra)
+    paths = [module_file(m) for m in modules] + _data_files(modules)
+    root = root.resolve()
+    return sorted(str(p.resolve().relative_to(root)) for p in paths if p is not None)

@@ -1,0 +1,22 @@
+# The cross-study report: one self-contained HTML page with a section per active study,
+# each reading the files its study's rules declared in REPORT_INPUTS.
+
+
+rule report:
+    input:
+        results=[f for files in REPORT_INPUTS.values() for f in files],
+        code=step_code("report", [s.report.partition(":")[0] for s in ACTIVE_STUDIES
+                                  if s.report]),
+    output:
+        "results/report.html",
+    params:
+        dvc_params=REPORT_KEYS,
+        values=values_of(REPORT_KEYS),
+        results=" ".join(f"{s.name}=results/{s.name}" for s in ACTIVE_STUDIES if s.report),
+    log:
+        "logs/report.log",
+    shell:
+        JB + " --log {log} report --out {output} --results {params.results}"
+
+
+TARGETS.append("results/report.html")
