@@ -32,10 +32,10 @@ def shared_data_dir() -> Path:
 
 def make_project(dest: Path, params: dict) -> Path:
     """A copy of the workflow files with `params` as params.yaml: a real, small project."""
-    for name in ("Snakefile", "workflow", "src"):
+    for name in ("Snakefile", "workflow", "src", ".gitignore", ".dvcignore", ".dvc"):
         src = REPO / name
         if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "tmp", "cache"))
         else:
             shutil.copy(src, dest / name)
     (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))

@@ -137,9 +137,16 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
 @pytest.mark.slow
 def test_dvc_front_door_matches_snakemake(project, default_params):
     """`dvc repro` runs the same commands to the same outputs, and reruns only what
-    changed. dvc.yaml is derived from the Snakemake DAG of this project's params."""
+    changed, in a git repository as a user's clone is (dvc.lock must not be git-ignored).
+    dvc.yaml is derived from the Snakemake DAG of this project's params."""
     run([str(BIN / "judgebias"), "export-dvc"], project)
-    run([str(BIN / "dvc"), "init", "--no-scm", "-q"], project)
+    run(["git", "init", "-q"], project)
+    run(["git", "add", "-A"], project)
+    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "clone"],
+        project)
+    for command in (["status"], ["repro", "--dry"], ["metrics", "show"]):
+        result = run([str(BIN / "dvc"), *command], project, check=False)
+        assert "git-ignored" not in result.stdout + result.stderr, command
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
     by_snakemake = (project / "results/philautia/ref_free/metrics.json").read_text()
     run([str(BIN / "dvc"), "repro", "-q"], project)

@@ -1,7 +1,6 @@
 # Shared helpers of the rules: the validated params, the active studies, declared params
 # per job, each rule's code dependencies (derived from its step's imports), resources.
 import json
-from pathlib import Path
 
 from judgebias.config import get_key, load_config, result_keys
 from judgebias.models.registry import world_params
@@ -14,7 +13,6 @@ PARAMS_FILE = config.get("params", "params.yaml")
 PARAMS = load_config(PARAMS_FILE)  # validated before any job is scheduled
 JB = "judgebias" if PARAMS_FILE == "params.yaml" else f"judgebias --params {PARAMS_FILE}"
 ACTIVE_STUDIES = active(PARAMS)
-ROOT = Path(workflow.basedir)
 
 # Each study's rules add what `all` builds, and the folder its report section reads with
 # the files in it (report.smk declares them).
@@ -25,7 +23,7 @@ REPORT_INPUTS = {}
 def step_code(command, extra=()):
     """The project source files `judgebias <command>` runs (judgebias.workflow.codedeps):
     editing any of them reruns the rule, editing anything else does not."""
-    return step_files(command, ROOT, extra)
+    return step_files(command, extra)
 
 
 def template(prompt_id):

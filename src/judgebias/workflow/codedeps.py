@@ -133,9 +133,13 @@ def _data_files(modules: set[str]) -> list[Path]:
     return files
 
 
-def step_files(command: str, root: Path, extra: Iterable[str] = ()) -> list[str]:
-    """`step_modules` as sorted file paths relative to `root` (the project folder)."""
+def step_files(command: str, extra: Iterable[str] = ()) -> list[str]:
+    """`step_modules` as sorted paths in the project folder (``src/judgebias/...``).
+
+    Paths are spelled relative to the package, so a copy of the project (a colleague's
+    clone, a test's temporary project) declares its own files.
+    """
     modules = step_modules(command, extra)
     paths = [module_file(m) for m in modules] + _data_files(modules)
-    root = root.resolve()
-    return sorted(str(p.resolve().relative_to(root)) for p in paths if p is not None)
+    return sorted(f"src/judgebias/{p.relative_to(PACKAGE_ROOT).as_posix()}"
+                  for p in paths if p is not None)
