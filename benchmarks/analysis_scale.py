@@ -3,7 +3,8 @@
 
     .venv/bin/python benchmarks/analysis_scale.py [--images 4500] [--models 12] [--repeat 3]
 
-Prints the median wall time of each step over `--repeat` runs.
+Prints the median wall time of each step over `--repeat` runs. CI smoke run
+(tests/test_benchmarks.py): --images 50 --models 4 --repeat 1.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from judgebias.studies.philautia import analyse, phi_matrix, score_tensor
+from judgebias.studies.philautia.analysis import analyse, phi_matrix, score_tensor
 
 
 def synthetic_scores(n_images: int, n_models: int, seed: int = 0) -> pd.DataFrame:

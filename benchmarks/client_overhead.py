@@ -6,6 +6,8 @@ the client (SDK, asyncio, our retry/rate layer) costs. Target: >= 0.8 at c = 16 
 
     .venv/bin/python benchmarks/client_overhead.py [--latency 0.5] [--rounds 10] [--repeat 3]
 
+CI smoke run (tests/test_benchmarks.py): --latency 0.05 --rounds 2 --repeat 1 --concurrency 4.
+
 Each run sends rounds * c requests; the median over --repeat runs is reported.
 """
 
@@ -20,6 +22,9 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
+from judgebias.data.scenes import random_scene, render, to_png_bytes
 from judgebias.models.api import ApiLimits
 from judgebias.models.base import ChatRequest, Sampling
 from judgebias.models.openai_backend import OpenAIBackend
@@ -41,11 +46,16 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     return server, match.group(1)
 
 
+def bench_image() -> bytes:
+    """A real PNG (serve-sim checks that what it receives is an image)."""
+    return to_png_bytes(render(random_scene(np.random.default_rng(0)), 64))
+
+
 def throughput(url: str, concurrency: int, n: int) -> float:
     backend = OpenAIBackend("sim/lumen-large", "bench", ApiLimits(concurrency=concurrency),
                             base_url=f"{url}/v1", api_key="bench-key")
     requests = [ChatRequest(model="sim/lumen-large", prompt=f"Rate caption {i}.",
-                            images=(b"\x89PNG-bench",), sampling=Sampling(top_logprobs=5))
+                            images=(bench_image(),), sampling=Sampling(top_logprobs=5))
                 for i in range(n)]
     start = time.perf_counter()
     responses = backend.complete(requests)
@@ -59,11 +69,12 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
     args = parser.parse_args()
     server, url = start_server(args.latency)
     try:
         throughput(url, 4, 8)  # warm up
-        for concurrency in (16, 64):
+        for concurrency in args.concurrency:
             ideal = concurrency / args.latency
             runs = [throughput(url, concurrency, concurrency * args.rounds)
                     for _ in range(args.repeat)]

@@ -134,6 +134,79 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
     assert sum(expected.values()) == 1 + 2 * (len(panel) + len(PANEL)) + 1 + 9
 
 
+def dvc_graph(project: Path) -> dict[str, dict]:
+    run([str(BIN / "judgebias"), "export-dvc", "--out", "dvc.graph.yaml"], project)
+    return yaml.safe_load((project / "dvc.graph.yaml").read_text())["stages"]
+
+
+def stages_to_rerun(stages: dict[str, dict], changed: str) -> Counter:
+    """Per rule, the jobs that declare `changed`, and every job downstream of them."""
+    hit = {name for name, stage in stages.items() if changed in stage["deps"]}
+    grew = True
+    while grew:
+        outs = {o for name in hit for o in stages[name].get("outs", [])
+                + [next(iter(m)) for m in stages[name].get("metrics", [])]
+                + [next(iter(p)) for p in stages[name].get("plots", [])]}
+        more = {name for name, stage in stages.items()
+                if any(d in outs or any(d.startswith(o + "/") for o in outs)
+                       for d in stage["deps"])}
+        grew = not more <= hit
+        hit |= more
+    return Counter(name.split("__")[0] for name in hit)
+
+
+@pytest.mark.slow
+def test_editing_a_module_reruns_exactly_the_rules_whose_steps_import_it(project):
+    """Code dependencies are derived from each step's imports (judgebias.workflow.codedeps):
+    touching one module schedules the jobs whose step imports it and what depends on them,
+    nothing else; the test server is no job's dependency."""
+    run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+    stages = dvc_graph(project)
+    for module in ("report/figures.py", "studies/pomms/estimator.py", "models/sim.py",
+                   "studies/philautia/analysis.py", "judging/expected.py",
+                   "devtools/serve_sim.py", "studies/pomms/report.py"):
+        path = project / "src/judgebias" / module
+        original = path.read_text()
+        path.write_text(original + "# edited\n")  # Snakemake compares content, not mtime
+        planned = Counter(rule for (rule, _), n in planned_jobs(project).items()
+                          for _ in range(n))
+        path.write_text(original)
+        assert planned == stages_to_rerun(stages, f"src/judgebias/{module}"), module
+    assert stages_to_rerun(stages, "src/judgebias/devtools/serve_sim.py") == Counter()
+    assert planned_jobs(project) == Counter()
+
+    # Every project module a step imports at run time is a declared input, except the
+    # dispatch layer every command shares to parse its arguments (codedeps docstring).
+    from judgebias.workflow.codedeps import dispatch_modules
+
+    dispatch = dispatch_modules()
+    seen_rules = set()
+    for name, stage in stages.items():
+        rule = name.split("__")[0]
+        if rule in seen_rules:
+            continue
+        seen_rules.add(rule)
+        argv = stage["cmd"].split()[1:]
+        probe = ("import sys; from judgebias.cli import main; code = main(sys.argv[1:]); "
+                 "print(' '.join(sorted(m for m in sys.modules if m.startswith('judgebias'))))"
+                 "; sys.exit(code)")
+        out = run([sys.executable, "-c", probe, *argv], project).stdout.split()
+        declared = {d.removeprefix("src/").removesuffix(".py").removesuffix("/__init__")
+                    .replace("/", ".") for d in stage["deps"] if d.startswith("src/")}
+        undeclared = set(out) - declared - dispatch
+        assert not undeclared, f"{rule}: imports {sorted(undeclared)} it does not declare"
+
+
+@pytest.mark.slow
+def test_params_without_pomms_run_philautia_only(tmp_path, default_params):
+    params = small_params(default_params)
+    del params["pomms"]
+    project = make_project(tmp_path, params)
+    rules = {rule for rule, _ in planned_jobs(project)}
+    assert "pomms" not in rules and "judge_items" not in rules
+    assert {"caption", "score", "phi", "philautia", "report"} <= rules
+
+
 @pytest.mark.slow
 def test_dvc_front_door_matches_snakemake(project, default_params):
     """`dvc repro` runs the same commands to the same outputs, and reruns only what

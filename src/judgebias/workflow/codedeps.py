@@ -103,6 +103,21 @@ def handler_imports(func) -> set[str]:
             | _imported(top, module.__name__, top_level_only=True))
 
 
+def dispatch_modules() -> set[str]:
+    """The dispatch layer (module docstring): what `judgebias` imports for every command
+    before the step runs, i.e. the CLI's top-level imports, the registry, and each
+    study's declaration, CLI and params-check modules."""
+    from judgebias.study import registered
+
+    path = module_file("judgebias.cli")
+    assert path is not None
+    cli = _imported(ast.parse(path.read_text()), "judgebias.cli", top_level_only=True)
+    studies = {f"{s.package}{part}" for s in registered().values()
+               for part in ("", ".cli", ".params")}
+    return closure(cli) | studies | {"judgebias.cli", REGISTRY, "judgebias.devtools",
+                                     "judgebias.devtools.serve_sim_args"}
+
+
 @cache
 def _handlers() -> dict[str, object]:
     from judgebias.cli import build_parser
@@ -125,8 +140,9 @@ def _data_files(modules: set[str]) -> list[Path]:
     from judgebias.study import registered
 
     files = []
-    if "judgebias.config" in modules:
-        files.append(PACKAGE_ROOT / "workflow" / "params.schema.yaml")
+    if "judgebias.config" in modules:  # reads the core schema from this package
+        files += [PACKAGE_ROOT / "workflow" / "__init__.py",
+                  PACKAGE_ROOT / "workflow" / "params.schema.yaml"]
     for study in registered().values():
         if study.package in modules:
             files.append(module_file(study.package).parent / study.schema)

@@ -61,7 +61,12 @@ from sklearn.model_selection import PredefinedSplit
 from sklearn.utils.validation import check_is_fitted
 
 from judgebias.agreement import agreement, kendall
-from judgebias.studies.philautia.analysis import phi_matrix, phi_tilde, philautia_scores, score_tensor
+from judgebias.studies.philautia.analysis import (
+    phi_matrix,
+    phi_tilde,
+    philautia_scores,
+    score_tensor,
+)
 
 SCORINGS = ("tau_b", "tau_c")
 POMMS = "Pomms"

@@ -1,0 +1,31 @@
+"""Smoke runs of every benchmark, so they cannot rot (their targets are measured by
+running them in full, never in CI: these machines are shared and noisy)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO
+
+SMOKE = {
+    "analysis_scale.py": ["--images", "50", "--models", "4", "--repeat", "1"],
+    "client_overhead.py": ["--latency", "0.05", "--rounds", "2", "--repeat", "1",
+                           "--concurrency", "4"],
+    "expected_score_bias.py": ["--draws", "200"],
+}
+
+
+def test_every_benchmark_has_a_smoke_run():
+    assert {p.name for p in (REPO / "benchmarks").glob("*.py")} == set(SMOKE)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", sorted(SMOKE))
+def test_benchmark_smoke_run(script):
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script),
+                             *SMOKE[script]], capture_output=True, text=True, timeout=300,
+                            cwd=REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip()
