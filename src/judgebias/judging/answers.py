@@ -140,6 +140,21 @@ def _spells(tokens: Sequence[TokenLogprob], text: str, end: int) -> bool:
     return joined[: end + 1] == text[: end + 1]
 
 
+def _check_scale(kind: Any, *, integer: bool) -> None:
+    """Validate (and normalise the type of) a score kind's `low`, `high` and `lead`."""
+    for field_name in ("low", "high"):
+        value = getattr(kind, field_name)
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or (integer and not float(value).is_integer()):
+            what = "an integer" if integer else "a number"
+            raise ValueError(f"{kind.name}: {field_name!r} must be {what}, got {value!r}")
+        object.__setattr__(kind, field_name, int(value) if integer else float(value))
+    if kind.low > kind.high:
+        raise ValueError(f"{kind.name}: low {kind.low} > high {kind.high}")
+    if kind.lead:
+        _phrase(kind.lead)
+
+
 def _labels(values: Sequence[str], what: str) -> tuple[str, ...]:
     """Labels as a tuple of non-empty strings (params give lists)."""
     if isinstance(values, str):
@@ -179,16 +194,7 @@ class IntegerScore:
     name: ClassVar[str] = "score_0_100"
 
     def __post_init__(self) -> None:
-        for field_name in ("low", "high"):
-            value = getattr(self, field_name)
-            integral = isinstance(value, int | float) and float(value).is_integer()
-            if isinstance(value, bool) or not integral:
-                raise ValueError(f"{self.name}: {field_name!r} must be an integer, got {value!r}")
-            object.__setattr__(self, field_name, int(value))
-        if self.low > self.high:
-            raise ValueError(f"{self.name}: low {self.low} > high {self.high}")
-        if self.lead:
-            _phrase(self.lead)
+        _check_scale(self, integer=True)
 
     def parse(
         self, text: str, tokens: Sequence[TokenLogprob] | None = None,
@@ -257,15 +263,7 @@ class DecimalScore:
     name: ClassVar[str] = "score_0_5"
 
     def __post_init__(self) -> None:
-        for field_name in ("low", "high"):
-            value = getattr(self, field_name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ValueError(f"{self.name}: {field_name!r} must be a number, got {value!r}")
-            object.__setattr__(self, field_name, float(value))
-        if self.low > self.high:
-            raise ValueError(f"{self.name}: low {self.low} > high {self.high}")
-        if self.lead:
-            _phrase(self.lead)
+        _check_scale(self, integer=False)
 
     def parse(
         self, text: str, tokens: Sequence[TokenLogprob] | None = None,
