@@ -10,7 +10,9 @@ A study is a package under judgebias.studies, named by one line of the registry
 - its CLI steps (``cli``: a function given ``add(name, function, help)``),
 - the model calls it will make (``plan``: params -> list of PlannedCalls, for
   `judgebias plan`),
-- its report section (``report``: (params, results folder) -> report Section).
+- its report section (``report``: (params, results folder) -> report Section),
+- the kinds of prompt the ``sim`` backend must answer for it, if the core's do not cover
+  them (``sim``: a list of judgebias.models.sim.SimTask).
 
 The callables are named as ``"module:function"`` strings and imported only when used, so
 declaring a study costs nothing, and its steps import only what they use.
@@ -41,6 +43,7 @@ class Study:
     validate: str | None = None
     plan: str | None = None
     report: str | None = None
+    sim: str | None = None
     requires: tuple[str, ...] = field(default_factory=tuple)
 
     def load(self, attribute: str) -> Callable[..., Any] | None:

@@ -8,7 +8,8 @@ token log-probs). It never reads dataset metadata; it looks at the image with
 :func:`judgebias.data.scenes.perceive` and reads captions with
 :func:`judgebias.data.scenes.read_caption`.
 
-Tasks are recognised from the prompt text:
+Tasks are recognised from the prompt text (``SimTask``; the core's are below, a study adds
+its own through ``Study.sim``, and :func:`sim_tasks` gives the order they are tried in):
 
 * **evaluator** (G-VEval prompts): the prompt contains ``"Generated captions:\\n"``; the
   caption is the text from there to ``"\\n\\nResponse Format:"``. It is *reference-based*
@@ -121,7 +122,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -242,9 +243,13 @@ class SimBackend:
     name = "sim"
 
     def __init__(self, models: Mapping[str, SimModel], seed: int = 0,
-                 family_openers: Mapping[str, str] | None = None) -> None:
+                 family_openers: Mapping[str, str] | None = None,
+                 tasks: Sequence[SimTask] | None = None) -> None:
         """`models` maps model ids to traits; `family_openers` adds family styles
-        (family -> opener) the judges can recognise without a member model present."""
+        (family -> opener) the judges can recognise without a member model present;
+        `tasks` are the kinds of prompt it answers, tried in order (default:
+        :func:`sim_tasks`)."""
+        self.tasks = list(sim_tasks() if tasks is None else tasks)
         self.models = dict(models)
         self.seed = int(seed)
         self.openers = {(m.family, m.opener) for m in self.models.values()}
@@ -266,22 +271,22 @@ class SimBackend:
         model = self.models.get(request.model)
         if model is None:
             return _failed(f"sim: unknown model id {request.model!r}")
+        task = next((t for t in self.tasks if t.recognise(request.prompt)), None)
+        if task is None:
+            known = ", ".join(t.name for t in self.tasks)
+            return _failed(f"sim: the prompt is none of the tasks it answers ({known})")
         try:
-            task = classify_task(request.prompt)
-            if task is None:
-                return _failed("sim: prompt is neither a caption nor a G-VEval prompt")
-            if not request.images:
-                return _failed("sim: no image attached")
-            scene = self._perceive(request.images[0])
-            rng = request_rng(self.seed, request)
-            if task == "caption":
-                tokens = caption_tokens(model, scene, rng)
-            else:
-                caption, references = parse_evaluation_prompt(request.prompt)
-                tokens = self._evaluation_tokens(model, scene, caption, references, request, rng)
+            tokens = task.tokens(self, model, request)
         except ValueError as exc:
             return _failed(f"sim: {exc}")
         return _response(tokens, request)
+
+    def perceive(self, request: ChatRequest, index: int = 0) -> Scene:
+        """The scene in the request's `index`-th image (ValueError if there is none)."""
+        if len(request.images) <= index:
+            raise ValueError("no image attached" if index == 0
+                             else f"image {index + 1} is not attached")
+        return self._perceive(request.images[index])
 
     def _perceive(self, image: bytes) -> Scene:
         digest = hashlib.sha256(image).hexdigest()
@@ -396,17 +401,62 @@ def request_rng(seed: int, request: ChatRequest, *, with_sampling: bool = True
 _CAPTION_REQUEST = re.compile(r"\b(provide|write|generate|give|produce)\b[^.?!]*\bcaption\b", re.I)
 
 
-def classify_task(prompt: str) -> str | None:
-    """``"evaluate_ref"``, ``"evaluate"``, ``"caption"`` or ``None`` (not a sim task).
+class SimTask(Protocol):
+    """A kind of prompt the sim answers, recognised from the prompt text alone.
 
-    A generator prompt is one that asks to provide/write/generate/give/produce a caption,
-    so prompts of other tasks that merely mention captions are not answered with one.
+    A study whose prompts the core tasks do not cover declares its own (``Study.sim``,
+    ``"module:TASKS"``); :func:`sim_tasks` puts them between the judging and the caption
+    task, since the caption recogniser is the broadest.
     """
-    if GENERATED_MARK in prompt:
-        return "evaluate_ref" if REFERENCE_MARK in prompt else "evaluate"
-    if _CAPTION_REQUEST.search(prompt):
-        return "caption"
-    return None
+
+    name: str
+
+    def recognise(self, prompt: str) -> bool: ...
+
+    def tokens(self, backend: SimBackend, model: SimModel, request: ChatRequest
+               ) -> list[TokenLogprob]: ...
+
+
+@dataclass(frozen=True)
+class GVEvalTask:
+    """G-VEval judging (seed 000 Appendix C): the prompt contains "Generated captions:"."""
+
+    name: str = "gveval"
+
+    def recognise(self, prompt: str) -> bool:
+        return GENERATED_MARK in prompt
+
+    def tokens(self, backend: SimBackend, model: SimModel, request: ChatRequest
+               ) -> list[TokenLogprob]:
+        scene = backend.perceive(request)
+        caption, references = parse_evaluation_prompt(request.prompt)
+        return backend._evaluation_tokens(model, scene, caption, references, request,
+                                          request_rng(backend.seed, request))
+
+
+@dataclass(frozen=True)
+class CaptionTask:
+    """Captioning: a prompt that asks to provide/write/generate/give/produce a caption,
+    so prompts of other tasks that merely mention captions are not answered with one."""
+
+    name: str = "caption"
+
+    def recognise(self, prompt: str) -> bool:
+        return _CAPTION_REQUEST.search(prompt) is not None
+
+    def tokens(self, backend: SimBackend, model: SimModel, request: ChatRequest
+               ) -> list[TokenLogprob]:
+        return caption_tokens(model, backend.perceive(request),
+                              request_rng(backend.seed, request))
+
+
+def sim_tasks() -> list[SimTask]:
+    """The core tasks and every registered study's (judgebias.study), in the order tried."""
+    from judgebias.study import registered
+
+    studies = [task for study in registered().values() if study.sim
+               for task in study.load("sim")]
+    return [GVEvalTask(), *studies, CaptionTask()]
 
 
 def parse_evaluation_prompt(prompt: str) -> tuple[str, list[str] | None]:

@@ -15,6 +15,9 @@ modules, which the command imports to build its parser. They change how a step i
 called, not what it computes; editing them reruns nothing. A test checks that a step's
 run-time imports are its closure plus this layer, and nothing else.
 
+A core module that loads study code by name counts it too: the sim backend's closure
+includes every study's declared sim tasks (Study.sim).
+
 Data files a step reads are added explicitly where they are known: a study's params
 schema fragment with its package. Prompt templates are declared per rule (common.smk).
 """
@@ -88,9 +91,19 @@ def closure(start: Iterable[str]) -> set[str]:
         if name in seen or module_file(name) is None:
             continue
         seen.add(name)
-        todo += list(_module_imports(name)) + _parents(name)
+        todo += list(_module_imports(name)) + _parents(name) + _plugins(name)
     seen.discard(REGISTRY)
     return seen
+
+
+def _plugins(name: str) -> list[str]:
+    """Modules a core module loads from the study declarations by name: the sim backend
+    answers each study's own kinds of prompt (Study.sim), so they are part of its code."""
+    if name != "judgebias.models.sim":
+        return []
+    from judgebias.study import registered
+
+    return [s.sim.partition(":")[0] for s in registered().values() if s.sim]
 
 
 def handler_imports(func) -> set[str]:
