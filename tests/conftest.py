@@ -35,7 +35,8 @@ def make_project(dest: Path, params: dict) -> Path:
     for name in ("Snakefile", "workflow", "src", ".gitignore", ".dvcignore", ".dvc"):
         src = REPO / name
         if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "tmp", "cache"))
+            skip = shutil.ignore_patterns("__pycache__", "*.egg-info", "tmp", "cache")
+            shutil.copytree(src, dest / name, ignore=skip)
         else:
             shutil.copy(src, dest / name)
     (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))

@@ -23,14 +23,16 @@ import pandas as pd
 import pytest
 import yaml
 
+from judgebias.artifacts import read_table, write_table
 from judgebias.config import validate_params
 from judgebias.data.synthetic import build_synthetic_dataset
-from judgebias.judging import caption_images, score_captions
+from judgebias.devtools.serve_sim import Faults, SimServer
 from judgebias.models.api import PermanentError
 from judgebias.models.base import ChatRequest, ChatResponse
 from judgebias.models.journal import BudgetExceeded, Journal, journal_path, request_key
 from judgebias.models.openai_backend import PROTOCOL_VERSION
-from judgebias.devtools.serve_sim import Faults, SimServer
+from judgebias.studies.philautia import jobs
+from judgebias.studies.philautia.tables import CAPTIONS, IMAGES
 
 KEY_ENV = "JUDGEBIAS_TEST_API_KEY"
 KEY = "test-key-0123456789"
@@ -55,7 +57,7 @@ def api_params(params: dict, backend: str, url: str, models=MODELS) -> dict:
     """The same panel, but answered over HTTP by `backend` clients."""
     params = copy.deepcopy(params)
     for key in models:
-        model = params["models"][key]
+        model = params["panel"][key]
         model.pop("sim")
         model.update(backend=backend, api_key_env=KEY_ENV,
                      base_url=f"{url}/v1" if backend == "openai" else url)
@@ -67,9 +69,31 @@ def key_env(monkeypatch):
     monkeypatch.setenv(KEY_ENV, KEY)
 
 
+def images_table(tmp_path: Path, n: int, seed: int) -> str:
+    """A synthetic images table written where the jobs read it (they take paths)."""
+    path = tmp_path / "images.parquet"
+    write_table(build_synthetic_dataset(tmp_path / "dataset", n, seed), path, IMAGES)
+    return str(path)
+
+
 @pytest.fixture
 def images(tmp_path):
-    return build_synthetic_dataset(tmp_path / "dataset", 6, 3)
+    return images_table(tmp_path, 6, 3)
+
+
+def caption_images(config: dict, generator: str, images: str) -> pd.DataFrame:
+    """Run the caption job and write its captions artifact (the score job reads a path);
+    return the table read back, with that path in a `path` column. Each config has its
+    own journal_dir, so the file is named after it: sim and API captions never mix."""
+    journal = Path(config["journal_dir"])
+    path = journal.parent / f"captions-{journal.name}-{generator}.parquet"
+    write_table(jobs.caption_images(config, generator, images), path, CAPTIONS)
+    return read_table(path, CAPTIONS).assign(path=str(path))
+
+
+def score_captions(config: dict, evaluator: str, setting: str, images: str,
+                   captions: pd.DataFrame) -> pd.DataFrame:
+    return jobs.score_captions(config, evaluator, setting, images, captions["path"].iloc[0])
 
 
 def configs(params, tmp_path, backend, url):
@@ -92,13 +116,13 @@ def test_client_backends_equal_the_sim(backend, params, tmp_path, images, key_en
         for generator in MODELS:
             caps_sim = caption_images(sim, generator, images)
             caps_api = caption_images(api, generator, images)
-            _same_answers(caps_sim, caps_api, ["image_id", "caption", "status", "raw_text",
-                                               "logprobs"])
+            _same_answers(caps_sim, caps_api, ["image_id", "label", "status", "raw_text",
+                                               "logprobs", "finish_reason"])
             assert (caps_api["backend"] == backend).all()
             scores_sim = score_captions(sim, "corvid-pro", "ref_based", images, caps_sim)
             scores_api = score_captions(api, "corvid-pro", "ref_based", images, caps_api)
-            _same_answers(scores_sim, scores_api, ["status", "score_raw", "score_expected",
-                                                   "raw_text", "logprobs"])
+            _same_answers(scores_sim, scores_api, ["status", "value", "expected", "mass",
+                                                   "raw_text", "logprobs", "finish_reason"])
             assert scores_api["logprobs_available"].all()
 
 
@@ -112,13 +136,13 @@ def test_gemini_model_without_logprobs_falls_back_once(params, tmp_path, images,
             scores = score_captions(api, "corvid-pro", "ref_free", images, captions)
         stats = server.stats
     assert (scores["status"] == "ok").all() and not scores["logprobs_available"].any()
-    assert scores["score_expected"].isna().all() and scores["score_raw"].notna().all()
+    assert scores["expected"].isna().all() and scores["value"].notna().all()
     assert sum("rejects log-probs" in r.message for r in caplog.records) == 1
     assert stats["outcomes"]["400"] == 1  # detected once, not once per request
 
 
 def test_faults_are_survived_and_counted(params, tmp_path, key_env, caplog):
-    images = build_synthetic_dataset(tmp_path / "dataset", 30, 5)
+    images = images_table(tmp_path, 30, 5)
     faults = Faults(rate_429=0.15, retry_after_s=0.05, rate_500=0.1, rate_stall=0.05,
                     stall_s=1.0, rate_drop=0.05, rate_garbled=0.05)
     with SimServer(validate_params(params), api_key=KEY, faults=faults, seed=1) as server:
@@ -130,7 +154,7 @@ def test_faults_are_survived_and_counted(params, tmp_path, key_env, caplog):
         outcomes = server.stats["outcomes"]
     assert (captions["status"] == "ok").all() and len(captions) == 30
     _same_answers(caption_images(sim, "lumen-large", images), captions,
-                  ["caption", "raw_text", "logprobs"])
+                  ["label", "raw_text", "logprobs"])
     retries = [r.message for r in caplog.records if "retries by reason" in r.message]
     assert retries, "the job log must count the retries"
     for reason in ("429", "500"):
@@ -157,12 +181,12 @@ def test_permanent_errors_stop_at_once(what, params, tmp_path, images, monkeypat
     with SimServer(validate_params(params), api_key=KEY) as server:
         _, api = configs(params, tmp_path, "openai", server.url)
         if what == "unknown model":
-            api["models"]["lumen-large"]["model_id"] = "sim/does-not-exist"
+            api["panel"]["lumen-large"]["model_id"] = "sim/does-not-exist"
         with pytest.raises(PermanentError) as info:
             caption_images(api, "lumen-large", images)
         requests = server.stats["requests"]
     message = str(info.value)
-    assert "models.lumen-large" in message and ("401" in message or "404" in message)
+    assert "panel.lumen-large" in message and ("401" in message or "404" in message)
     assert "wrong" not in message and KEY not in message
     assert requests <= api.get("backends", {}).get("openai", {}).get("concurrency", 8)
 
@@ -170,7 +194,7 @@ def test_permanent_errors_stop_at_once(what, params, tmp_path, images, monkeypat
 def test_budget_stops_before_any_call(params, tmp_path, images, key_env):
     with SimServer(validate_params(params), api_key=KEY) as server:
         _, api = configs(params, tmp_path, "openai", server.url)
-        api["models"]["lumen-large"]["max_requests"] = 4
+        api["panel"]["lumen-large"]["max_requests"] = 4
         with pytest.raises(BudgetExceeded, match="max_requests=4"):
             caption_images(api, "lumen-large", images)
         assert server.stats["requests"] == 0
@@ -186,11 +210,7 @@ def _journal_keys(path: Path) -> set[str]:
 def test_kill_9_resumes_without_paying_twice(default_params, tmp_path, key_env):
     """SIGKILL a caption job mid-run; the rerun re-sends nothing that had completed and
     writes the same artifact as an uninterrupted run."""
-    images = build_synthetic_dataset(tmp_path / "dataset", 40, 9)
-    table = tmp_path / "images.parquet"
-    from judgebias.artifacts import write_table
-
-    write_table(images, table, "images")
+    table = images_table(tmp_path, 40, 9)
     config = validate_params(default_params)
     with RecordingServer(config, api_key=KEY, latency_s=0.05) as server:
         params = api_params(default_params, "openai", server.url)
@@ -226,29 +246,67 @@ def test_kill_9_resumes_without_paying_twice(default_params, tmp_path, key_env):
                                   pd.read_parquet(tmp_path / "whole.parquet"))
 
 
-def test_plan_counts_what_is_left(params, tmp_path, images, key_env, monkeypatch, capsys):
-    from judgebias.artifacts import Paths, write_table
+def test_plan_counts_what_is_left(params, tmp_path, key_env, monkeypatch, capsys):
+    """`judgebias plan` adds up every active study's calls: philautia's captions and
+    scores (scores of captions not written yet wait), and Pomms' item scores (waiting
+    until the judgement dataset is built, then keyed)."""
+    from judgebias.cli import main
+    from judgebias.data.build import build_judgements
+    from judgebias.studies.philautia.tables import DATASET_TABLE, captions_path
+    from judgebias.studies.pomms.tables import JUDGEMENTS, judgement_images, judgements_path
+
+    monkeypatch.chdir(tmp_path)
+    images = build_synthetic_dataset(tmp_path / "data/dataset", 6, 3)
+    write_table(images, DATASET_TABLE, IMAGES)
+    params["philautia"]["models"] = ["lumen-large", "lumen-mini", "corvid-pro"]
+    params["pomms"]["datasets"]["synthetic"]["n_items"] = 10
+    params["journal_dir"] = str(tmp_path / "journal")
+    params["panel"]["corvid-pro"]["pricing"] = {"input_per_mtok": 2.5, "output_per_mtok": 10}
+    Path("params.yaml").write_text(yaml.safe_dump(params))
+    config = validate_params(params)
+    write_table(jobs.caption_images(config, "lumen-large", DATASET_TABLE),
+                captions_path("lumen-large"), CAPTIONS)
+
+    def plan() -> tuple[dict[str, list[str]], str]:
+        assert main(["plan"]) == 0
+        out = capsys.readouterr().out
+        return {line.split()[0]: line.split() for line in out.splitlines()[1:4]}, out
+
+    rows, out = plan()
+    n, items = len(images), 10
+    assert set(rows) == {"lumen-large", "lumen-mini", "corvid-pro"}  # panel models in studies
+    # lumen-large: its captions are journaled; 2 settings x 3 generators of scores remain,
+    # those of 2 generators wait on their captions; Pomms' items wait on their dataset
+    assert rows["lumen-large"][2:6] == [str(n * 7 + items), str(n), str(n * 6 + items),
+                                        str(n * 4 + items)]
+    # corvid-pro: nothing journaled
+    assert rows["corvid-pro"][2:6] == [str(n * 7 + items), "0", str(n * 7 + items),
+                                       str(n * 4 + items)]
+    assert rows["corvid-pro"][-1] != "-"  # priced: a cost estimate
+    assert rows["lumen-mini"][-1] == "-"
+    assert "total:" in out
+    # Once the judgement dataset exists, Pomms' requests are keyed, one per item.
+    spec = config["pomms"]["datasets"]["synthetic"]
+    write_table(build_judgements("synthetic", spec, Path(judgement_images("synthetic"))),
+                judgements_path("synthetic"), JUDGEMENTS)
+    rows, _ = plan()
+    assert rows["corvid-pro"][2:6] == [str(n * 7 + items), "0", str(n * 7 + items), str(n * 4)]
+
+
+def test_plan_of_a_philautia_only_params_file(params, tmp_path, key_env, monkeypatch, capsys):
+    """Without a `pomms:` block only the philautia study's calls are planned."""
     from judgebias.cli import main
 
     monkeypatch.chdir(tmp_path)
-    write_table(images, Paths.dataset_table, "images")
+    del params["pomms"]
     params["philautia"]["models"] = ["lumen-large", "lumen-mini", "corvid-pro"]
+    params["dataset"]["synthetic"]["n_images"] = 5
     params["journal_dir"] = str(tmp_path / "journal")
-    params["models"]["corvid-pro"]["pricing"] = {"input_per_mtok": 2.5, "output_per_mtok": 10}
     Path("params.yaml").write_text(yaml.safe_dump(params))
-    config = validate_params(params)
-    write_table(caption_images(config, "lumen-large", images), Paths.captions("lumen-large"),
-                "captions")
     assert main(["plan"]) == 0
-    out = capsys.readouterr().out
-    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:4]}
-    n = len(images)
-    # lumen-large: its captions are journaled; 2 settings x 3 generators of scores remain
-    assert rows["lumen-large"][2:5] == [str(n * 7), str(n), str(n * 6)]
-    # corvid-pro: nothing journaled; scores on 2 generators wait on their captions
-    assert rows["corvid-pro"][2:6] == [str(n * 7), "0", str(n * 7), str(n * 4)]
-    assert rows["corvid-pro"][-1] != "-"  # priced: a cost estimate
-    assert "total:" in out
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:4]]
+    # no dataset yet: 5 captions + 2 settings x 3 generators x 5 scores, all waiting
+    assert [row[2:6] for row in rows] == [["35", "0", "35", "35"]] * 3
 
 
 def test_secrets_are_never_written(default_params, tmp_path, key_env, monkeypatch):

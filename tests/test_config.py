@@ -6,13 +6,15 @@ import pytest
 import yaml
 
 from judgebias.config import ConfigError, get_key, load_config, validate_params
+from judgebias.study import active, study_models
 
 
 def test_default_params_are_valid(params):
     config = validate_params(params)
-    assert len(config["philautia"]["models"]) >= 6
-    assert len({config["models"][m]["family"] for m in config["philautia"]["models"]}) >= 2
-    for key, model in config["models"].items():
+    models = study_models(config, "philautia")
+    assert len(models) >= 6
+    assert len({config["panel"][m]["family"] for m in models}) >= 2
+    for key, model in config["panel"].items():
         assert {"backend", "model_id", "family", "sampling", "resources"} <= set(model), key
 
 
@@ -28,9 +30,9 @@ def _error(params) -> str:
 
 
 def test_unknown_key_is_named(params):
-    params["models"]["lumen-large"]["sampling"]["temprature"] = 0.5
+    params["panel"]["lumen-large"]["sampling"]["temprature"] = 0.5
     message = _error(params)
-    assert "models.lumen-large.sampling.temprature: unknown key" in message
+    assert "panel.lumen-large.sampling.temprature: unknown key" in message
     assert "temperature" in message  # the allowed keys are listed
 
 
@@ -45,11 +47,11 @@ def test_model_referenced_but_not_defined(params):
 
 
 def test_undefined_family_and_preference(params):
-    params["models"]["lumen-large"]["family"] = "nope"
-    params["models"]["corvid-pro"]["sim"]["preferences"] = {"models": {"ghost": 0.1}}
+    params["panel"]["lumen-large"]["family"] = "nope"
+    params["panel"]["corvid-pro"]["sim"]["preferences"] = {"models": {"ghost": 0.1}}
     message = _error(params)
-    assert "models.lumen-large.family: family 'nope' is not defined" in message
-    assert "models.corvid-pro.sim.preferences.models.ghost" in message
+    assert "panel.lumen-large.family: family 'nope' is not defined" in message
+    assert "panel.corvid-pro.sim.preferences.models.ghost" in message
 
 
 def test_unknown_prompt_and_reference_mismatch(params):
@@ -61,13 +63,13 @@ def test_unknown_prompt_and_reference_mismatch(params):
 
 
 def test_sim_block_required_exactly_for_sim(params):
-    params["models"]["lumen-large"]["backend"] = "openai"
-    assert "models.lumen-large.sim: required exactly when backend is 'sim'" in _error(params)
+    params["panel"]["lumen-large"]["backend"] = "openai"
+    assert "panel.lumen-large.sim: required exactly when backend is 'sim'" in _error(params)
 
 
 def test_missing_required_key(params):
-    del params["models"]["corvid-lite"]["model_id"]
-    assert "models.corvid-lite: 'model_id' is a required property" in _error(params)
+    del params["panel"]["corvid-lite"]["model_id"]
+    assert "panel.corvid-lite: 'model_id' is a required property" in _error(params)
 
 
 def test_load_config_reports_file(tmp_path):
@@ -80,14 +82,105 @@ def test_load_config_reports_file(tmp_path):
 
 
 def test_get_key(params):
-    assert get_key(params, "models.lumen-large.family") == "lumen"
+    assert get_key(params, "panel.lumen-large.family") == "lumen"
 
 
 def test_cli_validate_fails_before_any_job(tmp_path, params, capsys):
     from judgebias.cli import main
 
-    params["models"]["lumen-large"]["sampling"]["temperature"] = -1
+    params["panel"]["lumen-large"]["sampling"]["temperature"] = -1
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(params))
     assert main(["--params", str(path), "validate"]) == 2
-    assert "models.lumen-large.sampling.temperature" in capsys.readouterr().err
+    assert "panel.lumen-large.sampling.temperature" in capsys.readouterr().err
+
+
+def test_philautia_models_default_to_the_whole_panel(params):
+    del params["philautia"]["models"]
+    config = validate_params(params)
+    assert study_models(config, "philautia") == list(params["panel"])
+    params["philautia"]["models"] = ["lumen-large", "lumen-mini", "corvid-pro"]
+    assert study_models(validate_params(params), "philautia") == [
+        "lumen-large", "lumen-mini", "corvid-pro"]
+
+
+def test_params_without_pomms_run_philautia_only(params):
+    del params["pomms"]
+    config = validate_params(params)
+    assert [s.name for s in active(config)] == ["philautia"]
+    assert "pomms" not in config
+
+
+def test_pomms_without_philautia_is_an_error(params):
+    del params["philautia"]
+    assert "pomms: needs the philautia study" in _error(params)
+
+
+def test_duplicate_sim_signature_is_rejected(params):
+    params["panel"]["corvid-lite"]["sim"]["signature"] = "Vivid"  # lumen-large's, any case
+    message = _error(params)
+    assert "panel.corvid-lite.sim.signature: signature 'Vivid' is also panel.lumen-large's" \
+        in message
+
+
+def test_scene_word_in_a_sim_style_is_rejected(params):
+    params["panel"]["lumen-mini"]["sim"]["signature"] = "red"
+    params["families"]["corvid"]["sim"]["opener"] = "A circle shows"
+    message = _error(params)
+    assert "panel.lumen-mini.sim.signature: 'red' uses scene words ['red']" in message
+    assert "families.corvid.sim.opener: 'A circle shows' uses scene words ['circle']" in message
+
+
+def test_missing_nocaps_files_are_named(params, tmp_path):
+    params["dataset"]["name"] = "nocaps"
+    params["dataset"]["nocaps"]["annotations"] = str(tmp_path / "absent.json")
+    params["dataset"]["nocaps"]["image_dir"] = str(tmp_path)
+    message = _error(params)
+    assert f"dataset.nocaps.annotations: file {tmp_path / 'absent.json'} does not exist" \
+        in message
+    assert "dataset.nocaps.image_dir" not in message  # that folder exists
+    (tmp_path / "absent.json").write_text("{}")
+    params["dataset"]["nocaps"]["image_dir"] = str(tmp_path / "no-images")
+    assert f"dataset.nocaps.image_dir: folder {tmp_path / 'no-images'} does not exist" \
+        in _error(params)
+
+
+def test_missing_pomms_dataset_files_are_named(params, tmp_path):
+    params["pomms"]["datasets"]["bench"] = {"format": "table", "path": str(tmp_path / "b.csv"),
+                                            "image_dir": str(tmp_path / "imgs")}
+    params["pomms"]["datasets"]["nopath"] = {"format": "nebula"}
+    message = _error(params)
+    assert f"pomms.datasets.bench.path: file {tmp_path / 'b.csv'} does not exist" in message
+    assert f"pomms.datasets.bench.image_dir: folder {tmp_path / 'imgs'} does not exist" \
+        in message
+    assert "pomms.datasets.nopath.path: required for format 'nebula'" in message
+
+
+def test_cli_validate_names_a_missing_nocaps_annotations_file(tmp_path, params, capsys):
+    from judgebias.cli import main
+
+    params["dataset"]["name"] = "nocaps"
+    params["dataset"]["nocaps"].update(annotations=str(tmp_path / "captions.json"),
+                                       image_dir=str(tmp_path))
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params))
+    assert main(["--params", str(path), "validate"]) == 2
+    err = capsys.readouterr().err
+    assert f"dataset.nocaps.annotations: file {tmp_path / 'captions.json'} does not exist" in err
+    (tmp_path / "captions.json").write_text("{}")
+    assert main(["--params", str(path), "validate"]) == 0
+    assert "valid (6 panel models; studies: philautia, pomms)" in capsys.readouterr().out
+
+
+def test_cli_validate_names_unset_secrets(tmp_path, params, capsys, monkeypatch):
+    from judgebias.cli import main
+
+    monkeypatch.delenv("JUDGEBIAS_TEST_UNSET_KEY", raising=False)
+    model = params["panel"]["corvid-pro"]
+    model.pop("sim")
+    model.update(backend="openai", api_key_env="JUDGEBIAS_TEST_UNSET_KEY")
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params))
+    assert main(["--params", str(path), "validate"]) == 2
+    assert ("panel.corvid-pro.api_key_env: environment variable JUDGEBIAS_TEST_UNSET_KEY is "
+            "not set") in capsys.readouterr().err

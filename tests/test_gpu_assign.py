@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from judgebias.judging.answers import STATUS_OK, STATUS_TRUNCATED, parse_score
 from judgebias.models.api import image_data_url, image_mime_type
 from judgebias.models.base import ChatRequest, Sampling
 from judgebias.models.gpu import (
@@ -43,7 +44,6 @@ from judgebias.models.vllm_backend import (
     map_output,
     sampling_kwargs,
 )
-from judgebias.scoring import STATUS_OK, parse_score
 
 DEVICES = ["0", "1", "2"]
 CTX = multiprocessing.get_context("fork")  # flock is POSIX-only anyway; fork starts fast
@@ -322,8 +322,8 @@ def test_mapped_tokens_feed_the_expected_score():
     response = map_output(output, top_k=3)
     assert response.ok and response.text == _TEXT and response.finish_reason == "stop"
     assert response.usage == {"prompt_tokens": 40, "completion_tokens": 6, "total_tokens": 46}
-    parsed = parse_score(response.text, response.tokens)
-    assert parsed.status == STATUS_OK and parsed.raw == 85
+    parsed = parse_score(response.text, response.tokens, response.finish_reason)
+    assert parsed.status == STATUS_OK and parsed.value == 85
     probs = {90: math.exp(-0.9), 85: math.exp(-1.0), 80: math.exp(-1.6)}
     expected = sum(v * p for v, p in probs.items()) / sum(probs.values())
     assert parsed.expected == pytest.approx(expected)
@@ -339,6 +339,8 @@ def test_finish_reasons_and_empty_text_become_statuses():
     cut = map_output(answer("The final score is", "length"), top_k=5)
     assert cut.ok and cut.finish_reason == "length" and cut.tokens is None
     assert parse_score(cut.text, cut.tokens).status == "unparseable"
+    # an answer cut off by max_tokens is "truncated", whatever its text holds
+    assert parse_score(cut.text, cut.tokens, cut.finish_reason).status == STATUS_TRUNCATED
     for reason in ("abort", "error"):
         bad = map_output(answer("partial", reason), top_k=5)
         assert bad.status == "failed" and reason in bad.error

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling, TokenLogprob
@@ -49,6 +50,32 @@ def test_key_depends_on_everything_that_determines_the_answer():
     assert len(keys) == 6
     assert request_key(base, "sim") != request_key(base, "openai")
     assert request_key(base, "sim", "1") != request_key(base, "sim", "2")
+
+
+def test_system_prompt_is_part_of_the_key_only_when_given():
+    """ChatRequest.system (default "") joins the key only when set: keys of requests
+    without a system prompt are the ones journaled before the field existed."""
+    request = ChatRequest(model="sim/m", prompt="Provide a caption.", images=(b"a", b"b"),
+                          sampling=Sampling(0.7, 0.9, 256, 5, 3), revision="1")
+    assert request.system == ""
+    # computed with judgebias before ChatRequest had a system field (commit e4363a4)
+    assert request_key(request, "sim", "v1") == (
+        "03f096d437b3a1a0e98b089946dbdf01d57e30bf19c0707dfcfc724f0d09b681")
+    strict = ChatRequest(**{**request.__dict__, "system": "You are a strict judge."})
+    lenient = ChatRequest(**{**request.__dict__, "system": "You are a lenient judge."})
+    keys = {request_key(r, "sim", "v1") for r in (request, strict, lenient)}
+    assert len(keys) == 3
+
+
+def test_journal_stores_the_system_prompt(tmp_path):
+    backend = CountingBackend()
+    request = ChatRequest(model="m", prompt="p0", images=(b"img",), system="Be brief.")
+    with Journal(tmp_path / "j.sqlite") as journal:
+        run_requests(backend, [request], journal)
+        (stored,) = journal._db.execute("SELECT request FROM responses").fetchone()
+        again, stats = run_requests(backend, [request], journal)
+    assert json.loads(stored)["system"] == "Be brief."
+    assert stats.called == 0 and again[0].text == "answer to p0"
 
 
 def test_rerun_makes_zero_calls(tmp_path):

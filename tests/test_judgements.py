@@ -440,12 +440,28 @@ def test_synthetic_scores_track_true_accuracy(synthetic) -> None:
 
 def test_synthetic_candidates_carry_no_panel_style(synthetic, default_params: dict) -> None:
     _, table = synthetic
-    signatures = [m["sim"]["signature"] for m in default_params["models"].values()]
+    signatures = [m["sim"]["signature"] for m in default_params["panel"].values()]
     openers = [f["sim"]["opener"] for f in default_params["families"].values()]
     for caption in table["candidate"].unique():
         assert not any(has_signature(caption, s) for s in signatures), caption
         assert not any(has_opener(caption, o) for o in openers), caption
     assert len(signatures) == 6 and len(openers) == 2
+
+
+def test_judgements_step_writes_the_pomms_schema(tmp_path: Path) -> None:
+    """The `judgements` step's table (data.build) is a valid JUDGEMENTS artifact, named
+    after its pomms.datasets key; items() of what is read back has one row per item."""
+    from judgebias.artifacts import read_table, write_table
+    from judgebias.data.build import build_judgements
+    from judgebias.studies.pomms.tables import JUDGEMENTS
+
+    spec = {"format": "synthetic", "n_items": 12, "seed": 3, "n_raters": 2,
+            "rater_noise": 0.1}
+    table = build_judgements("mysyn", spec, tmp_path / "images")
+    write_table(table, tmp_path / "j.parquet", JUDGEMENTS)
+    back = read_table(tmp_path / "j.parquet", JUDGEMENTS)
+    assert (back["dataset"] == "mysyn").all() and len(back) == 24
+    assert len(items(back)) == 12
 
 
 def test_synthetic_rejects_bad_arguments(tmp_path: Path) -> None:

@@ -194,3 +194,52 @@ def test_invalid_json_and_arguments(tmp_path: Path) -> None:
     ann.write_text("{not json", encoding="utf-8")
     with pytest.raises(ValueError, match="not valid JSON"):
         load_nocaps(ann, image_dir)
+
+
+def _nocaps_params(params: dict, ann: Path, image_dir: Path, tmp_path: Path) -> Path:
+    import yaml
+
+    params["dataset"]["name"] = "nocaps"
+    params["dataset"]["nocaps"].update(annotations=str(ann), image_dir=str(image_dir),
+                                       n_images=3, n_references=5)
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params))
+    return path
+
+
+def test_dataset_step_imports_nocaps_as_the_images_artifact(tmp_path: Path, params) -> None:
+    """`judgebias dataset` with dataset.name nocaps writes a valid images table; the images
+    stay where they are."""
+    from judgebias.artifacts import read_table
+    from judgebias.cli import main
+    from judgebias.studies.philautia.tables import IMAGES
+
+    ann, image_dir = _write(tmp_path, _annotations(6))
+    path = _nocaps_params(params, ann, image_dir, tmp_path)
+    out = tmp_path / "data" / "images.parquet"
+    assert main(["--params", str(path), "dataset", "--out", str(out),
+                 "--images", str(tmp_path / "data" / "images")]) == 0
+    table = read_table(out, IMAGES)
+    assert len(table) == 3 and set(table["source"]) == {"nocaps"}
+    assert all(Path(p).parent == image_dir for p in table["image_path"])
+    assert (table["references"].map(len) == 5).all()
+
+
+def test_dataset_step_names_missing_or_bad_nocaps_files(tmp_path: Path, params, capsys) -> None:
+    """A missing annotations file stops validation (before any job) naming its key; a file
+    that is there but malformed stops the dataset step naming the key and the problem."""
+    from judgebias.cli import main
+
+    ann, image_dir = _write(tmp_path, _annotations(4))
+    path = _nocaps_params(params, tmp_path / "absent.json", image_dir, tmp_path)
+    argv = ["--params", str(path), "dataset", "--out", str(tmp_path / "t.parquet"),
+            "--images", str(tmp_path / "imgs")]
+    assert main(argv) == 2
+    assert f"dataset.nocaps.annotations: file {tmp_path / 'absent.json'} does not exist" \
+        in capsys.readouterr().err
+    ann.write_text("{not json", encoding="utf-8")
+    path = _nocaps_params(params, ann, image_dir, tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "dataset.nocaps: " in err and str(ann) in err
+    assert not (tmp_path / "t.parquet").exists()

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from conftest import long_table
 
-from judgebias.studies.philautia import (
+from judgebias.studies.philautia.analysis import (
     analyse,
     bootstrap_philautia,
     column_deviation,
@@ -25,9 +25,6 @@ from judgebias.studies.philautia import (
 )
 
 PHI_3 = np.array([[0.9, 0.6, 0.5], [0.7, 0.8, 0.4], [0.5, 0.4, 0.9]])
-
-
-
 
 
 def planted(n_images: int, n_models: int = 8, bias: float = 0.06, seed: int = 0) -> np.ndarray:
@@ -348,3 +345,74 @@ def test_planted_self_bias_is_recovered(tmp_path: Path) -> None:
     for name, frame in tables.items():
         frame.to_parquet(tmp_path / f"{name}.parquet")
     assert len(tables["counts"]) == 64
+
+
+# ------------------------------------------------------------------ the phi step
+
+
+def _scores_table(evaluator: str, generator: str, values, expected, statuses) -> pd.DataFrame:
+    """A scores artifact as the score job writes it (values on the 0-100 scale)."""
+    n = len(values)
+    return pd.DataFrame({
+        "image_id": [f"img{k}" for k in range(n)], "generator": generator,
+        "evaluator": evaluator, "setting": "ref_free",
+        "value": pd.array(values, dtype="Float64"), "label": None,
+        "expected": pd.array(expected, dtype="Float64"),
+        "mass": pd.array([None if e is None else 0.9 for e in expected], dtype="Float64"),
+        "probs": "", "logprobs_available": [e is not None for e in expected],
+        "model_id": f"sim/{evaluator}", "revision": "1", "backend": "sim",
+        "prompt_id": "gveval_ref_free", "sampling": "{}", "request_key": "k",
+        "status": statuses, "error": "", "raw_text": "x", "logprobs": "",
+        "finish_reason": "stop",
+    })
+
+
+def test_collect_scores_reads_artifacts_and_counts_the_score_used(tmp_path: Path) -> None:
+    """The `phi` step: every (evaluator, generator) scores table -> the long table on
+    [0, 1], Phi, and per-cell counts of valid, excluded, expected and parsed-fallback
+    scores. Only "ok" answers count: an out-of-range or truncated answer keeps its number
+    in `value` for audit but never reaches Phi."""
+    from judgebias.artifacts import write_table
+    from judgebias.studies.philautia.phi import analysis_scores, collect_scores
+    from judgebias.studies.philautia.tables import SCORES
+
+    models = ["a", "b", "c"]
+    config = {"philautia": {"models": models, "score": "expected"}, "panel": {}}
+    paths = []
+    for e in models:
+        for g in models:
+            values, expected = [80, 60, 40, 20], [81.0, 61.0, 41.0, 21.0]
+            statuses = ["ok"] * 4
+            if (e, g) == ("a", "b"):
+                expected = [None, 61.0, None, 21.0]  # no log-probs: the parsed score
+            if (e, g) == ("b", "c"):
+                values[1], statuses[1] = 150, "out_of_range"
+                values[2], statuses[2] = None, "unparseable"
+                expected[1] = expected[2] = None
+                statuses[3] = "truncated"
+            paths.append(str(tmp_path / f"{e}-{g}.parquet"))
+            write_table(_scores_table(e, g, values, expected, statuses), paths[-1], SCORES)
+    long, phi, counts = collect_scores(config, paths)
+    assert len(long) == 9 * 4 and set(long.columns) >= {"image_id", "generator", "evaluator",
+                                                        "status", "score"}
+    cell = long[(long.evaluator == "a") & (long.generator == "b")]["score"].tolist()
+    assert cell == pytest.approx([0.80, 0.61, 0.40, 0.21])
+    bad = long[(long.evaluator == "b") & (long.generator == "c")]
+    assert bad["score"].isna().tolist() == [False, True, True, True]
+    phi = phi.set_index("generator")
+    assert phi.loc["c", "b"] == pytest.approx(0.81)  # only the one "ok" answer
+    assert phi.loc["b", "a"] == pytest.approx(np.mean([0.80, 0.61, 0.40, 0.21]))
+    assert phi.loc["a", "a"] == pytest.approx(np.mean([0.81, 0.61, 0.41, 0.21]))
+    counts = counts.set_index(["generator", "evaluator"])
+    assert counts.loc[("c", "b"), ["n_valid", "n_excluded"]].tolist() == [1, 3]
+    assert counts.loc[("b", "a"), ["n_expected", "n_parsed_fallback"]].tolist() == [2, 2]
+    assert counts.loc[("a", "a"), ["n_expected", "n_parsed_fallback"]].tolist() == [4, 0]
+    assert counts["n_expected"].sum() + counts["n_parsed_fallback"].sum() == \
+        counts["n_valid"].sum() == 9 * 4 - 3
+    config["philautia"]["score"] = "parsed"
+    _, phi_parsed, counts_parsed = collect_scores(config, paths)
+    assert phi_parsed.set_index("generator").loc["a", "a"] == pytest.approx(0.5)
+    assert counts_parsed["n_expected"].sum() == 0
+    assert analysis_scores(paths[:1], "parsed")["score"].tolist() == pytest.approx(
+        [0.8, 0.6, 0.4, 0.2])
+

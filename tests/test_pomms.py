@@ -16,8 +16,13 @@ from sklearn.utils.estimator_checks import (
 )
 
 from judgebias.agreement import kendall
-from judgebias.studies.philautia import phi_matrix, phi_tilde, philautia_scores, score_tensor
-from judgebias.studies.pomms import (
+from judgebias.studies.philautia.analysis import (
+    phi_matrix,
+    phi_tilde,
+    philautia_scores,
+    score_tensor,
+)
+from judgebias.studies.pomms.estimator import (
     Pomms,
     caption_features,
     ensemble_caption_scores,

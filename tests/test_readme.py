@@ -8,6 +8,7 @@ import yaml
 from conftest import REPO
 
 from judgebias.config import validate_params
+from judgebias.study import study_models
 
 
 def test_readme_panel_example_validates(params):
@@ -15,9 +16,10 @@ def test_readme_panel_example_validates(params):
     block = re.search(r"```yaml\n(families:\n.*?)```", readme, re.S).group(1)
     example = yaml.safe_load(block)
     params["families"].update(example["families"])
-    params["models"].update(example["models"])
+    params["panel"].update(example["panel"])
     params["backends"] = example["backends"]
-    params["philautia"]["models"] = list(example["models"])
+    params["philautia"]["models"] = list(example["panel"])
     config = validate_params(params)
-    assert {config["models"][m]["backend"] for m in example["models"]} == {
+    assert {config["panel"][m]["backend"] for m in example["panel"]} == {
         "vllm", "openai", "gemini"}
+    assert study_models(config, "philautia") == list(example["panel"])

@@ -245,3 +245,144 @@ def test_html_formats_missing_and_mixed_cells() -> None:
     assert "<td>–</td>" in text
     assert '<td class="num">3</td>' in text
     assert "<td>True</td>" in text
+
+
+# ------------------------------------------------------------------ the full report
+
+
+def _run(*argv: str) -> None:
+    from judgebias.cli import main
+
+    assert main(["--params", "params.yaml", *argv]) == 0, argv
+
+
+def _philautia_steps(config: dict) -> None:
+    """Every philautia step through the CLI with explicit paths, as the rules call them."""
+    from judgebias.studies.philautia import tables
+    from judgebias.study import study_models
+
+    models = study_models(config, "philautia")
+    _run("dataset", "--out", tables.DATASET_TABLE, "--images", tables.DATASET_IMAGES)
+    for g in models:
+        _run("caption", "--generator", g, "--images", tables.DATASET_TABLE,
+             "--out", tables.captions_path(g))
+    for setting in config["philautia"]["settings"]:
+        scores = []
+        for e in models:
+            for g in models:
+                scores.append(tables.scores_path(setting, e, g))
+                _run("score", "--evaluator", e, "--setting", setting, "--images",
+                     tables.DATASET_TABLE, "--captions", tables.captions_path(g),
+                     "--out", scores[-1])
+        out = tables.setting_dir(setting)
+        _run("phi", "--out-dir", out, *scores)
+        _run("philautia", "--scores", f"{out}/scores.parquet", "--out-dir", out)
+        _run("heatmaps", "--setting", setting, "--phi", f"{out}/phi.parquet",
+             "--phi-tilde", f"{out}/phi_tilde.parquet", "--philautia",
+             f"{out}/philautia.parquet", "--out-dir", f"{out}/figures")
+
+
+def _pomms_steps(config: dict) -> None:
+    from judgebias.studies.philautia.tables import setting_dir
+    from judgebias.studies.pomms import tables
+    from judgebias.study import study_models
+
+    setting = config["pomms"]["setting"]
+    judgements, item_scores = [], []
+    for dataset in config["pomms"]["datasets"]:
+        judgements.append(tables.judgements_path(dataset))
+        _run("judgements", "--dataset", dataset, "--out", judgements[-1],
+             "--images", tables.judgement_images(dataset))
+        for e in study_models(config, "philautia"):
+            item_scores.append(tables.item_scores_path(setting, dataset, e))
+            _run("judge-items", "--evaluator", e, "--setting", setting,
+                 "--judgements", judgements[-1], "--out", item_scores[-1])
+    _run("pomms", "--judgements", *judgements, "--item-scores", *item_scores,
+         "--scores", f"{setting_dir(setting)}/scores.parquet", "--out-dir", tables.RESULTS)
+    _run("pomms-heatmap", "--phi-tilde", f"{tables.RESULTS}/phi_tilde.parquet",
+         "--out", tables.HEATMAP)
+
+
+@pytest.fixture
+def project(tmp_path: Path, params: dict, monkeypatch) -> tuple[Path, dict]:
+    """A tiny project folder (3 models, 8 images, 40 judgement items) to run steps in."""
+    import yaml
+
+    from judgebias.config import validate_params
+
+    monkeypatch.chdir(tmp_path)
+    params["dataset"]["synthetic"]["n_images"] = 8
+    params["philautia"].update(models=["lumen-large", "lumen-mini", "corvid-pro"],
+                               n_bootstrap=20, n_permutations=100)
+    params["pomms"]["datasets"]["synthetic"]["n_items"] = 40
+    params["journal_dir"] = str(tmp_path / "journal")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return tmp_path, validate_params(params)
+
+
+def test_report_has_a_section_per_study(project) -> None:
+    """`judgebias report --results study=folder ...`: one section per active study, from
+    the results folder each study's steps wrote, with provenance and simulated models."""
+    from judgebias.studies.philautia.report import report_inputs as philautia_inputs
+    from judgebias.studies.pomms.report import report_inputs as pomms_inputs
+
+    root, config = project
+    _philautia_steps(config)
+    _pomms_steps(config)
+    for path in [*philautia_inputs(config, "results/philautia"),
+                 *pomms_inputs(config, "results/pomms")]:
+        assert (root / path).is_file(), path  # every file the report rule declares
+    _run("report", "--out", "results/report.html",
+         "--results", "philautia=results/philautia", "pomms=results/pomms")
+    text = (root / "results/report.html").read_text(encoding="utf-8")
+    assert "Philautia: self- and family-preference of caption judges" in text
+    assert "Pomms: an ensemble of evaluators against self-preference" in text
+    assert text.index("Philautia: self-") < text.index("Pomms: an ensemble")  # registry order
+    assert "Setting: ref_based" in text and "Setting: ref_free" in text
+    assert "Results from SIMULATED models" in text
+    assert "<dt>params fingerprint</dt>" in text and "<dt>params file</dt><dd>params.yaml" in text
+    assert "exact conditional expectation" in text  # philautia.score: expected
+    assert text.count('<img src="data:image/png;base64,') == 2 * 3 + 1
+    assert "http://" not in text and "https://" not in text
+
+
+def test_report_of_a_philautia_only_project(project) -> None:
+    """Without a `pomms:` block the report has the philautia section only, and needs only
+    the philautia results; an active study without a results folder is an error."""
+    import yaml
+
+    from judgebias.config import validate_params
+    from judgebias.report.build import write_full_report
+
+    root, _ = project
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    del params["pomms"]
+    params["philautia"]["settings"].pop("ref_based")
+    params["philautia"]["score"] = "parsed"
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    config = validate_params(params)
+    _philautia_steps(config)
+    _run("report", "--out", "results/report.html", "--results", "philautia=results/philautia")
+    text = (root / "results/report.html").read_text(encoding="utf-8")
+    assert "Philautia: self-" in text and "Pomms" not in text
+    assert "Setting: ref_free" in text and "Setting: ref_based" not in text
+    assert "parsed $NN$ integers" in text  # philautia.score: parsed
+    with pytest.raises(ValueError, match="no results folder given for study 'philautia'"):
+        write_full_report(config, "params.yaml", {}, root / "other.html")
+
+
+def test_report_flags_only_the_simulated_models_that_were_run(project) -> None:
+    import yaml
+
+    from judgebias.config import validate_params
+
+    root, _ = project
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    del params["pomms"]
+    params["philautia"]["settings"].pop("ref_based")
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    _philautia_steps(validate_params(params))
+    _run("report", "--out", "results/report.html", "--results", "philautia=results/philautia")
+    text = (root / "results/report.html").read_text(encoding="utf-8")
+    banner = re.search(r"not real model behaviour: ([^.]*)\.", text).group(1)
+    assert banner == "corvid-pro, lumen-large, lumen-mini"

@@ -7,10 +7,12 @@ import io
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from PIL import Image
 
 from judgebias.data.scenes import (
+    VOCABULARY,
     CaptionClaims,
     ClaimedObject,
     Scene,
@@ -198,6 +200,27 @@ def test_synthetic_table_matches_its_images(tmp_path) -> None:
         assert len(row.references) == 4
         for text in row.references:
             assert match_claims(read_caption(text), scene_claims(scene)).accuracy == 1.0
+    # the dataset step writes it as the philautia study's images artifact
+    from judgebias.artifacts import read_table, write_table
+    from judgebias.studies.philautia.tables import IMAGES
+
+    write_table(table, tmp_path / "images.parquet", IMAGES)
+    pd.testing.assert_frame_equal(read_table(tmp_path / "images.parquet", IMAGES), table)
+
+
+def test_sim_styles_must_avoid_scene_words() -> None:
+    """Config validation (judgebias.config._sim_style_errors) rejects sim signatures and
+    openers that use VOCABULARY: these are exactly the words read_caption reads."""
+    assert {"red", "circle", "circles", "left", "big"} <= VOCABULARY
+    for harmless in ("vivid", "neatly", "clearly", "In this picture,", "This image shows"):
+        assert not set(harmless.lower().replace(",", "").split()) & VOCABULARY, harmless
+    plain = read_caption("A big red circle on the left.")
+    assert plain.objects
+    # the default styles do not change what a caption claims ...
+    assert read_caption("In this picture, a big red circle on the left, vivid.") == plain
+    assert read_caption("This image shows a big red circle clearly on the left.") == plain
+    # ... a style with scene words would
+    assert read_caption("A blue square shows a big red circle on the left.") != plain
 
 
 def test_smaller_rebuild_is_a_prefix_and_removes_stale_images(tmp_path) -> None:

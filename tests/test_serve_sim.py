@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import dataclasses
 import http.client
 import json
 import os
@@ -32,16 +33,16 @@ from google.genai import types
 from judgebias import prompts
 from judgebias.config import ConfigError, load_config
 from judgebias.data.scenes import random_scene, reference_captions, render, to_png_bytes
-from judgebias.models.base import ChatRequest, ChatResponse, Sampling
-from judgebias.models.registry import build_backend
 from judgebias.devtools.serve_sim import (
     NO_COMPUTE_TEXT,
     Faults,
     ServeSimError,
     SimServer,
-    add_arguments,
     check_loopback,
 )
+from judgebias.devtools.serve_sim_args import add_arguments
+from judgebias.models.base import ChatRequest, ChatResponse, Sampling
+from judgebias.models.registry import build_backend
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "test-key-7f3a9c"
@@ -76,8 +77,8 @@ def _requests(images: list[tuple[bytes, list[str]]]) -> list[ChatRequest]:
     out = []
     models = ["sim/lumen-large", "sim/lumen-base", "sim/corvid-pro", "sim/corvid-flash"]
     for i, ((png, refs), model) in enumerate(zip(images, models, strict=True)):
-        free = prompts.render("gveval_ref_free", caption=CAPTION)
-        ref = prompts.render("gveval_ref", caption=CAPTION, references=refs)
+        free = prompts.render("gveval_ref_free", {"Caption": CAPTION})
+        ref = prompts.render("gveval_ref", {"Caption": CAPTION, "Reference": refs})
         out += [
             ChatRequest(model, free, (png,), Sampling(1.0, 1.0, 512, 10, i)),
             ChatRequest(model, ref, (png,), Sampling(0.7, 0.9, 512, 5, 0)),
@@ -126,7 +127,7 @@ def _genai_call(client: genai.Client, request: ChatRequest, logprobs: bool = Tru
 
 def _direct(config: dict[str, Any], request: ChatRequest) -> ChatResponse:
     """What the pipeline's own sim backend for this judge answers."""
-    key = next(k for k, m in config["models"].items() if m["model_id"] == request.model)
+    key = next(k for k, m in config["panel"].items() if m["model_id"] == request.model)
     backend, _ = build_backend(config, key, "evaluator")
     answer = backend.complete([request])[0]
     assert answer.ok, answer.error
@@ -180,6 +181,24 @@ def test_openai_sdk_round_trip_equals_sim(server, config, images):
                                            Sampling(1.0, 1.0, 512, 0, 0)))
     assert plain.choices[0].message.content == expected.text
     assert plain.choices[0].logprobs is None
+
+
+@pytest.mark.parametrize("backend", ["openai", "gemini"])
+def test_system_prompt_round_trip_equals_sim(server, config, images, backend, monkeypatch):
+    """A request with a system prompt (ChatRequest.system, sent as a system message or
+    systemInstruction by the client backends) gets the sim backend's own answer."""
+    import copy
+
+    monkeypatch.setenv("SERVE_SIM_TEST_KEY", KEY)
+    request = dataclasses.replace(_requests(images)[0], system="You are a strict judge.")
+    api = copy.deepcopy(config)
+    model = next(m for m in api["panel"].values() if m["model_id"] == request.model)
+    model.pop("sim")
+    model.update(backend=backend, api_key_env="SERVE_SIM_TEST_KEY",
+                 base_url=server.url + ("/v1" if backend == "openai" else ""))
+    key = next(k for k, m in api["panel"].items() if m["model_id"] == request.model)
+    client, _ = build_backend(api, key, "evaluator")
+    assert client.complete([request])[0].text == _direct(config, request).text
 
 
 def test_gemini_sdk_round_trip_equals_sim(server, config, images):
@@ -303,7 +322,7 @@ def test_malformed_body_is_400(server, images):
     bad = ChatRequest("sim/lumen-large", "hello there", (images[0][0],))
     with pytest.raises(openai.BadRequestError) as info:
         _openai_call(_openai_client(server.url), bad)
-    assert "neither a caption nor a G-VEval prompt" in info.value.body["message"]
+    assert "none of the tasks it answers (gveval, caption)" in info.value.body["message"]
 
 
 def test_no_logprobs_models_reject_only_logprob_requests(config, images):
@@ -440,7 +459,10 @@ def test_loopback_hosts_accepted():
 
 
 def test_cli_arguments_and_missing_key_env(config):
+    from judgebias.devtools import serve_sim
     from judgebias.devtools.serve_sim import server_from_args
+
+    assert serve_sim.add_arguments is add_arguments  # re-exported for callers
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

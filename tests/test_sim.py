@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-import judgebias
+from judgebias import prompts
 from judgebias.data.scenes import (
     match_claims,
     perceive,
@@ -22,6 +21,8 @@ from judgebias.data.scenes import (
 )
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.sim import (
+    CaptionTask,
+    GVEvalTask,
     SimBackend,
     SimModel,
     has_signature,
@@ -31,10 +32,7 @@ from judgebias.models.sim import (
     write_caption,
 )
 
-TEMPLATES = Path(judgebias.__file__).parent / "prompts" / "templates"
-CAPTION_PROMPT = (TEMPLATES / "caption_llava_ov.txt").read_text()
-REF_PROMPT = (TEMPLATES / "gveval_ref.txt").read_text()
-FREE_PROMPT = (TEMPLATES / "gveval_ref_free.txt").read_text()
+CAPTION_PROMPT = prompts.render("caption_llava_ov")
 FINAL = re.compile(r"The final score is \$(\d{1,3})\$\.$")
 
 LUMEN, CORVID = "In this picture,", "This image shows"
@@ -74,11 +72,10 @@ def images() -> list[tuple[object, bytes]]:
 
 
 def _eval_prompt(caption: str, references: list[str] | None = None) -> str:
+    """The G-VEval prompt as the judge jobs render it (judgebias.prompts)."""
     if references is None:
-        return FREE_PROMPT.replace("{{Caption}}", caption)
-    return REF_PROMPT.replace("{{Reference}}", "\n".join(references)).replace(
-        "{{Caption}}", caption
-    )
+        return prompts.render("gveval_ref_free", {"Caption": caption})
+    return prompts.render("gveval_ref", {"Caption": caption, "Reference": references})
 
 
 def _evaluate(
@@ -267,9 +264,47 @@ def test_failures_are_reported_not_raised(backend: SimBackend, images) -> None:
     no_image = ChatRequest(model="sim/judge", prompt=CAPTION_PROMPT)
     odd_task = ChatRequest(model="sim/judge", prompt="What is 2 + 2?", images=(png,))
     broken = ChatRequest(model="sim/judge", prompt=CAPTION_PROMPT, images=(b"nope",))
-    responses = backend.complete([unknown, no_image, odd_task, broken])
-    assert [r.status for r in responses] == ["failed"] * 4
+    no_caption = ChatRequest(model="sim/judge", prompt=_eval_prompt(" "), images=(png,))
+    responses = backend.complete([unknown, no_image, odd_task, broken, no_caption])
+    assert [r.status for r in responses] == ["failed"] * 5
     assert "unknown model" in responses[0].error
+    assert responses[1].error == "sim: no image attached"
+    assert responses[2].error == "sim: the prompt is none of the tasks it answers (gveval, caption)"
+    assert responses[3].error.startswith("sim: ")
+    assert "no caption found" in responses[4].error
+
+
+def test_tasks_are_tried_in_order_and_pluggable(images) -> None:
+    """The core tasks (G-VEval before the broader caption recogniser) and a task of a
+    study's own, given to the backend, which answers only what its tasks recognise."""
+    from judgebias.models.base import TokenLogprob
+    from judgebias.models.sim import sim_tasks
+
+    assert [t.name for t in sim_tasks()] == ["gveval", "caption"]  # no study adds one yet
+    assert GVEvalTask().recognise(_eval_prompt("Write a caption."))  # mentions a caption
+    assert CaptionTask().recognise(CAPTION_PROMPT)
+    assert not CaptionTask().recognise("Rate how good this caption is.")
+
+    class Echo:
+        name = "echo"
+
+        def recognise(self, prompt: str) -> bool:
+            return prompt.startswith("ECHO ")
+
+        def tokens(self, backend, model, request):
+            return [TokenLogprob(request.prompt[5:], 0.0)]
+
+    _, png = images[0]
+    models = {"sim/judge": _model("judge")}
+    backend = SimBackend(models, seed=7, tasks=[Echo(), *sim_tasks()])
+    echo, caption = backend.complete([
+        ChatRequest(model="sim/judge", prompt="ECHO hello", images=(png,)),
+        ChatRequest(model="sim/judge", prompt=CAPTION_PROMPT, images=(png,)),
+    ])
+    assert (echo.text, caption.ok) == ("hello", True)
+    only = SimBackend(models, seed=7, tasks=[Echo()]).complete(
+        [ChatRequest(model="sim/judge", prompt=CAPTION_PROMPT, images=(png,))])[0]
+    assert only.error == "sim: the prompt is none of the tasks it answers (echo)"
 
 
 def test_max_tokens_truncates_like_a_real_model(backend: SimBackend, images) -> None:

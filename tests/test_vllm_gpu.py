@@ -7,8 +7,9 @@ architecture (CLIP vision tower, Llama text model; both supported by vLLM) from 
 with tiny sizes, random weights, a byte-level BPE tokenizer trained here, and the image
 processor and processor built from their classes, and saves it like a hub checkpoint.
 
-A random model's answers are mostly unparseable as scores: they must be recorded as
-"unparseable" (never a number), which is part of what is checked.
+A random model's answers are mostly unparseable as scores, or cut off by max_tokens: they
+must be recorded as "unparseable" or "truncated" (never a number for the analysis), which is
+part of what is checked.
 
 Skipped unless torch sees a CUDA GPU and torch, transformers, tokenizers and vllm are
 installed (``pip install judgebias[vllm]``).
@@ -54,7 +55,8 @@ CAPTION_WORDS = (
     "right center circle square triangle diamond red blue green yellow orange purple black "
     "white gray background vivid neatly clearly The final score is correctly describes "
     "However misses mentions")
-STATUSES = {"ok", "empty", "failed", "unparseable", "out_of_range", "no_caption"}
+STATUSES = {"ok", "empty", "failed", "unparseable", "out_of_range", "ambiguous", "truncated",
+            "no_caption"}
 
 
 def _corpus() -> list[str]:
@@ -156,7 +158,7 @@ def _params(model_dir: Path) -> dict[str, Any]:
     """The default params with two panel models served by vllm from ``model_dir``."""
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     for key in VLLM_MODELS:
-        model = params["models"][key]
+        model = params["panel"][key]
         model.pop("sim")
         model.update(backend="vllm", model_id=str(model_dir), revision="",
                      resources={"gpus": 1}, engine=copy.deepcopy(ENGINE))
@@ -171,47 +173,67 @@ def _png(images, i: int) -> bytes:
 def test_caption_and_score_jobs_run_through_vllm(tiny_vlm, tmp_path):
     import pandas as pd
 
-    from judgebias.artifacts import write_table
+    from judgebias.artifacts import read_table, write_table
     from judgebias.config import validate_params
     from judgebias.data.synthetic import build_synthetic_dataset
-    from judgebias.judging import caption_images, score_captions
+    from judgebias.judging.answers import parse_score
+    from judgebias.judging.values import numeric_values
     from judgebias.models.base import ChatResponse
-    from judgebias.scoring import parse_score
+    from judgebias.studies.philautia.jobs import caption_images, score_captions
+    from judgebias.studies.philautia.tables import CAPTIONS, IMAGES, SCORES
 
     config = validate_params(_params(tiny_vlm))
     config["journal_dir"] = str(tmp_path / "journal")
     images = build_synthetic_dataset(tmp_path / "dataset", 4, 1)
+    images_path = str(tmp_path / "images.parquet")
+    write_table(images, images_path, IMAGES)
 
-    captions = caption_images(config, "corvid-pro", images)
-    write_table(captions, tmp_path / "captions.parquet", "captions")
+    def captions_of(generator: str) -> tuple[pd.DataFrame, str]:
+        path = str(tmp_path / f"captions-{generator}.parquet")
+        write_table(caption_images(config, generator, images_path), path, CAPTIONS)
+        return read_table(path, CAPTIONS), path
+
+    captions, captions_path = captions_of("corvid-pro")
     assert len(captions) == 4 and set(captions["status"]) <= STATUSES
     assert (captions["backend"] == "vllm").all() and captions["request_key"].notna().all()
     ok = captions["status"] == "ok"
     assert captions.loc[ok, "raw_text"].str.strip().str.len().gt(0).all()
-    assert captions.loc[ok, "caption"].notna().all() and captions.loc[~ok, "caption"].isna().all()
+    assert captions.loc[ok, "label"].notna().all()  # the caption text
+    assert captions.loc[captions["status"].isin(["failed", "empty"]), "label"].isna().all()
+    cut = captions["status"] == "truncated"  # cut off by max_tokens: text kept for audit
+    assert (captions.loc[cut, "finish_reason"] == "length").all()
+    assert (captions.loc[cut, "label"] == captions.loc[cut, "raw_text"].str.strip()).all()
     for payload in captions.loc[ok, "logprobs"]:  # top_logprobs: 10 in params.yaml
         tokens = ChatResponse.tokens_from_json(payload)
         assert tokens and all(t.logprob <= 0 and len(t.top) <= 10 for t in tokens)
-    again = caption_images(config, "corvid-pro", images)  # answered from the journal
+    again = caption_images(config, "corvid-pro", images_path)  # answered from the journal
     assert again["raw_text"].tolist() == captions["raw_text"].tolist()
 
-    sim_captions = caption_images(config, "lumen-large", images)
-    for evaluator, setting, caps in (("corvid-lite", "ref_free", sim_captions),
-                                     ("corvid-pro", "ref_based", captions)):
-        scores = score_captions(config, evaluator, setting, images, caps)
-        write_table(scores, tmp_path / f"scores-{evaluator}.parquet", "scores")
+    sim_captions, sim_path = captions_of("lumen-large")
+    for evaluator, setting, caps, path in (("corvid-lite", "ref_free", sim_captions, sim_path),
+                                           ("corvid-pro", "ref_based", captions,
+                                            captions_path)):
+        scores = score_captions(config, evaluator, setting, images_path, path)
+        write_table(scores, tmp_path / f"scores-{evaluator}.parquet", SCORES)
         assert len(scores) == 4 and set(scores["status"]) <= STATUSES
         asked = scores["request_key"].notna()
         assert asked.tolist() == (caps["status"] == "ok").tolist()
         assert (scores.loc[~asked, "status"] == "no_caption").all()
-        for row in scores.itertuples(index=False):
+        usable = numeric_values(scores, config["philautia"]["score"], 100.0)
+        for row, score in zip(scores.itertuples(index=False), usable, strict=True):
+            answer = parse_score(row.raw_text, ChatResponse.tokens_from_json(row.logprobs),
+                                 row.finish_reason or "stop")
             if row.status == "ok":  # a parseable $NN$ in the text, and only then a number
-                assert row.score_raw == parse_score(row.raw_text).raw
-                assert 0 <= row.score_raw <= 100
-            else:
-                assert pd.isna(row.score_raw) and pd.isna(row.score_expected)
+                assert row.value == answer.value and 0 <= row.value <= 100
+                assert 0 <= score <= 1
+            else:  # never a number for the analysis; out of range / cut off: kept for audit
+                assert pd.isna(score)
+                if row.status in ("out_of_range", "truncated") and answer.value is not None:
+                    assert row.value == answer.value
+                else:
+                    assert pd.isna(row.value) and pd.isna(row.expected)
             if row.status == "unparseable":
-                assert row.raw_text.strip() and parse_score(row.raw_text).raw is None
+                assert row.raw_text.strip() and parse_score(row.raw_text).value is None
         assert scores.loc[asked, "logprobs_available"].all()
     assert (sim_captions["status"] == "ok").all()  # so the ref_free scores were all asked
 

@@ -37,6 +37,10 @@ def _cmd_agreement(args: argparse.Namespace) -> None:
 
     judgements = read_table(args.judgements, JUDGEMENTS)
     scores = read_scores(args.scores, on=args.on)
+    if "status" in scores.columns and args.column in scores.columns:
+        # A judge-items output keeps the number of a truncated or out-of-range answer for
+        # audit; only answers with status "ok" are scores.
+        scores[args.column] = scores[args.column].where(scores["status"] == "ok")
     joined = join_scores(judgements, scores, on=args.on, score_column=args.column)
     counts = joined.attrs.get("join_scores", {})
     print(agreement(joined, args.column).to_string(index=False))

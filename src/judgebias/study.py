@@ -80,8 +80,13 @@ def active(params: Mapping[str, Any]) -> list[Study]:
 
 
 def study_models(params: Mapping[str, Any], name: str) -> list[str]:
-    """The panel models a study uses: its `models:` subset, or the whole panel."""
-    return list(params[name].get("models") or params["panel"])
+    """The panel models a study uses: its own `models:` subset, else those of the study
+    it builds on (Pomms uses philautia's), else the whole panel."""
+    if params[name].get("models"):
+        return list(params[name]["models"])
+    for parent in registered()[name].requires:
+        return study_models(params, parent)
+    return list(params["panel"])
 
 
 def simulated_models(params: Mapping[str, Any], models: list[str]) -> set[str]:

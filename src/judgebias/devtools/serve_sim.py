@@ -14,10 +14,11 @@ The answers are exactly :meth:`SimBackend.answer` of the request the HTTP body e
 backend run against this server must reproduce the ``sim`` backend's answers bit for bit.
 
 Request -> :class:`ChatRequest`
-    ``prompt`` is the text parts of the request joined with ``"\\n"`` in order (OpenAI:
-    every message's text, system/developer/user; Gemini: ``systemInstruction`` then
-    ``contents``); ``images`` are the decoded image parts in order (OpenAI: ``data:`` URLs
-    only, since nothing is fetched; Gemini: ``inlineData``, standard or URL-safe base64).
+    ``prompt`` is the user text parts joined with ``"\\n"`` in order and ``system`` the
+    system text (OpenAI: system/developer messages; Gemini: ``systemInstruction``), as the
+    backends send ``ChatRequest.system``; ``images`` are the decoded image parts in order
+    (OpenAI: ``data:`` URLs only, since nothing is fetched; Gemini: ``inlineData``,
+    standard or URL-safe base64).
     ``Sampling(temperature, top_p, max_tokens, top_logprobs, seed)`` with the sim's
     defaults for absent fields; ``top_logprobs`` is 0 unless log-probs are requested
     (OpenAI ``logprobs: true`` + ``top_logprobs``; Gemini ``responseLogprobs: true`` +
@@ -302,14 +303,16 @@ def parse_openai(body: Any) -> tuple[ChatRequest, bool]:
     if not isinstance(messages, list) or not messages:
         raise BadRequest("'messages' must be a non-empty array")
     texts: list[str] = []
+    system: list[str] = []
     images: list[bytes] = []
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") not in (
                 "system", "developer", "user"):
             raise BadRequest(f"messages[{i}]: a system, developer or user message expected")
         content = message.get("content")
+        into = system if message["role"] in ("system", "developer") else texts
         if isinstance(content, str):
-            texts.append(content)
+            into.append(content)
             continue
         if not isinstance(content, list):
             raise BadRequest(f"messages[{i}].content must be a string or an array")
@@ -317,7 +320,7 @@ def parse_openai(body: Any) -> tuple[ChatRequest, bool]:
             where = f"messages[{i}].content[{j}]"
             kind = part.get("type") if isinstance(part, dict) else None
             if kind == "text" and isinstance(part.get("text"), str):
-                texts.append(part["text"])
+                into.append(part["text"])
             elif kind == "image_url" and isinstance(part.get("image_url"), dict):
                 images.append(_data_url(part["image_url"].get("url"), where))
             else:
@@ -333,7 +336,7 @@ def parse_openai(body: Any) -> tuple[ChatRequest, bool]:
     sampling = _sampling(body.get("temperature"), body.get("top_p"), max_tokens,
                          body.get("seed"), k)
     return ChatRequest(model=model, prompt="\n".join(texts), images=tuple(images),
-                       sampling=sampling), logprobs
+                       sampling=sampling, system="\n".join(system)), logprobs
 
 
 def _data_url(url: Any, where: str) -> bytes:
@@ -355,9 +358,11 @@ def parse_gemini(model: str, body: Any) -> tuple[ChatRequest, bool]:
     contents = body.get("contents")
     if not isinstance(contents, list) or not contents:
         raise BadRequest("'contents' must be a non-empty array")
+    system_texts: list[str] = []
     blocks = ([("systemInstruction", system)] if system is not None else []) + [
         (f"contents[{i}]", c) for i, c in enumerate(contents)]
     for where, content in blocks:
+        into = system_texts if where == "systemInstruction" else texts
         parts = content.get("parts") if isinstance(content, dict) else None
         if not isinstance(parts, list):
             raise BadRequest(f"{where}.parts must be an array")
@@ -367,7 +372,7 @@ def parse_gemini(model: str, body: Any) -> tuple[ChatRequest, bool]:
                 raise BadRequest(f"{at} must be an object")
             inline = _get(part, "inlineData", "inline_data")
             if isinstance(part.get("text"), str):
-                texts.append(part["text"])
+                into.append(part["text"])
             elif isinstance(inline, dict):
                 images.append(_b64decode(inline.get("data"), f"{at}.inlineData.data"))
             else:
@@ -384,7 +389,7 @@ def parse_gemini(model: str, body: Any) -> tuple[ChatRequest, bool]:
                          _get(config, "maxOutputTokens", "max_output_tokens"),
                          config.get("seed"), k)
     return ChatRequest(model=model, prompt="\n".join(texts), images=tuple(images),
-                       sampling=sampling), wants
+                       sampling=sampling, system="\n".join(system_texts)), wants
 
 
 # ---------------------------------------------------------------------------- rendering

@@ -384,11 +384,13 @@ def request_rng(seed: int, request: ChatRequest, *, with_sampling: bool = True
                 ) -> np.random.Generator:
     """A Generator seeded by the request's identity: the same request draws the same.
 
-    The identity is (backend seed, model id, prompt, image hashes) and, with
+    The identity is (backend seed, model id, prompt, image hashes, system prompt) and, with
     `with_sampling`, the sampling settings. Without them it draws what the model "thinks"
     of the content, which a real model does not change with its sampling seed.
     """
     parts = [seed, request.model, request.prompt, request.image_hashes()]
+    if request.system:  # only when set, so the draws of system-less requests never change
+        parts.append(request.system)
     if with_sampling:
         parts.append(request.sampling.as_dict())
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).digest()

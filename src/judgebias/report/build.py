@@ -37,7 +37,7 @@ def write_full_report(config: Mapping[str, Any], params_path: str,
                       results: Mapping[str, str], out: Path) -> None:
     """Assemble each active study's section, from the results folder the report rule
     gives it (`results`: study name -> folder), in registry order."""
-    from judgebias.study import active, simulated_models
+    from judgebias.study import active, simulated_models, study_models
 
     sections, simulated = [], set()
     for study in active(config):
@@ -46,7 +46,7 @@ def write_full_report(config: Mapping[str, Any], params_path: str,
         if study.name not in results:
             raise ValueError(f"report: no results folder given for study {study.name!r}")
         sections.append(study.load("report")(config, Path(results[study.name])))
-        simulated |= simulated_models(config, list(config["panel"]))
+        simulated |= simulated_models(config, study_models(config, study.name))
     report = Report(
         title="judgebias report",
         sections=sections,
