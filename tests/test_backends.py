@@ -300,7 +300,7 @@ def test_plan_of_a_philautia_only_params_file(params, tmp_path, key_env, monkeyp
     monkeypatch.chdir(tmp_path)
     del params["pomms"]
     params["philautia"]["models"] = ["lumen-large", "lumen-mini", "corvid-pro"]
-    params["dataset"]["synthetic"]["n_images"] = 5
+    params["philautia"]["dataset"]["synthetic"]["n_images"] = 5
     params["journal_dir"] = str(tmp_path / "journal")
     Path("params.yaml").write_text(yaml.safe_dump(params))
     assert main(["plan"]) == 0

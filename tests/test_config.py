@@ -132,16 +132,16 @@ def test_scene_word_in_a_sim_style_is_rejected(params):
 
 
 def test_missing_nocaps_files_are_named(params, tmp_path):
-    params["dataset"]["name"] = "nocaps"
-    params["dataset"]["nocaps"]["annotations"] = str(tmp_path / "absent.json")
-    params["dataset"]["nocaps"]["image_dir"] = str(tmp_path)
+    params["philautia"]["dataset"]["name"] = "nocaps"
+    params["philautia"]["dataset"]["nocaps"]["annotations"] = str(tmp_path / "absent.json")
+    params["philautia"]["dataset"]["nocaps"]["image_dir"] = str(tmp_path)
     message = _error(params)
-    assert f"dataset.nocaps.annotations: file {tmp_path / 'absent.json'} does not exist" \
+    assert f"philautia.dataset.nocaps.annotations: file {tmp_path / 'absent.json'} does not exist" \
         in message
-    assert "dataset.nocaps.image_dir" not in message  # that folder exists
+    assert "philautia.dataset.nocaps.image_dir" not in message  # that folder exists
     (tmp_path / "absent.json").write_text("{}")
-    params["dataset"]["nocaps"]["image_dir"] = str(tmp_path / "no-images")
-    assert f"dataset.nocaps.image_dir: folder {tmp_path / 'no-images'} does not exist" \
+    params["philautia"]["dataset"]["nocaps"]["image_dir"] = str(tmp_path / "no-images")
+    assert f"philautia.dataset.nocaps.image_dir: folder {tmp_path / 'no-images'} does not exist" \
         in _error(params)
 
 
@@ -159,14 +159,15 @@ def test_missing_pomms_dataset_files_are_named(params, tmp_path):
 def test_cli_validate_names_a_missing_nocaps_annotations_file(tmp_path, params, capsys):
     from judgebias.cli import main
 
-    params["dataset"]["name"] = "nocaps"
-    params["dataset"]["nocaps"].update(annotations=str(tmp_path / "captions.json"),
+    params["philautia"]["dataset"]["name"] = "nocaps"
+    params["philautia"]["dataset"]["nocaps"].update(annotations=str(tmp_path / "captions.json"),
                                        image_dir=str(tmp_path))
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(params))
     assert main(["--params", str(path), "validate"]) == 2
     err = capsys.readouterr().err
-    assert f"dataset.nocaps.annotations: file {tmp_path / 'captions.json'} does not exist" in err
+    absent = tmp_path / "captions.json"
+    assert f"philautia.dataset.nocaps.annotations: file {absent} does not exist" in err
     (tmp_path / "captions.json").write_text("{}")
     assert main(["--params", str(path), "validate"]) == 0
     assert "valid (6 panel models; studies: philautia, pomms)" in capsys.readouterr().out

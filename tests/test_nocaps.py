@@ -199,8 +199,8 @@ def test_invalid_json_and_arguments(tmp_path: Path) -> None:
 def _nocaps_params(params: dict, ann: Path, image_dir: Path, tmp_path: Path) -> Path:
     import yaml
 
-    params["dataset"]["name"] = "nocaps"
-    params["dataset"]["nocaps"].update(annotations=str(ann), image_dir=str(image_dir),
+    params["philautia"]["dataset"]["name"] = "nocaps"
+    params["philautia"]["dataset"]["nocaps"].update(annotations=str(ann), image_dir=str(image_dir),
                                        n_images=3, n_references=5)
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(params))
@@ -235,11 +235,11 @@ def test_dataset_step_names_missing_or_bad_nocaps_files(tmp_path: Path, params, 
     argv = ["--params", str(path), "dataset", "--out", str(tmp_path / "t.parquet"),
             "--images", str(tmp_path / "imgs")]
     assert main(argv) == 2
-    assert f"dataset.nocaps.annotations: file {tmp_path / 'absent.json'} does not exist" \
+    assert f"philautia.dataset.nocaps.annotations: file {tmp_path / 'absent.json'} does not exist" \
         in capsys.readouterr().err
     ann.write_text("{not json", encoding="utf-8")
     path = _nocaps_params(params, ann, image_dir, tmp_path)
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "dataset.nocaps: " in err and str(ann) in err
+    assert "philautia.dataset.nocaps: " in err and str(ann) in err
     assert not (tmp_path / "t.parquet").exists()

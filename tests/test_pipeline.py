@@ -27,7 +27,7 @@ SETTINGS = ["ref_based", "ref_free"]
 
 def small_params(default_params: dict) -> dict:
     params = copy.deepcopy(default_params)
-    params["dataset"]["synthetic"]["n_images"] = 12
+    params["philautia"]["dataset"]["synthetic"]["n_images"] = 12
     params["philautia"].update(models=list(PANEL), n_bootstrap=50, n_permutations=200)
     params["pomms"]["datasets"]["synthetic"]["n_items"] = 40
     return params

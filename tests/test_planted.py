@@ -32,7 +32,7 @@ def default_results(tmp_path_factory, default_params):
     config = validate_params(default_params)
     config["journal_dir"] = str(root / "journal")
     config["philautia"].update(n_bootstrap=500, n_permutations=2000)
-    syn = config["dataset"]["synthetic"]
+    syn = config["philautia"]["dataset"]["synthetic"]
     images = build_synthetic_dataset(root / "dataset", syn["n_images"], syn["seed"],
                                      syn["image_size"], syn["n_references"])
     images_path = str(root / "images.parquet")

@@ -311,7 +311,7 @@ def project(tmp_path: Path, params: dict, monkeypatch) -> tuple[Path, dict]:
     from judgebias.config import validate_params
 
     monkeypatch.chdir(tmp_path)
-    params["dataset"]["synthetic"]["n_images"] = 8
+    params["philautia"]["dataset"]["synthetic"]["n_images"] = 8
     params["philautia"].update(models=["lumen-large", "lumen-mini", "corvid-pro"],
                                n_bootstrap=20, n_permutations=100)
     params["pomms"]["datasets"]["synthetic"]["n_items"] = 40

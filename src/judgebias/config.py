@@ -21,8 +21,6 @@ from typing import Any
 import jsonschema
 import yaml
 
-from judgebias.prompts import available_prompts
-
 
 class ConfigError(ValueError):
     """params.yaml is invalid; the message names the file and the offending key."""
@@ -94,18 +92,6 @@ def _reference_errors(params: Mapping[str, Any]) -> list[str]:
 
     errors = []
     panel, families = params["panel"], params["families"]
-    prompts = available_prompts()
-    dataset = params["dataset"]
-    if dataset["name"] not in dataset:
-        errors.append(f"dataset.{dataset['name']}: dataset.name is {dataset['name']!r} "
-                      "but that block is missing")
-    elif dataset["name"] == "nocaps":
-        errors += path_errors("dataset.nocaps.annotations", dataset["nocaps"]["annotations"])
-        errors += path_errors("dataset.nocaps.image_dir", dataset["nocaps"]["image_dir"],
-                              directory=True)
-    if params["prompts"]["caption"] not in prompts:
-        errors.append(f"prompts.caption: unknown prompt id {params['prompts']['caption']!r} "
-                      f"(available: {', '.join(sorted(prompts))})")
     for key, model in panel.items():
         errors += _model_errors(key, model, panel, families)
     errors += _sim_style_errors(params)

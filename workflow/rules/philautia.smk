@@ -35,8 +35,8 @@ rule dataset:
         table=philautia.DATASET_TABLE,
         images=directory(philautia.DATASET_IMAGES),
     params:
-        dvc_params=["dataset"],
-        values=values_of(["dataset"]),
+        dvc_params=["philautia.dataset"],
+        values=values_of(["philautia.dataset"]),
     log:
         "logs/dataset.log",
     shell:
@@ -46,12 +46,12 @@ rule dataset:
 rule caption:
     input:
         images=philautia.DATASET_TABLE,
-        code=step_code("caption") + template(PARAMS["prompts"]["caption"]),
+        code=step_code("caption") + template(PARAMS["philautia"]["caption_prompt"]),
     output:
         philautia.captions_path("{generator}"),
     params:
-        dvc_params=lambda w: model_keys(w.generator, "generator", "prompts.caption"),
-        values=lambda w: values_of(model_keys(w.generator, "generator", "prompts.caption")),
+        dvc_params=lambda w: model_keys(w.generator, "generator", "philautia.caption_prompt"),
+        values=lambda w: values_of(model_keys(w.generator, "generator", "philautia.caption_prompt")),
     resources:
         **model_resources("generator"),
     log:

@@ -17,9 +17,9 @@ def _dataset(args: argparse.Namespace) -> None:
     from judgebias.data.build import build_dataset
     from judgebias.studies.philautia.tables import IMAGES
 
-    config = load_config(args.params)
-    with input_errors(f"dataset.{config['dataset']['name']}"):
-        table = build_dataset(config["dataset"], Path(args.images))
+    spec = load_config(args.params)["philautia"]["dataset"]
+    with input_errors(f"philautia.dataset.{spec['name']}"):
+        table = build_dataset(spec, Path(args.images))
     write_table(table, args.out, IMAGES)
     logging.getLogger(__name__).info("dataset: %d images -> %s", len(table), args.out)
 

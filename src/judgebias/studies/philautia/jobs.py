@@ -19,7 +19,7 @@ NO_CAPTION = "no_caption"
 
 def caption_task(config: Mapping[str, Any]) -> JudgeTask:
     """The generation prompt (seed 000 Appendix C) with the image."""
-    return JudgeTask(prompt=config["prompts"]["caption"], answer=FreeText())
+    return JudgeTask(prompt=config["philautia"]["caption_prompt"], answer=FreeText())
 
 
 def judge_task(config: Mapping[str, Any], setting: str) -> JudgeTask:

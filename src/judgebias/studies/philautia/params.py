@@ -5,14 +5,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from judgebias.config import path_errors
 from judgebias.prompts import available_prompts, fields
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:
-    """Models named but not in the panel; unknown prompts; a setting whose `references`
-    flag disagrees with its prompt."""
+    """Models named but not in the panel; the dataset block and its files; unknown
+    prompts; a setting whose `references` flag disagrees with its prompt."""
     errors = []
     study, panel, prompts = params["philautia"], params["panel"], available_prompts()
+    dataset = study["dataset"]
+    if dataset["name"] not in dataset:
+        errors.append(f"philautia.dataset.{dataset['name']}: philautia.dataset.name is "
+                      f"{dataset['name']!r} but that block is missing")
+    elif dataset["name"] == "nocaps":
+        nocaps = dataset["nocaps"]
+        errors += path_errors("philautia.dataset.nocaps.annotations", nocaps["annotations"])
+        errors += path_errors("philautia.dataset.nocaps.image_dir", nocaps["image_dir"],
+                              directory=True)
+    if study["caption_prompt"] not in prompts:
+        errors.append(f"philautia.caption_prompt: unknown prompt id {study['caption_prompt']!r}"
+                      f" (available: {', '.join(sorted(prompts))})")
     for i, key in enumerate(study.get("models") or []):
         if key not in panel:
             errors.append(f"philautia.models[{i}]: model {key!r} is referenced but not "

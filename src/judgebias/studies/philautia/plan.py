@@ -19,7 +19,7 @@ from judgebias.study import study_models
 def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
     models, settings = study_models(config, "philautia"), config["philautia"]["settings"]
     if not Path(DATASET_TABLE).exists():
-        spec = config["dataset"]
+        spec = config["philautia"]["dataset"]
         n_images = spec[spec["name"]].get("n_images") or 0
         return [PlannedCalls(m, waiting=n_images * (1 + len(models) * len(settings)),
                              note="dataset not built yet") for m in models]
