@@ -127,7 +127,7 @@ def dispatch_modules() -> set[str]:
     cli = _imported(ast.parse(path.read_text()), "judgebias.cli", top_level_only=True)
     studies = {f"{s.package}{part}" for s in registered().values()
                for part in ("", ".cli", ".params")}
-    return closure(cli) | studies | {"judgebias.cli", REGISTRY, "judgebias.devtools",
+    return closure(cli | studies) | {"judgebias.cli", REGISTRY, "judgebias.devtools",
                                      "judgebias.devtools.serve_sim_args"}
 
 
