@@ -96,6 +96,11 @@ def _reference_errors(params: Mapping[str, Any]) -> list[str]:
         errors += _model_errors(key, model, panel, families)
     errors += _sim_style_errors(params)
     for study in active(params):
+        missing = [name for name in study.requires if params.get(name) is None]
+        if missing:
+            errors.append(f"{study.name}: needs the {', '.join(missing)} study (a "
+                          f"`{missing[0]}:` block), whose results it builds on")
+            continue
         validate = study.load("validate")
         if validate is not None:
             errors += validate(params)

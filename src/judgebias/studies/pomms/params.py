@@ -9,12 +9,9 @@ from judgebias.config import path_errors
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:
-    """Pomms needs the philautia study (its evaluators and scores), a known setting and
-    training dataset, and every dataset file and image folder it names."""
+    """A known philautia setting and training dataset, and every dataset file and image
+    folder it names (that the philautia block exists, Study.requires checks)."""
     pomms = params["pomms"]
-    if params.get("philautia") is None:
-        return ["pomms: needs the philautia study (a `philautia:` block): Pomms is fitted "
-                "on the philautia panel's scores"]
     errors = []
     settings = params["philautia"]["settings"]
     if pomms["setting"] not in settings:
