@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache
@@ -143,7 +142,7 @@ def _sim_style_errors(params: Mapping[str, Any]) -> list[str]:
     """The sim's documented rules for styles (judgebias.models.sim): a signature or opener
     uses no scene word, and no two simulated models share a signature (a judge could not
     tell their captions apart, so planted self-preference would leak to the other)."""
-    from judgebias.data.scenes import VOCABULARY
+    from judgebias.data.scenes import scene_words
 
     errors, owners = [], {}
     styles = [(f"panel.{key}.sim.signature", model["sim"]["signature"], key)
@@ -151,7 +150,7 @@ def _sim_style_errors(params: Mapping[str, Any]) -> list[str]:
     styles += [(f"families.{name}.sim.opener", family["sim"]["opener"], None)
                for name, family in params["families"].items() if "sim" in family]
     for where, text, key in styles:
-        clash = sorted(set(re.findall(r"[a-z]+", text.lower())) & VOCABULARY)
+        clash = scene_words(text)
         if clash:
             errors.append(f"{where}: {text!r} uses scene words {clash}, which would change "
                           "what a caption claims")

@@ -110,6 +110,12 @@ VOCABULARY: frozenset[str] = (
 )
 
 
+def scene_words(text: str) -> list[str]:
+    """The scene words (colour, shape, size, position) in `text`, sorted. A simulated
+    model's style must use none: it would change what a caption claims."""
+    return sorted(set(re.findall(r"[a-z]+", text.lower())) & VOCABULARY)
+
+
 @dataclass(frozen=True)
 class SceneObject:
     """One flat shape: its shape, colour, size and horizontal slot."""

@@ -127,7 +127,7 @@ def answer_requests(config: Mapping[str, Any], model_key: str, role: str,
     path = journal_path(config["journal_dir"], model["backend"], model["model_id"])
     with Journal(path) as journal, ExitStack() as stack:
         version = backend_version(config, model_key)
-        keys = [request_key(r, model["backend"], version) for r in requests]
+        keys = [request_key(r, model["backend"], version) for r in requests] if gpus else []
         if gpus and len(journal.lookup(keys)) < len(set(keys)):
             from judgebias.models.gpu import assign_gpus
 

@@ -218,7 +218,7 @@ def _number(where: str, name: str, value: Any, low: float, high: float) -> float
 def _style_text(where: str, name: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{where}: {name!r} must be a non-empty string")
-    clash = sorted(set(re.findall(r"[a-z]+", value.lower())) & scenes.VOCABULARY)
+    clash = scenes.scene_words(value)
     if clash:
         raise ValueError(f"{where}: {name!r} must not use scene words {clash}")
     return value.strip()

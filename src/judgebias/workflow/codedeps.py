@@ -53,8 +53,9 @@ def _imported(tree: ast.AST, current: str, *, top_level_only: bool = False) -> s
     is a module, else pkg)."""
     nodes = tree.body if top_level_only and isinstance(tree, ast.Module) else ast.walk(tree)
     found: set[str] = set()
-    package = current if module_file(current) and module_file(current).name == "__init__.py" \
-        else current.rpartition(".")[0]
+    source = module_file(current)
+    is_package = source is not None and source.name == "__init__.py"
+    package = current if is_package else current.rpartition(".")[0]
     for node in nodes:
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}

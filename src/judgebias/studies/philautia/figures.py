@@ -10,11 +10,8 @@ from typing import Any
 import pandas as pd
 
 from judgebias.report.figures import heatmap, interval_plot
+from judgebias.studies.philautia.tables import read_matrix
 from judgebias.study import simulated_models, study_models
-
-
-def matrix(path: str | Path) -> pd.DataFrame:
-    return pd.read_parquet(path).set_index("generator")
 
 
 def draw_figures(config: Mapping[str, Any], setting: str, phi: str, phi_tilde: str,
@@ -22,9 +19,9 @@ def draw_figures(config: Mapping[str, Any], setting: str, phi: str, phi_tilde: s
     """Fig. A (raw Phi) and Fig. 4 (Phi-tilde) of seed 000 for one setting, plus the
     philautia scores with their bootstrap intervals."""
     sim = simulated_models(config, study_models(config, "philautia"))
-    heatmap(matrix(phi), out_dir / "phi.png", rf"$\Phi$ (mean score), {setting}",
+    heatmap(read_matrix(phi), out_dir / "phi.png", rf"$\Phi$ (mean score), {setting}",
             diverging=False, value_fmt=".3f", simulated=sim)
-    heatmap(matrix(phi_tilde), out_dir / "phi_tilde.png",
+    heatmap(read_matrix(phi_tilde), out_dir / "phi_tilde.png",
             rf"$\tilde{{\Phi}}$ (column- then row-standardised), {setting}",
             diverging=True, simulated=sim, highlight_diagonal=True)
     estimates = pd.read_parquet(philautia)

@@ -24,19 +24,19 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
         return [PlannedCalls(m, waiting=n_images * (1 + len(models) * len(settings)),
                              note="dataset not built yet") for m in models]
     images = read_table(DATASET_TABLE, IMAGES)
-    captions = {g: read_table(captions_path(g), CAPTIONS) for g in models
-                if Path(captions_path(g)).exists()}
+    rows = {g: caption_rows(images, read_table(captions_path(g), CAPTIONS)) for g in models
+            if Path(captions_path(g)).exists()}
     planned = []
     for key in models:
         requests, _ = build_requests(config, key, caption_task(config), images)
         calls = PlannedCalls(key, [r for r in requests if r is not None])
         for setting in settings:
             for generator in models:
-                if generator not in captions:
+                if generator not in rows:
                     calls.waiting += len(images)
                     continue
-                rows = caption_rows(images, captions[generator])
-                requests, _ = build_requests(config, key, judge_task(config, setting), rows)
+                task = judge_task(config, setting)
+                requests, _ = build_requests(config, key, task, rows[generator])
                 calls.requests += [r for r in requests if r is not None]
         planned.append(calls)
     return planned

@@ -11,11 +11,7 @@ from typing import Any
 import pandas as pd
 
 from judgebias.report.html import Figure, Section, Table
-from judgebias.studies.philautia.tables import ANALYSIS_TABLES, FIGURES
-
-
-def matrix(path: Path) -> pd.DataFrame:
-    return pd.read_parquet(path).set_index("generator")
+from judgebias.studies.philautia.tables import ANALYSIS_TABLES, FIGURES, read_matrix
 
 
 def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
@@ -59,9 +55,9 @@ def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path)
             Figure(figures / "phi.png", "Φ: mean normalised score (Fig. A)"),
         ],
         tables=[
-            Table(matrix(results / "phi_tilde.parquet"), "Φ̃", "{:.2f}"),
+            Table(read_matrix(results / "phi_tilde.parquet"), "Φ̃", "{:.2f}"),
             Table(philautia, "Philautia scores, intervals, column reading (§6.1)", "{:.3f}"),
-            Table(matrix(results / "phi.parquet"), "Φ", "{:.3f}"),
+            Table(read_matrix(results / "phi.parquet"), "Φ", "{:.3f}"),
             Table(pd.read_parquet(results / "families.parquet").set_index("family"),
                   "Family sub-matrices (§6.2): positive off-diagonal entries and rank among "
                   "all principal sub-matrices of the same size", "{:.3f}"),

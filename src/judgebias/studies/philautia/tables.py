@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pandas as pd
 import pyarrow as pa
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
@@ -52,3 +55,8 @@ def scores_path(setting: str, evaluator: str, generator: str) -> str:
 
 def setting_dir(setting: str) -> str:
     return f"{RESULTS}/{setting}"
+
+
+def read_matrix(path: str | Path) -> pd.DataFrame:
+    """A generator x evaluator matrix result table (Phi, Phi-tilde), indexed by generator."""
+    return pd.read_parquet(path).set_index("generator")
