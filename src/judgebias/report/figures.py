@@ -65,7 +65,7 @@ def display_name(name: object, simulated: Iterable[str] | None = None) -> str:
     return text
 
 
-def _save_png(fig: MplFigure, path: Path) -> Path:
+def save_figure(fig: MplFigure, path: Path) -> Path:
     """Render `fig` to PNG bytes in memory, then write them atomically."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI, metadata=_PNG_METADATA, bbox_inches="tight")
@@ -232,7 +232,7 @@ def heatmap(
     colorbar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.03)
     if colorbar_label:
         colorbar.set_label(colorbar_label)
-    return _save_png(fig, path)
+    return save_figure(fig, path)
 
 
 def _colormap(name: str) -> Colormap:
@@ -302,4 +302,4 @@ def interval_plot(
     ax.set_title(title)
     ax.grid(axis="x", color="#e0e0e0", linewidth=0.8)
     ax.set_axisbelow(True)
-    return _save_png(fig, path)
+    return save_figure(fig, path)

@@ -84,11 +84,16 @@ class Figure:
 
 @dataclass
 class Table:
-    """A table to show; floats are formatted with `float_fmt` (a str.format pattern)."""
+    """A table to show; floats are formatted with `float_fmt` (a str.format pattern).
+
+    `bold`, a boolean frame of the same shape, marks cells shown in bold: the papers mark
+    the best entry of a row, and those not significantly different from it, that way.
+    """
 
     frame: pd.DataFrame
     caption: str
     float_fmt: str = "{:.3f}"
+    bold: pd.DataFrame | None = None
 
 
 @dataclass
@@ -207,12 +212,19 @@ def _header_rows(frame: pd.DataFrame, simulated: frozenset[str]) -> str:
     return f"<thead><tr><th>{corner}</th>{cells}</tr></thead>"
 
 
-def _body_rows(frame: pd.DataFrame, float_fmt: str, simulated: frozenset[str]) -> str:
+def _body_rows(frame: pd.DataFrame, float_fmt: str, simulated: frozenset[str],
+               bold: pd.DataFrame | None = None) -> str:
+    marks = (np.zeros(frame.shape, dtype=bool) if bold is None
+             else bold.reindex(index=frame.index, columns=frame.columns).fillna(False)
+             .to_numpy(dtype=bool))
     rows = []
-    for label, values in zip(frame.index, frame.itertuples(index=False, name=None), strict=True):
+    for r, (label, values) in enumerate(zip(frame.index, frame.itertuples(index=False,
+                                                                          name=None),
+                                            strict=True)):
         cells = []
-        for value in values:
+        for c, value in enumerate(values):
             text, numeric = _cell_html(value, float_fmt, simulated)
+            text = f"<strong>{text}</strong>" if marks[r, c] else text
             cells.append(f'<td class="num">{text}</td>' if numeric else f"<td>{text}</td>")
         head = f'<th scope="row">{_label_html(label, simulated)}</th>'
         rows.append(f"<tr>{head}{''.join(cells)}</tr>")
@@ -225,7 +237,7 @@ def _table_html(table: Table, counter: _Counter, simulated: frozenset[str]) -> s
     return (
         f'<div class="table-wrap"><table><caption>{_esc(caption)}</caption>'
         f"{_header_rows(table.frame, simulated)}"
-        f"{_body_rows(table.frame, table.float_fmt, simulated)}</table></div>\n"
+        f"{_body_rows(table.frame, table.float_fmt, simulated, table.bold)}</table></div>\n"
     )
 
 

@@ -8,4 +8,5 @@ docs/adding-a-study.md.
 STUDIES = {
     "philautia": "judgebias.studies.philautia",
     "pomms": "judgebias.studies.pomms",
+    "mmb": "judgebias.studies.mmb",
 }

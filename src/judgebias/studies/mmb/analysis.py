@@ -1,0 +1,244 @@
+"""MMB's tables and figures (seed 002 §6): Tables 1-4, Fig. 1, Fig. 3 and the top
+instruction per cluster (Fig. 4), each per judge, with the paper's significance procedure
+(paired permutation tests against the best method per cell, Benjamini-Yekutieli per
+metric) and the checks the spec adds (tau sweep, answers without log-probs).
+
+The replicate unit of every test is (training seed, sampling seed): every method is fitted
+on the same validation pairs and prompt subset within a unit (spec mmb.md). MMB's rows are
+averaged over clustering seeds within a unit, at the report's K unless the table varies K.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgebias.artifacts import read_table, write_frame, write_json
+from judgebias.studies.mmb.cluster import mean_entropy
+from judgebias.studies.mmb.estimator import MultimodalBayesianEnsemble
+from judgebias.studies.mmb.experiment import FactorialInputs, coverage_grid, factorial_inputs
+from judgebias.studies.mmb.factorial import run_factorial
+from judgebias.studies.mmb.metrics import METRICS
+from judgebias.studies.mmb.significance import bootstrap_band, compare_to_best
+from judgebias.studies.mmb.tables import FIGURES, JUDGEMENTS, PAIRS
+
+log = logging.getLogger(__name__)
+
+METHODS = ("STD", "BEST", "AVG", "BPE", "MMB")
+CELL = ["n_prompts", "n_val"]
+UNIT = ["train_seed", "sampling_seed"]
+TABLE1_METRICS = ("ece", "mce", "auc_pr")
+TABLE2_METRICS = ("nll", "brier", "kappa", "accuracy", "roc_auc", "f1")
+TABLE3_METRICS = ("ece", "nll", "brier", "kappa", "accuracy", "roc_auc", "f1")
+
+
+def at_k(configurations: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Baseline rows and MMB rows at K = k, MMB averaged over clustering seeds per unit."""
+    metrics = [m for m in METRICS if m in configurations.columns]
+    base = configurations[configurations["method"] != "MMB"]
+    mmb = configurations[(configurations["method"] == "MMB") & (configurations["k"] == k)]
+    mmb = mmb.groupby([*CELL, *UNIT, "method"], as_index=False)[metrics].mean()
+    return pd.concat([base[[*CELL, *UNIT, "method", *metrics]], mmb], ignore_index=True)
+
+
+def significance_table(runs: pd.DataFrame, metrics: Sequence[str], *, table: str,
+                       report: Mapping[str, Any], cell: Sequence[str] = tuple(CELL),
+                       method: str = "method") -> pd.DataFrame:
+    """compare_to_best for each metric (BY within a metric, over this table's tests)."""
+    frames = []
+    for metric in metrics:
+        result = compare_to_best(runs, metric=metric, higher_is_better=METRICS[metric][1],
+                                 cell=list(cell), method=method, unit=UNIT,
+                                 n_resamples=report["n_resamples"], alpha=report["alpha"],
+                                 seed=report["seed"])
+        frames.append(result.assign(metric=metric, table=table))
+    return pd.concat(frames, ignore_index=True)
+
+
+def wide(tests: pd.DataFrame, index: Sequence[str], column: str = "method"
+         ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(values, bold) frames: rows `index`, columns (metric, method)."""
+    values = tests.pivot_table(index=list(index), columns=["metric", column], values="mean")
+    bold = tests.pivot_table(index=list(index), columns=["metric", column], values="bold",
+                             aggfunc="max").astype(bool)
+    return values, bold
+
+
+def error_coverage_bands(configurations: pd.DataFrame, k: int, n_prompts: int,
+                         coverages: np.ndarray, report: Mapping[str, Any]) -> pd.DataFrame:
+    """Fig. 3: mean error at each coverage over replicate runs, with a 95 % bootstrap band
+    of that mean, per (validation size, method), for `n_prompts` prompts."""
+    rows = configurations[(configurations["n_prompts"] == n_prompts)
+                          & ((configurations["method"] != "MMB")
+                             | (configurations["k"] == k))]
+    out = []
+    for (n_val, method), group in rows.groupby(["n_val", "method"]):
+        curves = np.stack(group["error_coverage"].to_numpy())
+        mean, low, high = bootstrap_band(curves, n_boot=report["n_boot"], ci=0.95,
+                                         seed=report["seed"])
+        out.append(pd.DataFrame({"n_val": n_val, "method": method, "coverage": coverages,
+                                 "error": mean, "low": low, "high": high}))
+    return pd.concat(out, ignore_index=True)
+
+
+def answer_counts(judgements: pd.DataFrame) -> pd.DataFrame:
+    """Per judge: answers by status and by where p(y | x, a) came from."""
+    status = judgements.groupby(["judge", "status"]).size().unstack(fill_value=0)
+    source = judgements.groupby(["judge", "p_source"]).size().unstack(fill_value=0)
+    return pd.concat([status.add_prefix("status: "), source.add_prefix("p from: ")],
+                     axis=1).fillna(0).astype(int).reset_index()
+
+
+def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters_path: str,
+            judgements_paths: Sequence[str], factorial_paths: Sequence[str],
+            out_dir: Path) -> None:
+    """Every table and figure of the MMB section, for every judge."""
+    from judgebias.studies.mmb import figures
+    from judgebias.studies.mmb.tables import nopref_path
+
+    mmb = config["mmb"]
+    report = mmb["report"]
+    k, cell = report["k"], (report["n_prompts"], report["n_val"])
+    coverages = coverage_grid(mmb["design"]["coverages"])
+    pairs = read_table(pairs_path, PAIRS)
+    tables: dict[str, list[pd.DataFrame]] = {name: [] for name in (
+        "table1", "table2", "table3", "table4", "significance", "error_coverage",
+        "top_prompts", "tau_sweep")}
+    answers = []
+    summary: dict[str, Any] = {}
+    for judge, judgements_path, factorial_path in zip(
+            mmb["models"], judgements_paths, factorial_paths, strict=True):
+        configurations = pd.read_parquet(factorial_path)
+        runs = at_k(configurations, k)
+        first = significance_table(runs, TABLE1_METRICS, table="table1", report=report)
+        in_cell = runs[(runs["n_prompts"] == cell[0]) & (runs["n_val"] == cell[1])]
+        second = significance_table(in_cell, [*TABLE1_METRICS, *TABLE2_METRICS],
+                                    table="table2", report=report)
+        third = significance_table(k_runs(configurations, cell), TABLE3_METRICS,
+                                   table="table3", report=report, method="k")
+        nopref = pd.read_parquet(nopref_path(judge))
+        fourth = (significance_table(at_k(nopref, k), ["confidence"], table="table4",
+                                     report=report) if not nopref.empty else pd.DataFrame())
+        for name, frame in (("table1", first), ("table2", second), ("table3", third),
+                            ("table4", fourth)):
+            tables[name].append(frame.assign(judge=judge))
+            tables["significance"].append(frame.assign(judge=judge))
+        tables["error_coverage"].append(error_coverage_bands(
+            configurations, k, cell[0], coverages, report).assign(judge=judge))
+        inputs = factorial_inputs(config, pairs_path, pool_path, judgements_path,
+                                  clusters_path)
+        top = top_prompts(config, inputs, pairs, judge)
+        tables["top_prompts"].append(top)
+        tables["tau_sweep"].append(tau_sweep(
+            config, [pairs_path, pool_path, judgements_path, clusters_path]).assign(judge=judge))
+        judged = read_table(judgements_path, JUDGEMENTS)
+        answers.append(answer_counts(judged))
+        summary[judge] = judge_summary(second, top, inputs)
+    frames = {name: pd.concat(parts, ignore_index=True) for name, parts in tables.items()}
+    frames["answers"] = pd.concat(answers, ignore_index=True)
+    for name, frame in frames.items():
+        write_frame(frame, out_dir / f"{name}.parquet")
+    figures.draw_all(config, frames, pairs, out_dir / "figures")
+    assert set(FIGURES) <= {p.stem for p in (out_dir / "figures").glob("*.png")}
+    write_json({"k": k, "cell": {"n_prompts": cell[0], "n_val": cell[1]},
+                "judges": summary}, out_dir / "metrics.json")
+
+
+def k_runs(configurations: pd.DataFrame, cell: tuple[int, int]) -> pd.DataFrame:
+    """Table 3: MMB at each K in the report cell, averaged over clustering seeds."""
+    metrics = [m for m in METRICS if m in configurations.columns]
+    rows = configurations[(configurations["method"] == "MMB")
+                          & (configurations["n_prompts"] == cell[0])
+                          & (configurations["n_val"] == cell[1])]
+    return rows.groupby([*CELL, *UNIT, "k"], as_index=False)[metrics].mean()
+
+
+def top_prompts(config: Mapping[str, Any], inputs: FactorialInputs, pairs: pd.DataFrame,
+                judge: str, per_cluster: int = 4) -> pd.DataFrame:
+    """Fig. 4 analogue: MMB fitted on every validation candidate with the whole pool, at
+    the report's K (clustering seed 0); per cluster its top instruction, the style most of
+    its pairs carry (synthetic data), and the instruction planted as best for that style
+    when the judge is simulated."""
+    from judgebias.studies.mmb.sim import JudgeTraits, expert_instruction
+
+    k = config["mmb"]["report"]["k"]
+    split = inputs.hps
+    fitted = MultimodalBayesianEnsemble(entropy=config["mmb"]["entropy"]).fit(
+        split.P_pool, split.y_pool, responsibilities=split.R_pool[(k, 0)])
+    R = np.concatenate([split.R_pool[(k, 0)], split.R_test[(k, 0)]])
+    members = inputs.hps_pairs.reset_index(drop=True)
+    assigned = R.argmax(axis=1)
+    model = config["panel"][judge]
+    traits = (JudgeTraits(experts=model["sim"]["mmb"]["experts"])
+              if model["backend"] == "sim" else None)
+    texts = dict(zip(*read_pool_columns(config), strict=True)) if traits else {}
+    rows = []
+    for z in range(k):
+        mine = members[assigned == z]
+        styles = mine["style_a"].dropna()
+        style = (styles.mode().iloc[0] if not styles.empty
+                 and (styles == styles.mode().iloc[0]).mean() >= 0.5 else None)
+        planted = expert_instruction(traits, style, texts) if traits and style else None
+        top = inputs.pool[int(fitted.top_prompts_[z])]
+        order = np.argsort(-R[:, z])[:per_cluster]
+        rows.append({"judge": judge, "cluster": z, "size": len(mine), "style": style,
+                     "top": top, "weight": float(fitted.weights_[z].max()),
+                     "planted": planted, "matches": None if planted is None
+                     else bool(planted == top),
+                     "examples": members.loc[order, "image_a"].tolist()})
+    return pd.DataFrame(rows)
+
+
+def read_pool_columns(config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    from judgebias.studies.mmb.jobs import read_pool
+    from judgebias.studies.mmb.tables import INSTRUCTIONS_PATH
+
+    pool = read_pool(INSTRUCTIONS_PATH)
+    return pool["id"].tolist(), pool["text"].tolist()
+
+
+def tau_sweep(config: Mapping[str, Any], paths: Sequence[str]) -> pd.DataFrame:
+    """MMB's ECE at the report cell and K, and the mean entropy of p(z | pair) on the test
+    pairs, for every tau of the sweep and the configured one (spec mmb.md: tau is never
+    given; a badly set tau should show here)."""
+    mmb = config["mmb"]
+    report, clustering = mmb["report"], mmb["clustering"]
+    rows = []
+    for tau in sorted({*clustering["tau_sweep"], clustering["tau"]}):
+        inputs = factorial_inputs(config, *paths, tau=tau)
+        keep = {kc: r for kc, r in inputs.hps.R_pool.items() if kc[0] == report["k"]}
+        split = replace(inputs.hps, R_pool=keep, R_test={kc: inputs.hps.R_test[kc]
+                                                          for kc in keep})
+        design = replace(inputs.design, n_prompts=[report["n_prompts"]],
+                         n_val=[report["n_val"]])
+        runs = run_factorial(split, design)
+        mmb_runs = runs[runs["method"] == "MMB"]
+        rows.append({"tau": tau, "configured": tau == clustering["tau"],
+                     "ece": float(mmb_runs["ece"].mean()),
+                     "mean_entropy": float(np.mean([mean_entropy(r) for r in
+                                                    split.R_test.values()]))})
+    return pd.DataFrame(rows)
+
+
+def judge_summary(second: pd.DataFrame, top: pd.DataFrame, inputs: FactorialInputs
+                  ) -> dict[str, Any]:
+    """The headline numbers of one judge for metrics.json and the report's notes."""
+    ece = second[second["metric"] == "ece"].set_index("method")
+    styled = top[top["planted"].notna()]
+    return {
+        "ece": {m: float(v) for m, v in ece["mean"].items()},
+        "ece_best": str(ece["mean"].idxmin()),
+        "mmb_ece_significantly_below": [m for m in ("AVG", "BPE") if m in ece.index
+                                        and ece.loc["MMB", "is_best"]
+                                        and not ece.loc[m, "bold"]],
+        "pairs_used": inputs.pairs_used, "pairs_dropped": inputs.pairs_dropped,
+        "smoothed_answers": inputs.smoothed_answers,
+        "top_prompt_matches": int(styled["matches"].sum()) if len(styled) else None,
+        "clusters_with_style": len(styled),
+    }

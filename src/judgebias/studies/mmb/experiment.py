@@ -1,0 +1,130 @@
+"""MMB's experiment step (seed 002 §5): one judge's judged probabilities and the clusters
+as arrays, then every configuration of the factorial design (factorial.py)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgebias.artifacts import read_table, write_frame
+from judgebias.studies.mmb.cluster import softmax_cosines
+from judgebias.studies.mmb.factorial import Design, Split, run_factorial, run_nopref
+from judgebias.studies.mmb.jobs import read_pool
+from judgebias.studies.mmb.steps import HPS, MJB
+from judgebias.studies.mmb.tables import JUDGEMENTS, PAIRS
+
+log = logging.getLogger(__name__)
+
+
+def pair_probabilities(judgements: pd.DataFrame, pool: list[str]) -> pd.DataFrame:
+    """p(A preferred | pair, instruction) as a pairs x instructions frame (the mean over
+    orders when both were asked); NaN where no usable answer exists."""
+    usable = judgements[judgements["p_a"].notna()]
+    wide = usable.pivot_table(index="pair_id", columns="instruction", values="p_a",
+                              aggfunc="mean")
+    return wide.reindex(columns=pool)
+
+
+def responsibilities(clusters: pd.DataFrame, tau: float, mode: str) -> np.ndarray:
+    """p(z | pair) from stored cosines (spec mmb.md): the mean of the two images'
+    softmax(cos / tau), or softmax of the normalised mean embedding's cosines."""
+    if mode == "mean_embedding":
+        return softmax_cosines(np.stack(clusters["cos_mean"].to_numpy()), tau)
+    return (softmax_cosines(np.stack(clusters["cos_a"].to_numpy()), tau)
+            + softmax_cosines(np.stack(clusters["cos_b"].to_numpy()), tau)) / 2
+
+
+@dataclass
+class FactorialInputs:
+    """One judge's arrays for the factorial: the HPSv2 split, the MJBench folds, the
+    design, and what was left out."""
+
+    judge: str
+    pool: list[str]
+    hps: Split
+    hps_pairs: pd.DataFrame  # the pool (validation candidates) then the test pairs used
+    mjb: dict[int, Split]
+    design: Design
+    pairs_used: int
+    pairs_dropped: int
+    smoothed_answers: int
+
+
+def factorial_inputs(config: Mapping[str, Any], pairs_path: str, pool_path: str,
+                     judgements_path: str, clusters_path: str,
+                     tau: float | None = None) -> FactorialInputs:
+    """Arrays of p(A preferred) for the pairs with a usable answer under every
+    instruction, with responsibilities at `tau` (default: the params' tau)."""
+    mmb = config["mmb"]
+    clustering, design = mmb["clustering"], mmb["design"]
+    tau = clustering["tau"] if tau is None else tau
+    pairs = read_table(pairs_path, PAIRS)
+    pool = read_pool(pool_path)["id"].tolist()
+    judgements = read_table(judgements_path, JUDGEMENTS)
+    wide = pair_probabilities(judgements, pool)
+    usable = pairs[pairs["pair_id"].isin(wide.dropna().index)]
+    clusters = pd.read_parquet(clusters_path)
+
+    def split(val: pd.DataFrame, test: pd.DataFrame, part: str, fold: int) -> Split:
+        rows = clusters[(clusters["part"] == part) & (clusters["fold"] == fold)]
+        R_val, R_test = {}, {}
+        for (k, c), group in rows.groupby(["k", "cluster_seed"]):
+            R = pd.DataFrame(responsibilities(group, tau, clustering["pair"]),
+                             index=group["pair_id"].to_numpy())
+            R_val[(int(k), int(c))] = R.loc[val["pair_id"]].to_numpy()
+            R_test[(int(k), int(c))] = R.loc[test["pair_id"]].to_numpy()
+        return Split(wide.loc[val["pair_id"]].to_numpy(), val["preference"].to_numpy(int),
+                     wide.loc[test["pair_id"]].to_numpy(),
+                     (test["preference"].to_numpy() > 0.5).astype(int), R_val, R_test)
+
+    train = usable[usable["split"] == "train"]
+    test = usable[usable["split"] == "test"]
+    folds = {}
+    mjb = usable[usable["split"] == "mjb_train"]
+    for fold in sorted(usable.loc[usable["split"] == "mjb_test", "fold"].dropna().unique()):
+        held = usable[(usable["split"] == "mjb_test") & (usable["fold"] == fold)]
+        folds[int(fold)] = split(mjb[mjb["fold"] != fold], held, MJB, int(fold))
+    return FactorialInputs(
+        judge=str(judgements["judge"].iloc[0]), pool=pool,
+        hps=split(train, test, HPS, -1), hps_pairs=pd.concat([train, test]), mjb=folds,
+        design=Design(n_prompts=design["n_prompts"], n_val=design["n_val"],
+                      train_seeds=range(design["train_seeds"]),
+                      sampling_seeds=range(design["sampling_seeds"]),
+                      entropy=mmb["entropy"], coverages=coverage_grid(design["coverages"]),
+                      n_jobs=min(2, os.cpu_count() or 1)),
+        pairs_used=len(usable), pairs_dropped=len(pairs) - len(usable),
+        smoothed_answers=int((judgements["p_source"] == "smoothed_choice").sum()))
+
+
+def coverage_grid(points: int) -> np.ndarray:
+    """`points` coverages evenly spaced in (0, 1], ending at 1 (Fig. 3's x axis)."""
+    return np.linspace(1.0 / points, 1.0, points)
+
+
+def factorial(config: Mapping[str, Any], pairs_path: str, pool_path: str,
+              judgements_path: str, clusters_path: str, out_dir: Path) -> None:
+    """Every configuration of the design for one judge (seed 002 §5) and the MJBench
+    no-preference protocol (Table 4). Pairs without a usable answer for every instruction
+    are left out of both (counted by the analysis), never imputed."""
+    inputs = factorial_inputs(config, pairs_path, pool_path, judgements_path, clusters_path)
+    largest = max(inputs.design.n_val)
+    if largest > len(inputs.hps.y_pool):
+        raise ValueError(f"mmb.design.n_val: {largest} validation pairs asked, but only "
+                         f"{len(inputs.hps.y_pool)} usable training pairs exist")
+    if max(inputs.design.n_prompts) > len(inputs.pool):
+        raise ValueError(f"mmb.design.n_prompts: {max(inputs.design.n_prompts)} prompts "
+                         f"asked, but the pool has {len(inputs.pool)}")
+    configurations = run_factorial(inputs.hps, inputs.design)
+    nopref = run_nopref(inputs.mjb, inputs.design) if inputs.mjb else pd.DataFrame()
+    write_frame(configurations, out_dir / "configurations.parquet")
+    write_frame(nopref, out_dir / "nopref.parquet")
+    log.info("%s: %d configurations, %d no-preference rows; %d pairs used, %d left out",
+             inputs.judge, len(configurations), len(nopref), inputs.pairs_used,
+             inputs.pairs_dropped)

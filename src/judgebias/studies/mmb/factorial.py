@@ -1,0 +1,161 @@
+"""The factorial experiment of seed 002 §5 as pure computation on judged probabilities.
+
+Every (pair, instruction) was judged once; each configuration of the design only reweights
+those probabilities. The paper's design: prompts {5, 10, 20} x validation sizes
+{5, 10, 20, 50} x 3 training seeds x 50 sampling seeds x (4 baselines + 5 K x 5 clustering
+seeds) = 52,200 configurations (spec mmb.md).
+
+Draw rules (each from its own seeded generator, so adding a seed never redraws another):
+
+* training seed t: a permutation of the validation candidates; D_val = its first n_val
+  pairs (nested across sizes, which makes sizes comparable within a seed);
+* sampling seed s: a permutation of the pool's prompts; the ensemble = its first
+  n_prompts (nested); STD = the first prompt of that permutation;
+* clustering seed c: which precomputed clustering (responsibilities) MMB uses.
+
+Vectorisation: for one prompt subset S, every (n_val, t) weight vector is computed at once
+(closed forms: estimator.py), predictions are one matrix product for the baselines and one
+per (K, c) for MMB, ``Q @ W.T`` with ``Q[n, (z, a)] = R[n, z] P[n, a]``, which is eq. 10
+for all configurations together. Metrics are batched (metrics.batch_metrics). Subsets run
+in parallel over `n_jobs` processes. tests/test_mmb_factorial.py checks every row against
+the estimator classes fitted one at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from scipy.special import softmax
+
+from judgebias.studies.mmb.estimator import log_likelihoods
+from judgebias.studies.mmb.metrics import batch_metrics, mean_confidence
+
+BASELINES = ("STD", "BEST", "AVG", "BPE")
+KEYS = ["n_prompts", "n_val", "train_seed", "sampling_seed", "method", "k", "cluster_seed"]
+
+
+@dataclass
+class Split:
+    """One fitting problem: validation candidates and test pairs, with each clustering's
+    responsibilities ((K, clustering seed) -> (n, K))."""
+
+    P_pool: np.ndarray
+    y_pool: np.ndarray
+    P_test: np.ndarray
+    y_test: np.ndarray
+    R_pool: Mapping[tuple[int, int], np.ndarray] = field(default_factory=dict)
+    R_test: Mapping[tuple[int, int], np.ndarray] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Design:
+    n_prompts: Sequence[int]
+    n_val: Sequence[int]
+    train_seeds: Sequence[int]
+    sampling_seeds: Sequence[int]
+    entropy: str = "per_group"
+    coverages: Sequence[float] = (1.0,)
+    n_jobs: int = 1
+
+
+def prompt_order(seed: int, n_prompts: int) -> np.ndarray:
+    """The sampling seed's permutation of the pool's prompts."""
+    return np.random.default_rng([seed, 1]).permutation(n_prompts)
+
+
+def validation_order(seed: int, n_pool: int) -> np.ndarray:
+    """The training seed's permutation of the validation candidates."""
+    return np.random.default_rng([seed, 0]).permutation(n_pool)
+
+
+def baseline_weights(loglik: np.ndarray, P_val: np.ndarray, y_val: np.ndarray
+                     ) -> dict[str, np.ndarray]:
+    """STD, BEST, AVG and BPE weights for one validation set (estimator.py's rules):
+    STD takes column 0, the first of the sampling seed's permutation."""
+    a = loglik.shape[1]
+    total = loglik.sum(axis=0)
+    accuracy = ((P_val >= 0.5) == (y_val[:, None] == 1)).sum(axis=0)
+    best = int(np.lexsort((np.arange(a), -total, -accuracy))[0])
+    return {"STD": np.eye(a)[0], "BEST": np.eye(a)[best], "AVG": np.full(a, 1.0 / a),
+            "BPE": softmax(total)}
+
+
+def mmb_weights(loglik: np.ndarray, R_val: np.ndarray, entropy: str) -> np.ndarray:
+    """Eq. 9 optimum per cluster, (K, n_prompts) (estimator.MultimodalBayesianEnsemble)."""
+    scores = R_val.T @ loglik
+    if entropy == "per_sample":
+        mass = R_val.sum(axis=0)[:, None]
+        scores = np.divide(scores, mass, out=np.zeros_like(scores), where=mass > 0)
+    return softmax(scores, axis=1)
+
+
+def _weights(split: Split, subset: np.ndarray, design: Design
+             ) -> tuple[list[dict], np.ndarray, dict[tuple[int, int], np.ndarray]]:
+    """Every (n_val, training seed) configuration's weights for one prompt subset."""
+    keys, base = [], []
+    mmb: dict[tuple[int, int], list[np.ndarray]] = {kc: [] for kc in split.R_pool}
+    for t in design.train_seeds:
+        order = validation_order(t, len(split.y_pool))
+        for n_val in design.n_val:
+            val = order[:n_val]
+            P_val, y_val = split.P_pool[np.ix_(val, subset)], split.y_pool[val]
+            loglik = log_likelihoods(P_val, y_val)
+            keys.append({"n_val": n_val, "train_seed": t})
+            base.append(baseline_weights(loglik, P_val, y_val))
+            for kc, R in split.R_pool.items():
+                mmb[kc].append(mmb_weights(loglik, R[val], design.entropy))
+    stacked = np.stack([[w[m] for m in BASELINES] for w in base])  # (V, 4, A)
+    return keys, stacked, {kc: np.stack(ws) for kc, ws in mmb.items()}
+
+
+def _subset_rows(split: Split, design: Design, n_prompts: int, seed: int,
+                 score: str) -> pd.DataFrame:
+    subset = prompt_order(seed, split.P_pool.shape[1])[:n_prompts]
+    keys, base, mmb = _weights(split, subset, design)
+    P = split.P_test[:, subset]
+    blocks, meta = [base.reshape(-1, n_prompts) @ P.T], []
+    meta += [{**key, "method": m, "k": 0, "cluster_seed": -1}
+             for key in keys for m in BASELINES]
+    for (k, c), weights in mmb.items():
+        R = split.R_test[(k, c)]
+        Q = (R[:, :, None] * P[:, None, :]).reshape(len(P), -1)
+        blocks.append(weights.reshape(len(keys), -1) @ Q.T)
+        meta += [{**key, "method": "MMB", "k": k, "cluster_seed": c} for key in keys]
+    p = np.clip(np.concatenate(blocks), 0.0, 1.0)
+    frame = pd.DataFrame(meta).assign(n_prompts=n_prompts, sampling_seed=seed)
+    if score == "confidence":
+        return frame.assign(confidence=mean_confidence(p) * len(split.y_test),
+                            n_test=len(split.y_test))
+    metrics = batch_metrics(p, split.y_test, coverages=np.asarray(design.coverages))
+    curves = metrics.pop("error_coverage")
+    return frame.assign(**metrics, error_coverage=list(curves))
+
+
+def run_factorial(split: Split, design: Design) -> pd.DataFrame:
+    """One row per configuration: the design keys (KEYS; k = 0 and cluster_seed = -1 for
+    the baselines), every metric of metrics.batch_metrics and the error-coverage curve."""
+    tasks = [(n, s) for n in design.n_prompts for s in design.sampling_seeds]
+    parts = Parallel(n_jobs=design.n_jobs)(
+        delayed(_subset_rows)(split, design, n, s, "metrics") for n, s in tasks)
+    return pd.concat(parts, ignore_index=True)[[*KEYS, *_metric_columns(parts[0])]]
+
+
+def run_nopref(folds: Mapping[int, Split], design: Design) -> pd.DataFrame:
+    """Seed 002 Table 4, MJBench protocol: for each held-out fold, fit on validation pairs
+    of the other folds (its Split's pool) and predict its no-preference test pairs; the
+    metric is the mean top-label confidence pooled over folds (0.5 is ideal)."""
+    tasks = [(f, n, s) for f in folds for n in design.n_prompts for s in design.sampling_seeds]
+    parts = Parallel(n_jobs=design.n_jobs)(
+        delayed(_subset_rows)(folds[f], design, n, s, "confidence") for f, n, s in tasks)
+    rows = pd.concat(parts, ignore_index=True)
+    pooled = rows.groupby(KEYS, as_index=False)[["confidence", "n_test"]].sum()
+    pooled["confidence"] /= pooled["n_test"]
+    return pooled[[*KEYS, "confidence"]]
+
+
+def _metric_columns(frame: pd.DataFrame) -> list[str]:
+    return [c for c in frame.columns if c not in KEYS]

@@ -1,0 +1,95 @@
+"""MMB's figures (seed 002): Fig. 1 (F1 and ECE of AVG, BPE and MMB), Fig. 3
+(error-coverage curves with bootstrap bands) and Fig. 4 (example images of each cluster
+with its top instruction). Bare matplotlib Figures written atomically, as in
+judgebias.report.figures."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure as MplFigure
+from PIL import Image
+
+from judgebias.report.figures import display_name, save_figure
+from judgebias.study import simulated_models
+
+COLORS = {"STD": "#9e9e9e", "BEST": "#8d6e63", "AVG": "#1f77b4", "BPE": "#ff7f0e",
+          "MMB": "#2ca02c"}
+
+
+def draw_all(config: Mapping[str, Any], frames: Mapping[str, pd.DataFrame],
+             pairs: pd.DataFrame, out: Path) -> None:
+    judges = config["mmb"]["models"]
+    simulated = simulated_models(config, judges)
+    fig1(frames["table2"], judges, simulated, out / "fig1.png")
+    fig3(frames["error_coverage"], judges, simulated, out / "fig3.png")
+    fig4(frames["top_prompts"], out / "fig4.png")
+
+
+def fig1(table2: pd.DataFrame, judges: list[str], simulated: set[str], path: Path) -> None:
+    """Seed 002 Fig. 1: F1 (higher is better) and ECE (lower is better) of AVG, BPE, MMB."""
+    fig = MplFigure(figsize=(7, 2.8 * len(judges)))
+    methods = ["AVG", "BPE", "MMB"]
+    for row, judge in enumerate(judges):
+        for col, (metric, label) in enumerate((("f1", "F1 ↑"), ("ece", "ECE ↓"))):
+            ax = fig.add_subplot(len(judges), 2, 2 * row + col + 1)
+            values = table2[(table2["judge"] == judge) & (table2["metric"] == metric)]
+            values = values.set_index("method").reindex(methods)["mean"]
+            ax.bar(methods, values.to_numpy(), color=[COLORS[m] for m in methods])
+            for x, v in enumerate(values.to_numpy()):
+                ax.text(x, v, f"{v:.3f}", ha="center", va="bottom", fontsize=8)
+            ax.set_title(f"{display_name(judge, simulated)}: {label}", fontsize=9)
+            ax.set_ylim(0, max(values.max() * 1.25, 1e-3))
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def fig3(bands: pd.DataFrame, judges: list[str], simulated: set[str], path: Path) -> None:
+    """Seed 002 Fig. 3: error vs coverage per validation size, mean over runs with a 95 %
+    bootstrap band of the mean (shaded)."""
+    sizes = sorted(bands["n_val"].unique())
+    fig = MplFigure(figsize=(3.2 * len(sizes), 2.8 * len(judges)))
+    for row, judge in enumerate(judges):
+        for col, n_val in enumerate(sizes):
+            ax = fig.add_subplot(len(judges), len(sizes), row * len(sizes) + col + 1)
+            cell = bands[(bands["judge"] == judge) & (bands["n_val"] == n_val)]
+            for method, curve in cell.groupby("method"):
+                ax.plot(curve["coverage"], curve["error"], color=COLORS[method], label=method,
+                        lw=1.2)
+                ax.fill_between(curve["coverage"], curve["low"], curve["high"],
+                                color=COLORS[method], alpha=0.2, lw=0)
+            ax.set_title(f"{display_name(judge, simulated)}, |D_val| = {n_val}", fontsize=9)
+            ax.set_xlabel("coverage", fontsize=8)
+            ax.set_ylabel("error", fontsize=8)
+            if row == 0 and col == 0:
+                ax.legend(fontsize=7)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def fig4(top: pd.DataFrame, path: Path, per_cluster: int = 4) -> None:
+    """Seed 002 Fig. 4 analogue: example images of each cluster (the first judge's fit)
+    with its top instruction and, on the synthetic default, the planted best one."""
+    first = top[top["judge"] == top["judge"].iloc[0]]
+    fig = MplFigure(figsize=(1.6 * per_cluster + 3.2, 1.6 * len(first)))
+    for row, entry in enumerate(first.itertuples()):
+        examples = list(entry.examples)[:per_cluster]
+        for col, image in enumerate(examples):
+            ax = fig.add_subplot(len(first), per_cluster + 2, row * (per_cluster + 2) + col + 1)
+            ax.imshow(np.asarray(Image.open(image).convert("RGB")))
+            ax.set_axis_off()
+        ax = fig.add_subplot(len(first), per_cluster + 2,
+                             (row * (per_cluster + 2) + per_cluster + 1,
+                              row * (per_cluster + 2) + per_cluster + 2))
+        ax.set_axis_off()
+        planted = "" if entry.planted is None else (
+            f"\nplanted: {entry.planted} {'✓' if entry.matches else '✗'}")
+        ax.text(0, 0.5, f"cluster {entry.cluster} ({entry.style or 'mixed'})\n"
+                        f"top: {entry.top} (w = {entry.weight:.2f}){planted}",
+                fontsize=8, va="center")
+    fig.tight_layout()
+    save_figure(fig, path)

@@ -1,0 +1,133 @@
+"""MMB's model jobs: every (pair, instruction) judged once by each judge, and the
+instruction writer that grows the pool. Both are ordinary journaled judge tasks of the
+judging core, so a rerun after adding one instruction pays only for that instruction.
+
+p(A preferred | pair, instruction) (seed 002 §3: p(y | x, a)) is the softmax of the two
+answer tokens' log-probs at the answer position (LabelProbabilities), mapped back from the
+order shown to the pair's own A/B. An answer whose backend gave no log-probs degrades to
+the parsed choice with add-one (Laplace) smoothing of that single vote:
+p(shown first preferred) = (1 + [choice = first]) / 3, i.e. 2/3 or 1/3 (spec mmb.md: "p
+from the parsed choice with a documented smoothing"); its ``p_source`` says so and the
+report counts such answers. Any other status (failed, unparseable, truncated) keeps its
+status and no number.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from judgebias.artifacts import read_table
+from judgebias.judging.answers import STATUS_NO_LOGPROBS, STATUS_OK, LabelProbabilities
+from judgebias.judging.tasks import FreeText, JudgeTask, run_task
+from judgebias.studies.mmb.tables import PAIRS
+
+ORDERS = ("ab", "ba")
+SMOOTHED_WIN = 2 / 3  # Laplace: (1 + 1) / (1 + 2) for the choice, 1/3 for the other
+
+
+def judge_task(config: Mapping[str, Any]) -> JudgeTask:
+    """The pairwise prompt: the instruction, the generation prompt, both images."""
+    return JudgeTask(prompt=config["mmb"]["prompt"], answer=LabelProbabilities(),
+                     fields={"Instruction": "instruction_text", "Prompt": "prompt"},
+                     images=("first_image", "second_image"))
+
+
+def writer_task() -> JudgeTask:
+    """The instruction writer's prompt (no image)."""
+    return JudgeTask(prompt="mmb_rephrase", answer=FreeText(),
+                     fields={"Instruction": "text"}, images=())
+
+
+def read_pool(path: str) -> pd.DataFrame:
+    """The instruction pool (id, kind, text) from its YAML file."""
+    with open(path, encoding="utf-8") as handle:
+        entries = yaml.safe_load(handle)
+    return pd.DataFrame(entries, columns=["id", "kind", "text"])
+
+
+def orders(pairs: pd.DataFrame, instructions: pd.Series, mode: str, seed: int) -> pd.DataFrame:
+    """One row per (pair, instruction, order shown). ``random``: one order per (pair,
+    instruction) drawn from a generator seeded by (seed, pair id, instruction id), so
+    adding a pair or an instruction never redraws the others; ``both``: both orders."""
+    grid = pairs.merge(pd.DataFrame({"instruction": instructions}), how="cross")
+    if mode == "both":
+        return grid.merge(pd.DataFrame({"order": ORDERS}), how="cross")
+    grid["order"] = [ORDERS[_draw(seed, p, i)] for p, i in
+                     zip(grid["pair_id"], grid["instruction"], strict=True)]
+    return grid
+
+
+def _draw(seed: int, pair_id: str, instruction: str) -> int:
+    ss = np.random.SeedSequence([seed, *json.dumps([pair_id, instruction]).encode("utf-8")])
+    return int(np.random.default_rng(ss).integers(2))
+
+
+def p_first(status: str, probs: str, label: str | None) -> tuple[float | None, str]:
+    """p(the image shown first is preferred) and where it came from."""
+    if status == STATUS_OK:
+        return float(json.loads(probs)["A"]), "logprobs"
+    if status == STATUS_NO_LOGPROBS and label in ("A", "B"):
+        return (SMOOTHED_WIN if label == "A" else 1 - SMOOTHED_WIN), "smoothed_choice"
+    return None, "none"
+
+
+def judge_items(config: Mapping[str, Any], pairs_path: str, pool_path: str) -> pd.DataFrame:
+    """Every (pair, instruction, order shown) with the instruction's text and the images
+    in the order shown (`first_image`, `second_image`)."""
+    block = config["mmb"]
+    pool = read_pool(pool_path)
+    items = orders(read_table(pairs_path, PAIRS), pool["id"], block["order"],
+                   block["order_seed"])
+    items = items.merge(pool.rename(columns={"id": "instruction", "text": "instruction_text"}),
+                        on="instruction", how="left")
+    swapped = items["order"] == "ba"
+    items["first_image"] = items["image_a"].where(~swapped, items["image_b"])
+    items["second_image"] = items["image_b"].where(~swapped, items["image_a"])
+    return items
+
+
+def judge_pairs(config: Mapping[str, Any], judge: str, pairs_path: str,
+                pool_path: str) -> pd.DataFrame:
+    """One judgements row per (pair, instruction, order shown) for `judge`."""
+    items = judge_items(config, pairs_path, pool_path)
+    swapped = items["order"] == "ba"
+    answers = run_task(config, judge, "judge", judge_task(config), items)
+    read = [p_first(s, p, lab) for s, p, lab in
+            zip(answers["status"], answers["probs"], answers["label"], strict=True)]
+    p_shown = pd.array([r[0] for r in read], dtype="Float64")
+    p_a = p_shown.copy()
+    p_a[swapped.to_numpy()] = 1 - p_shown[swapped.to_numpy()]
+    return pd.DataFrame({"pair_id": items["pair_id"].to_numpy(),
+                         "instruction": items["instruction"].to_numpy(), "judge": judge,
+                         "order": items["order"].to_numpy(), "p_a": p_a,
+                         "p_source": [r[1] for r in read], **answers})
+
+
+def grow_pool(config: Mapping[str, Any], writer: str, n_new: int, seed: int,
+              base: pd.DataFrame) -> pd.DataFrame:
+    """Seed 002 §5 ("LLM-driven rephrasings"): `writer` rewrites `n_new` instructions drawn
+    (seeded) from the pool; each usable, new text joins it as ``gen-<writer>-<n>``.
+
+    A failed or truncated answer, one on several lines, and a duplicate of an existing
+    text are dropped (the log says how many): a pool entry is always a real instruction.
+    """
+    rng = np.random.default_rng(seed)
+    sources = base.iloc[rng.choice(len(base), size=min(n_new, len(base)), replace=False)]
+    answers = run_task(config, writer, "writer", writer_task(), sources.reset_index(drop=True))
+    known = {t.casefold() for t in base["text"]}
+    added = []
+    for source, status, text in zip(sources["id"], answers["status"], answers["label"],
+                                    strict=True):
+        text = (text or "").strip()
+        if status != STATUS_OK or not text or "\n" in text or text.casefold() in known:
+            continue
+        known.add(text.casefold())
+        added.append({"id": f"gen-{writer}-{len(added) + 1:02d}", "kind": "rephrasing",
+                      "text": text, "source": source})
+    return pd.DataFrame(added, columns=["id", "kind", "text", "source"])

@@ -1,0 +1,162 @@
+"""MMB's part of the HTML report (seed 002 Fig. 1, Tables 1-4, Fig. 3, Fig. 4). It reads
+the files `report_inputs` lists, which the report rule declares."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgebias.report.html import Figure, Section, Table
+from judgebias.studies.mmb.metrics import METRICS
+from judgebias.studies.mmb.tables import DATA, FIGURES, TABLES
+
+METHODS = ["STD", "BEST", "AVG", "BPE", "MMB"]
+
+
+def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
+    return [f"{results_root}/metrics.json", f"{DATA}/summary.json",
+            *(f"{results_root}/{t}.parquet" for t in TABLES),
+            *(f"{results_root}/figures/{f}.png" for f in FIGURES)]
+
+
+def _label(metric: str) -> str:
+    label, higher = METRICS[metric]
+    return f"{label} {'↑' if higher else '↓'}"
+
+
+def paper_table(tests: pd.DataFrame, index: list[str], column: str = "method",
+                order: list[Any] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(values, bold) with rows `index` and columns (metric, method) as the paper lays
+    its tables out; bold = best or not significantly different after BY."""
+    tests = tests.assign(metric=tests["metric"].map(_label))
+    values = tests.pivot_table(index=index, columns=["metric", column], values="mean",
+                               sort=False)
+    bold = tests.pivot_table(index=index, columns=["metric", column], values="bold",
+                             aggfunc="max", sort=False).astype(bool)
+    if order is not None:
+        columns = [(m, c) for m in dict.fromkeys(tests["metric"]) for c in order
+                   if (m, c) in values.columns]
+        values, bold = values[columns], bold[columns]
+    return values, bold
+
+
+def report_section(config: Mapping[str, Any], out: Path) -> Section:
+    mmb = config["mmb"]
+    metrics = json.loads((out / "metrics.json").read_text())
+    summary = json.loads(Path(f"{DATA}/summary.json").read_text())
+    read = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
+    k, cell = metrics["k"], metrics["cell"]
+    subsections = []
+    for judge in mmb["models"]:
+        mine = {name: frame[frame["judge"] == judge] for name, frame in read.items()
+                if "judge" in frame.columns}
+        first = paper_table(mine["table1"], ["n_prompts", "n_val"], order=METHODS)
+        second = paper_table(mine["table2"], ["judge"], order=METHODS)
+        third = paper_table(mine["table3"], ["k"] if False else ["n_prompts", "n_val"],
+                            column="k")
+        tables = [
+            Table(second[0], f"Table 2 analogue ({judge}): every metric at "
+                  f"{cell['n_prompts']} prompts, {cell['n_val']} validation pairs, MMB at "
+                  f"K = {k}; bold = best or not significantly different (paired sign-flip "
+                  "permutation test, Benjamini-Yekutieli per metric, α = "
+                  f"{mmb['report']['alpha']})", bold=second[1]),
+            Table(first[0], f"Table 1 analogue ({judge}): ECE, MCE, AUC-PR per (prompts, "
+                  "validation pairs) cell; bold as in the paper", bold=first[1]),
+            Table(mine["top_prompts"][["cluster", "style", "top", "weight", "planted",
+                                       "matches", "size"]].set_index("cluster"),
+                  f"Fig. 4 analogue ({judge}): the top instruction of each cluster "
+                  "(MMB fitted on every validation candidate) and the planted best "
+                  "instruction of the cluster's dominant style", "{:.2f}"),
+            Table(third[0], f"Table 3 analogue ({judge}): MMB by cluster count K",
+                  bold=third[1]),
+        ]
+        if not mine["table4"].empty:
+            fourth = paper_table(mine["table4"], ["n_prompts", "n_val"], order=METHODS)
+            tables.append(Table(fourth[0], f"Table 4 analogue ({judge}): mean confidence "
+                                "on MJBench no-preference pairs (0.5 is ideal; lower is "
+                                "better)", bold=fourth[1]))
+        sweep = mine["tau_sweep"].drop(columns="judge").set_index("tau")
+        tables.append(Table(sweep, f"tau sweep ({judge}): MMB's ECE at the report cell and "
+                            "the mean entropy of p(z | pair) (nats)"))
+        subsections.append(Section(
+            title=f"Judge {judge}",
+            figures=[Figure(out / "figures/fig1.png", "Fig. 1 analogue: F1 and ECE of AVG, "
+                            "BPE and MMB at the report cell"),
+                     Figure(out / "figures/fig3.png", "Fig. 3 analogue: error-coverage "
+                            "curves, mean over runs with 95 % bootstrap bands"),
+                     Figure(out / "figures/fig4.png", "Fig. 4 analogue: example images of "
+                            "each cluster and its top instruction")],
+            tables=tables,
+            notes=judge_notes(metrics["judges"][judge]),
+        ))
+    answers = read["answers"].set_index("judge")
+    return Section(
+        title="MMB: calibrating a pairwise image judge with multimodal prompt ensembles",
+        intro=intro(config, summary),
+        tables=[Table(answers, "Answers per judge: status and where p(y | x, a) came from "
+                      "(log-probs, or the parsed choice smoothed to 2/3 or 1/3 when the "
+                      "backend gave none)", "{:.0f}")],
+        notes=protocol_notes(config, summary),
+        subsections=subsections,
+    )
+
+
+def intro(config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
+    mmb = config["mmb"]
+    design = mmb["design"]
+    return (
+        f"Seed 002. {summary.get('description', mmb['dataset']['name'])}. Each judge "
+        "compares two images generated for one prompt under every instruction of the pool; "
+        "p(y | x, a) is the softmax of the two answer tokens' log-probs. STD (one random "
+        "instruction), BEST (highest validation accuracy), AVG, BPE (eq. 5, solved exactly: "
+        "softmax of the validation log-likelihoods) and MMB (eq. 9-10, entropy "
+        f"{mmb['entropy']}) are fitted for every configuration: prompts {design['n_prompts']}"
+        f" x validation pairs {design['n_val']} x {design['train_seeds']} training seeds x "
+        f"{design['sampling_seeds']} sampling seeds x (4 baselines + K "
+        f"{mmb['clustering']['ks']} x {mmb['clustering']['seeds']} clustering seeds).\n\n"
+        f"Embeddings: {summary.get('embedding', embedding_text(mmb['embedding']))}.")
+
+
+def embedding_text(block: Mapping[str, Any]) -> str:
+    if block["checkpoint"]:
+        return f"open_clip {block['architecture']} from the local checkpoint {block['checkpoint']}"
+    if block["pretrained"]:
+        return f"open_clip {block['architecture']}, pretrained weights {block['pretrained']}"
+    return (f"open_clip {block['architecture']} with RANDOM weights (init seed "
+            f"{block['init_seed']}): no pretrained weights can be downloaded offline. The "
+            "synthetic styles still separate because they differ in palette and texture, "
+            "which a random patch projection preserves; real images need pretrained CLIP")
+
+
+def protocol_notes(config: Mapping[str, Any], summary: Mapping[str, Any]) -> list[str]:
+    mmb = config["mmb"]
+    notes = [
+        "Eq. 9 as printed weights each cluster's entropy by its mass, so K = 1 would not "
+        "give BPE; entropy per_group (the default) puts one entropy term per cluster: K = 1 "
+        "is BPE exactly, no validation data is AVG (spec mmb.md).",
+        f"tau = {mmb['clustering']['tau']} (never given by the paper); p(z | pair) = "
+        f"{mmb['clustering']['pair']}; D_sup = {mmb['clustering']['support_per_cluster']} "
+        "x max(K) images.",
+    ]
+    if summary.get("tied_pairs_dropped"):
+        notes.append(f"{summary['tied_pairs_dropped']} HPSv2 test pairs with tied human "
+                     "ranks were dropped.")
+    return notes
+
+
+def judge_notes(summary: Mapping[str, Any]) -> list[str]:
+    notes = [f"{summary['pairs_used']} pairs with a usable answer for every instruction; "
+             f"{summary['pairs_dropped']} left out (a failed or unparseable answer is never "
+             "imputed)."]
+    if summary.get("smoothed_answers"):
+        notes.append(f"{summary['smoothed_answers']} answers had no log-probs: p comes from "
+                     "the parsed choice (2/3 or 1/3), so calibration metrics are coarse.")
+    if summary.get("top_prompt_matches") is not None:
+        notes.append(f"The top instruction is the planted best one in "
+                     f"{summary['top_prompt_matches']} of {summary['clusters_with_style']} "
+                     "clusters dominated by one style.")
+    return notes

@@ -1,0 +1,195 @@
+"""What the ``sim`` backend answers for MMB: a pairwise image judge with planted, per-style
+instruction reliability (spec mmb.md, "What the simulated judge must plant"), and an
+instruction writer that grows the pool.
+
+Pairwise judging (:class:`PairwiseTask`)
+----------------------------------------
+Recognised by the mmb_pairwise template's line ``Both images were generated for the
+prompt:``; the instruction is the text before it. The judge looks at both images with
+:func:`judgebias.studies.mmb.synthetic.perceive` (style, quality and brightness, from the
+pixels alone) and, with traits from the model's ``sim.mmb`` block, answers::
+
+    logit = beta(a, s) * (q_first - q_second) + b(a)
+            + brightness_bias * (brightness_first - brightness_second) + noise * z
+    p(first preferred) = sigmoid(logit)
+
+with z ~ N(0, 1) drawn per request (the judge's opinion of this pair under this wording).
+``beta(a, s)`` is the instruction's slope on the style ``s`` (the mean over the two
+images' styles when they differ):
+
+* the instruction that contains the style's expert phrase (``experts: {style: phrase}``)
+  is calibrated on it: ``beta = gamma``, the simulated humans' own slope (they prefer the
+  better image with probability sigmoid(gamma * dq), judgebias.studies.mmb.synthetic);
+* any other (instruction, style) draws a kind from a hash of (text, style): over-confident
+  (45 %: ``beta = gamma * U(2.5, 4.5)``), flat (30 %: ``gamma * U(0.05, 0.3)``) or reversed
+  (25 %: ``-gamma * U(0.3, 1.0)``).
+
+``b(a)``, the instruction's position bias, is ``position_bias * U(-1, 1)`` drawn from a
+hash of its text (experts included). ``brightness_bias`` is the attribute the judge wrongly
+favours, which shows on no-preference pairs (MJBench protocol). The answer is
+``Judgement: [[A]]`` or ``[[B]]``; at the label's position ``top`` holds both labels with
+their log-probs, so the judging core reads ``p`` back exactly (LabelProbabilities). The
+label is drawn from ``p`` tempered by the sampling temperature (T = 0 takes the likelier).
+
+Instruction writing (:class:`RephraseTask`)
+-------------------------------------------
+Recognised by the mmb_rephrase template's opening; answers the instruction reworded by
+seeded synonym swaps (at least one), so a grown pool has new, deterministic texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from judgebias.models.base import ChatRequest, TokenLogprob
+from judgebias.models.sim import SimBackend, SimModel, request_rng
+
+PAIR_MARK = "\n\nBoth images were generated for the prompt:"
+REPHRASE_MARK = "Rewrite the following instruction for judging"
+INSTRUCTION_MARK = "Instruction:"
+LABELS = ("A", "B")
+
+
+@dataclass(frozen=True)
+class JudgeTraits:
+    """A simulated judge's MMB traits (the ``sim.mmb`` block of a panel model)."""
+
+    experts: Mapping[str, str]
+    gamma: float = 6.0
+    position_bias: float = 0.5
+    brightness_bias: float = 0.0
+    noise: float = 0.3
+
+    @classmethod
+    def of(cls, model: SimModel) -> JudgeTraits:
+        block = model.extra.get("mmb")
+        if not isinstance(block, Mapping) or not isinstance(block.get("experts"), Mapping):
+            raise ValueError(f"model {model.key!r} has no sim.mmb traits with 'experts'")
+        return cls(experts=dict(block["experts"]),
+                   **{k: float(block[k]) for k in ("gamma", "position_bias",
+                                                   "brightness_bias", "noise") if k in block})
+
+
+def _uniforms(*parts: str) -> np.ndarray:
+    digest = hashlib.sha256("|".join(parts).encode("utf-8")).digest()
+    return np.frombuffer(digest[:24], dtype=np.uint64) / float(2**64)
+
+
+def slope(traits: JudgeTraits, instruction: str, style: str | None) -> float:
+    """beta(a, s) of the module docstring."""
+    phrase = traits.experts.get(style or "")
+    if phrase and phrase.casefold() in instruction.casefold():
+        return traits.gamma
+    kind, size, _ = _uniforms("slope", instruction, style or "")
+    if kind < 0.45:
+        return traits.gamma * (2.5 + 2.0 * size)
+    if kind < 0.75:
+        return traits.gamma * (0.05 + 0.25 * size)
+    return -traits.gamma * (0.3 + 0.7 * size)
+
+
+def position_bias(traits: JudgeTraits, instruction: str) -> float:
+    """b(a) of the module docstring: the instruction's pull towards the first image."""
+    return traits.position_bias * (2.0 * float(_uniforms("position", instruction)[0]) - 1.0)
+
+
+def expert_instruction(traits: JudgeTraits, style: str, pool: Mapping[str, str]) -> str | None:
+    """The id of the pool instruction planted as best for `style` (None if none is)."""
+    phrase = traits.experts.get(style, "").casefold()
+    found = [i for i, text in pool.items() if phrase and phrase in text.casefold()]
+    return found[0] if len(found) == 1 else None
+
+
+@dataclass(frozen=True)
+class PairwiseTask:
+    """The MMB pairwise judge (module docstring)."""
+
+    name: str = "mmb_pairwise"
+
+    def recognise(self, prompt: str) -> bool:
+        return PAIR_MARK in prompt
+
+    def tokens(self, backend: SimBackend, model: SimModel, request: ChatRequest
+               ) -> list[TokenLogprob]:
+        from judgebias.studies.mmb.synthetic import perceive
+
+        traits = JudgeTraits.of(model)
+        if len(request.images) != 2:
+            raise ValueError(f"a pairwise judgement needs 2 images, got {len(request.images)}")
+        first, second = (perceive(image) for image in request.images)
+        instruction = request.prompt.split(PAIR_MARK, 1)[0].strip()
+        beta = (slope(traits, instruction, first.style)
+                + slope(traits, instruction, second.style)) / 2
+        opinion = request_rng(backend.seed, request, with_sampling=False).standard_normal()
+        logit = (beta * (first.quality - second.quality) + position_bias(traits, instruction)
+                 + traits.brightness_bias * (first.brightness - second.brightness)
+                 + traits.noise * opinion)
+        return verdict_tokens(logit, request, request_rng(backend.seed, request))
+
+
+def verdict_tokens(logit: float, request: ChatRequest, rng: np.random.Generator
+                   ) -> list[TokenLogprob]:
+    """``Judgement: [[A]]`` with both labels' log-probs at the label position."""
+    log_first = -math.log1p(math.exp(-logit)) if logit > -30 else logit
+    log_second = -math.log1p(math.exp(logit)) if logit < 30 else -logit
+    temperature = request.sampling.temperature
+    if temperature <= 0:
+        label = LABELS[0] if log_first >= log_second else LABELS[1]
+    else:
+        tempered = np.array([log_first, log_second]) / temperature
+        p_first = 1.0 / (1.0 + math.exp(float(np.clip(tempered[1] - tempered[0], -700, 700))))
+        label = LABELS[0] if rng.random() < p_first else LABELS[1]
+    top = tuple(sorted(zip(LABELS, (log_first, log_second), strict=True),
+                       key=lambda item: -item[1]))
+    chosen = dict(top)[label]
+    return [TokenLogprob("Judgement", -0.01, (("Judgement", -0.01),)),
+            TokenLogprob(":", -0.001, ((":", -0.001),)),
+            TokenLogprob(" [[", -0.001, ((" [[", -0.001),)),
+            TokenLogprob(label, chosen, top),
+            TokenLogprob("]]", -0.0005, (("]]", -0.0005),))]
+
+
+_SWAPS = {
+    "image": "picture", "images": "pictures", "better": "superior", "judge": "assess",
+    "decide": "determine", "choose": "select", "pick": "select", "prompt": "description",
+    "prefer": "favour", "generated": "synthesised", "quality": "standard",
+}
+
+
+@dataclass(frozen=True)
+class RephraseTask:
+    """The instruction writer (module docstring)."""
+
+    name: str = "mmb_rephrase"
+
+    def recognise(self, prompt: str) -> bool:
+        return prompt.startswith(REPHRASE_MARK)
+
+    def tokens(self, backend: SimBackend, model: SimModel, request: ChatRequest
+               ) -> list[TokenLogprob]:
+        text = request.prompt.rsplit(INSTRUCTION_MARK, 1)[-1].strip()
+        if not text:
+            raise ValueError("no instruction to rewrite")
+        rng = request_rng(backend.seed, request)
+        words = re.findall(r"\w+|\W+", text)
+        swappable = [i for i, w in enumerate(words) if w.lower() in _SWAPS]
+        chosen = set(rng.permutation(swappable)[: max(1, len(swappable) // 2)].tolist())
+        out = [_swap(w) if i in chosen else w for i, w in enumerate(words)]
+        if not chosen:
+            out = ["In your view, ", text[:1].lower(), text[1:]]
+        return [TokenLogprob(piece, -0.2, ((piece, -0.2),)) for piece in out if piece]
+
+
+def _swap(word: str) -> str:
+    new = _SWAPS[word.lower()]
+    return new[:1].upper() + new[1:] if word[:1].isupper() else new
+
+
+TASKS: list[Any] = [PairwiseTask(), RephraseTask()]

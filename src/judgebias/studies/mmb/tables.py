@@ -1,0 +1,81 @@
+"""MMB's artifacts: schemas and where each one lives (seed 002, spec mmb.md)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+
+# Splits of the pair table. HPSv2 protocol: "test" (all pairs of each test group) and
+# "train" (one candidate validation pair per training group). MJBench protocol:
+# "mjb_train" (an original preferred over a degraded counterpart; validation data of the
+# other folds) and "mjb_test" (all pairs of originals sharing a prompt: no preference).
+SPLITS = ("test", "train", "mjb_train", "mjb_test")
+
+# One row per image pair shown to the judge.
+PAIRS = table_schema("mmb_pairs", [
+    pa.field("pair_id", pa.string(), nullable=False),
+    pa.field("group", pa.string(), nullable=False),  # the generation prompt's group id
+    pa.field("prompt", pa.string(), nullable=False),  # the generation prompt
+    pa.field("image_a", pa.string(), nullable=False),  # image file paths
+    pa.field("image_b", pa.string(), nullable=False),
+    pa.field("preference", pa.float64(), nullable=False),  # 1: A preferred, 0: B, 0.5: none
+    pa.field("split", pa.string(), nullable=False),  # one of SPLITS
+    pa.field("fold", pa.int64(), nullable=True),  # MJBench leave-one-group-out fold
+    pa.field("source", pa.string(), nullable=False),  # hpdv2 | mjbench | synthetic
+    pa.field("style_a", pa.string(), nullable=True),  # planted style (synthetic only)
+    pa.field("style_b", pa.string(), nullable=True),
+])
+
+# The unlabelled support set D_sup the clusters are fitted on (256 x K images).
+SUPPORT = table_schema("mmb_support", [
+    pa.field("image_path", pa.string(), nullable=False),
+    pa.field("group", pa.string(), nullable=False),
+    pa.field("fold", pa.int64(), nullable=True),  # MJBench: the fold the image belongs to
+    pa.field("style", pa.string(), nullable=True),  # planted style (synthetic only)
+])
+
+# One row per image: its CLIP embedding (L2-normalised), keyed by content hash.
+EMBEDDINGS = table_schema("mmb_embeddings", [
+    pa.field("image_path", pa.string(), nullable=False),
+    pa.field("image_sha256", pa.string(), nullable=False),
+    pa.field("embedding", pa.list_(pa.float32()), nullable=False),
+])
+
+# One row per (pair, instruction) for one judge: the answer and p(A preferred).
+JUDGEMENTS = table_schema("mmb_judgements", [
+    pa.field("pair_id", pa.string(), nullable=False),
+    pa.field("instruction", pa.string(), nullable=False),
+    pa.field("judge", pa.string(), nullable=False),
+    pa.field("order", pa.string(), nullable=False),  # "ab" or "ba": the order shown
+    pa.field("p_a", pa.float64(), nullable=True),  # p(A preferred); None unless usable
+    pa.field("p_source", pa.string(), nullable=False),  # logprobs | smoothed_choice | none
+    *ANSWER_FIELDS,
+    *CALL_FIELDS,
+])
+
+DATA = "data/mmb"
+RESULTS = "results/mmb"
+PAIRS_PATH = f"{DATA}/pairs.parquet"
+SUPPORT_PATH = f"{DATA}/support.parquet"
+IMAGES = f"{DATA}/images"
+EMBEDDINGS_PATH = f"{DATA}/embeddings.parquet"
+INSTRUCTIONS_PATH = f"{DATA}/instructions.yaml"
+
+
+def judgements_path(judge: str) -> str:
+    return f"{DATA}/judgements/{judge}.parquet"
+
+
+CLUSTERS_PATH = f"{DATA}/clusters.parquet"
+TABLES = ("table1", "table2", "table3", "table4", "significance", "error_coverage",
+          "top_prompts", "tau_sweep", "answers")
+FIGURES = ("fig1", "fig3", "fig4")
+
+
+def factorial_path(judge: str) -> str:
+    return f"{RESULTS}/factorial/{judge}/configurations.parquet"
+
+
+def nopref_path(judge: str) -> str:
+    return f"{RESULTS}/factorial/{judge}/nopref.parquet"
