@@ -177,7 +177,7 @@ def top_prompts(config: Mapping[str, Any], inputs: FactorialInputs, pairs: pd.Da
     model = config["panel"][judge]
     traits = (JudgeTraits(experts=model["sim"]["mmb"]["experts"])
               if model["backend"] == "sim" else None)
-    texts = dict(zip(*read_pool_columns(config), strict=True)) if traits else {}
+    texts = dict(zip(inputs.pool, inputs.pool_texts, strict=True))
     rows = []
     for z in range(k):
         mine = members[assigned == z]
@@ -193,14 +193,6 @@ def top_prompts(config: Mapping[str, Any], inputs: FactorialInputs, pairs: pd.Da
                      else bool(planted == top),
                      "examples": members.loc[order, "image_a"].tolist()})
     return pd.DataFrame(rows)
-
-
-def read_pool_columns(config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    from judgebias.studies.mmb.jobs import read_pool
-    from judgebias.studies.mmb.tables import INSTRUCTIONS_PATH
-
-    pool = read_pool(INSTRUCTIONS_PATH)
-    return pool["id"].tolist(), pool["text"].tolist()
 
 
 def tau_sweep(config: Mapping[str, Any], paths: Sequence[str]) -> pd.DataFrame:

@@ -16,9 +16,8 @@ import pandas as pd
 from judgebias.artifacts import read_table, write_frame
 from judgebias.studies.mmb.cluster import softmax_cosines
 from judgebias.studies.mmb.factorial import Design, Split, run_factorial, run_nopref
-from judgebias.studies.mmb.jobs import read_pool
 from judgebias.studies.mmb.steps import HPS, MJB
-from judgebias.studies.mmb.tables import JUDGEMENTS, PAIRS
+from judgebias.studies.mmb.tables import JUDGEMENTS, PAIRS, read_pool
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +47,7 @@ class FactorialInputs:
 
     judge: str
     pool: list[str]
+    pool_texts: list[str]
     hps: Split
     hps_pairs: pd.DataFrame  # the pool (validation candidates) then the test pairs used
     mjb: dict[int, Split]
@@ -66,7 +66,8 @@ def factorial_inputs(config: Mapping[str, Any], pairs_path: str, pool_path: str,
     clustering, design = mmb["clustering"], mmb["design"]
     tau = clustering["tau"] if tau is None else tau
     pairs = read_table(pairs_path, PAIRS)
-    pool = read_pool(pool_path)["id"].tolist()
+    pool_table = read_pool(pool_path)
+    pool = pool_table["id"].tolist()
     judgements = read_table(judgements_path, JUDGEMENTS)
     wide = pair_probabilities(judgements, pool)
     usable = pairs[pairs["pair_id"].isin(wide.dropna().index)]
@@ -80,8 +81,8 @@ def factorial_inputs(config: Mapping[str, Any], pairs_path: str, pool_path: str,
                              index=group["pair_id"].to_numpy())
             R_val[(int(k), int(c))] = R.loc[val["pair_id"]].to_numpy()
             R_test[(int(k), int(c))] = R.loc[test["pair_id"]].to_numpy()
-        return Split(wide.loc[val["pair_id"]].to_numpy(), val["preference"].to_numpy(int),
-                     wide.loc[test["pair_id"]].to_numpy(),
+        return Split(wide.loc[val["pair_id"]].to_numpy(float), val["preference"].to_numpy(int),
+                     wide.loc[test["pair_id"]].to_numpy(float),
                      (test["preference"].to_numpy() > 0.5).astype(int), R_val, R_test)
 
     train = usable[usable["split"] == "train"]
@@ -93,6 +94,7 @@ def factorial_inputs(config: Mapping[str, Any], pairs_path: str, pool_path: str,
         folds[int(fold)] = split(mjb[mjb["fold"] != fold], held, MJB, int(fold))
     return FactorialInputs(
         judge=str(judgements["judge"].iloc[0]), pool=pool,
+        pool_texts=pool_table["text"].tolist(),
         hps=split(train, test, HPS, -1), hps_pairs=pd.concat([train, test]), mjb=folds,
         design=Design(n_prompts=design["n_prompts"], n_val=design["n_val"],
                       train_seeds=range(design["train_seeds"]),

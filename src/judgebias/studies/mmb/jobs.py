@@ -20,12 +20,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from judgebias.artifacts import read_table
 from judgebias.judging.answers import STATUS_NO_LOGPROBS, STATUS_OK, LabelProbabilities
 from judgebias.judging.tasks import FreeText, JudgeTask, run_task
-from judgebias.studies.mmb.tables import PAIRS
+from judgebias.studies.mmb.tables import PAIRS, read_pool
 
 ORDERS = ("ab", "ba")
 SMOOTHED_WIN = 2 / 3  # Laplace: (1 + 1) / (1 + 2) for the choice, 1/3 for the other
@@ -42,13 +41,6 @@ def writer_task() -> JudgeTask:
     """The instruction writer's prompt (no image)."""
     return JudgeTask(prompt="mmb_rephrase", answer=FreeText(),
                      fields={"Instruction": "text"}, images=())
-
-
-def read_pool(path: str) -> pd.DataFrame:
-    """The instruction pool (id, kind, text) from its YAML file."""
-    with open(path, encoding="utf-8") as handle:
-        entries = yaml.safe_load(handle)
-    return pd.DataFrame(entries, columns=["id", "kind", "text"])
 
 
 def orders(pairs: pd.DataFrame, instructions: pd.Series, mode: str, seed: int) -> pd.DataFrame:

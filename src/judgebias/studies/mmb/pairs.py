@@ -156,11 +156,12 @@ def mjbench_protocol(images: pd.DataFrame, out_dir: str | Path, *,
         paths, prompt, fold = list(members["image_path"]), members["prompt"].iloc[0], \
             int(fold_of[group])
         for i, original in enumerate(paths):
-            source = paths[i] if counterpart == "same" or len(paths) == 1 else \
-                paths[(i + 1 + int(rng.integers(len(paths) - 1))) % len(paths)]
+            source = i if counterpart == "same" or len(paths) == 1 else \
+                (i + 1 + int(rng.integers(len(paths) - 1))) % len(paths)
             name = names[int(rng.integers(len(names)))]
-            degraded = Path(out_dir) / "mjbench-degraded" / f"{group}_{i}_{name}.png"
-            pixels = np.asarray(Image.open(source).convert("RGB"))
+            degraded = (Path(out_dir) / "mjbench-degraded"
+                        / f"{group}_{i}_from{source}_{name}.png")
+            pixels = np.asarray(Image.open(paths[source]).convert("RGB"))
             write_bytes(png_bytes(degrade(pixels, name, degradations[name],
                                           int(rng.integers(2**31)))), degraded)
             a_wins = bool(rng.integers(2))

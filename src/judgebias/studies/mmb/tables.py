@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pyarrow as pa
+import yaml
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
 
@@ -79,3 +81,10 @@ def factorial_path(judge: str) -> str:
 
 def nopref_path(judge: str) -> str:
     return f"{RESULTS}/factorial/{judge}/nopref.parquet"
+
+
+def read_pool(path: str) -> pd.DataFrame:
+    """The instruction pool (id, kind, text) from its YAML file."""
+    with open(path, encoding="utf-8") as handle:
+        entries = yaml.safe_load(handle)
+    return pd.DataFrame(entries, columns=["id", "kind", "text"])
