@@ -1,0 +1,120 @@
+"""MMB's embeddings (open_clip, cached per image hash) and clusters (FAISS spherical
+k-means, soft assignment), on a tiny random-weight CLIP so nothing is downloaded."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from judgebias.studies.mmb import synthetic
+from judgebias.studies.mmb.cluster import (
+    mean_entropy,
+    soft_assign,
+    softmax_cosines,
+    spherical_kmeans,
+)
+from judgebias.studies.mmb.embed import EmbeddingSpec, embed_images, load_model
+
+open_clip = pytest.importorskip("open_clip")
+torch = pytest.importorskip("torch")
+
+TINY = "judgebias-tiny-vit"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A 2-layer ViT CLIP registered with open_clip (random weights, 32 px input)."""
+    folder = tmp_path_factory.mktemp("configs")
+    config = {"embed_dim": 32,
+              "vision_cfg": {"image_size": 32, "layers": 2, "width": 64, "patch_size": 8,
+                             "head_width": 32},
+              "text_cfg": {"context_length": 16, "vocab_size": 1000, "width": 32, "heads": 2,
+                           "layers": 1}}
+    (folder / f"{TINY}.json").write_text(json.dumps(config))
+    open_clip.add_model_config(folder / f"{TINY}.json")
+    return EmbeddingSpec(architecture=TINY, batch_size=8)
+
+
+@pytest.fixture(scope="module")
+def styled(tmp_path_factory):
+    """4 styles x 12 images of the synthetic default, with their planted style."""
+    folder = tmp_path_factory.mktemp("images")
+    paths, styles = [], []
+    for s, style in enumerate(synthetic.STYLES):
+        for i in range(12):
+            path = folder / f"{s}_{i}.png"
+            path.write_bytes(synthetic.png_bytes(synthetic.render(style, 1.0, 32, 100 * s + i)))
+            paths.append(str(path))
+            styles.append(style)
+    return paths, np.array(styles)
+
+
+def test_random_init_is_deterministic_and_unit_norm(tiny, styled, tmp_path):
+    paths = styled[0][:6]
+    _, first, stats = embed_images(paths, tiny, tmp_path / "a")
+    _, again, _ = embed_images(paths, tiny, tmp_path / "b")
+    np.testing.assert_allclose(first, again, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(first, axis=1), 1.0, atol=1e-5)
+    assert stats["computed"] == 6 and stats["device"] == "cpu"
+    other = EmbeddingSpec(architecture=TINY, init_seed=1)
+    assert not np.allclose(embed_images(paths, other, tmp_path / "c")[1], first)
+
+
+def test_cache_computes_only_what_is_new(tiny, styled, tmp_path):
+    paths = styled[0]
+    embed_images(paths[:10], tiny, tmp_path)
+    _, _, stats = embed_images(paths[:10], tiny, tmp_path)
+    assert stats["computed"] == 0 and stats["cached"] == 10
+    _, vectors, stats = embed_images([*paths[:11], paths[0]], tiny, tmp_path)
+    assert stats["computed"] == 1  # the new image only; the repeated one is cached
+    np.testing.assert_array_equal(vectors[0], vectors[-1])
+
+
+def test_local_checkpoint(tiny, styled, tmp_path):
+    model, _, _ = load_model(tiny)
+    checkpoint = tmp_path / "weights.pt"
+    torch.save(model.state_dict(), checkpoint)
+    spec = EmbeddingSpec(architecture=TINY, checkpoint=str(checkpoint), init_seed=99)
+    from_file = embed_images(styled[0][:4], spec, tmp_path / "c1")[1]
+    np.testing.assert_allclose(from_file, embed_images(styled[0][:4], tiny, tmp_path / "c2")[1],
+                               atol=1e-5)
+    missing = EmbeddingSpec(architecture=TINY, checkpoint=str(tmp_path / "nope.pt"))
+    with pytest.raises(FileNotFoundError, match="nope.pt does not exist"):
+        embed_images(styled[0][:1], missing, tmp_path / "c3")
+
+
+def test_random_weights_still_separate_the_synthetic_styles(tiny, styled, tmp_path):
+    """Why the offline default works: the styles differ in palette and texture, which a
+    random patch projection keeps apart. With K = number of styles two styles can share
+    a cluster; with K = 2 x styles (the default report's K = 8) they mostly do not."""
+    paths, styles = styled
+    _, vectors, _ = embed_images(paths, tiny, tmp_path)
+    purity = {}
+    for k in (4, 8):
+        assigned = soft_assign(vectors, spherical_kmeans(vectors, k, seed=0), 0.05).argmax(1)
+        purity[k] = sum(Counter(styles[assigned == z]).most_common(1)[0][1]
+                        for z in set(assigned)) / len(paths)
+    assert purity[4] >= 0.7 and purity[8] >= 0.85 and purity[8] > purity[4]
+
+
+def test_clusters_and_soft_assignment():
+    rng = np.random.default_rng(0)
+    centres = np.eye(3, 8)
+    X = np.repeat(centres, 20, axis=0) + rng.normal(0, 0.05, (60, 8))
+    truth = np.repeat(np.arange(3), 20)
+    centroids = spherical_kmeans(X, 3, seed=0)
+    np.testing.assert_allclose(np.linalg.norm(centroids, axis=1), 1.0, atol=1e-5)
+    hard = soft_assign(X, centroids, 1e-4)
+    assert len({tuple(sorted(set(truth[hard.argmax(1) == z]))) for z in range(3)}) == 3
+    np.testing.assert_allclose(hard.sum(axis=1), 1.0)
+    assert mean_entropy(hard) < 1e-3
+    flat = soft_assign(X, centroids, 1e6)
+    np.testing.assert_allclose(flat, 1 / 3, atol=1e-5)
+    assert mean_entropy(flat) == pytest.approx(np.log(3), abs=1e-5)
+    with pytest.raises(ValueError, match="K = 70 clusters to 60"):
+        spherical_kmeans(X, 70, seed=0)
+    with pytest.raises(ValueError, match="tau must be positive"):
+        softmax_cosines(np.zeros((1, 2)), 0)

@@ -1,0 +1,86 @@
+"""MMB end to end on the default synthetic data and simulated judge (a project copy with
+the default `mmb:` block and no other study): the planted answer is recovered, and a
+change reruns only what depends on it (issue: incrementality)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections import Counter
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import make_project
+from test_pipeline import BIN, job, planned_jobs, run, write_params
+
+ANALYSIS = Counter([job("mmb_factorial", judge="corvid-pro"), job("mmb_analysis"),
+                    job("report")])
+
+
+def mmb_params(default_params: dict) -> dict:
+    params = copy.deepcopy(default_params)
+    for study in ("philautia", "pomms"):
+        params.pop(study)
+    return params
+
+
+@pytest.fixture(scope="module")
+def mmb_project(tmp_path_factory, default_params):
+    project = make_project(tmp_path_factory.mktemp("mmb"), mmb_params(default_params))
+    run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+    return project
+
+
+@pytest.mark.slow
+def test_planted_answer_is_recovered(mmb_project, default_params):
+    """Instruction reliability is planted per style: MMB's ECE is below BPE's and AVG's
+    with the difference significant after BY, the top instruction of most style-dominated
+    clusters is the planted one, and K = 1 is BPE exactly (entropy per_group)."""
+    metrics = json.loads((mmb_project / "results/mmb/metrics.json").read_text())
+    judge = metrics["judges"]["corvid-pro"]
+    assert judge["ece_best"] == "MMB"
+    assert set(judge["mmb_ece_significantly_below"]) == {"AVG", "BPE"}
+    assert judge["top_prompt_matches"] >= judge["clusters_with_style"] / 2 > 0
+    assert judge["pairs_dropped"] == 0 and judge["smoothed_answers"] == 0
+    runs = pd.read_parquet(mmb_project / "results/mmb/factorial/corvid-pro/configurations.parquet")
+    keys = ["n_prompts", "n_val", "train_seed", "sampling_seed"]
+    bpe = runs[runs["method"] == "BPE"].set_index(keys)["ece"]
+    k1 = runs[(runs["method"] == "MMB") & (runs["k"] == 1)].groupby(keys)["ece"].mean()
+    pd.testing.assert_series_equal(k1.sort_index(), bpe.sort_index(), check_names=False,
+                                   atol=1e-9)
+    html = (mmb_project / "results/report.html").read_text()
+    assert "MMB: calibrating a pairwise image judge" in html and "<strong>" in html
+
+
+@pytest.mark.slow
+def test_changes_rerun_only_what_depends_on_them(mmb_project, default_params):
+    assert planned_jobs(mmb_project) == Counter()
+
+    params = mmb_params(default_params)  # tau: no clustering, no embedding, no judge call
+    params["mmb"]["clustering"]["tau"] = 0.1
+    write_params(mmb_project, params)
+    assert planned_jobs(mmb_project) == ANALYSIS
+
+    params = mmb_params(default_params)  # K: reclustering; the embedding job finds all cached
+    params["mmb"]["clustering"]["ks"] = [*params["mmb"]["clustering"]["ks"], 3]
+    write_params(mmb_project, params)
+    assert planned_jobs(mmb_project) == ANALYSIS + Counter([job("mmb_embed"),
+                                                            job("mmb_cluster")])
+    run([str(BIN / "snakemake"), "data/mmb/clusters.parquet", "--cores", "2"], mmb_project)
+    assert "'computed': 0" in (mmb_project / "logs/mmb/embed.log").read_text()
+
+    extra = mmb_project / "extra.yaml"  # one more instruction: judged alone
+    extra.write_text(yaml.safe_dump([{"id": "mine-01", "kind": "rephrasing",
+                                      "text": "Which picture is nicer to look at?"}]))
+    params["mmb"]["instructions"]["extra"] = str(extra)
+    write_params(mmb_project, params)
+    assert planned_jobs(mmb_project) == ANALYSIS + Counter([job("mmb_pool"),
+                                                            job("mmb_judge", judge="corvid-pro")])
+    run([str(BIN / "snakemake"), "data/mmb/judgements/corvid-pro.parquet", "--cores", "2"],
+        mmb_project)
+    pairs = len(pd.read_parquet(mmb_project / "data/mmb/pairs.parquet"))
+    log = (mmb_project / "logs/mmb/judge/corvid-pro.log").read_text()
+    found = re.search(r"(\d+) requests, (\d+) from the journal, (\d+) new calls", log)
+    assert found and int(found.group(3)) == pairs and int(found.group(2)) == 44 * pairs
