@@ -14,6 +14,9 @@ SMOKE = {
     "client_overhead.py": ["--latency", "0.05", "--rounds", "2", "--repeat", "1",
                            "--concurrency", "4"],
     "expected_score_bias.py": ["--draws", "200"],
+    "mmb_factorial.py": ["--test", "300", "--pool", "60", "--prompts", "25",
+                         "--sampling-seeds", "2", "--ks", "2", "4", "--cluster-seeds", "1",
+                         "--jobs", "1", "--loop-sample", "3"],
 }
 
 

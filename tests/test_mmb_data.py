@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -135,7 +136,7 @@ def test_synthetic_default_through_the_importers_is_deterministic(tmp_path):
     assert pairs["style_a"].notna().all() or pairs.loc[pairs["split"] != "mjb_train",
                                                        "style_a"].notna().all()
     for a, b in zip(pairs["image_a"], again["image_a"], strict=True):
-        assert open(a, "rb").read() == open(b, "rb").read()
+        assert Path(a).read_bytes() == Path(b).read_bytes()
     test = pairs[pairs["split"] == "test"]
     assert len(test) == 4 * len(list(combinations(range(3), 2)))
     assert support["fold"].isna().sum() == 18  # the training images, D_sup's pool

@@ -82,7 +82,7 @@ def test_local_checkpoint(tiny, styled, tmp_path):
     np.testing.assert_allclose(from_file, embed_images(styled[0][:4], tiny, tmp_path / "c2")[1],
                                atol=1e-5)
     missing = EmbeddingSpec(architecture=TINY, checkpoint=str(tmp_path / "nope.pt"))
-    with pytest.raises(FileNotFoundError, match="nope.pt does not exist"):
+    with pytest.raises(FileNotFoundError, match=r"nope\.pt does not exist"):
         embed_images(styled[0][:1], missing, tmp_path / "c3")
 
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.special import softmax
-from sklearn.utils.estimator_checks import check_get_params_invariance, check_no_attributes_set_in_init
+from sklearn.utils.estimator_checks import (
+    check_get_params_invariance,
+    check_no_attributes_set_in_init,
+)
 
 from judgebias.studies.mmb.estimator import (
     AverageEnsemble,
@@ -109,14 +112,13 @@ def test_tau_limits(entropy):
     rng = np.random.default_rng(3)
     P, y, hard = _two_cluster_data(60, rng)
     cosines = np.where(hard == 1, 0.9, 0.6)
-    for tau in (1e-4,):  # tau -> 0: hard clusters, BPE per cluster (per_group)
-        R = softmax(cosines / tau, axis=1)
-        w = MultimodalBayesianEnsemble(entropy=entropy).fit(P, y, responsibilities=R).weights_
-        for z in range(2):
-            members = hard[:, z] == 1
-            s = BayesianPromptEnsemble().fit(P[members], y[members]).log_likelihood_
-            expected = softmax(s) if entropy == "per_group" else softmax(s / members.sum())
-            np.testing.assert_allclose(w[z], expected, atol=1e-8)
+    R = softmax(cosines / 1e-4, axis=1)  # tau -> 0: hard clusters, BPE per cluster
+    w = MultimodalBayesianEnsemble(entropy=entropy).fit(P, y, responsibilities=R).weights_
+    for z in range(2):
+        members = hard[:, z] == 1
+        s = BayesianPromptEnsemble().fit(P[members], y[members]).log_likelihood_
+        expected = softmax(s) if entropy == "per_group" else softmax(s / members.sum())
+        np.testing.assert_allclose(w[z], expected, atol=1e-8)
     R = softmax(cosines / 1e6, axis=1)  # tau -> infinity: uniform responsibilities
     w = MultimodalBayesianEnsemble(entropy=entropy).fit(P, y, responsibilities=R).weights_
     s = BayesianPromptEnsemble().fit(P, y).log_likelihood_

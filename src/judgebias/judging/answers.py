@@ -428,8 +428,10 @@ class LabelProbabilities:
     found.
 
     Statuses: as `Choice` when no single label is found (unparseable, ambiguous); with
-    no tokens, tokens that do not spell the text up to the label, or a label split over
-    several tokens: ``no_logprobs`` with the parsed label in ``value`` (the caller applies
+    no tokens, tokens that do not spell the text up to the label, a label split over
+    several tokens, or no top-k alternatives at the label (top_logprobs = 0: only the
+    chosen token's log-prob, so the other labels' are unknown, not zero): ``no_logprobs``
+    with the parsed label in ``value`` (the caller applies
     its documented smoothing).
     """
 
@@ -463,6 +465,8 @@ class LabelProbabilities:
         tok = tokens[index]
         if offset + len(tok.token) < verdict.end:
             return Answer(STATUS_NO_LOGPROBS, verdict.label)  # label split over tokens
+        if not tok.top:  # only the chosen token's log-prob: the others' are unknown, not 0
+            return Answer(STATUS_NO_LOGPROBS, verdict.label)
         head = tok.token[: verdict.start - offset]
         tail = tok.token[verdict.end - offset:]
         keys = {label.strip().casefold(): label for label in self.labels}

@@ -1,0 +1,155 @@
+"""MMB's judge calls on the judging core: the simulated pairwise judge's planted p, p(A)
+read back from the log-probs in either order shown, the documented degradation without
+log-probs, the instruction writer, and the params checks."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import pandas as pd
+import pytest
+import yaml
+
+from judgebias.artifacts import write_table
+from judgebias.config import ConfigError, validate_params
+from judgebias.judging.answers import LabelProbabilities
+from judgebias.models.base import ChatRequest, Sampling
+from judgebias.models.sim import SimBackend, SimModel
+from judgebias.studies.mmb import synthetic
+from judgebias.studies.mmb.jobs import grow_pool, judge_pairs
+from judgebias.studies.mmb.params import builtin_pool
+from judgebias.studies.mmb.sim import (
+    PAIR_MARK,
+    PairwiseTask,
+    RephraseTask,
+    position_bias,
+    slope,
+)
+from judgebias.studies.mmb.sim import JudgeTraits as Traits
+from judgebias.studies.mmb.tables import PAIRS
+
+JUDGE = "corvid-pro"
+
+
+@pytest.fixture
+def config(default_params, tmp_path):
+    params = copy.deepcopy(default_params)
+    params["journal_dir"] = str(tmp_path / "journal")
+    return validate_params(params)
+
+
+def _image(tmp_path, name, style, quality, seed):
+    path = tmp_path / f"{name}.png"
+    path.write_bytes(synthetic.png_bytes(synthetic.render(style, quality, 32, seed)))
+    return str(path)
+
+
+def test_the_pool_has_forty_instructions_and_one_expert_per_planted_style(default_params):
+    pool = builtin_pool()
+    assert len(pool) >= 40 and len({p["id"] for p in pool}) == len(pool)
+    assert {p["kind"] for p in pool} == {"definition", "template", "rephrasing", "persona"}
+    experts = default_params["panel"][JUDGE]["sim"]["mmb"]["experts"]
+    assert set(experts) == set(synthetic.STYLES)
+    for phrase in experts.values():
+        assert sum(phrase.casefold() in p["text"].casefold() for p in pool) == 1
+
+
+def test_sim_judge_answers_its_planted_probability(tmp_path):
+    traits = {"experts": {"ink sketch": "comic book inker"}, "gamma": 6.0,
+              "position_bias": 0.5, "brightness_bias": 1.0, "noise": 0.0}
+    model = SimModel.from_params("j", "f", {"caption_quality": 1.0, "style": {
+        "opener": "Here", "signature": "calm"}, "mmb": traits})
+    backend = SimBackend({"sim/j": model}, tasks=[PairwiseTask()])
+    first = synthetic.render("ink sketch", 0.9, 32, 1)
+    second = synthetic.render("ink sketch", 0.4, 32, 2)
+    instruction = "You are a comic book inker with an eye for line work. Judge."
+    request = ChatRequest(model="sim/j", prompt=instruction + PAIR_MARK + ' "x"',
+                          images=(synthetic.png_bytes(first), synthetic.png_bytes(second)),
+                          sampling=Sampling(temperature=0, top_logprobs=5))
+    answer = backend.answer(request)
+    seen = [synthetic.perceive(synthetic.png_bytes(i)) for i in (first, second)]
+    parsed = Traits(**traits)
+    assert slope(parsed, instruction, "ink sketch") == 6.0
+    logit = (6.0 * (seen[0].quality - seen[1].quality) + position_bias(parsed, instruction)
+             + 1.0 * (seen[0].brightness - seen[1].brightness))
+    read = LabelProbabilities().parse(answer.text, answer.tokens)
+    assert read.status == "ok" and answer.text == "Judgement: [[A]]"
+    assert read.probs["A"] == pytest.approx(1 / (1 + math.exp(-logit)), rel=1e-9)
+    other = slope(parsed, "Which image is better?", "ink sketch")
+    assert other != 6.0
+
+
+def test_writer_rewords_an_instruction():
+    model = SimModel.from_params("w", "f", {"caption_quality": 1.0, "style": {
+        "opener": "Here", "signature": "calm"}})
+    backend = SimBackend({"sim/w": model}, tasks=[RephraseTask()])
+    prompt = ("Rewrite the following instruction for judging which of two generated images "
+              "is better.\n\nInstruction: Pick the image you think is the better generation.")
+    answer = backend.answer(ChatRequest(model="sim/w", prompt=prompt))
+    assert answer.ok and answer.text != "Pick the image you think is the better generation."
+    assert "\n" not in answer.text
+
+
+def _inputs(config, tmp_path):
+    a = _image(tmp_path, "a", "neon sci-fi", 0.9, 1)
+    b = _image(tmp_path, "b", "neon sci-fi", 0.2, 2)
+    pairs = pd.DataFrame([{"pair_id": "p1", "group": "g", "prompt": "a neon city",
+                           "image_a": a, "image_b": b, "preference": 1.0, "split": "test",
+                           "fold": None, "source": "synthetic", "style_a": None,
+                           "style_b": None}])
+    pairs_path, pool_path = tmp_path / "pairs.parquet", tmp_path / "pool.yaml"
+    write_table(pairs, pairs_path, PAIRS)
+    pool_path.write_text(yaml.safe_dump(builtin_pool()[:3]))
+    return str(pairs_path), str(pool_path)
+
+
+def test_both_orders_map_back_to_image_a(config, tmp_path):
+    config["mmb"]["order"] = "both"
+    rows = judge_pairs(config, JUDGE, *_inputs(config, tmp_path))
+    assert len(rows) == 6 and set(rows["p_source"]) == {"logprobs"}
+    for _, group in rows.groupby("instruction"):
+        shown = group.set_index("order")
+        first_ab = json.loads(shown.loc["ab", "probs"])["A"]
+        first_ba = json.loads(shown.loc["ba", "probs"])["A"]
+        assert shown.loc["ab", "p_a"] == pytest.approx(first_ab)
+        assert shown.loc["ba", "p_a"] == pytest.approx(1 - first_ba)
+    again = judge_pairs(config, JUDGE, *_inputs(config, tmp_path))  # from the journal
+    pd.testing.assert_series_equal(rows["p_a"], again["p_a"])
+
+
+def test_no_logprobs_degrades_to_the_smoothed_choice(config, tmp_path):
+    config["panel"][JUDGE]["sampling"]["top_logprobs"] = 0
+    rows = judge_pairs(config, JUDGE, *_inputs(config, tmp_path))
+    assert set(rows["status"]) == {"no_logprobs"}
+    assert set(rows["p_source"]) == {"smoothed_choice"}
+    assert set(rows["p_a"].round(6)) <= {round(2 / 3, 6), round(1 / 3, 6)}
+
+
+def test_a_failed_answer_keeps_its_status_and_no_number(config, tmp_path):
+    config["panel"][JUDGE]["sim"].pop("mmb")  # the sim cannot answer: failed, not a number
+    rows = judge_pairs(config, JUDGE, *_inputs(config, tmp_path))
+    assert set(rows["status"]) == {"failed"} and rows["p_a"].isna().all()
+    assert set(rows["p_source"]) == {"none"}
+
+
+def test_grow_pool_with_a_panel_writer(config):
+    base = pd.DataFrame(builtin_pool())
+    grown = grow_pool(config, "lumen-large", 4, 0, base)
+    assert list(grown["id"]) == [f"gen-lumen-large-0{i}" for i in range(1, 5)]
+    assert not set(grown["text"]) & set(base["text"])
+    assert set(grown["source"]) <= set(base["id"])
+
+
+def test_params_checks(default_params):
+    params = copy.deepcopy(default_params)
+    params["mmb"]["report"]["k"] = 5
+    params["panel"][JUDGE]["sim"].pop("mmb")
+    params["mmb"]["instructions"]["grow"] = {"writer": "nobody", "n": 2}
+    with pytest.raises(ConfigError) as error:
+        validate_params(params)
+    text = str(error.value)
+    assert "mmb.report.k: 5 is not one of mmb.clustering.ks" in text
+    assert f"panel.{JUDGE}.sim.mmb: a simulated judge needs its planted MMB traits" in text
+    assert "mmb.instructions.grow.writer: model 'nobody'" in text
