@@ -26,7 +26,7 @@ from judgebias.studies.mmb.experiment import FactorialInputs, coverage_grid, fac
 from judgebias.studies.mmb.factorial import run_factorial
 from judgebias.studies.mmb.metrics import METRICS
 from judgebias.studies.mmb.significance import bootstrap_band, compare_to_best
-from judgebias.studies.mmb.tables import FIGURES, JUDGEMENTS, PAIRS
+from judgebias.studies.mmb.tables import JUDGEMENTS
 
 log = logging.getLogger(__name__)
 
@@ -59,15 +59,6 @@ def significance_table(runs: pd.DataFrame, metrics: Sequence[str], *, table: str
                                  seed=report["seed"])
         frames.append(result.assign(metric=metric, table=table))
     return pd.concat(frames, ignore_index=True)
-
-
-def wide(tests: pd.DataFrame, index: Sequence[str], column: str = "method"
-         ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(values, bold) frames: rows `index`, columns (metric, method)."""
-    values = tests.pivot_table(index=list(index), columns=["metric", column], values="mean")
-    bold = tests.pivot_table(index=list(index), columns=["metric", column], values="bold",
-                             aggfunc="max").astype(bool)
-    return values, bold
 
 
 def error_coverage_bands(configurations: pd.DataFrame, k: int, n_prompts: int,
@@ -106,7 +97,6 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
     report = mmb["report"]
     k, cell = report["k"], (report["n_prompts"], report["n_val"])
     coverages = coverage_grid(mmb["design"]["coverages"])
-    pairs = read_table(pairs_path, PAIRS)
     tables: dict[str, list[pd.DataFrame]] = {name: [] for name in (
         "table1", "table2", "table3", "table4", "significance", "error_coverage",
         "top_prompts", "tau_sweep")}
@@ -133,7 +123,7 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
             configurations, k, cell[0], coverages, report).assign(judge=judge))
         inputs = factorial_inputs(config, pairs_path, pool_path, judgements_path,
                                   clusters_path)
-        top = top_prompts(config, inputs, pairs, judge)
+        top = top_prompts(config, inputs, judge)
         tables["top_prompts"].append(top)
         tables["tau_sweep"].append(tau_sweep(
             config, [pairs_path, pool_path, judgements_path, clusters_path]).assign(judge=judge))
@@ -144,8 +134,7 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
     frames["answers"] = pd.concat(answers, ignore_index=True)
     for name, frame in frames.items():
         write_frame(frame, out_dir / f"{name}.parquet")
-    figures.draw_all(config, frames, pairs, out_dir / "figures")
-    assert set(FIGURES) <= {p.stem for p in (out_dir / "figures").glob("*.png")}
+    figures.draw_all(config, frames, out_dir / "figures")
     write_json({"k": k, "cell": {"n_prompts": cell[0], "n_val": cell[1]},
                 "judges": summary}, out_dir / "metrics.json")
 
@@ -159,8 +148,8 @@ def k_runs(configurations: pd.DataFrame, cell: tuple[int, int]) -> pd.DataFrame:
     return rows.groupby([*CELL, *UNIT, "k"], as_index=False)[metrics].mean()
 
 
-def top_prompts(config: Mapping[str, Any], inputs: FactorialInputs, pairs: pd.DataFrame,
-                judge: str, per_cluster: int = 4) -> pd.DataFrame:
+def top_prompts(config: Mapping[str, Any], inputs: FactorialInputs, judge: str,
+                per_cluster: int = 4) -> pd.DataFrame:
     """Fig. 4 analogue: MMB fitted on every validation candidate with the whole pool, at
     the report's K (clustering seed 0); per cluster its top instruction, the style most of
     its pairs carry (synthetic data), and the instruction planted as best for that style

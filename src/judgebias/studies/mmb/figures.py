@@ -21,8 +21,8 @@ COLORS = {"STD": "#9e9e9e", "BEST": "#8d6e63", "AVG": "#1f77b4", "BPE": "#ff7f0e
           "MMB": "#2ca02c"}
 
 
-def draw_all(config: Mapping[str, Any], frames: Mapping[str, pd.DataFrame],
-             pairs: pd.DataFrame, out: Path) -> None:
+def draw_all(config: Mapping[str, Any], frames: Mapping[str, pd.DataFrame], out: Path
+             ) -> None:
     judges = config["mmb"]["models"]
     simulated = simulated_models(config, judges)
     fig1(frames["table2"], judges, simulated, out / "fig1.png")
