@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from judgebias.report.html import Figure, Section, Table
+from judgebias.studies.mmb.embed import EmbeddingSpec
 from judgebias.studies.mmb.metrics import METRICS
 from judgebias.studies.mmb.tables import DATA, FIGURES, TABLES
 
@@ -44,13 +45,25 @@ def paper_table(tests: pd.DataFrame, index: list[str], column: str = "method",
     return values, bold
 
 
-def by_k(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Table 3's layout: one row per K, one column per metric."""
+def _grid(tests: pd.DataFrame, index: str, columns: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     tests = tests.assign(metric=tests["metric"].map(_label))
-    values = tests.pivot_table(index="k", columns="metric", values="mean", sort=False)
-    bold = tests.pivot_table(index="k", columns="metric", values="bold", aggfunc="max",
+    values = tests.pivot_table(index=index, columns=columns, values="mean", sort=False)
+    bold = tests.pivot_table(index=index, columns=columns, values="bold", aggfunc="max",
                              sort=False).astype(bool)
     return values, bold
+
+
+def by_k(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 3's layout: one row per K, one column per metric."""
+    return _grid(tests, "k", "metric")
+
+
+def by_metric(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 2's layout, transposed to fit a page: one row per metric, one column per
+    method."""
+    values, bold = _grid(tests, "metric", "method")
+    columns = [m for m in METHODS if m in values.columns]
+    return values[columns], bold[columns]
 
 
 def report_section(config: Mapping[str, Any], out: Path) -> Section:
@@ -64,7 +77,7 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
         mine = {name: frame[frame["judge"] == judge] for name, frame in read.items()
                 if "judge" in frame.columns}
         first = paper_table(mine["table1"], ["n_prompts", "n_val"], order=METHODS)
-        second = paper_table(mine["table2"], ["judge"], order=METHODS)
+        second = by_metric(mine["table2"])
         third = by_k(mine["table3"])
         tables = [
             Table(second[0], f"Table 2 analogue ({judge}): every metric at "
@@ -126,18 +139,16 @@ def intro(config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
         f" x validation pairs {design['n_val']} x {design['train_seeds']} training seeds x "
         f"{design['sampling_seeds']} sampling seeds x (4 baselines + K "
         f"{mmb['clustering']['ks']} x {mmb['clustering']['seeds']} clustering seeds).\n\n"
-        f"Embeddings: {summary.get('embedding', embedding_text(mmb['embedding']))}.")
+        f"Embeddings: {embedding_text(mmb['embedding'])}")
 
 
 def embedding_text(block: Mapping[str, Any]) -> str:
-    if block["checkpoint"]:
-        return f"open_clip {block['architecture']} from the local checkpoint {block['checkpoint']}"
-    if block["pretrained"]:
-        return f"open_clip {block['architecture']}, pretrained weights {block['pretrained']}"
-    return (f"open_clip {block['architecture']} with RANDOM weights (init seed "
-            f"{block['init_seed']}): no pretrained weights can be downloaded offline. The "
-            "synthetic styles still separate because they differ in palette and texture, "
-            "which a random patch projection preserves; real images need pretrained CLIP")
+    text = EmbeddingSpec.from_params(block).description() + "."
+    if block["checkpoint"] or block["pretrained"]:
+        return text
+    return (text + " The synthetic styles still separate, because they differ in palette "
+            "and texture, which a random patch projection keeps apart (the top-instruction "
+            "table shows each cluster's dominant style); real images need pretrained CLIP.")
 
 
 def protocol_notes(config: Mapping[str, Any], summary: Mapping[str, Any]) -> list[str]:
