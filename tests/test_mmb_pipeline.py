@@ -37,7 +37,8 @@ def mmb_project(tmp_path_factory, default_params):
 def test_planted_answer_is_recovered(mmb_project, default_params):
     """Instruction reliability is planted per style: MMB's ECE is below BPE's and AVG's
     with the difference significant after BY, the top instruction of most style-dominated
-    clusters is the planted one, and K = 1 is BPE exactly (entropy per_group)."""
+    clusters is the planted one, K = 1 is BPE exactly (entropy per_group), and a badly
+    set tau (near-uniform assignments) raises ECE."""
     metrics = json.loads((mmb_project / "results/mmb/metrics.json").read_text())
     judge = metrics["judges"]["corvid-pro"]
     assert judge["ece_best"] == "MMB"
@@ -50,6 +51,9 @@ def test_planted_answer_is_recovered(mmb_project, default_params):
     k1 = runs[(runs["method"] == "MMB") & (runs["k"] == 1)].groupby(keys)["ece"].mean()
     pd.testing.assert_series_equal(k1.sort_index(), bpe.sort_index(), check_names=False,
                                    atol=1e-9)
+    sweep = pd.read_parquet(mmb_project / "results/mmb/tau_sweep.parquet").set_index("tau")
+    assert sweep.loc[1.0, "ece"] > sweep.loc[0.05, "ece"]  # near-uniform p(z|x): worse
+    assert sweep["mean_entropy"].is_monotonic_increasing
     html = (mmb_project / "results/report.html").read_text()
     assert "MMB: calibrating a pairwise image judge" in html and "<strong>" in html
 
