@@ -52,6 +52,30 @@ def test_ece_and_mce_hand_case():
     assert got["mce"][0] == pytest.approx(0.45)
 
 
+def _reference_calibration(p, y, n_bins=15):
+    confidence = np.maximum(p, 1 - p)
+    correct = (p >= 0.5) == (y == 1)
+    bins = np.minimum((confidence * n_bins).astype(int), n_bins - 1)
+    gaps = [abs(correct[bins == b].sum() - confidence[bins == b].sum())
+            for b in range(n_bins)]
+    means = [g / (bins == b).sum() for b, g in enumerate(gaps) if (bins == b).any()]
+    return sum(gaps) / len(p), max(means)
+
+
+def test_calibration_from_the_score_order_equals_plain_binning():
+    rng = np.random.default_rng(7)
+    edges = np.concatenate([np.arange(16) / 15, 1 - np.arange(16) / 15])
+    for decimals in (2, 8):
+        p = np.round(rng.random((6, 200)), decimals)
+        p[:, :20] = rng.choice(edges, size=(6, 20))  # values on the bin edges
+        y = rng.integers(0, 2, 200)
+        got = batch_metrics(p, y)
+        for i, row in enumerate(p):
+            ece, mce = _reference_calibration(row, y)
+            assert got["ece"][i] == pytest.approx(ece, abs=1e-12)
+            assert got["mce"][i] == pytest.approx(mce, abs=1e-12)
+
+
 def test_error_coverage_and_confidence():
     p = np.array([[0.9, 0.2, 0.6, 0.45]])
     y = np.array([1, 1, 0, 0])  # right, wrong, wrong, right; confidence order 0, 1, 2, 3

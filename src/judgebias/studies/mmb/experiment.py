@@ -100,6 +100,7 @@ def factorial_inputs(config: Mapping[str, Any], pairs_path: str, pool_path: str,
                       train_seeds=range(design["train_seeds"]),
                       sampling_seeds=range(design["sampling_seeds"]),
                       entropy=mmb["entropy"], coverages=coverage_grid(design["coverages"]),
+                      curves_for=[mmb["report"]["n_prompts"]],
                       n_jobs=min(2, os.cpu_count() or 1)),
         pairs_used=len(usable), pairs_dropped=len(pairs) - len(usable),
         smoothed_answers=int((judgements["p_source"] == "smoothed_choice").sum()))

@@ -14,9 +14,10 @@ Draw rules (each from its own seeded generator, so adding a seed never redraws a
 * clustering seed c: which precomputed clustering (responsibilities) MMB uses.
 
 Vectorisation: for one prompt subset S, every (n_val, t) weight vector is computed at once
-(closed forms: estimator.py), predictions are one matrix product for the baselines and one
-per (K, c) for MMB, ``Q @ W.T`` with ``Q[n, (z, a)] = R[n, z] P[n, a]``, which is eq. 10
-for all configurations together. Metrics are batched (metrics.batch_metrics). Subsets run
+(closed forms: estimator.py), predictions are one matrix product for the baselines and, per
+(K, c) for MMB, one product ``P @ W`` giving every configuration's per-cluster mixture
+sum_a w_za p(y | x, a), then a batched product with p(z | x): eq. 10 for all
+configurations together. Metrics are batched (metrics.batch_metrics). Subsets run
 in parallel over `n_jobs` processes. tests/test_mmb_factorial.py checks every row against
 the estimator classes fitted one at a time.
 """
@@ -59,6 +60,7 @@ class Design:
     sampling_seeds: Sequence[int]
     entropy: str = "per_group"
     coverages: Sequence[float] = (1.0,)
+    curves_for: Sequence[int] | None = None  # prompt counts with error-coverage curves
     n_jobs: int = 1
 
 
@@ -120,24 +122,28 @@ def _subset_rows(split: Split, design: Design, n_prompts: int, seed: int,
     blocks, meta = [base.reshape(-1, n_prompts) @ P.T], []
     meta += [{**key, "method": m, "k": 0, "cluster_seed": -1}
              for key in keys for m in BASELINES]
-    for (k, c), weights in mmb.items():
-        R = split.R_test[(k, c)]
-        Q = (R[:, :, None] * P[:, None, :]).reshape(len(P), -1)
-        blocks.append(weights.reshape(len(keys), -1) @ Q.T)
+    for (k, c), weights in mmb.items():  # weights: (configurations, K, prompts)
+        per_cluster = (P @ weights.transpose(2, 0, 1).reshape(n_prompts, -1)).reshape(
+            len(P), len(keys), k)  # sum_a w_za p(y | x, a) for every configuration
+        blocks.append(np.matmul(per_cluster, split.R_test[(k, c)][:, :, None])[:, :, 0].T)
         meta += [{**key, "method": "MMB", "k": k, "cluster_seed": c} for key in keys]
     p = np.clip(np.concatenate(blocks), 0.0, 1.0)
     frame = pd.DataFrame(meta).assign(n_prompts=n_prompts, sampling_seed=seed)
     if score == "confidence":
         return frame.assign(confidence=mean_confidence(p) * len(split.y_test),
                             n_test=len(split.y_test))
-    metrics = batch_metrics(p, split.y_test, coverages=np.asarray(design.coverages))
-    curves = metrics.pop("error_coverage")
-    return frame.assign(**metrics, error_coverage=list(curves))
+    wanted = design.curves_for is None or n_prompts in design.curves_for
+    metrics = batch_metrics(p, split.y_test,
+                            coverages=np.asarray(design.coverages) if wanted else None)
+    curves = metrics.pop("error_coverage", None)
+    return frame.assign(**metrics, error_coverage=None if curves is None else list(curves))
 
 
 def run_factorial(split: Split, design: Design) -> pd.DataFrame:
     """One row per configuration: the design keys (KEYS; k = 0 and cluster_seed = -1 for
-    the baselines), every metric of metrics.batch_metrics and the error-coverage curve."""
+    the baselines), every metric of metrics.batch_metrics and the error-coverage curve
+    (None for prompt counts outside `design.curves_for`: Fig. 3 shows one, and the curve
+    needs a second sort, by confidence)."""
     tasks = [(n, s) for n in design.n_prompts for s in design.sampling_seeds]
     parts = Parallel(n_jobs=design.n_jobs)(
         delayed(_subset_rows)(split, design, n, s, "metrics") for n, s in tasks)

@@ -38,29 +38,45 @@ def _rows(p: np.ndarray) -> np.ndarray:
     return p[None, :] if p.ndim == 1 else p
 
 
-def _by_confidence(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(confidence, correct) per row, sorted by confidence, highest first."""
-    confidence = np.maximum(p, 1 - p)
-    order = np.argsort(-confidence, axis=1, kind="stable")
-    correct = np.take_along_axis((p >= 0.5) == (np.asarray(y) == 1), order, axis=1)
-    return np.take_along_axis(confidence, order, axis=1), correct
+def _by_score(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(p, y) per row sorted by p, highest first: the one sort every metric but the
+    error-coverage curve needs."""
+    order = np.argsort(-p, axis=1)
+    return np.take_along_axis(p, order, axis=1), np.asarray(y)[order].astype(float)
 
 
-def _calibration(confidence: np.ndarray, correct: np.ndarray, n_bins: int
+def _prefix(values: np.ndarray) -> np.ndarray:
+    return np.concatenate([np.zeros((len(values), 1)), np.cumsum(values, axis=1)], axis=1)
+
+
+def _calibration(scores: np.ndarray, hits: np.ndarray, n_bins: int
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """(ECE, MCE) from confidence-sorted rows: each bin is a contiguous run."""
-    b, n = confidence.shape
-    edges = np.arange(n_bins - 1, 0, -1) / n_bins  # bin lower edges, highest first
-    above = np.stack([(confidence >= e).sum(axis=1) for e in edges], axis=1)
-    cuts = np.concatenate([np.zeros((b, 1), int), above, np.full((b, 1), n)], axis=1)
-    zero = np.zeros((b, 1))
-    conf_sum = np.concatenate([zero, np.cumsum(confidence, axis=1)], axis=1)
-    hit_sum = np.concatenate([zero, np.cumsum(correct, axis=1, dtype=float)], axis=1)
-    rows = np.arange(b)[:, None]
-    conf = np.diff(conf_sum[rows, cuts], axis=1)
-    hits = np.diff(hit_sum[rows, cuts], axis=1)
-    count = np.diff(cuts, axis=1)
-    gap = np.abs(hits - conf)
+    """(ECE, MCE) from rows sorted by p (highest first). A pair's confidence is >= an
+    edge e > 0.5 exactly when p >= e (a prefix of the row) or 1 - p >= e (a suffix), so
+    every bin's count and sums come from prefix sums, without sorting by confidence."""
+    b, n = scores.shape
+    confidence = np.maximum(scores, 1 - scores)
+    conf_sum = _prefix(confidence)
+    hit_sum = _prefix(((scores >= 0.5) == (hits == 1)).astype(float))
+    rows = np.arange(b)
+    counts, confs, rights = [np.zeros(b)], [np.zeros(b)], [np.zeros(b)]
+    for edge in np.arange(n_bins - 1, 0, -1) / n_bins:  # bin lower edges, highest first
+        if edge > 0.5:
+            top = (scores >= edge).sum(axis=1)
+            tail = n - ((1 - scores) >= edge).sum(axis=1)
+            counts.append(top + n - tail)
+            confs.append(conf_sum[rows, top] + conf_sum[:, n] - conf_sum[rows, tail])
+            rights.append(hit_sum[rows, top] + hit_sum[:, n] - hit_sum[rows, tail])
+        else:  # every confidence is >= 0.5
+            counts.append(np.full(b, n))
+            confs.append(conf_sum[:, n])
+            rights.append(hit_sum[:, n])
+    counts.append(np.full(b, n))
+    confs.append(conf_sum[:, n])
+    rights.append(hit_sum[:, n])
+    count = np.diff(np.stack(counts, axis=1), axis=1)
+    gap = np.abs(np.diff(np.stack(rights, axis=1), axis=1)
+                 - np.diff(np.stack(confs, axis=1), axis=1))
     per_bin = np.divide(gap, count, out=np.zeros_like(gap), where=count > 0)
     return gap.sum(axis=1) / n, per_bin.max(axis=1)
 
@@ -68,19 +84,16 @@ def _calibration(confidence: np.ndarray, correct: np.ndarray, n_bins: int
 def calibration_errors(p: np.ndarray, y: np.ndarray, n_bins: int = N_BINS
                        ) -> tuple[np.ndarray, np.ndarray]:
     """(ECE, MCE) per row (module docstring)."""
-    return _calibration(*_by_confidence(_rows(p), y), n_bins)
+    return _calibration(*_by_score(_rows(p), y), n_bins)
 
 
-def _ranking(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(average precision, ROC-AUC) per row from one descending sort of `p`; tied scores
-    form one threshold (sklearn's convention for both). Rows without ties take the plain
-    formulas; only rows with ties pay for finding their runs."""
-    b, n = p.shape
-    y = np.asarray(y)
-    n_pos, n_neg = int(y.sum()), int(n - y.sum())
-    order = np.argsort(-p, axis=1)
-    scores = np.take_along_axis(p, order, axis=1)
-    hits = y[order].astype(float)
+def _ranking(scores: np.ndarray, hits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(average precision, ROC-AUC) per row from rows sorted by p; tied scores form one
+    threshold (sklearn's convention for both). Rows without ties take the plain formulas;
+    only rows with ties pay for finding their runs."""
+    b, n = scores.shape
+    n_pos = int(hits[0].sum()) if b else 0
+    n_neg = n - n_pos
     tps = np.cumsum(hits, axis=1)
     rank = np.arange(1, n + 1, dtype=float)
     ap = (hits * tps / rank).sum(axis=1) / max(n_pos, 1)
@@ -112,24 +125,24 @@ def _tied_ranking(scores: np.ndarray, hits: np.ndarray, tps: np.ndarray
 
 def average_precision(p: np.ndarray, y: np.ndarray) -> np.ndarray:
     """sklearn's average precision per row, ties as one threshold."""
-    return _ranking(_rows(p), y)[0]
+    return _ranking(*_by_score(_rows(p), y))[0]
 
 
 def roc_auc(p: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Mann-Whitney ROC-AUC per row (average ranks for ties)."""
-    return _ranking(_rows(p), y)[1]
+    return _ranking(*_by_score(_rows(p), y))[1]
 
 
 def batch_metrics(p: np.ndarray, y: np.ndarray, n_bins: int = N_BINS,
                   coverages: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Every metric of the module docstring, one value per row of `p`; with `coverages`,
-    also "error_coverage" (B, G) from the same confidence sort."""
+    also "error_coverage" (B, G), which needs a second sort (by confidence)."""
     p = _rows(p)
     y = np.asarray(y).astype(int)
     yhat = (p >= 0.5).astype(float)
-    confidence, correct = _by_confidence(p, y)
-    ece, mce = _calibration(confidence, correct, n_bins)
-    auc_pr, auc = _ranking(p, y)
+    scores, hits = _by_score(p, y)
+    ece, mce = _calibration(scores, hits, n_bins)
+    auc_pr, auc = _ranking(scores, hits)
     clipped = np.clip(p, EPS, 1 - EPS)
     accuracy = (yhat == y).mean(axis=1)
     expected = yhat.mean(axis=1) * y.mean() + (1 - yhat.mean(axis=1)) * (1 - y.mean())
@@ -145,7 +158,7 @@ def batch_metrics(p: np.ndarray, y: np.ndarray, n_bins: int = N_BINS,
         "roc_auc": auc, "f1": f1,
     }
     if coverages is not None:
-        out["error_coverage"] = _coverage_errors(correct, coverages)
+        out["error_coverage"] = error_coverage(p, y, coverages)
     return out
 
 
@@ -155,13 +168,12 @@ def mean_confidence(p: np.ndarray) -> np.ndarray:
     return np.maximum(p, 1 - p).mean(axis=1)
 
 
-def _coverage_errors(correct: np.ndarray, coverages: np.ndarray) -> np.ndarray:
-    n = correct.shape[1]
-    kept = np.clip(np.ceil(np.asarray(coverages) * n - 1e-9).astype(int), 1, n)
-    return 1 - np.cumsum(correct, axis=1)[:, kept - 1] / kept
-
-
 def error_coverage(p: np.ndarray, y: np.ndarray, coverages: np.ndarray) -> np.ndarray:
     """Seed 002 Fig. 3: at each coverage c, the error rate of the ceil(c n) most confident
     pairs (confidence ties in pair order). Returns (B, len(coverages))."""
-    return _coverage_errors(_by_confidence(_rows(p), y)[1], coverages)
+    p = _rows(p)
+    n = p.shape[1]
+    order = np.argsort(-np.maximum(p, 1 - p), axis=1, kind="stable")
+    correct = np.take_along_axis((p >= 0.5) == (np.asarray(y) == 1), order, axis=1)
+    kept = np.clip(np.ceil(np.asarray(coverages) * n - 1e-9).astype(int), 1, n)
+    return 1 - np.cumsum(correct, axis=1)[:, kept - 1] / kept
