@@ -54,17 +54,24 @@ def model_resources(role):
     """Resources of a job run by the model named in wildcard `role`: GPUs for vllm
     (Snakemake caps the total; judgebias assigns devices), one unit of its provider's
     concurrency resource for API backends, nothing for sim. Memory where given."""
+    return {name: (lambda wildcards, name=name: _resource(wildcards[role], name))
+            for name in RESOURCE_NAMES}
 
-    def resource(name):
-        def value(wildcards):
-            model = PARAMS["panel"][wildcards[role]]
-            backend, spec = model["backend"], model.get("resources", {})
-            return {
-                "gpu": spec.get("gpus", 0) if backend == "vllm" else 0,
-                "api_openai": int(backend == "openai"),
-                "api_gemini": int(backend == "gemini"),
-                "mem_mb": spec.get("mem_mb", 4000),
-            }[name]
-        return value
 
-    return {name: resource(name) for name in ("gpu", "api_openai", "api_gemini", "mem_mb")}
+def resources_of(model):
+    """The same resources for a job whose model is fixed by params, not a wildcard."""
+    return {name: _resource(model, name) for name in RESOURCE_NAMES}
+
+
+RESOURCE_NAMES = ("gpu", "api_openai", "api_gemini", "mem_mb")
+
+
+def _resource(model_key, name):
+    model = PARAMS["panel"][model_key]
+    backend, spec = model["backend"], model.get("resources", {})
+    return {
+        "gpu": spec.get("gpus", 0) if backend == "vllm" else 0,
+        "api_openai": int(backend == "openai"),
+        "api_gemini": int(backend == "gemini"),
+        "mem_mb": spec.get("mem_mb", 4000),
+    }[name]

@@ -51,7 +51,7 @@ rule mmb_pool:
         dvc_params=MMB_POOL_KEYS,
         values=values_of(MMB_POOL_KEYS),
     resources:
-        **(model_resources("writer") if MMB_GROW else {}),
+        **(resources_of(MMB_GROW["writer"]) if MMB_GROW else {}),
     log:
         "logs/mmb/pool.log",
     shell:

@@ -1,0 +1,145 @@
+"""FRAME's model jobs: the single-score prompts (seed 004 Figs. 4-7) and the pairwise
+prompt (Fig. 8), each an ordinary journaled judge task of the judging core, so a rerun
+after adding one grid value pays only for that value's images.
+
+Prompts (templates ``frame_*``): every prompt has the system prompt of the figures ("You
+are a strict and fair evaluator of AI-generated images."). The figures' last lines ("-
+Image: (The AI-generated image ...)", "Image 1: / Image 2:") say where the images go:
+the images are attached after the text, in that order. The txt of the paper garbles Figs.
+6 and 8 (the placeholder braces are lost); the templates restore ``{{Perturbation}}``,
+``{{Definition}}`` and ``{{Instruction}}`` (spec frame.md), and Fig. 8's curly quotes
+around first/second/tie are written as straight quotes. Scores are read as 0.0-5.0
+(``DecimalScore``: the number after the last "Score:", or the whole answer as one
+number); pairwise verdicts as first / second / tie words (``Choice(style="words")``).
+A failed, unparseable or out-of-range answer keeps its status and gets no score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from judgebias.judging.answers import STATUS_OK, STATUS_TIE, Choice, DecimalScore
+from judgebias.judging.tasks import JudgeTask, run_task
+from judgebias.studies.frame.recipes import ORIGINAL, parse_recipe
+
+PROMPTS = ("standard", "bias_aware", "bias_definition", "cot")
+SYSTEM = "frame_system"
+
+# Seed 004 Table 1: each manipulation's name and definition, as the bias-definition prompt
+# (Fig. 6) names them.
+DEFINITIONS = {
+    "bounding_box": ("Bounding Box Highlighting", "Drawing visible boxes around key objects "
+                     "in the image to emphasize their presence or location."),
+    "authenticity_overlay": ("Authenticity Overlay", "Adding the phrase \u201cReference "
+                             "Image\u201d directly onto the image to imply reference or "
+                             "authenticity."),
+    "keyword_overlay": ("Keyword Overlay", "Inserting a single keyword from the prompt "
+                        "(e.g., \"Cat\") into the image as visible text."),
+    "instruction_overlay": ("Instruction Overlay", "Overlaying the entire generation "
+                            "instruction (e.g., \u201cCreate an image of one balloon in outer "
+                            "space\u2026\u201d) onto the image surface."),
+    "beauty_filter": ("Beauty Filter", "Applying visual filters to enhance facial features "
+                      "for a more conventionally attractive appearance."),
+    "brightness": ("Brightness Adjustment", "Modifying the image to increase overall "
+                   "brightness."),
+    "gamma": ("Gamma Correction", "Altering the luminance distribution of an image by "
+              "adjusting gamma values to change contrast and mid-tone balance."),
+    "padding": ("Black Padding", "Adding black borders around the image to change its "
+                "framing and composition."),
+}
+PAIR_LABELS = ("first", "second")
+ORDERS = ("ab", "ba")
+
+
+def score_task(config: Mapping[str, Any], prompt: str) -> JudgeTask:
+    """The single-score task of one prompt kind (Figs. 4-7)."""
+    fields = {"Instruction": "instruction"}
+    if prompt == "bias_definition":
+        fields |= {"Perturbation": "perturbation", "Definition": "definition"}
+    return JudgeTask(prompt=config["frame"]["prompts"][prompt], answer=DecimalScore(),
+                     fields=fields, images=("image",), system=SYSTEM)
+
+
+def pairwise_task(config: Mapping[str, Any]) -> JudgeTask:
+    """Fig. 8: which of two images is better, words first / second / tie."""
+    return JudgeTask(prompt=config["frame"]["pairwise"]["prompt"],
+                     answer=Choice(labels=PAIR_LABELS, tie_labels=("tie",), style="words"),
+                     fields={"Instruction": "instruction"},
+                     images=("first_image", "second_image"), system=SYSTEM)
+
+
+def recipe_columns(recipes: pd.Series) -> pd.DataFrame:
+    """manipulation / setting / n_steps of each recipe id (the score table's keys)."""
+    rows = []
+    for recipe in recipes:
+        steps = parse_recipe(recipe)
+        rows.append({
+            "manipulation": ORIGINAL if not steps else "+".join(s.manipulation for s in steps),
+            "setting": steps[0].setting if len(steps) == 1 else "",
+            "n_steps": len(steps)})
+    return pd.DataFrame(rows, index=recipes.index, columns=["manipulation", "setting",
+                                                            "n_steps"])
+
+
+def score_images(config: Mapping[str, Any], judge: str, prompt: str,
+                 images: pd.DataFrame) -> pd.DataFrame:
+    """Score every row of `images` (item_id, domain, instruction, recipe, image, and for
+    bias_definition `named`; an optional `status` marks rows that cannot be asked) with
+    `judge` and one prompt kind. One score row per image row."""
+    items = images.reset_index(drop=True).copy()
+    if "named" not in items:
+        items["named"] = ""
+    if prompt == "bias_definition":
+        items["perturbation"] = [DEFINITIONS[n][0] for n in items["named"]]
+        items["definition"] = [DEFINITIONS[n][1] for n in items["named"]]
+    answers = run_task(config, judge, "judge", score_task(config, prompt), items)
+    usable = answers["status"] == STATUS_OK
+    keys = pd.DataFrame({"item_id": items["item_id"], "domain": items["domain"],
+                         "judge": judge, "prompt": prompt, "recipe": items["recipe"]})
+    keys = pd.concat([keys, recipe_columns(items["recipe"])], axis=1)
+    keys["named"] = items["named"]
+    keys["score"] = answers["value"].where(usable, pd.NA)
+    return pd.concat([keys, answers], axis=1)
+
+
+def pairwise_items(items: pd.DataFrame, conditions: Mapping[str, pd.DataFrame]
+                   ) -> pd.DataFrame:
+    """Both orders of every (item, condition): set A's image (original, or its manipulated
+    version in `conditions[name]` with columns item_id, recipe, image) against set B's.
+    Items without a set B image, or whose manipulated image is missing, are left out."""
+    rows = []
+    for condition, images in conditions.items():
+        merged = items.merge(images[["item_id", "recipe", "image"]].rename(
+            columns={"image": "image_a"}), on="item_id")
+        merged = merged[merged["image_a"].notna() & merged["image_b"].notna()]
+        for order in ORDERS:
+            shown = merged.assign(condition=condition, order=order)
+            swapped = order == "ba"
+            shown["first_image"] = shown["image_b"] if swapped else shown["image_a"]
+            shown["second_image"] = shown["image_a"] if swapped else shown["image_b"]
+            rows.append(shown)
+    return pd.concat(rows, ignore_index=True)
+
+
+def judge_pairs(config: Mapping[str, Any], judge: str, shown: pd.DataFrame) -> pd.DataFrame:
+    """One pairwise row per (item, condition, order): the verdict mapped back from the
+    order shown to set A / set B ("tie" kept; None unless usable)."""
+    answers = run_task(config, judge, "judge", pairwise_task(config), shown)
+    verdicts = []
+    for status, label, order in zip(answers["status"], answers["label"], shown["order"],
+                                    strict=True):
+        if status == STATUS_TIE:
+            verdicts.append("tie")
+        elif status != STATUS_OK:
+            verdicts.append(None)
+        else:
+            first_is_a = order == "ab"
+            verdicts.append("A" if (label == "first") == first_is_a else "B")
+    keys = pd.DataFrame({"item_id": shown["item_id"], "domain": shown["domain"],
+                         "judge": judge, "condition": shown["condition"],
+                         "recipe": shown["recipe"], "order": shown["order"],
+                         "verdict": verdicts})
+    return pd.concat([keys, answers], axis=1)

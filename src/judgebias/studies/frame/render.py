@@ -1,0 +1,136 @@
+"""Rendering the manipulated images (seed 004 Table 1, Appendix B.3).
+
+Each manipulated image is an artifact keyed by (original image, recipe, the code and
+options that draw it): the key addresses a cache outside every output (like the model
+journal), so when a grid gains a value, its render job draws only the new value's images
+and copies the rest from the cache. A render set is one manipulation's grid (one job per
+manipulation) or the analysis judge's combinations; its table lists every (item, recipe)
+it was asked for, with the image or the reason there is none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from PIL import Image
+
+from judgebias.artifacts import write_bytes
+from judgebias.studies.frame.recipes import applies, parse_recipe, step
+
+log = logging.getLogger(__name__)
+
+STATUS_OK = "ok"
+STATUS_UNAVAILABLE = "unavailable"
+
+
+def grid_recipes(config: Mapping[str, Any], manipulation: str) -> list[str]:
+    """The recipe ids of one manipulation's grid, in the order params lists them."""
+    return [step(manipulation, value).id for value in config["frame"]["manipulations"][
+        manipulation]]
+
+
+def grid_jobs(config: Mapping[str, Any], items: pd.DataFrame, manipulation: str
+              ) -> pd.DataFrame:
+    """(item_id, recipe) for every item of a domain the manipulation applies to."""
+    recipes = grid_recipes(config, manipulation)
+    rows = [(item, recipe) for item, domain in zip(items["item_id"], items["domain"],
+                                                   strict=True)
+            if applies(manipulation, domain) for recipe in recipes]
+    return pd.DataFrame(rows, columns=["item_id", "recipe"])
+
+
+@cache
+def _code_version() -> str:
+    """The manipulation code's hash: editing it re-renders instead of reusing the cache."""
+    from judgebias.studies.frame import manipulate
+
+    return hashlib.sha256(Path(manipulate.__file__).read_bytes()).hexdigest()[:16]
+
+
+def _restorer(config: Mapping[str, Any], name: str) -> Any:
+    from judgebias.studies.frame.manipulate import restorer
+
+    beauty = config["frame"]["beauty"]
+    if name == "gfpgan":
+        return restorer(name, weights=beauty["weights"], upscale=beauty["upscale"],
+                        device=beauty["device"])
+    return restorer(name)
+
+
+def render_key(image_bytes: bytes, recipe: str, context: Mapping[str, Any]) -> str:
+    """The cache key of one manipulated image."""
+    parts = [hashlib.sha256(image_bytes).hexdigest(), recipe, dict(context), _code_version()]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
+           out_dir: Path) -> pd.DataFrame:
+    """Draw (or copy from the cache) every (item, recipe) of `jobs` into
+    ``out_dir/<recipe>/<item_id>.png``; one RENDERS row each.
+
+    A beauty-filter recipe whose face-restoration model cannot be loaded (GFPGAN without
+    its package or weights) gets status "unavailable" with the message that says what to
+    install; every other recipe still renders.
+    """
+    from judgebias.studies.frame import manipulate
+    from judgebias.studies.frame.concepts import keyword
+
+    frame = config["frame"]
+    cache_dir = Path(frame["render_cache"])
+    by_id = items.set_index("item_id")
+    restorers: dict[str, Any] = {}
+    rows, drawn, copied = [], 0, 0
+    for item_id, recipe in zip(jobs["item_id"], jobs["recipe"], strict=True):
+        item = by_id.loc[item_id]
+        steps = parse_recipe(recipe)
+        beauty = next((s.setting for s in steps if s.manipulation == "beauty_filter"), None)
+        if beauty is not None and beauty not in restorers:
+            try:
+                restorers[beauty] = _restorer(config, beauty)
+            except manipulate.BeautyFilterUnavailable as exc:
+                restorers[beauty] = exc
+        if isinstance(restorers.get(beauty), Exception):
+            rows.append((item_id, recipe, None, STATUS_UNAVAILABLE, str(restorers[beauty])))
+            continue
+        concepts = json.loads(item["concepts"]) if item["concepts"] else {}
+        boxes = tuple(tuple(int(v) for v in box) for box in json.loads(item["boxes"] or "[]"))
+        context = {"instruction": item["instruction"],
+                   "keyword": keyword(item["domain"], concepts), "boxes": boxes,
+                   "resize_back": frame["resize_back"],
+                   "beauty": frame["beauty"] if beauty == "gfpgan" else None}
+        source = Path(item["image"]).read_bytes()
+        key = render_key(source, recipe, context)
+        cached = cache_dir / key[:2] / f"{key}.png"
+        if not cached.exists():
+            manipulated = manipulate.apply(
+                Image.open(item["image"]).convert("RGB"), steps,
+                manipulate.ItemContext(context["instruction"], context["keyword"], boxes,
+                                       restorers.get(beauty)),
+                resize_back=frame["resize_back"])
+            write_bytes(_png(manipulated), cached)
+            drawn += 1
+        else:
+            copied += 1
+        target = out_dir / recipe / f"{item_id}.png"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(cached, target)
+        rows.append((item_id, recipe, str(target), STATUS_OK, ""))
+    log.info("%d images: %d drawn, %d from the render cache, %d unavailable",
+             len(rows), drawn, copied, sum(r[3] != STATUS_OK for r in rows))
+    return pd.DataFrame(rows, columns=["item_id", "recipe", "image", "status", "message"])
+
+
+def _png(image: Image.Image) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()

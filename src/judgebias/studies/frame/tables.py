@@ -1,0 +1,95 @@
+"""FRAME's artifacts: schemas and where each one lives (seed 004; spec frame.md).
+
+The benchmark's item table is defined with its importer (judgebias.studies.frame.benchmark,
+``ITEMS``); the tables here are what the pipeline makes of it: manipulated images, 0-5
+scores per judge, pairwise verdicts, and the analysis results.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+
+# One row per (item, recipe) a render job was asked for: the manipulated image, or why
+# there is none ("unavailable": e.g. the beauty filter without its model weights).
+RENDERS = table_schema("frame_renders", [
+    pa.field("item_id", pa.string(), nullable=False),
+    pa.field("recipe", pa.string(), nullable=False),  # canonical recipe id (recipes.py)
+    pa.field("image", pa.string(), nullable=True),  # file path; None unless status is ok
+    pa.field("status", pa.string(), nullable=False),  # ok | unavailable
+    pa.field("message", pa.string(), nullable=False),  # why unavailable ("" when ok)
+])
+
+# The key columns of a score row: what was judged and with which prompt.
+_SCORE_KEYS = [
+    pa.field("item_id", pa.string(), nullable=False),
+    pa.field("domain", pa.string(), nullable=False),
+    pa.field("judge", pa.string(), nullable=False),
+    pa.field("prompt", pa.string(), nullable=False),  # standard|bias_aware|bias_definition|cot
+    pa.field("recipe", pa.string(), nullable=False),  # "original" or a recipe id
+    pa.field("manipulation", pa.string(), nullable=False),  # "original", a name, or a+b(+c)
+    pa.field("setting", pa.string(), nullable=False),  # a single step's setting, else ""
+    pa.field("n_steps", pa.int64(), nullable=False),
+    pa.field("named", pa.string(), nullable=False),  # bias_definition: the manipulation named
+]
+
+# One row per judged image: the 0.0-5.0 score (None unless the answer was usable).
+SCORES = table_schema("frame_scores", [
+    *_SCORE_KEYS,
+    pa.field("score", pa.float64(), nullable=True),
+    *ANSWER_FIELDS,
+    *CALL_FIELDS,
+])
+
+# One row per (item, condition, order shown) of the pairwise comparison (seed 004 Fig. 3).
+PAIRWISE = table_schema("frame_pairwise", [
+    pa.field("item_id", pa.string(), nullable=False),
+    pa.field("domain", pa.string(), nullable=False),
+    pa.field("judge", pa.string(), nullable=False),
+    pa.field("condition", pa.string(), nullable=False),  # original | manipulated
+    pa.field("recipe", pa.string(), nullable=False),  # what set A's image got
+    pa.field("order", pa.string(), nullable=False),  # ab: A shown first | ba
+    pa.field("verdict", pa.string(), nullable=True),  # A | B | tie; None unless usable
+    *ANSWER_FIELDS,
+    *CALL_FIELDS,
+])
+
+DATA = "data/frame"
+RESULTS = "results/frame"
+BUILD = f"{DATA}/build"
+ITEMS_PATH = f"{DATA}/items.parquet"
+IMAGES = f"{DATA}/images"
+SUMMARY_PATH = f"{DATA}/summary.json"
+CONCEPTS_PATH = f"{BUILD}/concepts.parquet"
+INSTRUCTIONS_PATH = f"{BUILD}/instructions.parquet"
+GENERATED_PATH = f"{BUILD}/generated.parquet"
+COMBINED = "combined"  # the render set of the analysis judge's best recipes combined
+
+
+def renders_path(name: str) -> str:
+    """A render set: one manipulation's grid, or the follow-up set."""
+    return f"{DATA}/renders/{name}.parquet"
+
+
+def renders_dir(name: str) -> str:
+    return f"{DATA}/renders/{name}"
+
+
+def scores_path(judge: str, name: str) -> str:
+    """A judge's standard-prompt scores of the originals or one manipulation's grid."""
+    return f"{DATA}/scores/{judge}/{name}.parquet"
+
+
+def recipes_path(judge: str) -> str:
+    """A judge's best setting per (domain, manipulation): seed 004 Tables 9-10."""
+    return f"{RESULTS}/recipes/{judge}.parquet"
+
+
+MITIGATION_PATH = f"{DATA}/followup/mitigation.parquet"
+COMBINATIONS_PATH = f"{DATA}/followup/combinations.parquet"
+PAIRWISE_PATH = f"{DATA}/followup/pairwise.parquet"
+TABLES = ("table2", "table3_in_sample", "table3_cross_fitted", "attack_success", "table4",
+          "table5", "table6", "table7", "recipes", "combinations", "win_rates",
+          "significance", "human_correlation", "answers")
+FIGURES = ("fig2", "fig3", "examples", "null")
