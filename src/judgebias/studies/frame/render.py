@@ -113,8 +113,7 @@ def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
             manipulated = manipulate.apply(
                 Image.open(item["image"]).convert("RGB"), steps,
                 manipulate.ItemContext(context["instruction"], context["keyword"], boxes,
-                                       restorers.get(beauty)),
-                resize_back=frame["resize_back"])
+                                       restorers.get(beauty), frame["resize_back"]))
             write_bytes(_png(manipulated), cached)
             drawn += 1
         else:

@@ -1,0 +1,422 @@
+"""FRAME's eight image manipulations (seed 004, /work/shared/seeds/004_eb2847ac5d078cb2.txt:
+Table 1 for what each one is, Appendix B.3 for the parameter grids; spec frame.md, "Open
+choices and defaults" for what the paper leaves unprinted).
+
+Every function is pure and deterministic: it takes a PIL RGB image and returns a new one, and
+the same input always gives byte-identical output, so a recipe id (recipes.py) names exactly
+one picture and its scores can be cached by that id.
+
+Scale. The paper's images are DALL-E 3 renders, 1024 px wide, and its lengths (font sizes
+30 and 20, padding 10-50, the 3-px box line of the spec) are meant at that size. All lengths
+here are given at that 1024-px reference and scaled by ``image width / 1024``, rounded half
+up, and at least 1 px (:func:`scale_length`): an overlay covers the same share of a 256-px
+image as of a 1024-px one, and at width 1024 ``padding=40`` adds exactly 40 px.
+
+Text. The font is Pillow's bundled font, ``ImageFont.load_default(size=...)``: since Pillow
+10.1 it is a FreeType font shipped inside Pillow itself, so a render is identical wherever
+the same Pillow version is installed and no system font has to be found (the spec asks for a
+bundled or reliably found font). Text is white (255, 255, 255) with a black (0, 0, 0) stroke
+of 2 px at the reference (the spec's choice), ``margin`` 20 px from the image's edges. Glyphs
+are rasterised anti-aliased and then thresholded at half coverage, so every text pixel is
+exactly white or exactly black: the overlay reads as crisp text, and the simulated judge's
+detector (perceive.py) can tell text from picture content, which never holds pure black.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageEnhance, ImageFilter, ImageFont
+
+from judgebias.studies.frame.recipes import POSITIONS, Step, parse_recipe, recipe_id
+
+REFERENCE_WIDTH = 1024  # DALL-E 3 image width: the scale the paper's lengths are given at
+AUTHENTICITY_TEXT = "Reference Image"  # Table 1, "Authenticity Overlay"
+AUTHENTICITY_FONT_SIZE = 30  # App. B.3
+KEYWORD_FONT_SIZE = 30  # App. B.3
+INSTRUCTION_FONT_SIZE = 20  # App. B.3 ("to account for the longer instruction text length")
+TEXT_STROKE = 2  # spec: white text with a black stroke (width unprinted)
+TEXT_MARGIN = 20  # gap between an overlay and the image's edges (unprinted)
+LINE_GAP = 4  # empty rows between wrapped lines, so that lines stay countable
+BOX_LINE_WIDTH = 3  # spec: "red, 3 px at 1024 scale"
+WHITE = (255, 255, 255)
+BLACK = (0, 0, 0)
+RED = (255, 0, 0)
+
+Box = tuple[int, int, int, int]
+
+
+def scale_length(length: float, width: int) -> int:
+    """A length given at the 1024-px reference, in pixels of an image `width` px wide.
+
+    Rounded half up (not Python's round-half-even, so 2.5 px is 3 px on every platform and
+    for every setting) and at least 1 px, so that a stroke or a margin never vanishes on a
+    small image. Zero stays zero (``padding=0`` is the identity).
+    """
+    if length == 0:
+        return 0
+    return max(1, int(np.floor(length * width / REFERENCE_WIDTH + 0.5)))
+
+
+def _rgb(image: Image.Image) -> Image.Image:
+    if image.mode != "RGB":
+        raise ValueError(f"FRAME manipulates RGB images, got mode {image.mode!r}")
+    return image
+
+
+# -- tone (Table 1 "Brightness Adjustment", "Gamma Correction"; App. B.3 grid) ---------------
+
+def brightness(image: Image.Image, factor: float) -> Image.Image:
+    """Multiply every channel by `factor` with PIL's ``ImageEnhance.Brightness``.
+
+    The spec's choice for the unprinted formula (frame.md, "Brightness: multiply"). PIL
+    blends with a black image, ``out = trunc(in * factor)`` clipped to 255 (Pillow's
+    ``Image.blend`` truncates); ``factor`` 1.0 returns the pixels unchanged.
+    """
+    return ImageEnhance.Brightness(_rgb(image)).enhance(float(factor))
+
+
+@lru_cache(maxsize=64)
+def _gamma_table(g: float) -> tuple[int, ...]:
+    levels = np.arange(256) / 255.0
+    table = np.floor(255.0 * levels ** (1.0 / g) + 0.5).astype(int)
+    return tuple(int(v) for v in table) * 3
+
+
+def gamma(image: Image.Image, g: float) -> Image.Image:
+    """Gamma correction ``out = round(255 * (in / 255) ** (1 / g))`` on each channel.
+
+    The spec's reading of the paper's "gamma values" (frame.md): ``g > 1`` brightens the
+    mid-tones and leaves black and white fixed, which is what the paper's grid of mostly
+    values above 1 explores. Applied as one 256-entry lookup table, so ``g = 1`` is exactly
+    the identity.
+    """
+    if g <= 0:
+        raise ValueError(f"gamma must be positive, got {g}")
+    return _rgb(image).point(list(_gamma_table(float(g))))
+
+
+# -- framing (Table 1 "Black Padding") -------------------------------------------------------
+
+def padding(image: Image.Image, pixels: float, resize_back: bool = False) -> Image.Image:
+    """A black border of ``pixels`` (at the 1024-px reference) on all four sides.
+
+    The spec's reading (frame.md, "Padding: on all four sides (the image grows)"): the
+    picture is untouched and the canvas grows by twice the border each way. With
+    ``resize_back`` the padded image is resized (LANCZOS) back to the original size, the
+    other possible reading, kept as an option.
+    """
+    if pixels < 0:
+        raise ValueError(f"padding must be >= 0, got {pixels}")
+    border = scale_length(pixels, _rgb(image).width)
+    if border == 0:
+        return image.copy()
+    out = Image.new("RGB", (image.width + 2 * border, image.height + 2 * border), BLACK)
+    out.paste(image, (border, border))
+    if resize_back:
+        out = out.resize(image.size, Image.Resampling.LANCZOS)
+    return out
+
+
+# -- text overlays (Table 1 "Authenticity", "Keyword", "Instruction Overlay") ---------------
+
+@lru_cache(maxsize=32)
+def _font(pixels: int) -> ImageFont.FreeTypeFont:
+    font = ImageFont.load_default(size=pixels)
+    if not isinstance(font, ImageFont.FreeTypeFont):
+        raise RuntimeError("Pillow was built without FreeType; FRAME's overlays need "
+                           "Pillow >= 10.1 with FreeType (the default wheels have it)")
+    return font
+
+
+def _ink_width(font: ImageFont.FreeTypeFont, text: str, stroke: int) -> int:
+    left, _, right, _ = font.getbbox(text, stroke_width=stroke)
+    return right - left
+
+
+def _wrap(text: str, font: ImageFont.FreeTypeFont, stroke: int, max_width: int) -> list[str]:
+    """Greedy word wrap: as many words per line as fit in `max_width` (a longer word alone)."""
+    lines: list[str] = []
+    for word in text.split():
+        candidate = f"{lines[-1]} {word}" if lines else word
+        if lines and _ink_width(font, candidate, stroke) <= max_width:
+            lines[-1] = candidate
+        else:
+            lines.append(word)
+    return lines
+
+
+@lru_cache(maxsize=8192)
+def _layout(size: tuple[int, int], text: str, position: str, font_size: float,
+            wrap: bool) -> tuple[tuple[tuple[tuple[int, int], str], ...], Box]:
+    """Where each line of an overlay is drawn, and the box its ink covers.
+
+    Lines are aligned to the overlay's side (left corners left, right corners right, the
+    centre centred) and the block of lines is placed so that its ink, stroke included, lies
+    ``margin`` px from the two edges of its corner, or centred in the image.
+    """
+    if position not in POSITIONS:
+        raise ValueError(f"position must be one of {', '.join(POSITIONS)}, got {position!r}")
+    if not text.strip():
+        raise ValueError("an overlay needs non-empty text")
+    width, height = size
+    font = _font(scale_length(font_size, width))
+    stroke = scale_length(TEXT_STROKE, width)
+    margin = scale_length(TEXT_MARGIN, width)
+    lines = _wrap(text, font, stroke, width - 2 * margin) if wrap else [" ".join(text.split())]
+    ascent, descent = font.getmetrics()
+    pitch = ascent + descent + 2 * stroke + scale_length(LINE_GAP, width)
+    side = "center" if position == "center" else position.split("-")[1]
+    origins, inks = [], []
+    for i, line in enumerate(lines):
+        left, top, right, bottom = font.getbbox(line, stroke_width=stroke)
+        x = {"left": -left, "right": -right, "center": -((left + right) // 2)}[side]
+        y = i * pitch
+        origins.append((x, y))
+        inks.append((x + left, y + top, x + right, y + bottom))
+    ux0, uy0 = min(b[0] for b in inks), min(b[1] for b in inks)
+    block_w = max(b[2] for b in inks) - ux0
+    block_h = max(b[3] for b in inks) - uy0
+    if position == "center":
+        x0, y0 = (width - block_w) // 2, (height - block_h) // 2
+    else:
+        vertical, horizontal = position.split("-")
+        x0 = margin if horizontal == "left" else width - margin - block_w
+        y0 = margin if vertical == "top" else height - margin - block_h
+    placed = tuple(((x + x0 - ux0, y + y0 - uy0), line)
+                   for (x, y), line in zip(origins, lines, strict=True))
+    extent = (max(0, x0), max(0, y0), min(width, x0 + block_w), min(height, y0 + block_h))
+    return placed, extent
+
+
+def overlay_extent(size: tuple[int, int], text: str, position: str, font_size: float,
+                   wrap: bool = False) -> Box:
+    """The box ``(x0, y0, x1, y1)`` (half-open: columns x0..x1-1) an overlay's ink covers.
+
+    `size` is the image's (width, height) and `font_size` is at the 1024-px reference, as
+    for :func:`text_overlay`: every pixel the overlay changes lies in this box (clipped to
+    the image). perceive.py compares a detected text block with the extents of the candidate
+    texts to tell which text an image carries.
+    """
+    return _layout(tuple(size), text, position, float(font_size), bool(wrap))[1]
+
+
+def text_overlay(image: Image.Image, text: str, position: str, font_size: float,
+                 wrap: bool = False) -> Image.Image:
+    """Write `text` in white with a black stroke at `position` (one of recipes.POSITIONS).
+
+    `font_size` is at the 1024-px reference (App. B.3: 30 or 20); with `wrap` the words are
+    wrapped to the image's width less the two margins. Each glyph and its stroke are
+    rasterised anti-aliased on a mask and kept where they cover at least half a pixel, so the
+    changed pixels are exactly white or black (module docstring).
+    """
+    placed, _ = _layout(_rgb(image).size, text, position, float(font_size), bool(wrap))
+    font = _font(scale_length(font_size, image.width))
+    stroke = scale_length(TEXT_STROKE, image.width)
+    outline, fill = Image.new("L", image.size, 0), Image.new("L", image.size, 0)
+    draw_outline, draw_fill = ImageDraw.Draw(outline), ImageDraw.Draw(fill)
+    for origin, line in placed:
+        draw_outline.text(origin, line, font=font, fill=255, stroke_width=stroke,
+                          stroke_fill=255)
+        draw_fill.text(origin, line, font=font, fill=255)
+    pixels = np.array(image)
+    pixels[np.asarray(outline) >= 128] = BLACK
+    pixels[np.asarray(fill) >= 128] = WHITE
+    return Image.fromarray(pixels, "RGB")
+
+
+def authenticity_overlay(image: Image.Image, position: str) -> Image.Image:
+    """Table 1: the phrase "Reference Image", font size 30 (App. B.3)."""
+    return text_overlay(image, AUTHENTICITY_TEXT, position, AUTHENTICITY_FONT_SIZE)
+
+
+def keyword_overlay(image: Image.Image, keyword: str, position: str) -> Image.Image:
+    """Table 1: one keyword of the prompt (the spec: the item's object concept), size 30."""
+    return text_overlay(image, keyword, position, KEYWORD_FONT_SIZE)
+
+
+def instruction_overlay(image: Image.Image, instruction: str, position: str) -> Image.Image:
+    """Table 1: the whole generation instruction, font size 20 (App. B.3), word-wrapped."""
+    return text_overlay(image, instruction, position, INSTRUCTION_FONT_SIZE, wrap=True)
+
+
+# -- boxes (Table 1 "Bounding Box Highlighting") ---------------------------------------------
+
+def bounding_box(image: Image.Image, boxes: tuple[Box, ...] | list[Box]) -> Image.Image:
+    """Red outlines around the annotated objects (App. B.3: boxes drawn from annotations).
+
+    Each box is ``(x0, y0, x1, y1)`` in pixels of this image, inclusive (as an annotation
+    tool gives them): the outline's outer edge lies exactly on those rows and columns and the
+    line, 3 px at the reference (spec), grows inward, so nothing is drawn outside the
+    annotated box. Red is (255, 0, 0), a colour the renderer's contract keeps out of
+    pictures (perceive.normalise_tones).
+    """
+    out = _rgb(image).copy()
+    draw = ImageDraw.Draw(out)
+    line = scale_length(BOX_LINE_WIDTH, image.width)
+    for box in boxes:
+        x0, y0, x1, y1 = (int(v) for v in box)
+        if x1 < x0 or y1 < y0:
+            raise ValueError(f"box {box} is not (x0, y0, x1, y1) with x0 <= x1, y0 <= y1")
+        draw.rectangle((x0, y0, x1, y1), outline=RED, width=line)
+    return out
+
+
+# -- beauty filter (Table 1 "Beauty Filter"; App. B.3: GFPGAN) -------------------------------
+
+class BeautyFilterUnavailable(RuntimeError):
+    """The face restorer asked for cannot run here (package or weights missing)."""
+
+
+class FaceRestorer(Protocol):
+    """A beauty filter: anything with a `name` and ``restore(image) -> image`` (same size)."""
+
+    name: str
+
+    def restore(self, image: Image.Image) -> Image.Image: ...
+
+
+_GFPGAN_HELP = ("install it with `pip install gfpgan` (it pulls basicsr and facexlib) and "
+                "set params key `frame.beauty.weights` to a GFPGAN weights file, e.g. "
+                "GFPGANv1.4.pth from https://github.com/TencentARC/GFPGAN/releases")
+
+
+class GFPGANRestorer:
+    """The paper's beauty filter: GFPGAN (App. B.3, github.com/TencentARC/GFPGAN).
+
+    The package and the weights are checked when the restorer is made, so a run fails before
+    it starts rather than on its first People image. ``upscale=1`` keeps the image's size;
+    `device` "auto" lets GFPGAN choose (CUDA when available).
+    """
+
+    name = "gfpgan"
+
+    def __init__(self, weights: str, upscale: int = 1, device: str = "auto") -> None:
+        try:
+            from gfpgan import GFPGANer
+        except ImportError as err:
+            raise BeautyFilterUnavailable(f"the beauty filter needs GFPGAN: {_GFPGAN_HELP}") \
+                from err
+        if not weights or not Path(weights).is_file():
+            raise BeautyFilterUnavailable(f"GFPGAN weights file {weights!r} not found: "
+                                          f"{_GFPGAN_HELP}")
+        torch_device = None
+        if device != "auto":
+            import torch
+
+            torch_device = torch.device(device)
+        self._restorer = GFPGANer(model_path=str(weights), upscale=upscale, arch="clean",
+                                  channel_multiplier=2, bg_upsampler=None,
+                                  device=torch_device)
+
+    def restore(self, image: Image.Image) -> Image.Image:
+        """Restore every face and paste it back; an image without a face comes back as is."""
+        bgr = np.ascontiguousarray(np.asarray(_rgb(image))[:, :, ::-1])
+        _, _, output = self._restorer.enhance(bgr, has_aligned=False, only_center_face=False,
+                                              paste_back=True)
+        if output is None:
+            return image.copy()
+        out = Image.fromarray(np.ascontiguousarray(output[:, :, ::-1]), "RGB")
+        return out if out.size == image.size else out.resize(image.size,
+                                                               Image.Resampling.LANCZOS)
+
+
+@dataclass(frozen=True)
+class SmoothingRestorer:
+    """An offline, deterministic stand-in for the beauty filter. It is NOT GFPGAN.
+
+    It does what a skin-smoothing filter does to a whole picture: a median filter (which
+    keeps edges) blended with the image, taking out the fine grain and blemishes while
+    keeping shapes and, to first order, tones (so the simulated judge's tone detector does
+    not mistake it for a brightness change). The median window is 5 px at the 1024-px
+    reference (3 px at least). Used where GFPGAN or its weights are not installed and by
+    the simulated judge, whose originals carry a known grain (perceive.GRAIN_SD).
+    """
+
+    strength: float = 0.85
+    name: str = "smoothing"
+
+    def restore(self, image: Image.Image) -> Image.Image:
+        window = max(3, 2 * scale_length(2, _rgb(image).width) + 1)
+        smoothed = image.filter(ImageFilter.MedianFilter(window))
+        return Image.blend(image, smoothed, self.strength)
+
+
+def restorer(name: str, **options) -> FaceRestorer:
+    """The face restorer called `name` ("gfpgan" or "smoothing"), made with `options`."""
+    makers = {"gfpgan": GFPGANRestorer, "smoothing": SmoothingRestorer}
+    if name not in makers:
+        raise ValueError(f"unknown beauty filter {name!r}; known: {', '.join(makers)}")
+    return makers[name](**options)
+
+
+def beauty_filter(image: Image.Image, restorer: FaceRestorer) -> Image.Image:
+    """Table 1 "Beauty Filter": the image through `restorer` (GFPGAN in the paper)."""
+    return restorer.restore(_rgb(image))
+
+
+# -- recipes ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ItemContext:
+    """What a recipe needs to know about its item beyond the pixels.
+
+    `instruction` is the item's generation instruction (instruction overlay), `keyword` its
+    object concept (keyword overlay; None in the Outdoor domain, which has no objects),
+    `boxes` its annotated object boxes (bounding box; empty for Outdoor) and `restorer` the
+    beauty filter to use (People only); `resize_back` makes padding resize the padded image
+    back to its original size (spec frame.md: an option; the image grows by default).
+    """
+
+    instruction: str
+    keyword: str | None = None
+    boxes: tuple[Box, ...] = ()
+    restorer: FaceRestorer | None = None
+    resize_back: bool = False
+
+
+def _apply_step(image: Image.Image, item: Step, context: ItemContext) -> Image.Image:
+    name, value = item.manipulation, item.value
+    if name == "brightness":
+        return brightness(image, value)
+    if name == "gamma":
+        return gamma(image, value)
+    if name == "padding":
+        return padding(image, value, resize_back=context.resize_back)
+    if name == "authenticity_overlay":
+        return authenticity_overlay(image, value)
+    if name == "keyword_overlay":
+        if context.keyword is None:
+            raise ValueError("keyword_overlay needs the item's keyword (context.keyword is "
+                             "None; the manipulation does not apply to Outdoor)")
+        return keyword_overlay(image, context.keyword, value)
+    if name == "instruction_overlay":
+        return instruction_overlay(image, context.instruction, value)
+    if name == "bounding_box":
+        if not context.boxes:
+            raise ValueError("bounding_box needs the item's annotated boxes (context.boxes is "
+                             "empty; the manipulation does not apply to Outdoor)")
+        return bounding_box(image, context.boxes)
+    # beauty_filter: the only manipulation left (recipes.Step validates the name)
+    if context.restorer is None:
+        raise ValueError("beauty_filter needs a face restorer (context.restorer is None); "
+                         "make one with manipulate.restorer('gfpgan' or 'smoothing')")
+    return beauty_filter(image, context.restorer)
+
+
+def apply(image: Image.Image, recipe_steps: tuple[Step, ...] | list[Step],
+          context: ItemContext) -> Image.Image:
+    """The image after every step of a recipe, applied in the canonical order.
+
+    The order is recipes.MANIPULATIONS whatever order the steps come in (recipes.py explains
+    it: tone first, then the face filter, boxes, overlays, and padding last), so a recipe id
+    names one picture. The empty recipe (``original``) gives a copy of the image.
+    """
+    out = _rgb(image).copy()
+    for item in parse_recipe(recipe_id(list(recipe_steps))):
+        out = _apply_step(out, item, context)
+    return out
