@@ -9,4 +9,5 @@ STUDIES = {
     "philautia": "judgebias.studies.philautia",
     "pomms": "judgebias.studies.pomms",
     "mmb": "judgebias.studies.mmb",
+    "frame": "judgebias.studies.frame",
 }

@@ -102,6 +102,10 @@ def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
             continue
         concepts = json.loads(item["concepts"]) if item["concepts"] else {}
         boxes = tuple(tuple(int(v) for v in box) for box in json.loads(item["boxes"] or "[]"))
+        missing = _missing(steps, keyword(item["domain"], concepts), boxes)
+        if missing:
+            rows.append((item_id, recipe, None, STATUS_UNAVAILABLE, missing))
+            continue
         context = {"instruction": item["instruction"],
                    "keyword": keyword(item["domain"], concepts), "boxes": boxes,
                    "resize_back": frame["resize_back"],
@@ -125,6 +129,17 @@ def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
     log.info("%d images: %d drawn, %d from the render cache, %d unavailable",
              len(rows), drawn, copied, sum(r[3] != STATUS_OK for r in rows))
     return pd.DataFrame(rows, columns=["item_id", "recipe", "image", "status", "message"])
+
+
+def _missing(steps: tuple, keyword: str | None, boxes: tuple) -> str:
+    """Why an item cannot get a recipe ("" if it can): a keyword overlay needs the item's
+    object concept, a bounding box its box annotations."""
+    names = {s.manipulation for s in steps}
+    if "keyword_overlay" in names and not keyword:
+        return "no object concept to overlay (the item has no 'object' in its concepts)"
+    if "bounding_box" in names and not boxes:
+        return "no box annotation (the item's 'boxes' is empty)"
+    return ""
 
 
 def _png(image: Image.Image) -> bytes:

@@ -35,7 +35,7 @@ def images_to_score(items: pd.DataFrame, renders: pd.DataFrame | None) -> pd.Dat
     an unavailable render keeps its status and is never asked."""
     columns = ["item_id", "domain", "instruction"]
     if renders is None:
-        return items[[*columns, "image"]].assign(recipe=ORIGINAL)
+        return items[[*columns, "image"]].assign(recipe=ORIGINAL, status="ok")
     merged = renders.merge(items[columns], on="item_id", how="left")
     return merged[[*columns, "recipe", "image", "status"]]
 

@@ -1,0 +1,179 @@
+"""FRAME's part of the HTML report (seed 004 Tables 2-7, 9-12, Figs. 2-3), read from the
+files `report_inputs` lists, which the report rule declares."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgebias.report.html import Figure, Section, Table
+from judgebias.studies.frame.recipes import DOMAIN_TITLES, SHORT_NAMES, TABLE_ORDER
+from judgebias.studies.frame.tables import DATA, FIGURES, TABLES
+
+PROMPT_TITLES = {"standard": "Standard", "bias_aware": "Bias-aware",
+                 "bias_definition": "Bias-def.", "cot": "CoT"}
+
+
+def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
+    return [f"{results_root}/metrics.json", f"{DATA}/summary.json",
+            *(f"{results_root}/{t}.parquet" for t in TABLES),
+            *(f"{results_root}/figures/{f}.png" for f in FIGURES)]
+
+
+def _cell(mean: float, change: float) -> str:
+    return f"{mean:.2f} ({change:+.1f}%)"
+
+
+def table3(change: pd.DataFrame, mean: str, percent: str) -> pd.DataFrame:
+    """Table 3's layout for one judge: rows domains, columns Orig. and each manipulation,
+    cells "mean (change %)"."""
+    rows = {}
+    for domain in DOMAIN_TITLES:
+        part = change[change["domain"] == domain].set_index("manipulation")
+        if part.empty:
+            continue
+        row = {"Orig.": f"{part['original_mean'].iloc[0]:.2f}"}
+        for m in TABLE_ORDER:
+            row[SHORT_NAMES[m]] = (_cell(part.loc[m, mean], part.loc[m, percent])
+                                   if m in part.index else "-")
+        rows[DOMAIN_TITLES[domain]] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _cross_means(cross: pd.DataFrame) -> pd.DataFrame:
+    return cross.assign(cross_mean=cross["original_mean"] + cross["cross_fitted_gain"])
+
+
+def report_section(config: Mapping[str, Any], out: Path) -> Section:
+    frame = config["frame"]
+    metrics = json.loads((out / "metrics.json").read_text())
+    summary = json.loads(Path(f"{DATA}/summary.json").read_text())
+    read = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
+    analyst = frame["analysis_judge"]
+    judges = []
+    for judge in frame["models"]:
+        in_sample = read["table3_in_sample"][read["table3_in_sample"]["judge"] == judge]
+        cross = _cross_means(read["table3_cross_fitted"][
+            read["table3_cross_fitted"]["judge"] == judge])
+        recipes = read["recipes"][read["recipes"]["judge"] == judge].pivot(
+            index="domain", columns="manipulation", values="setting")
+        recipes = recipes.rename(index=DOMAIN_TITLES, columns=SHORT_NAMES)
+        null = cross.assign(Domain=cross["domain"].map(DOMAIN_TITLES),
+                            Manipulation=cross["manipulation"].map(SHORT_NAMES))
+        null = null.set_index(["Domain", "Manipulation"])[
+            ["in_sample_setting", "in_sample_gain", "null_q95", "in_sample_p",
+             "cross_fitted_gain", "ci_low", "ci_high", "p_value"]].rename(columns={
+                 "in_sample_setting": "best setting (in-sample)",
+                 "in_sample_gain": "in-sample gain", "null_q95": "null 95th pct.",
+                 "in_sample_p": "p (max over grid)", "cross_fitted_gain": "cross-fitted gain",
+                 "ci_low": "95% CI low", "ci_high": "95% CI high", "p_value": "p (cross-fit)"})
+        judges.append(Section(
+            title=f"Judge {judge}",
+            tables=[
+                Table(table3(in_sample, "manipulated_mean", "percent_change"),
+                      f"Table 3 analogue ({judge}), the paper's reading: mean score of the "
+                      "best setting chosen on the same items (change vs originals)"),
+                Table(table3(cross, "cross_mean", "cross_fitted_percent"),
+                      f"Table 3 analogue ({judge}), cross-fitted: setting chosen on one half "
+                      "of the items, scored on the other, swapped and averaged"),
+                Table(null, f"In-sample maximum vs its permutation null and the cross-fitted "
+                      f"gain ({judge}); score points", "{:.3f}"),
+                Table(recipes, f"Tables 9-10 analogue ({judge}): the best setting per domain "
+                      "and manipulation (greedy search)"),
+            ]))
+    success = read["attack_success"].pivot(index="judge", columns="reading",
+                                           values=["success_rate", "mean_gain"])
+    success.columns = [f"{'success rate %' if a == 'success_rate' else 'mean gain %'} "
+                       f"({b.replace('_', '-')})" for a, b in success.columns]
+    corr = read["human_correlation"].set_index("judge")
+    significance = read["significance"]
+    tables = [
+        Table(read["table2"].set_index("domain"), "Table 2 analogue: human score "
+              "distribution (bins [1,2), [2,3), [3,4), [4,5])", "{:.2f}"),
+        Table(read["table7"].set_index("domain"), "Table 7 analogue: inter-annotator "
+              "agreement", "{:.3f}"),
+        Table(success, "Fig. 2 analogue: attack success rate (share of the applicable "
+              "domain x manipulation cells with a strictly positive change) and mean % "
+              "change of the successful cells; the paper's in-sample reading and the "
+              "cross-fitted one", "{:.1f}"),
+        Table(corr, "Each judge's agreement with the human scores on the originals "
+              "(beyond the paper)", "{:.3f}"),
+        Table(_table4(read["table4"]), "Table 4 analogue: the beauty filter (People)"),
+        Table(_table5(read["table5"]), f"Table 5 analogue ({analyst}): mitigation prompts, "
+              "mean over the four non-Outdoor domains"),
+        Table(_table6(read["table6"]), f"Table 6 analogue ({analyst}): best single, pair "
+              "and triple of the best recipes (the chosen recipes: Table 11)"),
+        Table(_win_rates(read["win_rates"]), f"Fig. 3 analogue ({analyst}): win rates of "
+              "set A vs set B (both orders averaged; win 1, tie 0.5)", "{:.3f}"),
+        Table(significance.groupby("judge").agg(
+            tests=("q_value", "size"), q_below_alpha=(
+                "q_value", lambda q: int((q < frame["analysis"]["alpha"]).sum()))),
+              "Paired Wilcoxon tests of every (domain, manipulation, setting), "
+              "Benjamini-Hochberg q-values (beyond the paper)", "{:.0f}"),
+        Table(read["answers"].set_index(["judge", "prompt"]), "Answers per judge and "
+              "prompt by status (an unusable answer is never a score)", "{:.0f}"),
+    ]
+    return Section(
+        title="FRAME: visual manipulations that inflate LVLM judges' scores",
+        intro=(f"Seed 004. {summary['description']} ({summary['items']} items). Every judge "
+               "scores every original and every manipulated image (Appendix B.3 grids) "
+               "with the Fig. 4 prompt; the paper's Table 3 picks each cell's best setting "
+               "on the same items it reports, which gains even for a judge with no "
+               "susceptibility, so the cross-fitted reading and the in-sample maximum's "
+               "permutation null sit next to it."),
+        figures=[Figure(out / "figures/fig2.png", "Fig. 2 analogue"),
+                 Figure(out / "figures/null.png", "In-sample maximum vs its null and the "
+                        "cross-fitted gain, per cell"),
+                 Figure(out / "figures/fig3.png", "Fig. 3 analogue: pairwise win rates"),
+                 Figure(out / "figures/examples.png", "Example images: each manipulation at "
+                        f"{analyst}'s best setting, with every judge's score")],
+        tables=tables,
+        notes=["Attack success (in-sample / cross-fitted): " + ", ".join(
+            f"{j} {m['attack_success_in_sample']:.1f}% / {m['attack_success_cross_fitted']:.1f}%"
+            for j, m in metrics["judges"].items())],
+        subsections=judges,
+    )
+
+
+def _table4(table: pd.DataFrame) -> pd.DataFrame:
+    return table.set_index("judge")[["original_mean", "manipulated_mean", "percent_change"]
+                                    ].rename(columns={"original_mean": "Orig.",
+                                                      "manipulated_mean": "Beauty.",
+                                                      "percent_change": "change %"})
+
+
+def _table5(table: pd.DataFrame) -> pd.DataFrame:
+    cells = table.assign(cell=[_cell(m, c) for m, c in zip(table["manipulated_mean"],
+                                                            table["percent_change"],
+                                                            strict=True)])
+    wide = cells.pivot(index="manipulation", columns="prompt", values="cell")
+    order = ["original", *[m for m in TABLE_ORDER if m in wide.index]]
+    wide = wide.reindex(order).rename(index={"original": "Orig.", **SHORT_NAMES})
+    return wide[[p for p in PROMPT_TITLES if p in wide.columns]].rename(columns=PROMPT_TITLES)
+
+
+def _table6(table: pd.DataFrame) -> pd.DataFrame:
+    names = {1: "+Single", 2: "+Dual", 3: "+Triple"}
+    rows = {}
+    for domain, part in table.groupby("domain", sort=False):
+        row = {"Orig.": f"{part['original_mean'].iloc[0]:.2f}"}
+        for n_steps, name in names.items():
+            got = part[part["n_steps"] == n_steps]
+            row[name] = (_cell(got["manipulated_mean"].iloc[0], got["percent_change"].iloc[0])
+                         if len(got) else "-")
+            row[f"{name} recipe"] = got["recipe"].iloc[0] if len(got) else "-"
+        rows[DOMAIN_TITLES.get(domain, domain)] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _win_rates(table: pd.DataFrame) -> pd.DataFrame:
+    keep = ["a_win_rate", "b_win_rate", "share_tie", "n_items", "change", "p_change"]
+    out = table.assign(Domain=table["domain"].map(DOMAIN_TITLES)).set_index(
+        ["Domain", "condition"])[keep]
+    return out.rename(columns={"a_win_rate": "A win rate", "b_win_rate": "B win rate",
+                               "share_tie": "tie share", "n_items": "items",
+                               "change": "change in A's rate", "p_change": "p (sign flip)"})
