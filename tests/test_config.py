@@ -105,7 +105,7 @@ def test_philautia_models_default_to_the_whole_panel(params):
 
 
 def test_params_without_pomms_run_philautia_only(params):
-    del params["pomms"], params["mmb"]
+    del params["pomms"], params["mmb"], params["frame"]
     config = validate_params(params)
     assert [s.name for s in active(config)] == ["philautia"]
     assert "pomms" not in config
@@ -170,7 +170,8 @@ def test_cli_validate_names_a_missing_nocaps_annotations_file(tmp_path, params, 
     assert f"philautia.dataset.nocaps.annotations: file {absent} does not exist" in err
     (tmp_path / "captions.json").write_text("{}")
     assert main(["--params", str(path), "validate"]) == 0
-    assert "valid (6 panel models; studies: philautia, pomms, mmb)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "valid (6 panel models; studies: philautia, pomms, mmb, frame)" in out
 
 
 def test_cli_validate_names_unset_secrets(tmp_path, params, capsys, monkeypatch):

@@ -29,6 +29,7 @@ def small_params(default_params: dict) -> dict:
     """Philautia and Pomms, small (MMB has its own project: tests/test_mmb_pipeline.py)."""
     params = copy.deepcopy(default_params)
     params.pop("mmb")
+    params.pop("frame")
     params["philautia"]["dataset"]["synthetic"]["n_images"] = 12
     params["philautia"].update(models=list(PANEL), n_bootstrap=50, n_permutations=200)
     params["pomms"]["datasets"]["synthetic"]["n_items"] = 40

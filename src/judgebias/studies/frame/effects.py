@@ -1,214 +1,528 @@
 """Score changes under manipulation (seed 004 Tables 3-6, 9-12, Fig. 2; spec frame.md).
 
-Every change is *paired*: an item counts in a cell only if the judge gave a usable score
-both to its original and to its manipulated image under the same prompt (for the
-bias-definition prompt, to the original told the same manipulation). The paper's percent
-change is ``(mean_manipulated - mean_original) / mean_original * 100`` from unrounded
-means (§5.1; spec frame.md).
+Paired design
+    Every change is *paired*: an item counts in a cell only if the judge gave a usable
+    score (not NaN: an unusable answer is never imputed) both to its original and to its
+    manipulated image under the same prompt; for the bias-definition prompt (Fig. 6) the
+    original must be the one scored with the prompt naming the same manipulation
+    (``named``), since originals are scored once per named manipulation (spec: "every
+    manipulation compared with its own paired original"). The paper does not say how it
+    treats unusable answers; pairing keeps a failed answer from moving a mean.
 
-The paper's Table 3 reports, per cell, the setting with the highest mean on the very items
-it is scored on: the maximum over 16, 5 or 7 settings, which "gains" even for a judge with
-no susceptibility. :func:`in_sample_table` reproduces that number; :func:`cross_fitted_table`
-adds the spec's decision: choose the setting on one half of the items, score it on the
-other, swap, and average, with a t interval and an exact sign-flip permutation p-value of
-the whole procedure, plus the permutation null of the in-sample maximum itself.
+Percent change
+    ``(mean_manipulated - mean_original) / mean_original * 100`` from unrounded means of
+    the paired items (seed 004 §5.1 "percentage changes in average scores relative to the
+    original"; spec "from unrounded means").
+
+Choosing a setting
+    Appendix B.3: "selecting the parameters that yielded the greatest increase in average
+    scores". We choose, per (domain, manipulation), the setting with the largest increase
+    of the paired means (ties: the first setting in grid order, numbers ascending and
+    overlay positions in B.3's order). When every setting has the same usable items this
+    is the setting with the largest mean score, the paper's Table 3 reading.
+
+The paper's Table 3 reports the chosen setting's mean on the very items it was chosen on:
+the maximum over 16, 16, 5 or 7 settings, which "gains" even for a judge with no
+susceptibility (spec "Where the paper's own numbers are biased"). :func:`in_sample_table`
+reproduces that number; :func:`cross_fitted_table` adds the spec's decision (choose on one
+half, score on the other, swap, average) and the sign-flip permutation null of the
+in-sample maximum, both computed as one matrix product per cell.
 """
 
 from __future__ import annotations
+
+import zlib
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from judgebias.studies.frame.recipes import ORIGINAL, applies
+from judgebias.studies.frame.recipes import (
+    DOMAINS,
+    ORIGINAL,
+    POSITIONS,
+    TABLE_ORDER,
+    applies,
+    parse_recipe,
+    step,
+)
 
 CELL = ["domain", "manipulation"]
+PROMPTS = ("standard", "bias_aware", "bias_definition", "cot")
+# Table 9-10 list only the manipulations with a grid (bounding box and beauty: one setting).
+GRIDDED = ("brightness", "gamma", "authenticity_overlay", "keyword_overlay",
+           "instruction_overlay", "padding")
+SUMMARY_COLUMNS = ["n", "original_mean", "manipulated_mean", "change", "percent_change"]
+
+
+def _order(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Rows in the paper's order: domains as in Table 3, manipulations as its columns."""
+    rank = {"domain": {d: i for i, d in enumerate(DOMAINS)},
+            "manipulation": {ORIGINAL: -1} | {m: i for i, m in enumerate(TABLE_ORDER)},
+            "prompt": {p: i for i, p in enumerate(PROMPTS)}}
+    sort_keys = [k for k in keys if k in frame.columns]
+
+    def key(column: pd.Series) -> pd.Series:
+        table = rank.get(column.name)
+        if table is None:
+            return column
+        return column.map(lambda v: table.get(v, len(table)))
+
+    return frame.sort_values(sort_keys, key=key, kind="stable").reset_index(drop=True)
+
+
+def setting_key(setting: str) -> tuple[int, float, str]:
+    """Grid order of a setting: numbers ascending, then overlay positions in B.3's order
+    (bottom-right, bottom-left, top-right, top-left, center), then any other word."""
+    try:
+        return (0, float(setting), "")
+    except ValueError:
+        if setting in POSITIONS:
+            return (1, float(POSITIONS.index(setting)), "")
+        return (2, 0.0, str(setting))
 
 
 def paired(scores: pd.DataFrame, judge: str, prompt: str = "standard",
            n_steps: int | None = 1) -> pd.DataFrame:
-    """One row per (item, manipulated recipe) with both scores usable: the original's
-    (matched on `named` too) and the manipulated image's, and their difference."""
+    """One row per (item, manipulated recipe) with both scores usable.
+
+    Columns: the manipulated image's score row plus ``original`` (the same item's original
+    score with the same prompt and the same ``named``) and ``difference`` = score -
+    original. `n_steps`: 1 for single manipulations (Table 3), 2 or 3 for combinations
+    (Table 6), None for all. Items whose original or manipulated score is NaN are left out
+    (the paired design, module docstring)."""
     mine = scores[(scores["judge"] == judge) & (scores["prompt"] == prompt)]
     mine = mine[mine["score"].notna()]
-    originals = mine[mine["recipe"] == ORIGINAL][["item_id", "named", "score"]]
+    keys = ["item_id", "domain", "named"]
+    originals = mine.loc[mine["recipe"] == ORIGINAL, [*keys, "score"]]
+    originals = originals.drop_duplicates(keys).rename(columns={"score": "original"})
     changed = mine[mine["recipe"] != ORIGINAL]
     if n_steps is not None:
         changed = changed[changed["n_steps"] == n_steps]
-    both = changed.merge(originals.rename(columns={"score": "original"}),
-                         on=["item_id", "named"])
-    return both.assign(difference=both["score"] - both["original"])
+    both = changed.merge(originals, on=keys, how="inner")
+    return both.assign(difference=both["score"] - both["original"]).reset_index(drop=True)
 
 
-def _summary(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    out = frame.groupby(keys, sort=False).agg(n=("score", "size"),
-                                             original_mean=("original", "mean"),
-                                             manipulated_mean=("score", "mean")).reset_index()
+def summarise(pairs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per group of paired rows: n items, the originals' and the manipulated images' means,
+    their difference and the percent change (module docstring), from unrounded means."""
+    out = pairs.groupby(keys, sort=False).agg(
+        n=("score", "size"), original_mean=("original", "mean"),
+        manipulated_mean=("score", "mean")).reset_index()
     out["change"] = out["manipulated_mean"] - out["original_mean"]
     out["percent_change"] = out["change"] / out["original_mean"] * 100
     return out
 
 
+def _pick_best(summary: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per group of `keys`, the row with the largest ``change`` (ties: first in grid order)."""
+    ranked = summary.assign(_grid=summary["setting"].map(setting_key))
+    ranked = ranked.sort_values("_grid", kind="stable")
+    ranked = ranked.sort_values("change", ascending=False, kind="stable")
+    return ranked.drop_duplicates(keys).drop(columns="_grid")
+
+
 def in_sample_table(scores: pd.DataFrame, judge: str, prompt: str = "standard"
                     ) -> pd.DataFrame:
-    """Table 3 as the paper computes it: per (domain, manipulation) the setting with the
-    highest mean score on the same items, its mean, the originals' and the % change."""
-    settings = _summary(paired(scores, judge, prompt), [*CELL, "setting"])
-    best = settings.loc[settings.groupby(CELL, sort=False)["manipulated_mean"].idxmax()]
-    return best.reset_index(drop=True)
+    """Seed 004 Table 3 (and Tables 4, 12) as the paper computes it.
+
+    Per (domain, manipulation): every setting of the grid is summarised on its paired
+    items, and the setting with the largest increase is reported (B.3's greedy search,
+    module docstring): its mean, the paired originals' mean, the % change and n items.
+    The choice and the number are made on the same items, so the figure is biased upward
+    (the maximum of 16, 5 or 7 noisy means); :func:`cross_fitted_table` corrects it.
+    Bounding box and beauty filter have a single setting, so nothing is chosen there.
+
+    Columns: judge, prompt, domain, manipulation, setting, recipe, n, original_mean,
+    manipulated_mean, change, percent_change, n_settings.
+    """
+    pairs = paired(scores, judge, prompt)
+    columns = ["judge", "prompt", *CELL, "setting", "recipe", *SUMMARY_COLUMNS, "n_settings"]
+    if pairs.empty:
+        return pd.DataFrame(columns=columns)
+    settings = summarise(pairs, [*CELL, "setting", "recipe"])
+    best = _pick_best(settings, CELL)
+    counts = settings.groupby(CELL, sort=False).size().rename("n_settings").reset_index()
+    best = best.merge(counts, on=CELL).assign(judge=judge, prompt=prompt)
+    return _order(best[columns], CELL)
 
 
 def best_settings(scores: pd.DataFrame, judge: str, prompt: str = "standard"
                   ) -> pd.DataFrame:
-    """Tables 9-10: the greedy recipe search, each manipulation's setting chosen to
-    maximise the judge's mean score per domain (App. B.3)."""
-    best = in_sample_table(scores, judge, prompt)
-    return best[[*CELL, "setting", "percent_change"]].assign(judge=judge)
+    """Seed 004 Tables 9-10: the greedy recipe search of App. B.3, each manipulation's
+    parameter chosen to maximise the increase of the judge's mean score per domain (the
+    in-sample choice of :func:`in_sample_table`; these recipes feed Tables 5, 6 and Fig. 3
+    as in the paper's "Recipe for Analysis").
 
-
-def _difference_matrix(cell: pd.DataFrame) -> tuple[np.ndarray, list[str], float]:
-    wide = cell.pivot_table(index="item_id", columns="setting", values="difference")
-    original = cell.drop_duplicates("item_id").set_index("item_id")["original"]
-    wide = wide.dropna()  # items scored under every setting (the grid's common items)
-    return wide.to_numpy(), list(wide.columns), float(original.loc[wide.index].mean())
-
-
-def cross_fit(differences: np.ndarray, halves: np.ndarray, signs: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """The cross-fitted gain and the in-sample maximum gain for each row of `signs`
-    (items' whole rows of differences flipped together: the sign-flip null of "no
-    manipulation changes this judge's scores"); row 0 of `signs` is all ones.
-
-    `halves` is a boolean item mask: the setting chosen on one half is scored on the other.
+    Columns: judge, domain, manipulation, setting, recipe, percent_change.
     """
-    flipped_sum_a = signs[:, halves] @ differences[halves]
-    flipped_sum_b = signs[:, ~halves] @ differences[~halves]
-    n_a, n_b = halves.sum(), (~halves).sum()
-    choose_a = (flipped_sum_a / n_a).argmax(axis=1)
-    choose_b = (flipped_sum_b / n_b).argmax(axis=1)
-    rows = np.arange(len(signs))
-    cross = (flipped_sum_b[rows, choose_a] + flipped_sum_a[rows, choose_b]) / (n_a + n_b)
-    in_sample = ((flipped_sum_a + flipped_sum_b) / (n_a + n_b)).max(axis=1)
-    return cross, in_sample
+    best = in_sample_table(scores, judge, prompt)
+    out = best[["judge", *CELL, "setting", "percent_change"]].copy()
+    out.insert(4, "recipe", [step(m, s).id for m, s in zip(best["manipulation"],
+                                                            best["setting"], strict=True)])
+    return out
+
+
+def recipe_table(best: pd.DataFrame) -> pd.DataFrame:
+    """Seed 004 Table 9's layout: rows domains (per judge when `best` holds several),
+    columns the gridded manipulations (Bright., Gamma., Refer., Keyword., Inst., Padding.:
+    bounding box and beauty filter have one setting and Table 9 omits them), cells the
+    chosen setting, "-" where the manipulation does not apply or was not run."""
+    index = ["judge", "domain"] if "judge" in best.columns else ["domain"]
+    shown = best[best["manipulation"].isin(GRIDDED)]
+    wide = shown.pivot_table(index=index, columns="manipulation", values="setting",
+                             aggfunc="first")
+    wide = wide.reindex(columns=[m for m in GRIDDED if m in set(shown["manipulation"])])
+    wide = _order(wide.reset_index(), index).set_index(index)
+    wide.columns.name = None
+    return wide.fillna("-")
+
+
+def _fold_of_items(pairs: pd.DataFrame, n_splits: int, seed: int) -> pd.Series:
+    """A seeded split of each domain's items into `n_splits` folds of (near) equal size.
+
+    Within domain, as the spec asks: every manipulation of a domain uses the same split.
+    The generator is seeded by (seed, domain name), so a domain's split does not depend on
+    which other domains or cells are present."""
+    folds = {}
+    for domain, part in pairs.groupby("domain", sort=False):
+        ids = np.sort(part["item_id"].astype(str).unique())
+        rng = np.random.default_rng([seed, zlib.crc32(str(domain).encode())])
+        order = rng.permutation(len(ids))
+        for position, index in enumerate(order):
+            folds[(domain, ids[index])] = position % n_splits
+    keys = list(zip(pairs["domain"], pairs["item_id"].astype(str), strict=True))
+    return pd.Series([folds[k] for k in keys], index=pairs.index, name="fold")
+
+
+def difference_matrix(cell: pd.DataFrame) -> tuple[np.ndarray, list[str], np.ndarray,
+                                                    pd.Index]:
+    """One cell's paired rows as an (items x settings) matrix of differences.
+
+    Only items usable under every setting of the cell are kept (the grid's common items),
+    so that every setting's mean is taken over the same items and the sign flips of an
+    item's whole row stay a valid null. Returns the matrix, the settings in grid order,
+    each item's original score and the item ids."""
+    wide = cell.pivot_table(index="item_id", columns="setting", values="difference",
+                            aggfunc="first")
+    wide = wide[sorted(wide.columns, key=setting_key)].dropna()
+    original = cell.drop_duplicates("item_id").set_index("item_id")["original"]
+    return (wide.to_numpy(dtype=float), list(wide.columns),
+            original.loc[wide.index].to_numpy(dtype=float), wide.index)
+
+
+def cross_fit(differences: np.ndarray, folds: np.ndarray, signs: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cross-fitted gain and the in-sample maximum gain for each row of `signs`.
+
+    `differences` (n items x S settings), `folds` (n,) fold labels 0..K-1, `signs`
+    (R x n) of +-1: row r flips each item's whole row of differences (jointly across the
+    settings), the sign-flip null of "no manipulation setting changes this judge's
+    scores"; a row of ones is the observed data. For each fold k the setting with the
+    largest mean gain on the other folds is scored on fold k; the cross-fitted gain is the
+    mean over all items of their out-of-fold difference (K = 2: choose on one half, score
+    on the other, swap, average, weighted by the halves' sizes). The in-sample maximum is
+    the largest mean gain over all items (Table 3's reading).
+
+    One matrix product per fold: ``signs[:, fold] @ differences[fold]``.
+    Returns (cross-fitted gains (R,), in-sample maxima (R,), chosen settings (R, K)).
+    """
+    labels = np.unique(folds)
+    n = len(folds)
+    sums = np.stack([signs[:, folds == k] @ differences[folds == k] for k in labels])
+    sizes = np.array([(folds == k).sum() for k in labels])
+    total = sums.sum(axis=0)  # (R, S)
+    rows = np.arange(signs.shape[0])
+    chosen = np.empty((signs.shape[0], len(labels)), dtype=int)
+    cross = np.zeros(signs.shape[0])
+    for j in range(len(labels)):
+        training = (total - sums[j]) / (n - sizes[j])
+        chosen[:, j] = training.argmax(axis=1)  # first maximum: ties go to grid order
+        cross += sums[j][rows, chosen[:, j]]
+    return cross / n, (total / n).max(axis=1), chosen
 
 
 def cross_fitted_table(scores: pd.DataFrame, judge: str, prompt: str = "standard",
-                       n_permutations: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Per (domain, manipulation): the paper's in-sample maximum gain with the mean and 95th
-    percentile of its permutation null and its p-value; the cross-fitted gain (two
-    halves, chosen within the cell by a seeded shuffle) with a t interval over the items'
-    out-of-fold differences (the chosen settings held fixed) and an exact sign-flip
-    permutation p-value of the whole procedure (one-sided: an increase)."""
-    rng = np.random.default_rng(seed)
+                       n_splits: int = 2, seed: int = 0, n_permutations: int = 2000
+                       ) -> pd.DataFrame:
+    """The spec's correction of Table 3: cross-fitting and the null of the in-sample max.
+
+    Per (domain, manipulation), on the items usable under every setting of the cell
+    (:func:`difference_matrix`):
+
+    - ``in_sample_*``: the paper's figure, the largest mean gain over the grid chosen and
+      scored on the same items (may differ slightly from :func:`in_sample_table`, whose
+      settings each use all their own paired items);
+    - the permutation null of that maximum: each item's row of differences is sign-flipped
+      jointly across the settings (``n_permutations`` seeded flips, one matrix product per
+      fold) and the in-sample maximum recomputed: ``null_mean`` and ``null_q95`` show what
+      a judge with no susceptibility "gains" by picking the best of the grid;
+      ``in_sample_p`` = (1 + #{null >= observed}) / (1 + n_permutations), one-sided;
+    - ``cross_fitted_*``: items split within domain into `n_splits` seeded folds
+      (:func:`_fold_of_items`); the setting is chosen on the other folds and scored on
+      each fold; gain = mean of the items' out-of-fold differences, percent relative to
+      the cell's original mean. Interval: a t interval (95 %) from the per-item
+      out-of-fold differences, holding the chosen settings fixed (valid for the chosen
+      settings because they were chosen without these items; it does not include the
+      variability of the choice). ``p_value``: the sign-flip permutation p-value of the
+      whole cross-fitting procedure (choice included), one-sided for an increase, from
+      the same flips as the null.
+
+    Cells with a single setting (bounding box, beauty) have nothing to choose: the
+    cross-fitted and in-sample gains coincide with the plain paired mean difference.
+    Cells with fewer than 2 items per fold get NaN statistics. Flips are seeded per cell
+    from (seed, domain, manipulation), so a cell's numbers do not depend on the others.
+
+    Columns: judge, prompt, domain, manipulation, n, n_settings, original_mean,
+    in_sample_setting, in_sample_gain, in_sample_percent, null_mean, null_q95,
+    null_mean_percent, null_q95_percent, in_sample_p, cross_fitted_settings,
+    cross_fitted_gain, cross_fitted_mean, cross_fitted_percent, ci_low, ci_high,
+    ci_low_percent, ci_high_percent, p_value.
+    """
+    pairs = paired(scores, judge, prompt)
     rows = []
-    for (domain, manipulation), cell in paired(scores, judge, prompt).groupby(CELL, sort=False):
-        differences, settings, original = _difference_matrix(cell)
+    if not pairs.empty:
+        pairs = pairs.assign(fold=_fold_of_items(pairs, n_splits, seed))
+    for (domain, manipulation), cell in pairs.groupby(CELL, sort=False):
+        differences, settings, originals, ids = difference_matrix(cell)
+        folds = cell.drop_duplicates("item_id").set_index("item_id")["fold"].loc[ids]
+        folds = folds.to_numpy()
         n = len(differences)
-        if n < 4:
+        row = {"judge": judge, "prompt": prompt, "domain": domain,
+               "manipulation": manipulation, "n": n, "n_settings": len(settings),
+               "original_mean": originals.mean() if n else np.nan}
+        sizes = np.bincount(folds, minlength=n_splits) if n else np.zeros(n_splits)
+        if n == 0 or sizes.min() < 2:
+            rows.append(row)
             continue
-        halves = np.zeros(n, dtype=bool)
-        halves[rng.permutation(n)[: n // 2]] = True
-        signs = rng.choice([-1.0, 1.0], size=(n_permutations + 1, n))
+        rng = np.random.default_rng([seed, zlib.crc32(f"{domain}/{manipulation}".encode())])
+        signs = rng.choice(np.array([-1.0, 1.0]), size=(n_permutations + 1, n))
         signs[0] = 1.0
-        cross, in_sample = cross_fit(differences, halves, signs)
-        pick_a = differences[halves].mean(axis=0).argmax()
-        pick_b = differences[~halves].mean(axis=0).argmax()
-        out_of_fold = np.where(halves, differences[:, pick_b], differences[:, pick_a])
-        half_width = stats.t.ppf(0.975, n - 1) * out_of_fold.std(ddof=1) / np.sqrt(n)
-        rows.append({
-            "domain": domain, "manipulation": manipulation, "n": n,
-            "original_mean": original,
+        cross, in_sample, chosen = cross_fit(differences, folds, signs)
+        null = in_sample[1:]
+        out_of_fold = differences[np.arange(n), chosen[0][folds]]
+        half = stats.t.ppf(0.975, n - 1) * out_of_fold.std(ddof=1) / np.sqrt(n)
+        original = row["original_mean"]
+        row |= {
             "in_sample_setting": settings[int(differences.mean(axis=0).argmax())],
-            "in_sample_gain": in_sample[0],
-            "in_sample_percent": in_sample[0] / original * 100,
-            "null_mean": in_sample[1:].mean(), "null_q95": np.quantile(in_sample[1:], 0.95),
-            "in_sample_p": (1 + (in_sample[1:] >= in_sample[0]).sum()) / (n_permutations + 1),
-            "cross_fitted_gain": cross[0], "cross_fitted_percent": cross[0] / original * 100,
-            "ci_low": out_of_fold.mean() - half_width, "ci_high": out_of_fold.mean() + half_width,
-            "p_value": (1 + (cross[1:] >= cross[0]).sum()) / (n_permutations + 1),
-        })
-    return pd.DataFrame(rows)
+            "in_sample_gain": in_sample[0], "in_sample_percent": in_sample[0] / original * 100,
+            "null_mean": null.mean(), "null_q95": np.quantile(null, 0.95),
+            "null_mean_percent": null.mean() / original * 100,
+            "null_q95_percent": np.quantile(null, 0.95) / original * 100,
+            "in_sample_p": (1 + (null >= in_sample[0] - 1e-12).sum()) / (1 + n_permutations),
+            "cross_fitted_settings": "|".join(settings[k] for k in chosen[0]),
+            "cross_fitted_gain": cross[0], "cross_fitted_mean": original + cross[0],
+            "cross_fitted_percent": cross[0] / original * 100,
+            "ci_low": cross[0] - half, "ci_high": cross[0] + half,
+            "ci_low_percent": (cross[0] - half) / original * 100,
+            "ci_high_percent": (cross[0] + half) / original * 100,
+            "p_value": (1 + (cross[1:] >= cross[0] - 1e-12).sum()) / (1 + n_permutations),
+        }
+        rows.append(row)
+    columns = ["judge", "prompt", *CELL, "n", "n_settings", "original_mean",
+               "in_sample_setting", "in_sample_gain", "in_sample_percent", "null_mean",
+               "null_q95", "null_mean_percent", "null_q95_percent", "in_sample_p",
+               "cross_fitted_settings", "cross_fitted_gain", "cross_fitted_mean",
+               "cross_fitted_percent", "ci_low", "ci_high", "ci_low_percent",
+               "ci_high_percent", "p_value"]
+    return _order(pd.DataFrame(rows, columns=columns), CELL)
 
 
-def attack_success(changes: pd.DataFrame) -> pd.DataFrame:
-    """Fig. 2: per judge, the share of applicable (domain, manipulation) cells whose
-    percent change is strictly positive (0.0 % is no success; 34 cells = 5 x 7 - 2 + 1),
-    and the mean percent change over the successful cells only."""
+def attack_success(change_table: pd.DataFrame, percent: str = "percent_change"
+                   ) -> pd.DataFrame:
+    """Seed 004 Fig. 2: per judge, the attack success rate and the mean gain of successes.
+
+    A cell (domain, manipulation) is a success when its percent change is strictly
+    positive (§5.2 "manipulated images receive higher average scores"; 0.0 % is not a
+    success). Only applicable cells count (:func:`recipes.applies`: 5 x 7 - 2 Outdoor
+    cells + 1 beauty cell = 34); a cell with no finite percent change is left out of the
+    denominator and counted in ``cells_missing``. ``mean_gain``: mean percent change over
+    the successful cells only (Fig. 2 right).
+
+    Reading verified on the paper's own numbers (tests/test_frame_effects.py): the
+    *printed parenthesised* percentages of Table 3 (GPT-4o) and Table 12 (GPT-4o-mini)
+    plus Table 4's beauty column give 23/34 = 67.65 % and 22/34 = 64.71 %, as §5.2
+    states; recomputing the changes from the printed two-decimal means does not (GPT-4o
+    gets 21/34, because e.g. Animal Bright. 0.67 -> 0.67 is printed +0.6 %). So the paper
+    counts signs of changes from unrounded means, which is what we compute.
+
+    Columns: judge, cells, successes, success_rate (%), mean_gain (%), cells_missing.
+    """
     rows = []
-    for judge, mine in changes.groupby("judge", sort=False):
-        mine = mine[[applies(m, d) for m, d in zip(mine["manipulation"], mine["domain"],
-                                                   strict=True)]]
-        wins = mine[mine["percent_change"] > 0]
-        rows.append({"judge": judge, "cells": len(mine), "successes": len(wins),
-                     "success_rate": 100 * len(wins) / len(mine) if len(mine) else np.nan,
-                     "mean_gain": wins["percent_change"].mean() if len(wins) else np.nan})
-    return pd.DataFrame(rows)
+    for judge, mine in change_table.groupby("judge", sort=False):
+        usable = np.array([applies(m, d) for m, d in zip(mine["manipulation"],
+                                                         mine["domain"], strict=True)],
+                          dtype=bool)
+        mine = mine[usable]
+        values = pd.to_numeric(mine[percent], errors="coerce")
+        finite = values[np.isfinite(values)]
+        wins = finite[finite > 0]
+        rows.append({"judge": judge, "cells": len(finite), "successes": len(wins),
+                     "success_rate": 100 * len(wins) / len(finite) if len(finite) else np.nan,
+                     "mean_gain": wins.mean() if len(wins) else np.nan,
+                     "cells_missing": int(len(mine) - len(finite))})
+    return pd.DataFrame(rows, columns=["judge", "cells", "successes", "success_rate",
+                                       "mean_gain", "cells_missing"])
 
 
-def mitigation_table(scores: pd.DataFrame, judge: str) -> pd.DataFrame:
-    """Table 5: per prompt and manipulation (at the recipes the mitigation prompts were
-    run on), the mean over the four non-Outdoor domains (footnote 4) of the originals and
-    of the manipulated images, and the % change; each prompt's original row (for the
-    bias-definition prompt: the originals told of each manipulation, pooled)."""
-    mine = scores[(scores["judge"] == judge) & (scores["domain"] != "outdoor")]
-    prompts = [p for p in ("standard", "bias_aware", "bias_definition", "cot")
-               if p in set(mine["prompt"])]
-    studied = mine.loc[(mine["prompt"] != "standard") & (mine["n_steps"] == 1),
-                       ["domain", "recipe"]].drop_duplicates()
-    rows = []
-    for prompt in prompts:
-        pairs = paired(mine, judge, prompt).merge(studied, on=["domain", "recipe"])
-        originals = mine[(mine["prompt"] == prompt) & (mine["recipe"] == ORIGINAL)]
-        rows.append({"prompt": prompt, "manipulation": ORIGINAL,
-                     "n": int(originals["score"].notna().sum()),
-                     "original_mean": originals["score"].mean(),
-                     "manipulated_mean": originals["score"].mean(), "percent_change": 0.0})
-        summary = _summary(pairs, ["manipulation"]).assign(prompt=prompt)
-        rows += summary.drop(columns="change").to_dict("records")
-    return pd.DataFrame(rows, columns=["prompt", "manipulation", "n", "original_mean",
-                                       "manipulated_mean", "percent_change"])
+def _best_recipes(best: pd.DataFrame, judge: str) -> pd.DataFrame:
+    """(domain, recipe, manipulation) of the judge's best single settings."""
+    if "judge" in best.columns:
+        best = best[best["judge"] == judge]
+    if "recipe" not in best.columns:
+        best = best.assign(recipe=[step(m, s).id for m, s in zip(
+            best["manipulation"], best["setting"], strict=True)])
+    return best[["domain", "recipe", "manipulation"]].drop_duplicates(["domain", "recipe"])
 
 
 def combinations_table(scores: pd.DataFrame, judge: str, best: pd.DataFrame,
-                       detail: bool = False) -> pd.DataFrame:
-    """Tables 6 and 11: per domain, the originals' mean and the best single recipe (among
-    the judge's best settings), best pair and best triple (by mean score), each with its
-    % change and recipe. `detail`: every combination's row instead."""
-    singles = paired(scores, judge, n_steps=1)
-    singles = singles[singles["recipe"].isin(set(best["recipe"]))]
-    every = pd.concat([singles, paired(scores, judge, n_steps=2),
-                       paired(scores, judge, n_steps=3)], ignore_index=True)
-    summary = _summary(every, ["domain", "n_steps", "recipe"])
-    if detail:
-        return summary
-    top = summary.loc[summary.groupby(["domain", "n_steps"], sort=False)[
-        "manipulated_mean"].idxmax()]
-    return top.reset_index(drop=True)
+                       prompt: str = "standard", detail: bool = False) -> pd.DataFrame:
+    """Seed 004 Tables 6 and 11: single, dual and triple manipulations per domain.
+
+    `best`: the judge's best single settings (:func:`best_settings`; a ``recipe`` column
+    or manipulation + setting). Candidates per domain: the best single recipes of that
+    domain (n_steps 1), and every scored pair and triple (n_steps 2, 3) whose steps are all
+    among that domain's best single steps (B.3 "all possible combinations of two biases
+    based on the ... recipe in Table 9"; §6 pairs and triples, the spec runs both). Each
+    candidate is summarised on its paired items; per (domain, n_steps) the one with the
+    largest increase is reported (as Table 6 reports "the most impactful combination").
+    Like Table 3 this is an in-sample choice.
+
+    Columns: judge, domain, n_steps, recipe, n, original_mean, manipulated_mean, change,
+    percent_change (one row per domain and size; `detail`: every candidate's row).
+    """
+    chosen = _best_recipes(best, judge)
+    allowed = {domain: {s for r in part["recipe"] for s in parse_recipe(r)}
+               for domain, part in chosen.groupby("domain")}
+    singles = paired(scores, judge, prompt, n_steps=1).merge(
+        chosen[["domain", "recipe"]], on=["domain", "recipe"])
+    combos = paired(scores, judge, prompt, n_steps=None)
+    combos = combos[combos["n_steps"].isin([2, 3])]
+    keep = [set(parse_recipe(r)) <= allowed.get(d, set())
+            for d, r in zip(combos["domain"], combos["recipe"], strict=True)]
+    every = pd.concat([singles, combos[np.array(keep, dtype=bool)]], ignore_index=True)
+    columns = ["judge", "domain", "n_steps", "recipe", *SUMMARY_COLUMNS]
+    if every.empty:
+        return pd.DataFrame(columns=columns)
+    summary = summarise(every, ["domain", "n_steps", "recipe"]).assign(judge=judge)
+    summary = summary.sort_values("recipe", kind="stable")
+    if not detail:
+        summary = summary.sort_values("change", ascending=False, kind="stable")
+        summary = summary.drop_duplicates(["domain", "n_steps"])
+    return _order(summary[columns], ["domain", "n_steps", "recipe"])
 
 
-def paired_tests(scores: pd.DataFrame, judge: str, prompt: str = "standard") -> pd.DataFrame:
-    """Beyond the paper: every (domain, manipulation, setting) tested on its paired items:
-    mean difference with a 95 % t interval, paired t-test and Wilcoxon signed-rank p-values
-    (two-sided), and Benjamini-Hochberg q-values across all of the judge's tests (every
-    setting is tested, none selected, so the FDR holds for the whole grid)."""
+def domain_average(per_domain: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Footnote 4 of seed 004 (Table 5): average over domains, then the change.
+
+    Per group of `keys`, the mean over domains (each domain weighs the same) of the
+    originals' and of the manipulated means, and the percent change of those two averages.
+    Verified on the paper: Table 3's GPT-4.1-mini rows (People, Animal, Illustration,
+    Indoor) averaged this way give Table 5's standard column (e.g. Gamma. 1.45, +6.2 %),
+    where averaging the domains' percent changes does not (+6.7 %)."""
+    out = per_domain.groupby(keys, sort=False).agg(
+        n=("n", "sum"), n_domains=("domain", "nunique"),
+        original_mean=("original_mean", "mean"),
+        manipulated_mean=("manipulated_mean", "mean")).reset_index()
+    out["change"] = out["manipulated_mean"] - out["original_mean"]
+    out["percent_change"] = out["change"] / out["original_mean"] * 100
+    return out
+
+
+def mitigation_table(scores: pd.DataFrame, judge: str, best: pd.DataFrame | None = None
+                     ) -> pd.DataFrame:
+    """Seed 004 Table 5: the four prompts (Figs. 4-7) on the same manipulated images.
+
+    Recipes: the judge's best single settings (`best`, B.3 "Recipe for Analysis");
+    without `best`, the single-step recipes scored with a non-standard prompt (the
+    follow-up jobs run exactly those). Domains: the four non-Outdoor ones (footnote 4;
+    the beauty filter applies to People only and is not in Table 5, so it is left out).
+    Per prompt and manipulation, each domain's paired means (the manipulated images vs the
+    same items' originals under the *same* prompt; for bias-definition vs the originals
+    scored with the prompt naming that manipulation), then :func:`domain_average`.
+    The "original" row of each prompt: per domain the mean of all its usable original
+    scores under that prompt (for bias-definition: over the originals told of each
+    manipulation, pooled), averaged over domains; its change is 0 by definition.
+
+    Columns (long; the report pivots it to Table 5's layout): prompt, manipulation, n,
+    n_domains, original_mean, manipulated_mean, change, percent_change.
+    """
+    mine = scores[(scores["judge"] == judge) & (scores["domain"] != "outdoor")]
+    if best is not None:
+        studied = _best_recipes(best, judge)[["domain", "recipe"]]
+        studied = studied[studied["domain"] != "outdoor"]
+    else:
+        studied = mine.loc[(mine["prompt"] != "standard") & (mine["n_steps"] == 1),
+                           ["domain", "recipe"]].drop_duplicates()
+    prompts = [p for p in PROMPTS if p in set(mine["prompt"])]
+    columns = ["prompt", "manipulation", "n", "n_domains", "original_mean",
+               "manipulated_mean", "change", "percent_change"]
+    tables = []
+    for prompt in prompts:
+        pairs = paired(mine, judge, prompt).merge(studied, on=["domain", "recipe"])
+        pairs = pairs[pairs["manipulation"] != "beauty_filter"]
+        originals = mine[(mine["prompt"] == prompt) & (mine["recipe"] == ORIGINAL)
+                         & mine["score"].notna()]
+        if prompt == "bias_definition" and not pairs.empty:
+            originals = originals[originals["named"].isin(set(pairs["manipulation"]))]
+        if originals.empty:
+            continue
+        base = originals.groupby("domain", sort=False).agg(
+            n=("score", "size"), original_mean=("score", "mean")).reset_index()
+        base = base.assign(manipulated_mean=base["original_mean"], manipulation=ORIGINAL)
+        per_domain = pd.concat([base, summarise(pairs, ["domain", "manipulation"])],
+                               ignore_index=True)
+        tables.append(domain_average(per_domain, ["manipulation"]).assign(prompt=prompt))
+    if not tables:
+        return pd.DataFrame(columns=columns)
+    return _order(pd.concat(tables, ignore_index=True)[columns], ["prompt", "manipulation"])
+
+
+def paired_tests(scores: pd.DataFrame, judge: str, settings: pd.DataFrame | None = None,
+                 prompt: str = "standard") -> pd.DataFrame:
+    """Beyond the paper: a paired test of each cell at a given setting.
+
+    `settings`: rows (domain, manipulation, setting), e.g. :func:`best_settings` of a
+    *different* run or half of the items (a setting chosen on the same items makes the
+    test anticonservative, as for Table 3); None tests every setting of every grid (then
+    nothing is selected and the FDR holds for the whole grid). Per test, on the paired
+    items: mean difference with a 95 % t interval, the paired t-test
+    (``scipy.stats.ttest_rel``) and the Wilcoxon signed-rank test (``scipy.stats.wilcoxon``,
+    zero differences dropped, scipy's exact/normal choice), both two-sided, and
+    Benjamini-Hochberg q-values (``multipletests(method="fdr_bh")``) across all the judge's
+    tests, for each of the two p-values. A cell whose differences are all zero gets p = 1.
+
+    Columns: judge, domain, manipulation, setting, n, mean_difference, ci_low, ci_high,
+    t_p, wilcoxon_p, t_q, q_value (the Wilcoxon q-value).
+    """
+    pairs = paired(scores, judge, prompt)
+    if settings is not None:
+        pairs = pairs.merge(settings[[*CELL, "setting"]].drop_duplicates(),
+                            on=[*CELL, "setting"])
     rows = []
-    for keys, cell in paired(scores, judge, prompt).groupby([*CELL, "setting"], sort=False):
-        d = cell["difference"].to_numpy()
+    for keys, cell in pairs.groupby([*CELL, "setting"], sort=False):
+        d = cell["difference"].to_numpy(dtype=float)
         n = len(d)
         if n < 2:
             continue
         spread = d.std(ddof=1)
         half = stats.t.ppf(0.975, n - 1) * spread / np.sqrt(n)
-        t_p = stats.ttest_rel(cell["score"], cell["original"]).pvalue if spread > 0 else (
-            1.0 if d.mean() == 0 else 0.0)
-        w_p = stats.wilcoxon(d).pvalue if np.any(d != 0) else 1.0
+        if spread > 0:
+            t_p = float(stats.ttest_rel(cell["score"], cell["original"]).pvalue)
+        else:  # a constant difference: no variance, the t-test is undefined
+            t_p = 1.0 if d[0] == 0 else 0.0
+        w_p = float(stats.wilcoxon(d).pvalue) if np.any(d != 0) else 1.0
         rows.append(dict(zip([*CELL, "setting"], keys, strict=True)) | {
-            "n": n, "mean_difference": d.mean(), "ci_low": d.mean() - half,
-            "ci_high": d.mean() + half, "t_p": float(t_p), "wilcoxon_p": float(w_p)})
-    out = pd.DataFrame(rows)
-    if not out.empty:
-        out["q_value"] = multipletests(out["wilcoxon_p"], method="fdr_bh")[1]
-    return out
-
-
+            "judge": judge, "n": n, "mean_difference": d.mean(), "ci_low": d.mean() - half,
+            "ci_high": d.mean() + half, "t_p": t_p, "wilcoxon_p": w_p})
+    columns = ["judge", *CELL, "setting", "n", "mean_difference", "ci_low", "ci_high",
+               "t_p", "wilcoxon_p", "t_q", "q_value"]
+    out = pd.DataFrame(rows, columns=[c for c in columns if c not in ("t_q", "q_value")])
+    if out.empty:
+        return pd.DataFrame(columns=columns)
+    out["t_q"] = multipletests(out["t_p"], method="fdr_bh")[1]
+    out["q_value"] = multipletests(out["wilcoxon_p"], method="fdr_bh")[1]
+    out = out.assign(_grid=out["setting"].map(setting_key)).sort_values("_grid",
+                                                                         kind="stable")
+    return _order(out.drop(columns="_grid")[columns], CELL)

@@ -54,6 +54,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -202,8 +203,10 @@ class Seen:
     detected: tuple[tuple[str, float | str | None], ...]
 
 
+@lru_cache(maxsize=4096)
 def look(image: bytes, instruction: str) -> Seen:
-    """Read the instruction and look at the image (module docstring)."""
+    """Read the instruction and look at the image (module docstring); cached, since the
+    follow-ups show the same image under several prompts and in both pairwise orders."""
     from judgebias.studies.frame import concepts, perceive, scene
 
     domain = concepts.domain_of(instruction)
