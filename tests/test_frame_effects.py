@@ -1,155 +1,399 @@
-"""FRAME's statistics on hand-computed cases (judgebias.studies.frame.effects, humans,
-pairwise), and attack success on the paper's own numbers (seed 004 Tables 3, 4, 12)."""
+"""FRAME's score-change statistics (judgebias.studies.frame.effects) on hand-computed
+cases, the paper's own numbers (seed 004 Tables 3, 4, 5, 12; Fig. 2) and the spec's
+correction of Table 3 (cross-fitting, the permutation null of the max over the grid)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
-from judgebias.studies.frame import effects, humans, pairwise
+from judgebias.studies.frame import effects
 from judgebias.studies.frame.recipes import TABLE_ORDER
 
 
-def _rows(judge, domain, recipe, manipulation, setting, values, prompt="standard", named=""):
-    return [{"item_id": f"i{k}", "domain": domain, "judge": judge, "prompt": prompt,
+def _rows(domain, recipe, values, prompt="standard", named="", judge="j", prefix=None):
+    if recipe == "original":
+        manipulation, setting, n_steps = "original", "", 0
+    else:
+        parts = recipe.split("+")
+        n_steps = len(parts)
+        manipulation = "+".join(p.split("=")[0] for p in parts)
+        setting = parts[0].split("=")[1] if n_steps == 1 else ""
+    prefix = prefix or domain[0]
+    return [{"item_id": f"{prefix}{k}", "domain": domain, "judge": judge, "prompt": prompt,
              "recipe": recipe, "manipulation": manipulation, "setting": setting,
-             "n_steps": 0 if recipe == "original" else recipe.count("+") + 1,
-             "named": named, "score": v} for k, v in enumerate(values)]
+             "n_steps": n_steps, "named": named, "score": float(v)}
+            for k, v in enumerate(values)]
 
 
-def scores_frame(*groups) -> pd.DataFrame:
+def frame(*groups) -> pd.DataFrame:
     return pd.DataFrame([row for group in groups for row in group])
 
 
-def test_in_sample_table_picks_the_highest_mean_and_pairs_items():
-    scores = scores_frame(
-        _rows("j", "people", "original", "original", "", [1.0, 2.0, 3.0]),
-        _rows("j", "people", "brightness=1.1", "brightness", "1.1", [1.5, 2.0, 3.5]),
-        _rows("j", "people", "brightness=1.5", "brightness", "1.5", [1.0, 3.0, np.nan]))
-    table = effects.in_sample_table(scores, "j")
-    row = table.iloc[0]
-    # 1.1: mean 7/3 on 3 items; 1.5: items 0-1 only, mean 2.0 -> 1.1 wins
-    assert row["setting"] == "1.1" and row["n"] == 3
-    assert row["original_mean"] == pytest.approx(2.0)
-    assert row["percent_change"] == pytest.approx((7 / 3 - 2) / 2 * 100)
-    unpaired = effects.paired(scores, "j")
-    assert len(unpaired[unpaired["setting"] == "1.5"]) == 2  # the unusable score drops item 2
+# --- paired design and Table 3 ------------------------------------------------------------
+
+def test_paired_drops_unusable_scores_and_matches_the_named_original():
+    scores = frame(
+        _rows("people", "original", [1, 1], "bias_definition", "brightness"),
+        _rows("people", "original", [2, np.nan], "bias_definition", "gamma"),
+        _rows("people", "brightness=1.1", [3, 3], "bias_definition", "brightness"),
+        _rows("people", "gamma=1.1", [2, 2], "bias_definition", "gamma"),
+        _rows("people", "original", [9, 9], judge="other"))
+    pairs = effects.paired(scores, "j", "bias_definition").set_index(["recipe", "item_id"])
+    assert pairs.loc[("brightness=1.1", "p0"), "original"] == 1  # not gamma's original 2
+    assert pairs.loc[("brightness=1.1", "p1"), "difference"] == 2
+    assert len(pairs.loc["gamma=1.1"]) == 1  # p1's original is unusable: left out
+    assert pairs.loc[("gamma=1.1", "p0"), "difference"] == 0
 
 
-def test_cross_fit_by_hand():
-    # 4 items, 2 settings; halves {0, 1} and {2, 3}
+def test_in_sample_table_picks_the_largest_increase_on_paired_items():
+    scores = frame(
+        _rows("people", "original", [1, 2, 3]),
+        _rows("people", "brightness=1.1", [1.5, 2.0, 3.5]),
+        _rows("people", "brightness=1.5", [1.0, 3.0, np.nan]),
+        _rows("people", "bounding_box=annotated", [1.0, 2.0, 2.4]),
+        _rows("animal", "original", [2, 2]),
+        _rows("animal", "padding=10", [2, 2]),
+        _rows("animal", "padding=40", [2, 2]))
+    table = effects.in_sample_table(scores, "j").set_index(["domain", "manipulation"])
+    # by hand: 1.1 on 3 items: 2.0 -> 7/3 (+1/3); 1.5 on items 0-1: 1.5 -> 2.0 (+0.5)
+    row = table.loc[("people", "brightness")]
+    assert row["setting"] == "1.5" and row["n"] == 2 and row["n_settings"] == 2
+    assert row["original_mean"] == pytest.approx(1.5)
+    assert row["manipulated_mean"] == pytest.approx(2.0)
+    assert row["percent_change"] == pytest.approx(100 / 3)
+    box = table.loc[("people", "bounding_box")]
+    assert box["percent_change"] == pytest.approx((5.4 / 3 - 2) / 2 * 100)  # -10 %
+    assert table.loc[("animal", "padding"), "setting"] == "10"  # a tie: first in the grid
+    assert table.loc[("animal", "padding"), "percent_change"] == 0.0
+    # rows in Table 3's order: domains, then its columns
+    assert list(table.index) == [("people", "brightness"), ("people", "bounding_box"),
+                                 ("animal", "padding")]
+
+
+def test_best_settings_and_the_table9_layout():
+    scores = frame(
+        _rows("people", "original", [1, 1]),
+        _rows("people", "brightness=0.9", [2, 2]), _rows("people", "brightness=1.3", [1, 2]),
+        _rows("people", "instruction_overlay=center", [1, 1]),
+        _rows("people", "instruction_overlay=top-left", [1, 3]),
+        _rows("people", "bounding_box=annotated", [3, 3]),
+        _rows("indoor", "original", [2, 2]), _rows("indoor", "brightness=1.7", [3, 3]))
+    best = effects.best_settings(scores, "j").set_index(["domain", "manipulation"])
+    assert best.loc[("people", "brightness"), "recipe"] == "brightness=0.9"
+    assert best.loc[("people", "instruction_overlay"), "setting"] == "top-left"
+    assert best.loc[("people", "bounding_box"), "recipe"] == "bounding_box=annotated"
+    table = effects.recipe_table(best.reset_index())
+    assert list(table.columns) == ["brightness", "instruction_overlay"]  # no box column
+    assert table.loc[("j", "people")].tolist() == ["0.9", "top-left"]
+    assert table.loc[("j", "indoor")].tolist() == ["1.7", "-"]
+
+
+# --- cross-fitting and the null of the maximum ------------------------------------------
+
+def test_cross_fit_by_hand_two_folds():
     d = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 2.0], [0.0, 2.0]])
-    halves = np.array([True, True, False, False])
-    cross, in_sample = effects.cross_fit(d, halves, np.ones((1, 4)))
-    # half A picks setting 0, scored on B: 0, 0; half B picks setting 1, scored on A: 0, 0
-    assert cross[0] == 0.0
-    assert in_sample[0] == pytest.approx(1.0)  # max(mean 0.5, mean 1.0)
-    # B's rows flipped: A picks 0 (scored on B: 0, 0); B now picks 0 too (scored on A: 1, 1)
-    flipped = np.array([[1.0, 1.0, -1.0, -1.0]])
-    cross, in_sample = effects.cross_fit(d, halves, flipped)
-    assert in_sample[0] == pytest.approx(0.5) and cross[0] == pytest.approx(0.5)
+    folds = np.array([0, 0, 1, 1])
+    cross, in_sample, chosen = effects.cross_fit(d, folds, np.ones((1, 4)))
+    # fold 0's setting is chosen on fold 1 (means 0, 2 -> setting 1), scored on fold 0:
+    # 0, 0; fold 1's on fold 0 (means 1, 0 -> setting 0), scored on fold 1: 0, 0
+    assert chosen[0].tolist() == [1, 0] and cross[0] == 0.0
+    assert in_sample[0] == pytest.approx(1.0)  # max(0.5, 1.0)
+    # fold 1's rows flipped: [[0, -2], [0, -2]]; fold 0 now picks 0 (scored: 1 + 1),
+    # fold 1 picks 0 (scored: 0 + 0); in-sample means (2/4, -4/4)
+    cross, in_sample, _ = effects.cross_fit(d, folds, np.array([[1.0, 1.0, -1.0, -1.0]]))
+    assert cross[0] == pytest.approx(0.5) and in_sample[0] == pytest.approx(0.5)
 
 
-def _noise_cell(effect: float, n: int = 40, settings: int = 16, seed: int = 0) -> pd.DataFrame:
+def test_cross_fit_by_hand_three_folds_and_ties():
+    d = np.array([[1, 0], [1, 0], [0, 1], [0, 1], [2, 0], [0, 0]], dtype=float)
+    folds = np.array([0, 0, 1, 1, 2, 2])
+    cross, in_sample, chosen = effects.cross_fit(d, folds, np.ones((1, 6)))
+    # fold 0 trained on items 2-5: means (0.5, 0.5), a tie -> setting 0, scored 1 + 1;
+    # fold 1 on items 0, 1, 4, 5: (1, 0) -> 0, scored 0 + 0; fold 2 on items 0-3: tie -> 0,
+    # scored 2 + 0. Cross-fitted: 4 / 6; in-sample: max(4/6, 2/6)
+    assert chosen[0].tolist() == [0, 0, 0]
+    assert cross[0] == pytest.approx(4 / 6) and in_sample[0] == pytest.approx(4 / 6)
+
+
+def _grid_cell(effect: float, n: int = 60, seed: int = 0, domain: str = "indoor",
+               manipulation: str = "gamma") -> pd.DataFrame:
+    """One cell, 16 settings: the judge's score of a manipulated image = its original's
+    plus noise; setting 1.3 adds `effect` (0: a judge with no susceptibility)."""
     rng = np.random.default_rng(seed)
     base = rng.normal(2.0, 0.5, n)
-    groups = [_rows("j", "indoor", "original", "original", "", base)]
-    for k in range(settings):
-        bump = effect if k == 3 else 0.0
-        groups.append(_rows("j", "indoor", f"gamma={1 + k / 10:g}", "gamma", f"{1 + k / 10:g}",
+    groups = [_rows(domain, "original", base)]
+    for k in range(16):
+        setting = f"{0.8 + k / 10:g}"
+        bump = effect if setting == "1.3" else 0.0
+        groups.append(_rows(domain, f"{manipulation}={setting}",
                             base + bump + rng.normal(0, 0.3, n)))
-    return scores_frame(*groups)
+    return frame(*groups)
 
 
-def test_a_judge_without_susceptibility_gains_in_sample_but_not_cross_fitted():
-    table = effects.cross_fitted_table(_noise_cell(0.0), "j", n_permutations=500)
-    row = table.iloc[0]
-    assert row["in_sample_gain"] > 0.05  # the max of 16 noisy means
-    assert row["null_mean"] > 0.05  # ... and its null says so
-    assert row["in_sample_p"] > 0.05
-    assert row["ci_low"] < 0 < row["ci_high"] and row["p_value"] > 0.05
+def test_no_effect_judge_gains_in_sample_but_not_cross_fitted():
+    rows = pd.concat([effects.cross_fitted_table(_grid_cell(0.0, seed=s), "j",
+                                                 n_permutations=199, seed=s)
+                      for s in range(25)], ignore_index=True)
+    # the max of 16 noisy means (sd 0.3 / sqrt(60) = 0.039) sits near 1.77 sd above 0
+    assert rows["in_sample_gain"].mean() > 0.05
+    assert rows["null_mean"].mean() == pytest.approx(rows["in_sample_gain"].mean(), abs=0.02)
+    assert abs(rows["cross_fitted_gain"].mean()) < 0.015  # unbiased: about 0
+    assert (rows["in_sample_p"] > 0.05).mean() >= 0.8
+    assert (rows["p_value"] > 0.05).mean() >= 0.8
+    assert ((rows["ci_low"] < 0) & (rows["ci_high"] > 0)).mean() >= 0.8
+    one = rows.iloc[0]
+    assert one["n"] == 60 and one["n_settings"] == 16
+    assert one["null_q95"] > one["null_mean"] > 0
 
 
-def test_a_real_effect_is_found_by_both():
-    row = effects.cross_fitted_table(_noise_cell(0.5), "j", n_permutations=500).iloc[0]
-    assert row["in_sample_setting"] == "1.3"
-    assert row["in_sample_p"] < 0.01 and row["p_value"] < 0.01
-    assert row["ci_low"] > 0.2
+def test_real_effect_is_found_by_both():
+    row = effects.cross_fitted_table(_grid_cell(0.5), "j", n_permutations=999).iloc[0]
+    assert row["in_sample_setting"] == "1.3" and row["cross_fitted_settings"] == "1.3|1.3"
+    assert row["cross_fitted_gain"] == pytest.approx(0.5, abs=0.1)
+    assert row["in_sample_p"] == row["p_value"] == pytest.approx(1 / 1000)
+    assert row["ci_low"] > 0.3 and row["in_sample_gain"] > row["null_q95"]
+    assert row["cross_fitted_percent"] == pytest.approx(
+        row["cross_fitted_gain"] / row["original_mean"] * 100)
+    assert row["cross_fitted_mean"] == pytest.approx(row["original_mean"]
+                                                     + row["cross_fitted_gain"])
 
 
-# Seed 004: the printed % changes (Table 3: GPT-4o; Table 12: GPT-4o-mini), in the order
-# Bright., Gamma., Refer., Keyword., Inst., Padding., Bounding.; Table 4's beauty filter.
+def test_cross_fitted_table_is_seeded_and_splits_within_domain():
+    scores = pd.concat([_grid_cell(0.2), _grid_cell(0.0, manipulation="brightness")])
+    a = effects.cross_fitted_table(scores, "j", n_permutations=99, seed=3)
+    b = effects.cross_fitted_table(scores, "j", n_permutations=99, seed=3)
+    pd.testing.assert_frame_equal(a, b)
+    assert list(a["manipulation"]) == ["brightness", "gamma"]  # Table 3's column order
+    alone = effects.cross_fitted_table(_grid_cell(0.2), "j", n_permutations=99, seed=3)
+    pd.testing.assert_frame_equal(alone.iloc[[0]].reset_index(drop=True),
+                                  a.iloc[[1]].reset_index(drop=True))
+    folds = effects._fold_of_items(effects.paired(scores, "j"), 2, seed=3)
+    assert folds.value_counts().tolist() == [16 * 60, 16 * 60]  # halves of 30 items each
+
+
+def test_single_setting_cell_cross_fits_to_the_plain_mean():
+    scores = frame(_rows("people", "original", [1, 2, 3, 4]),
+                   _rows("people", "bounding_box=annotated", [2, 2, 4, 4]))
+    row = effects.cross_fitted_table(scores, "j", n_permutations=15).iloc[0]
+    assert row["cross_fitted_gain"] == row["in_sample_gain"] == pytest.approx(0.5)
+    assert row["cross_fitted_percent"] == pytest.approx(0.5 / 2.5 * 100)
+    d = np.array([1.0, 0, 1, 0])
+    half = stats.t.ppf(0.975, 3) * d.std(ddof=1) / 2
+    assert row["ci_low"] == pytest.approx(0.5 - half)
+
+
+def test_whole_table_null_takes_seconds():
+    rng = np.random.default_rng(1)
+    groups = []
+    for domain in ("people", "animal", "illustration", "indoor", "outdoor"):
+        base = rng.normal(2, 0.5, 300)
+        groups.append(_rows(domain, "original", base))
+        for manipulation, grid in (("brightness", 16), ("gamma", 16), ("padding", 7)):
+            for k in range(grid):
+                groups.append(_rows(domain, f"{manipulation}={10 + k}",
+                                    base + rng.normal(0, 0.3, 300)))
+        for position in ("bottom-right", "bottom-left", "top-right", "top-left", "center"):
+            groups.append(_rows(domain, f"instruction_overlay={position}",
+                                base + rng.normal(0, 0.3, 300)))
+    scores = frame(*groups)
+    table = effects.cross_fitted_table(scores, "j", n_permutations=5000)
+    assert len(table) == 20 and (table["n"] == 300).all()
+
+
+# --- Fig. 2: attack success on the paper's own numbers -----------------------------------
+
+# Seed 004 Table 3 (GPT-4o) and Table 12 (GPT-4o-mini): Orig. and, per domain, the printed
+# (mean, parenthesised % change) in Table 3's column order Bright., Gamma., Refer.,
+# Keyword., Inst., Padding., Bounding.; "beauty": Table 4 (Orig., Beauty., %).
 PAPER = {
-    "gpt-4o": {"people": [-2.2, 3.5, -0.4, 7.9, 14.9, -6.1, 49.1],
-               "animal": [0.6, 7.5, -4.2, -1.2, 7.5, -0.5, 77.9],
-               "illustration": [-1.4, 8.7, -7.6, 0.6, 16.5, 6.9, 5.7],
-               "indoor": [13.7, 15.4, -3.1, 9.7, 44.1, 13.7, 80.2],
-               "outdoor": [1.7, 0.1, -1.5, None, 14.2, 0.6, None], "beauty": -8.3},
-    "gpt-4o-mini": {"people": [0.0, 0.0, -1.0, 4.3, 11.8, -1.3, 32.2],
-                    "animal": [2.7, 3.5, 0.8, 3.4, 10.4, 1.3, 41.4],
-                    "illustration": [0.0, -0.5, -0.8, 1.3, 9.9, -4.1, 0.8],
-                    "indoor": [1.0, 0.5, -2.1, 2.1, 13.8, -1.2, 14.1],
-                    "outdoor": [1.2, 1.8, -1.1, None, 9.6, 1.6, None], "beauty": -0.5},
+    "gpt-4o": {
+        "people": (1.14, [(1.12, -2.2), (1.18, 3.5), (1.14, -0.4), (1.23, 7.9),
+                          (1.31, 14.9), (1.07, -6.1), (1.70, 49.1)]),
+        "animal": (0.67, [(0.67, 0.6), (0.72, 7.5), (0.64, -4.2), (0.66, -1.2),
+                          (0.72, 7.5), (0.66, -0.5), (1.19, 77.9)]),
+        "illustration": (1.09, [(1.08, -1.4), (1.19, 8.7), (1.01, -7.6), (1.10, 0.6),
+                                (1.27, 16.5), (1.17, 6.9), (1.16, 5.7)]),
+        "indoor": (1.14, [(1.29, 13.7), (1.31, 15.4), (1.10, -3.1), (1.25, 9.7),
+                          (1.64, 44.1), (1.29, 13.7), (2.05, 80.2)]),
+        "outdoor": (2.37, [(2.41, 1.7), (2.37, 0.1), (2.33, -1.5), None, (2.71, 14.2),
+                           (2.38, 0.6), None]),
+        "beauty": (1.14, 1.05, -8.3)},
+    "gpt-4o-mini": {
+        "people": (2.32, [(2.32, 0.0), (2.32, 0.0), (2.30, -1.0), (2.42, 4.3),
+                          (2.60, 11.8), (2.29, -1.3), (3.07, 32.2)]),
+        "animal": (1.76, [(1.80, 2.7), (1.82, 3.5), (1.77, 0.8), (1.81, 3.4),
+                          (1.94, 10.4), (1.78, 1.3), (2.48, 41.4)]),
+        "illustration": (1.98, [(1.98, 0.0), (1.98, -0.5), (1.97, -0.8), (2.01, 1.3),
+                                (2.18, 9.9), (1.90, -4.1), (2.00, 0.8)]),
+        "indoor": (2.69, [(2.72, 1.0), (2.70, 0.5), (2.63, -2.1), (2.74, 2.1),
+                          (3.06, 13.8), (2.65, -1.2), (3.07, 14.1)]),
+        "outdoor": (3.25, [(3.29, 1.2), (3.31, 1.8), (3.22, -1.1), None, (3.57, 9.6),
+                           (3.31, 1.6), None]),
+        "beauty": (2.32, 2.31, -0.5)},
 }
 
 
-def test_attack_success_reproduces_the_papers_34_cell_reading():
+def _paper_changes() -> pd.DataFrame:
     rows = []
     for judge, table in PAPER.items():
-        for domain, changes in table.items():
+        for domain, (original, cells) in ((d, v[:2]) for d, v in table.items()):
             if domain == "beauty":
                 rows.append({"judge": judge, "domain": "people",
-                             "manipulation": "beauty_filter", "percent_change": changes})
+                             "manipulation": "beauty_filter", "original": original,
+                             "mean": table["beauty"][1], "printed": table["beauty"][2]})
                 continue
             rows += [{"judge": judge, "domain": domain, "manipulation": m,
-                      "percent_change": c}
-                     for m, c in zip(TABLE_ORDER[:7], changes, strict=True) if c is not None]
-    success = effects.attack_success(pd.DataFrame(rows)).set_index("judge")
+                      "original": original, "mean": cell[0], "printed": cell[1]}
+                     for m, cell in zip(TABLE_ORDER[:7], cells, strict=True)
+                     if cell is not None]
+    out = pd.DataFrame(rows)
+    return out.assign(recomputed=(out["mean"] - out["original"]) / out["original"] * 100)
+
+
+def test_attack_success_reproduces_the_papers_fig2_numbers():
+    changes = _paper_changes()
+    success = effects.attack_success(changes, percent="printed").set_index("judge")
     assert success.loc["gpt-4o-mini", "cells"] == success.loc["gpt-4o", "cells"] == 34
-    assert success.loc["gpt-4o-mini", "successes"] == 22  # 0.0 % is no success
+    assert success.loc["gpt-4o-mini", "successes"] == 22  # the 0.0 % cells are no success
+    assert success.loc["gpt-4o", "successes"] == 23
     assert success.loc["gpt-4o-mini", "success_rate"] == pytest.approx(64.71, abs=0.005)
     assert success.loc["gpt-4o", "success_rate"] == pytest.approx(67.65, abs=0.005)
+    # mean change over the successful cells only (Fig. 2 right), by hand for GPT-4o-mini
+    wins = [4.3, 11.8, 32.2, 2.7, 3.5, 0.8, 3.4, 10.4, 1.3, 41.4, 1.3, 9.9, 0.8, 1.0, 0.5,
+            2.1, 13.8, 14.1, 1.2, 1.8, 9.6, 1.6]
+    assert success.loc["gpt-4o-mini", "mean_gain"] == pytest.approx(np.mean(wins))
+    # the other reading, changes recomputed from the printed 2-decimal means, does not
+    # reproduce GPT-4o's 67.65 % (Animal Bright. 0.67 -> 0.67 and Outdoor Gamma.
+    # 2.37 -> 2.37 are printed +0.6 % and +0.1 %): the paper used unrounded means
+    other = effects.attack_success(changes, percent="recomputed").set_index("judge")
+    assert other.loc["gpt-4o", "successes"] == 21
+    assert other.loc["gpt-4o-mini", "successes"] == 22
 
 
-def test_paired_tests_and_fdr():
-    scores = scores_frame(
-        _rows("j", "animal", "original", "original", "", [1, 1, 1, 1, 1, 1]),
-        _rows("j", "animal", "padding=40", "padding", "40", [2, 2, 2, 2, 2, 2.5]),
-        _rows("j", "animal", "padding=10", "padding", "10", [1, 1, 1, 1, 1, 1]))
+def test_attack_success_counts_only_applicable_cells():
+    changes = pd.DataFrame({"judge": "j", "domain": ["outdoor", "outdoor", "animal", "people"],
+                            "manipulation": ["keyword_overlay", "padding", "beauty_filter",
+                                             "gamma"],
+                            "percent_change": [50.0, 0.0, 10.0, np.nan]})
+    row = effects.attack_success(changes).iloc[0]
+    assert row["cells"] == 1 and row["successes"] == 0 and row["success_rate"] == 0.0
+    assert row["cells_missing"] == 1 and np.isnan(row["mean_gain"])
+
+
+# --- Table 5 -------------------------------------------------------------------------------
+
+def test_table5_standard_column_from_table3s_gpt41_mini_rows():
+    # seed 004 Table 3, GPT-4.1-mini, the four non-Outdoor domains
+    originals = {"people": 1.55, "animal": 1.02, "illustration": 1.51, "indoor": 1.38}
+    means = {"people": [1.61, 1.60, 1.55, 1.63, 1.62, 1.68, 1.55],
+             "animal": [1.13, 1.13, 1.07, 1.13, 1.07, 1.16, 1.09],
+             "illustration": [1.53, 1.54, 1.50, 1.57, 1.55, 1.57, 1.39],
+             "indoor": [1.50, 1.53, 1.46, 1.49, 1.53, 1.61, 1.38]}
+    per_domain = pd.DataFrame([
+        {"domain": d, "manipulation": m, "n": 100, "original_mean": originals[d],
+         "manipulated_mean": v} for d, row in means.items()
+        for m, v in zip(TABLE_ORDER[:7], row, strict=True)])
+    table5 = {"brightness": (1.44, 5.9), "gamma": (1.45, 6.2),
+              "authenticity_overlay": (1.39, 2.3), "keyword_overlay": (1.45, 6.6),
+              "instruction_overlay": (1.44, 5.8), "padding": (1.50, 10.4),
+              "bounding_box": (1.35, -1.0)}
+    got = effects.domain_average(per_domain, ["manipulation"]).set_index("manipulation")
+    assert (got["n_domains"] == 4).all() and (got["n"] == 400).all()
+    for m, (mean, change) in table5.items():
+        assert got.loc[m, "original_mean"] == pytest.approx(1.365)  # Table 5: 1.36
+        assert got.loc[m, "manipulated_mean"] == pytest.approx(mean, abs=0.006)
+        assert got.loc[m, "percent_change"] == pytest.approx(change, abs=0.3)
+    # averaging the domains' % changes instead misses Table 5 (Bounding.: -0.3 vs -1.0)
+    percent = per_domain.assign(p=(per_domain["manipulated_mean"] / per_domain["original_mean"]
+                                   - 1) * 100).groupby("manipulation")["p"].mean()
+    assert abs(percent["bounding_box"] - (-1.0)) > 0.5
+
+
+def test_mitigation_table_by_hand():
+    bd = "bias_definition"
+    scores = frame(
+        _rows("people", "original", [1, 3]), _rows("people", "brightness=1.1", [2, 4]),
+        _rows("people", "gamma=1.2", [1, 3]), _rows("people", "brightness=1.5", [5, 5]),
+        _rows("animal", "original", [2, 2]), _rows("animal", "brightness=1.1", [2, 2]),
+        _rows("animal", "gamma=1.2", [3, 3]),
+        _rows("outdoor", "original", [5]), _rows("outdoor", "brightness=1.1", [0]),
+        _rows("people", "original", [1, 1], bd, "brightness"),
+        _rows("people", "original", [2, 2], bd, "gamma"),
+        _rows("people", "brightness=1.1", [2, np.nan], bd, "brightness"),
+        _rows("people", "gamma=1.2", [3, 3], bd, "gamma"),
+        _rows("animal", "original", [2, 2], bd, "brightness"),
+        _rows("animal", "original", [4, 4], bd, "gamma"),
+        _rows("animal", "brightness=1.1", [3, 3], bd, "brightness"),
+        _rows("animal", "gamma=1.2", [4, 4], bd, "gamma"),
+        _rows("outdoor", "original", [1], bd, "brightness"),
+        _rows("outdoor", "brightness=1.1", [5], bd, "brightness"))
+    table = effects.mitigation_table(scores, "j").set_index(["prompt", "manipulation"])
+    expected = {  # (original mean, manipulated mean, % change), domain means averaged
+        ("standard", "original"): (2.0, 2.0, 0.0),
+        ("standard", "brightness"): (2.0, 2.5, 25.0),  # people 2 -> 3, animal 2 -> 2
+        ("standard", "gamma"): (2.0, 2.5, 25.0),  # people 2 -> 2, animal 2 -> 3
+        (bd, "original"): (2.25, 2.25, 0.0),  # people (1+1+2+2)/4, animal (2+2+4+4)/4
+        (bd, "brightness"): (1.5, 2.5, 200 / 3),  # people p0 only: 1 -> 2; animal 2 -> 3
+        (bd, "gamma"): (3.0, 3.5, 50 / 3)}  # people 2 -> 3, animal 4 -> 4
+    assert list(table.index) == list(expected)
+    for key, (orig, manipulated, change) in expected.items():
+        assert table.loc[key, "original_mean"] == pytest.approx(orig)
+        assert table.loc[key, "manipulated_mean"] == pytest.approx(manipulated)
+        assert table.loc[key, "percent_change"] == pytest.approx(change)
+    assert table.loc[(bd, "brightness"), "n"] == 3
+    best = pd.DataFrame({"judge": "j", "domain": ["people", "animal"],
+                         "manipulation": "brightness", "setting": ["1.5", "1.1"]})
+    given = effects.mitigation_table(scores, "j", best).set_index(["prompt", "manipulation"])
+    assert given.loc[("standard", "brightness"), "manipulated_mean"] == pytest.approx(3.5)
+
+
+# --- Tables 6 and 11 ---------------------------------------------------------------------
+
+def test_combinations_table_by_hand():
+    scores = frame(
+        _rows("people", "original", [1, 1]),
+        _rows("people", "brightness=1.1", [2, 2]), _rows("people", "padding=40", [1, 2]),
+        _rows("people", "instruction_overlay=center", [1.5, 1.5]),
+        _rows("people", "brightness=1.5", [4, 4]),  # not a best setting
+        _rows("people", "brightness=1.1+padding=40", [2, 3]),
+        _rows("people", "brightness=1.1+instruction_overlay=center", [3, 3]),
+        _rows("people", "gamma=1.1+padding=40", [5, 5]),  # gamma is not among the best
+        _rows("people", "brightness=1.1+instruction_overlay=center+padding=40",
+              [2, np.nan]))
+    best = pd.DataFrame({"judge": "j", "domain": "people",
+                         "manipulation": ["brightness", "padding", "instruction_overlay"],
+                         "setting": ["1.1", "40", "center"]})
+    table = effects.combinations_table(scores, "j", best).set_index("n_steps")
+    assert table.loc[1, "recipe"] == "brightness=1.1"
+    assert table.loc[1, "percent_change"] == pytest.approx(100.0)
+    assert table.loc[2, "recipe"] == "brightness=1.1+instruction_overlay=center"
+    assert table.loc[2, "manipulated_mean"] == 3 and table.loc[2, "percent_change"] == 200
+    assert table.loc[3, "n"] == 1 and table.loc[3, "manipulated_mean"] == 2
+    detail = effects.combinations_table(scores, "j", best, detail=True)
+    assert len(detail) == 6 and "gamma=1.1+padding=40" not in set(detail["recipe"])
+
+
+# --- beyond the paper: paired tests --------------------------------------------------------
+
+def test_paired_tests_by_hand_and_fdr():
+    scores = frame(
+        _rows("animal", "original", [1, 1, 1, 1, 1, 1]),
+        _rows("animal", "padding=40", [2, 2, 2, 2, 2, 2.5]),
+        _rows("animal", "padding=10", [1, 1, 1, 1, 1, 1]))
     tests = effects.paired_tests(scores, "j").set_index("setting")
-    assert tests.loc["10", "wilcoxon_p"] == 1.0 and tests.loc["10", "mean_difference"] == 0
-    assert tests.loc["40", "mean_difference"] == pytest.approx(6.5 / 6)
-    assert tests.loc["40", "wilcoxon_p"] == pytest.approx(0.03125)  # 2 / 2^6, exact
-    assert (tests["q_value"] >= tests["wilcoxon_p"]).all()
-
-
-def test_score_distribution_bins_and_inter_annotator():
-    items = pd.DataFrame({"domain": ["people"] * 4 + ["animal"] * 3,
-                          "human_score": [1.0, 2.0, 2.5, 5.0, 3.0, 4.0, 4.5],
-                          "annotator_1": [1, 2, 2, 5, 3, 4, 4],
-                          "annotator_2": [1, 2, 3, 5, 3, 4, 5]})
-    table = humans.score_distribution(items).set_index("domain")
-    assert table.loc["people", ["1-2", "2-3", "3-4", "4-5"]].tolist() == [1, 2, 0, 1]
-    assert table.loc["animal", ["1-2", "2-3", "3-4", "4-5"]].tolist() == [0, 0, 1, 2]
-    assert table.loc["total", "mean"] == pytest.approx(22 / 7)
-    agreement = humans.inter_annotator(items).set_index("domain")
-    expected = np.corrcoef([1, 2, 2, 5], [1, 2, 3, 5])[0, 1]
-    assert agreement.loc["people", "pearson"] == pytest.approx(expected)
-
-
-def test_win_rates_average_both_orders_and_count_unusable():
-    verdicts = pd.DataFrame([
-        {"judge": "j", "domain": "people", "item_id": i, "condition": c, "order": o,
-         "verdict": v}
-        for i, c, o, v in [("a", "original", "ab", "A"), ("a", "original", "ba", "tie"),
-                           ("b", "original", "ab", "B"), ("b", "original", "ba", "B"),
-                           ("c", "original", "ab", "A"), ("c", "original", "ba", None),
-                           ("a", "manipulated", "ab", "A"), ("a", "manipulated", "ba", "A"),
-                           ("b", "manipulated", "ab", "A"), ("b", "manipulated", "ba", "B")]])
-    rates = pairwise.win_rates(verdicts).set_index("condition")
-    assert rates.loc["original", "a_win_rate"] == pytest.approx((0.75 + 0.0) / 2)
-    assert rates.loc["original", "n_unusable"] == 1 and rates.loc["original", "n_items"] == 2
-    assert rates.loc["original", "share_tie"] == pytest.approx(1 / 5)
-    assert rates.loc["manipulated", "a_win_rate"] == pytest.approx(0.75)
-    assert rates.loc["manipulated", "change"] == pytest.approx(((1 - 0.75) + 0.5) / 2)
+    assert list(tests.index) == ["10", "40"]
+    assert tests.loc["10", "wilcoxon_p"] == 1.0 and tests.loc["10", "t_p"] == 1.0
+    # d = (1, 1, 1, 1, 1, 1.5): mean 13/12, sd sqrt(0.25/6) -> se 1/12, t = 13, df 5
+    assert tests.loc["40", "mean_difference"] == pytest.approx(13 / 12)
+    assert tests.loc["40", "t_p"] == pytest.approx(2 * stats.t.sf(13, 5))
+    assert tests.loc["40", "ci_high"] == pytest.approx(13 / 12 + stats.t.ppf(0.975, 5) / 12)
+    assert tests.loc["40", "wilcoxon_p"] == pytest.approx(2 / 2**6)  # all 6 signs positive
+    assert tests.loc["40", "q_value"] == pytest.approx(2 / 2**6 * 2)  # BH: p * m / rank
+    chosen = pd.DataFrame({"domain": ["animal"], "manipulation": ["padding"],
+                           "setting": ["40"]})
+    one = effects.paired_tests(scores, "j", chosen)
+    assert one["setting"].tolist() == ["40"]
+    assert one["q_value"].iloc[0] == pytest.approx(2 / 2**6)  # one test: q = p

@@ -322,7 +322,8 @@ def test_malformed_body_is_400(server, images):
     bad = ChatRequest("sim/lumen-large", "hello there", (images[0][0],))
     with pytest.raises(openai.BadRequestError) as info:
         _openai_call(_openai_client(server.url), bad)
-    assert ("none of the tasks it answers (gveval, mmb_pairwise, mmb_rephrase, caption)"
+    assert ("none of the tasks it answers (gveval, mmb_pairwise, mmb_rephrase, frame_score, "
+            "frame_pairwise, frame_instruction, caption)"
             in info.value.body["message"])
 
 

@@ -7,7 +7,10 @@ connection reuse, concurrency) is to point them at a real server. This module se
 
 * the OpenAI chat-completions API: ``POST /v1/chat/completions``, ``GET /v1/models``;
 * the Gemini API: ``POST /v1beta/models/{model}:generateContent``, ``GET /v1beta/models``
-  (``/v1`` and ``/v1alpha`` are accepted too).
+  (``/v1`` and ``/v1alpha`` are accepted too);
+* the OpenAI images API: ``POST /v1/images/generations`` (``b64_json`` answers drawn by
+  FRAME's offline renderer, judgebias.studies.frame.scene, at most 256 px), so the
+  ``openai`` text-to-image backend of FRAME's benchmark construction is tested over HTTP.
 
 The answers are exactly :meth:`SimBackend.answer` of the request the HTTP body encodes
 (the sim depends only on seed, model id, prompt, image bytes and sampling), so a client
@@ -43,6 +46,7 @@ import binascii
 import contextlib
 import hashlib
 import hmac
+import io
 import ipaddress
 import json
 import logging
@@ -553,6 +557,8 @@ class _Handler(BaseHTTPRequestHandler):
         api = "gemini" if gemini_like else "openai"
         if path == "/v1/chat/completions" and method == "POST":
             api, route = "openai", "chat"
+        elif path == "/v1/images/generations" and method == "POST":
+            api, route = "openai", "images"
         elif path == "/v1/models" and method == "GET":
             api, route = "openai", "models"
         elif self._gemini_route(path, method) is not None:
@@ -586,6 +592,8 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(sim.faults.stall_s)
         if route == "chat":
             reply = sim.handle_openai(body)
+        elif route == "images":
+            reply = sim.handle_images(body)
         else:
             reply = sim.handle_gemini(self._gemini_route(path, method) or "", body)
         outcome = fault or ("ok" if reply.status == 200 else str(reply.status))
@@ -857,6 +865,27 @@ class SimServer:
         if not answer.ok:
             return _Reply(400, openai_error(400, answer.error), request.model)
         return _Reply(200, openai_completion(request, answer, logprobs), request.model)
+
+    def handle_images(self, raw: bytes) -> _Reply:
+        """An OpenAI images answer: the offline renderer's picture of the prompt (seeded by
+        the prompt, as the API takes no seed), at the asked width capped at 256 px."""
+        from judgebias.studies.frame.scene import render
+
+        body: Any = None
+        try:
+            body = _json(raw)
+            prompt, size = body["prompt"], str(body.get("size", "256x256"))
+            width = min(int(size.split("x")[0]), 256)
+            seed = int.from_bytes(hashlib.sha256(prompt.encode("utf-8")).digest()[:4], "big")
+            picture = render(prompt, size=width, seed=seed).image
+        except (BadRequest, KeyError, TypeError, ValueError, AttributeError) as exc:
+            return _Reply(400, openai_error(400, f"bad images request: {exc}"),
+                          body.get("model") if isinstance(body, dict) else None)
+        buffer = io.BytesIO()
+        picture.save(buffer, format="PNG")
+        data = base64.b64encode(buffer.getvalue()).decode("ascii")
+        return _Reply(200, {"created": int(time.time()), "data": [{"b64_json": data}]},
+                      body.get("model"))
 
     def handle_gemini(self, model: str, raw: bytes) -> _Reply:
         model = model.removeprefix("models/")

@@ -84,17 +84,24 @@ def recipe_columns(recipes: pd.Series) -> pd.DataFrame:
                                                             "n_steps"])
 
 
-def score_images(config: Mapping[str, Any], judge: str, prompt: str,
-                 images: pd.DataFrame) -> pd.DataFrame:
-    """Score every row of `images` (item_id, domain, instruction, recipe, image, and for
-    bias_definition `named`; an optional `status` marks rows that cannot be asked) with
-    `judge` and one prompt kind. One score row per image row."""
+def prompt_items(prompt: str, images: pd.DataFrame) -> pd.DataFrame:
+    """The images with what the prompt's placeholders need: for Fig. 6, the name and
+    Table 1 definition of the manipulation each row names."""
     items = images.reset_index(drop=True).copy()
     if "named" not in items:
         items["named"] = ""
     if prompt == "bias_definition":
         items["perturbation"] = [DEFINITIONS[n][0] for n in items["named"]]
         items["definition"] = [DEFINITIONS[n][1] for n in items["named"]]
+    return items
+
+
+def score_images(config: Mapping[str, Any], judge: str, prompt: str,
+                 images: pd.DataFrame) -> pd.DataFrame:
+    """Score every row of `images` (item_id, domain, instruction, recipe, image, and for
+    bias_definition `named`; an optional `status` marks rows that cannot be asked) with
+    `judge` and one prompt kind. One score row per image row."""
+    items = prompt_items(prompt, images)
     answers = run_task(config, judge, "judge", score_task(config, prompt), items)
     usable = answers["status"] == STATUS_OK
     keys = pd.DataFrame({"item_id": items["item_id"], "domain": items["domain"],

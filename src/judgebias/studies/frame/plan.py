@@ -15,7 +15,14 @@ from judgebias.artifacts import read_table
 from judgebias.judging.tasks import build_requests
 from judgebias.plan import PlannedCalls
 from judgebias.studies.frame.recipes import DOMAINS, MANIPULATIONS, applies
-from judgebias.studies.frame.tables import ITEMS_PATH, RENDERS, renders_path
+from judgebias.studies.frame.steps import images_to_score
+from judgebias.studies.frame.tables import (
+    COMBINED,
+    ITEMS_PATH,
+    RENDERS,
+    recipes_path,
+    renders_path,
+)
 
 
 def _per_domain(config: Mapping[str, Any]) -> dict[str, int]:
@@ -31,7 +38,6 @@ def _per_domain(config: Mapping[str, Any]) -> dict[str, int]:
 def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
     from judgebias.studies.frame.benchmark import ITEMS
     from judgebias.studies.frame.jobs import score_task
-    from judgebias.studies.frame.steps import images_to_score
 
     frame = config["frame"]
     grid = frame["manipulations"]
@@ -54,8 +60,40 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
                                          images_to_score(items, renders))
             calls.requests += [r for r in requests if r is not None]
         planned.append(calls)
-    follow = PlannedCalls(frame["analysis_judge"], note="FRAME follow-ups (wait on the "
-                          "analysis judge's best recipes)")
+    planned.append(_follow_ups(config, items, counts))
+    return planned
+
+
+def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
+                ) -> PlannedCalls:
+    """The analysis judge's follow-ups: keyed once its best recipes and the renders they
+    need exist, else counted from the grid as waiting."""
+    from judgebias.studies.frame.jobs import pairwise_task, prompt_items, score_task
+    from judgebias.studies.frame.steps import mitigation_images, pairwise_shown
+
+    frame = config["frame"]
+    judge = frame["analysis_judge"]
+    follow = PlannedCalls(judge)
+    renders = [renders_path(m) for m in frame["manipulations"]]
+    ready = (items is not None and Path(recipes_path(judge)).exists()
+             and all(Path(p).exists() for p in [*renders, renders_path(COMBINED)]))
+    if ready:
+        import pandas as pd
+
+        best = pd.read_parquet(recipes_path(judge))
+        tasks = [(score_task(config, prompt), prompt_items(prompt, shown)) for prompt, shown
+                 in mitigation_images(config, items, best, renders).items()]
+        combined = read_table(renders_path(COMBINED), RENDERS)
+        tasks.append((score_task(config, "standard"), images_to_score(items, combined)))
+        shown = pairwise_shown(config, items, best,
+                               renders_path(frame["pairwise"]["manipulation"]))
+        tasks.append((pairwise_task(config), shown))
+        for task, table in tasks:
+            requests, _ = build_requests(config, judge, task, table)
+            follow.requests += [r for r in requests if r is not None]
+        return follow
+    follow.note = "FRAME follow-ups (wait on the analysis judge's best recipes)"
+    grid = frame["manipulations"]
     for domain, n in counts.items():
         usable = [m for m in MANIPULATIONS if m in grid and applies(m, domain)]
         per_prompt = n * (1 + len(usable))
@@ -64,5 +102,4 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
                                             if prompt == "bias_definition" else 0)
         follow.waiting += n * sum(comb(len(usable), k) for k in frame["combinations"])
         follow.waiting += n * 2 * 2  # Fig. 3: two conditions, both orders
-    planned.append(follow)
-    return planned
+    return follow

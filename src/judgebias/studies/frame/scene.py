@@ -1,26 +1,43 @@
 """FRAME's offline text-to-image renderer and its reader (the default run's stand-in for
-DALL-E 3, seed 004 §4.1; spec frame.md).
+DALL-E 3: seed 004 §4.1 "Image Generation", /work/shared/seeds/004_eb2847ac5d078cb2.txt;
+spec frame.md, "Benchmark").
 
 :func:`render` reads a prompt the way a text-to-image model does (its domain and concept
-values: judgebias.studies.frame.concepts) and draws a picture that shows every concept
-slot: slot ``i`` of the domain is a panel in a fixed place, and the value with index ``j``
-in Table 8's list is drawn as ``j + 1`` dark discs ("objects") on that panel, at seeded
-places. A seed changes the layout (set B of Fig. 3 is the same prompt drawn with another
-seed), the background's shading and the grain, never what is shown. With probability
-``error_rate`` per slot it draws another value: a text-to-image model's own mistakes, so
-an image's true alignment with its prompt is known but not always 1.
+values: judgebias.studies.frame.concepts) and draws a picture that shows every concept slot:
 
-Every picture is finished with the tone contract of judgebias.studies.frame.perceive
-(``normalise_tones`` then ``add_grain``), which the simulated judge's manipulation
-detectors rely on. The panels lie in two bands (19-41 % and 59-81 % of the height) that no
-overlay of judgebias.studies.frame.manipulate reaches (corners: a margin band at the top
-and bottom; centre: about +-8 % around the middle), and boxes are drawn around the object
-panel with a gap, so :func:`read_scene` reads every manipulated version as the original:
-a manipulation changes what a judge is tempted by, never what the picture shows.
+* objects (Animal, People, Indoor, Illustration): as many glyphs as the number concept says,
+  in the upper band, on a light card; the glyph's shape and hue name the object value, and
+  each glyph gets its own box (:attr:`RenderedScene.boxes`, for the bounding-box
+  manipulation of seed 004 Table 1);
+* every other slot (background, action, colour, art style, angle, and Outdoor's terrain,
+  time of day, climate, season): one badge each, a glyph on a card of its own in a fixed
+  place; the scenery around the cards takes the hue of the domain's setting (background,
+  space type or terrain).
 
-:func:`read_scene` is what the simulated judge sees: it crops a black border, then counts
-the dark discs of each panel against the panel's own median brightness, a relative cue
-that survives every brightness and gamma value of the grid.
+A value with index ``j`` in its slot's list (concepts.VOCABULARY) is the glyph of
+:data:`SHAPES` ``[j // 6]`` in :data:`HUES` ``[j % 6]`` (24 codes; the longest list has 15
+values). A seed changes the layout (which places the objects take, their size and jitter,
+the scenery), never what is shown: set B of seed 004 Fig. 3 is the same prompt drawn with
+another seed. With probability ``error_rate`` per slot another value is drawn: a
+text-to-image model's own mistakes, so an image's true alignment with its prompt is known
+(:attr:`RenderedScene.drawn`) and not always 1.
+
+Every picture is finished with the tone and grain contract of
+judgebias.studies.frame.perceive, in the order perceive.py fixes (``normalise_tones``, then
+``add_grain``: a rank remap after the grain would flatten it), which the simulated judge's
+manipulation detectors rely on.
+
+:func:`read_scene` is what a simulated judge sees. It crops a black border (padding), then
+reads each card by cues that every manipulation of judgebias.studies.frame.manipulate keeps
+(seed 004 Table 1 and App. B.3 grids): which channels of a glyph's pixels are high
+relative to the pixel's brightest channel (the hue class: equal channels stay equal and the
+order of channels stays under any per-channel monotone map, so brightness 0.9-2.3, clipping
+and gamma 0.9-2.3 leave it), the glyph's outline (fill of its bounding box, a hole), and the
+number of glyphs. The cards lie in two bands (17-41 % and 59-83 % of the height) that no
+overlay reaches (corner overlays stay within ~9 % of an edge, a centred one within ~7 % of
+the middle, at every image size), glyphs are never pure red and keep a gap to their boxes,
+so a manipulated picture reads like its original: a manipulation changes what a judge is
+tempted by, never what the picture shows.
 """
 
 from __future__ import annotations
@@ -33,84 +50,127 @@ from scipy import ndimage
 
 from judgebias.studies.frame.concepts import VOCABULARY, domain_of, parse_instruction
 
-BANDS = ((0.19, 0.41), (0.59, 0.81))  # panel rows, as shares of the height
-MARGIN_X = 0.06  # panel columns start and end this far from the sides
-GAP = 0.04  # between panels, as a share of the width
-DISC_GRID = (6, 3)  # disc places per panel: columns x rows (up to 18 values)
-DARK = 0.6  # a disc pixel is darker than this share of its panel's median brightness
-MIN_DISC = 4  # px: smaller dark specks are grain, not discs
-BOX_GAP = 2  # px between a panel and the box around it
-DOMAIN_HUES = {"people": 0.05, "animal": 0.3, "illustration": 0.8, "indoor": 0.1,
-               "outdoor": 0.58}
+Box = tuple[int, int, int, int]
+
+BANDS = ((0.17, 0.41), (0.59, 0.83))  # card rows, as shares of the height
+MARGIN_X, GAP_X = 0.05, 0.03  # side margin and gap between cards, as shares of the width
+OBJECT_PLACES = 5  # places for objects on the object card (the largest number is five)
+BOX_GAP = 0.012  # between a glyph and its box, as a share of the width (3 px at 256)
+INSET = 0.012  # card edge left out by the reader, as a share of the width
+
+# Glyph codes: shape x hue. A hue is an RGB direction whose channels are either high (1.0)
+# or low (LOW): the reader's hue class is the set of high channels.
+SHAPES = ("disc", "square", "triangle", "ring")
+HUES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (1.0, 1.0, 0.0), (1.0, 0.0, 1.0),
+        (0.0, 1.0, 1.0))
+LOW = 0.15  # low channel / high channel of a glyph: far from pure red (G, B <= 5) after any tone
+CARD_TINT = (1.0, 0.97, 0.92)  # a near-neutral card: every channel above INK_RATIO
+INK_RATIO = 0.6  # a pixel is ink when its lowest channel is below this share of its highest
+HIGH_RATIO = 0.7  # a channel is high when it is above this share of the pixel's highest
+RING_HOLE = 0.5  # inner radius of a ring, as a share of its outer radius
+# Pre-normalisation brightness (V) of scenery, glyphs and cards: only their order matters,
+# since normalise_tones remaps V by rank. Cards brightest, glyphs next, scenery darkest, so
+# glyphs and cards keep V well above the quantisation floor of their low channels.
+SCENERY_V, GLYPH_V, CARD_V = (0.1, 0.45), (0.5, 0.6), (0.75, 0.95)
+# Glyph radius, as a share of the shorter side of a badge's card or of an object's place.
+BADGE_RADIUS, OBJECT_RADIUS = (0.28, 0.32), (0.26, 0.3)
+MIN_AREA = 0.3  # a glyph covers at least this share of the smallest glyph (less is a speck)
 
 
 @dataclass(frozen=True)
 class RenderedScene:
-    """A rendered picture, its domain, what it shows and the boxes of its objects."""
+    """A rendered picture, its domain, the value each slot shows, and the boxes of its
+    objects (inclusive pixel boxes, empty for Outdoor, which has no objects)."""
 
     image: Image.Image
     domain: str
     drawn: dict[str, str]
-    boxes: tuple[tuple[int, int, int, int], ...]
+    boxes: tuple[Box, ...]
 
 
-def panels(domain: str, width: int, height: int) -> dict[str, tuple[int, int, int, int]]:
-    """Each slot's panel (x0, y0, x1, y1, inclusive) in a picture of this size: the first
-    ceil(n/2) slots in the upper band, the rest in the lower one."""
-    slots = list(VOCABULARY[domain])
-    upper = (len(slots) + 1) // 2
-    out = {}
-    for band, names in ((BANDS[0], slots[:upper]), (BANDS[1], slots[upper:])):
-        if not names:
-            continue
-        left, right = MARGIN_X * width, (1 - MARGIN_X) * width
-        gap = GAP * width
+def layout(domain: str, width: int, height: int) -> dict[str, Box]:
+    """Each card (x0, y0, x1, y1, inclusive) of a picture of this size, by slot; the card
+    of the objects is keyed "object" (it also shows the number)."""
+    slots = [s for s in VOCABULARY[domain] if s not in ("object", "number")]
+    rows = ((["object"], slots) if "object" in VOCABULARY[domain]
+            else (slots[:len(slots) // 2], slots[len(slots) // 2:]))
+    cards = {}
+    for (top, bottom), names in zip(BANDS, rows, strict=True):
+        left, right, gap = MARGIN_X * width, (1 - MARGIN_X) * width, GAP_X * width
         cell = (right - left - gap * (len(names) - 1)) / len(names)
         for i, name in enumerate(names):
             x0 = left + i * (cell + gap)
-            out[name] = (round(x0), round(band[0] * height), round(x0 + cell) - 1,
-                         round(band[1] * height) - 1)
-    return out
+            cards[name] = (round(x0), round(top * height), round(x0 + cell) - 1,
+                           round(bottom * height) - 1)
+    return cards
 
 
-def _hsv_to_rgb(h: np.ndarray, s: np.ndarray, v: np.ndarray) -> np.ndarray:
-    i = np.floor(h * 6).astype(int) % 6
-    f = h * 6 - np.floor(h * 6)
-    p, q, t = v * (1 - s), v * (1 - f * s), v * (1 - (1 - f) * s)
-    choices = [(v, t, p), (q, v, p), (p, v, t), (p, q, v), (t, p, v), (v, p, q)]
-    rgb = np.zeros((*h.shape, 3))
-    for k, (r, g, b) in enumerate(choices):
-        mask = i == k
-        rgb[mask] = np.stack([r[mask], g[mask], b[mask]], axis=-1)
-    return rgb
+def _glyph_mask(shape: str, dx: np.ndarray, dy: np.ndarray, r: float) -> np.ndarray:
+    """Pixels of a glyph of radius `r`, from pixel-centre offsets to its centre."""
+    if shape == "disc":
+        return dx**2 + dy**2 <= r**2
+    if shape == "square":
+        return (np.abs(dx) <= 0.85 * r) & (np.abs(dy) <= 0.85 * r)
+    if shape == "triangle":  # apex up, base 2r wide: half of its bounding box
+        return (dy >= -r) & (dy <= r) & (np.abs(dx) <= (dy + r) / 2)
+    d2 = dx**2 + dy**2
+    return (d2 <= r**2) & (d2 > (RING_HOLE * r) ** 2)
+
+
+def _draw_glyph(rgb: np.ndarray, code: int, cx: float, cy: float, r: float) -> Box:
+    """Paint glyph `code` centred at (cx, cy) into `rgb` (float, V-scaled later); returns
+    its inclusive pixel box."""
+    x0, y0 = int(np.floor(cx - r)), int(np.floor(cy - r))
+    x1, y1 = int(np.ceil(cx + r)), int(np.ceil(cy + r))
+    dy, dx = np.mgrid[y0:y1 + 1, x0:x1 + 1] + 0.5
+    mask = _glyph_mask(SHAPES[code // len(HUES)], dx - cx, dy - cy, r)
+    shade = GLYPH_V[0] + (GLYPH_V[1] - GLYPH_V[0]) * (dy - y0) / max(1, y1 - y0)
+    colour = np.maximum(np.array(HUES[code % len(HUES)]), LOW)
+    region = rgb[y0:y1 + 1, x0:x1 + 1]
+    region[mask] = (shade[..., None] * colour)[mask]
+    ys, xs = np.nonzero(mask)
+    return x0 + int(xs.min()), y0 + int(ys.min()), x0 + int(xs.max()), y0 + int(ys.max())
 
 
 def _draw(domain: str, drawn: dict[str, str], size: int, rng: np.random.Generator
-          ) -> np.ndarray:
-    y, x = np.mgrid[0:size, 0:size] / size
-    hue = (DOMAIN_HUES[domain] + 0.05 * np.sin(2 * np.pi * (x + rng.random()))) % 1.0
-    value = 0.35 + 0.15 * np.sin(2 * np.pi * (y * rng.uniform(0.5, 1.5) + rng.random()))
-    value = value + 0.05 * np.cos(2 * np.pi * x * rng.uniform(1, 3))
-    saturation = np.full_like(hue, 0.5)
-    radius = max(2.0, size / 60)
-    for slot, (x0, y0, x1, y1) in panels(domain, size, size).items():
-        inside = (x * size >= x0) & (x * size <= x1) & (y * size >= y0) & (y * size <= y1)
-        value[inside] = 0.75 + 0.1 * (y[inside] * size - y0) / max(1, y1 - y0)
-        saturation[inside] = 0.25
-        count = VOCABULARY[domain][slot].index(drawn[slot]) + 1
-        columns, rows = DISC_GRID
-        places = rng.permutation(columns * rows)[:count]
-        for place in places:
-            cx = x0 + (place % columns + 0.5) * (x1 - x0) / columns
-            cy = y0 + (place // columns + 0.5) * (y1 - y0) / rows
-            disc = (x * size - cx) ** 2 + (y * size - cy) ** 2 <= radius**2
-            value[disc] = 0.12
-    return _hsv_to_rgb(hue, saturation, np.clip(value, 0.02, 1.0))
+          ) -> tuple[np.ndarray, tuple[Box, ...]]:
+    """The picture (float RGB, before the tone contract) and the boxes of its objects."""
+    values = VOCABULARY[domain]
+    setting = next(s for s in ("background", "space_type", "terrain") if s in values)
+    tint = np.maximum(np.array(HUES[values[setting].index(drawn[setting]) % len(HUES)]), 0.35)
+    y, x = (np.arange(size) + 0.5) / size, (np.arange(size) + 0.5) / size
+    waves = (np.sin(2 * np.pi * (rng.uniform(1, 3) * y[:, None] + rng.random()))
+             * np.cos(2 * np.pi * (rng.uniform(1, 3) * x[None, :] + rng.random())))
+    scenery = SCENERY_V[0] + (SCENERY_V[1] - SCENERY_V[0]) * (0.4 + 0.3 * waves + 0.2 * y[:, None])
+    rgb = scenery[..., None] * tint
+    boxes: list[Box] = []
+    gap = max(2, round(BOX_GAP * size))
+    for slot, (x0, y0, x1, y1) in layout(domain, size, size).items():
+        card_v = CARD_V[0] + (CARD_V[1] - CARD_V[0]) * (y[y0:y1 + 1, None] * size - y0) / (y1 - y0)
+        rgb[y0:y1 + 1, x0:x1 + 1] = card_v[..., None] * np.array(CARD_TINT)
+        code = values[slot].index(drawn[slot])
+        if slot != "object":
+            r = min(x1 - x0, y1 - y0) * rng.uniform(*BADGE_RADIUS)
+            room_x, room_y = (x1 - x0) / 2 - r - gap, (y1 - y0) / 2 - r - gap
+            _draw_glyph(rgb, code, (x0 + x1 + 1) / 2 + rng.uniform(-room_x, room_x),
+                        (y0 + y1 + 1) / 2 + rng.uniform(-room_y, room_y), r)
+            continue
+        place_w = (x1 - x0 + 1) / OBJECT_PLACES
+        count = values["number"].index(drawn["number"]) + 1
+        for place in np.sort(rng.permutation(OBJECT_PLACES)[:count]):
+            r = min(place_w, y1 - y0) * rng.uniform(*OBJECT_RADIUS)
+            room_x, room_y = place_w / 2 - r - 2 * gap, (y1 - y0) / 2 - r - 2 * gap
+            gx0, gy0, gx1, gy1 = _draw_glyph(
+                rgb, code, x0 + (place + 0.5) * place_w + rng.uniform(-room_x, room_x),
+                (y0 + y1 + 1) / 2 + rng.uniform(-room_y, room_y), r)
+            boxes.append((gx0 - gap, gy0 - gap, gx1 + gap, gy1 + gap))
+    return rgb, tuple(boxes)
 
 
 def render(prompt: str, *, size: int = 256, seed: int = 0, error_rate: float = 0.1
            ) -> RenderedScene:
-    """Draw the picture of a prompt (module docstring)."""
+    """Draw the picture of a prompt (module docstring). A slot the prompt does not name is
+    drawn with a seeded value, as a text-to-image model fills what a prompt leaves open."""
     from judgebias.studies.frame.perceive import add_grain, normalise_tones
 
     domain = domain_of(prompt)
@@ -125,47 +185,97 @@ def render(prompt: str, *, size: int = 256, seed: int = 0, error_rate: float = 0
             others = [v for v in values if v != value]
             value = others[rng.integers(len(others))]
         drawn[slot] = value
-    rgb = normalise_tones(np.round(_draw(domain, drawn, size, rng) * 255).astype(np.uint8))
-    rgb = add_grain(rgb, rng)
-    boxes = ()
-    if "object" in drawn and domain != "outdoor":
-        x0, y0, x1, y1 = panels(domain, size, size)["object"]
-        boxes = ((x0 - BOX_GAP - 1, y0 - BOX_GAP - 1, x1 + BOX_GAP + 1, y1 + BOX_GAP + 1),)
-    return RenderedScene(Image.fromarray(rgb), domain, drawn, boxes)
+    picture, boxes = _draw(domain, drawn, size, rng)
+    rgb = add_grain(normalise_tones(picture * 255.0), rng)
+    return RenderedScene(Image.fromarray(rgb, "RGB"), domain, drawn, boxes)
 
 
-def _crop_border(rgb: np.ndarray) -> np.ndarray:
+def crop_border(rgb: np.ndarray) -> np.ndarray:
+    """`rgb` without its black border: the leading and trailing rows and columns whose
+    channels are all <= 2 (black padding, seed 004 Table 1; pictures never hold pure black
+    under the tone contract of perceive.py)."""
     dark = rgb.max(axis=2) <= 2
     rows, cols = dark.all(axis=1), dark.all(axis=0)
 
     def lead(flags: np.ndarray) -> int:
         return int(np.argmin(flags)) if not flags.all() else len(flags)
 
-    top, bottom = lead(rows), lead(rows[::-1])
-    left, right = lead(cols), lead(cols[::-1])
+    top, bottom, left, right = lead(rows), lead(rows[::-1]), lead(cols), lead(cols[::-1])
     return rgb[top:rgb.shape[0] - bottom, left:rgb.shape[1] - right]
 
 
+def ink(rgb: np.ndarray) -> np.ndarray:
+    """The reader's glyph pixels: saturated (lowest channel below INK_RATIO of the highest)
+    and not a box outline's pure red (R >= 250, G and B <= 5, manipulate.bounding_box)."""
+    rgb = rgb.astype(np.int16)
+    high, low = rgb.max(axis=2), rgb.min(axis=2)
+    box = (rgb[..., 0] >= 250) & (rgb[..., 1] <= 5) & (rgb[..., 2] <= 5)
+    return (low < INK_RATIO * high) & (high >= 8) & ~box
+
+
+def _glyphs(card: np.ndarray, radius: float) -> list[int]:
+    """The codes of the glyphs on one card (left to right), each by its hue class (the
+    majority of its pixels) and its outline; inked areas smaller than MIN_AREA of the
+    smallest glyph of `radius` (a triangle, 2 r^2) are specks, not glyphs."""
+    mask = ink(card)
+    labels, n = ndimage.label(mask)
+    if not n:
+        return []
+    areas = np.bincount(labels.ravel(), minlength=n + 1)
+    rgb = card.astype(np.float32)
+    high = rgb >= HIGH_RATIO * rgb.max(axis=2, keepdims=True)
+    hue_key = high[..., 0] * 4 + high[..., 1] * 2 + high[..., 2]
+    keys = {4: 0, 2: 1, 1: 2, 6: 3, 5: 4, 3: 5}
+    codes = []
+    for label, found in enumerate(ndimage.find_objects(labels), start=1):
+        if found is None or areas[label] < MIN_AREA * 2 * radius**2:
+            continue
+        own = labels[found] == label
+        hue = keys.get(int(np.bincount(hue_key[found][own], minlength=8).argmax()))
+        if hue is None:
+            continue
+        filled = ndimage.binary_fill_holes(own).sum()
+        fill = areas[label] / own.size
+        if filled > 1.15 * areas[label]:
+            shape = 3
+        elif fill > 0.88:
+            shape = 1
+        elif fill > 0.64:
+            shape = 0
+        else:
+            shape = 2
+        codes.append(shape * len(HUES) + hue)
+    return codes
+
+
 def read_scene(image: Image.Image | np.ndarray, domain: str) -> dict[str, str | None]:
-    """Which value each slot shows (None if the count of discs names no value)."""
-    rgb = _crop_border(np.asarray(image.convert("RGB") if isinstance(image, Image.Image)
-                                  else image))
-    v = rgb.max(axis=2).astype(float)
-    height, width = v.shape
+    """Which value each slot shows, from the pixels alone (module docstring); None where a
+    card shows no readable value. The number is the count of object glyphs, the object the
+    code most of them show."""
+    rgb = crop_border(np.asarray(image.convert("RGB") if isinstance(image, Image.Image)
+                                 else image))
+    height, width = rgb.shape[:2]
+    inset = max(1, round(INSET * width))
+    values = VOCABULARY[domain]
     shown: dict[str, str | None] = {}
-    for slot, (x0, y0, x1, y1) in panels(domain, width, height).items():
-        cell = v[y0 + 1:y1, x0 + 1:x1]
-        dark = cell < DARK * np.median(cell)
-        labels, n = ndimage.label(dark)
-        sizes = np.bincount(labels.ravel())[1:] if n else np.array([])
-        count = int((sizes >= MIN_DISC).sum())
-        values = VOCABULARY[domain][slot]
-        shown[slot] = values[count - 1] if 1 <= count <= len(values) else None
-    return shown
+    for slot, (x0, y0, x1, y1) in layout(domain, width, height).items():
+        card = rgb[y0 + inset:y1 + 1 - inset, x0 + inset:x1 + 1 - inset]
+        if slot == "object":
+            radius = min((x1 - x0 + 1) / OBJECT_PLACES, y1 - y0) * OBJECT_RADIUS[0]
+        else:
+            radius = min(x1 - x0, y1 - y0) * BADGE_RADIUS[0]
+        codes = _glyphs(card, radius)
+        if slot == "object":
+            numbers = values["number"]
+            shown["number"] = numbers[len(codes) - 1] if 1 <= len(codes) <= len(numbers) else None
+        code = max(set(codes), key=codes.count) if codes else None
+        shown[slot] = values[slot][code] if code is not None and code < len(values[slot]) else None
+    return {slot: shown[slot] for slot in values}
 
 
 def alignment(instruction: dict[str, str | None], drawn: dict[str, str | None]) -> float:
-    """The share of the instruction's slots whose drawn value is the instruction's."""
+    """The share of the instruction's slots whose drawn value is the instruction's (the
+    true image-text alignment the simulated annotators and judges respond to)."""
     slots = list(instruction)
     return sum(instruction[s] is not None and instruction[s] == drawn.get(s)
                for s in slots) / len(slots)

@@ -109,47 +109,58 @@ def best_images(items: pd.DataFrame, best: pd.DataFrame, render_paths: list[str]
     return wanted.merge(renders, on=["item_id", "recipe"])
 
 
-def mitigation(config: Mapping[str, Any], judge: str, items_path: str, recipes_path: str,
-               render_paths: list[str], out: str) -> None:
-    """Table 5: the mitigation prompts (Figs. 5-7) on the originals and on every best
-    recipe. The bias-definition prompt scores each original once per manipulation it
-    names, so each manipulation is compared with originals told the same thing."""
-    from judgebias.studies.frame.jobs import score_images
-
-    items = read_table(items_path, ITEMS)
-    best = pd.read_parquet(recipes_path)
+def mitigation_images(config: Mapping[str, Any], items: pd.DataFrame, best: pd.DataFrame,
+                      render_paths: list[str]) -> dict[str, pd.DataFrame]:
+    """The images each mitigation prompt scores: the originals and every best recipe. The
+    bias-definition prompt scores each original once per manipulation it names, so each
+    manipulation is compared with originals told the same thing."""
     manipulated = best_images(items, best, render_paths)
     manipulated = images_to_score(items, manipulated[["item_id", "recipe", "image", "status"]])
     originals = images_to_score(items, None)
-    frames = []
+    shown = {}
     for prompt in config["frame"]["mitigation"]:
         if prompt == "bias_definition":
             named = [originals.assign(named=m) for m in best["manipulation"].unique()]
             named = [n[[applies(m, d) for m, d in zip(n["named"], n["domain"], strict=True)]]
                      for n in named]
-            shown = pd.concat([*named, manipulated.assign(
+            shown[prompt] = pd.concat([*named, manipulated.assign(
                 named=[parse_recipe(r)[0].manipulation for r in manipulated["recipe"]])],
                 ignore_index=True)
         else:
-            shown = pd.concat([originals, manipulated], ignore_index=True)
-        frames.append(score_images(config, judge, prompt, shown))
+            shown[prompt] = pd.concat([originals, manipulated], ignore_index=True)
+    return shown
+
+
+def mitigation(config: Mapping[str, Any], judge: str, items_path: str, recipes_path: str,
+               render_paths: list[str], out: str) -> None:
+    """Table 5: the mitigation prompts (Figs. 5-7), see :func:`mitigation_images`."""
+    from judgebias.studies.frame.jobs import score_images
+
+    shown = mitigation_images(config, read_table(items_path, ITEMS),
+                              pd.read_parquet(recipes_path), render_paths)
+    frames = [score_images(config, judge, prompt, images) for prompt, images in shown.items()]
     write_table(pd.concat(frames, ignore_index=True), out, SCORES)
 
 
-def pairwise(config: Mapping[str, Any], judge: str, items_path: str, recipes_path: str,
-             renders_path: str, out: str) -> None:
-    """Fig. 3: set A against set B, and set A with the pairwise manipulation at the judge's
-    best setting per domain against set B; both orders of each."""
-    from judgebias.studies.frame.jobs import judge_pairs, pairwise_items
-    from judgebias.studies.frame.tables import PAIRWISE
+def pairwise_shown(config: Mapping[str, Any], items: pd.DataFrame, best: pd.DataFrame,
+                   renders_path: str) -> pd.DataFrame:
+    """Fig. 3's comparisons: set A against set B, and set A with the pairwise manipulation
+    at the judge's best setting per domain against set B; both orders of each."""
+    from judgebias.studies.frame.jobs import pairwise_items
 
-    items = read_table(items_path, ITEMS)
-    best = pd.read_parquet(recipes_path)
     best = best[best["manipulation"] == config["frame"]["pairwise"]["manipulation"]]
     manipulated = best_images(items, best, [renders_path])
     manipulated = manipulated[manipulated["status"] == "ok"]
     originals = items[["item_id", "image"]].assign(recipe=ORIGINAL)
-    shown = pairwise_items(items, {"original": originals, "manipulated": manipulated})
+    return pairwise_items(items, {"original": originals, "manipulated": manipulated})
+
+
+def pairwise(config: Mapping[str, Any], judge: str, items_path: str, recipes_path: str,
+             renders_path: str, out: str) -> None:
+    """Fig. 3 (see :func:`pairwise_shown`)."""
+    from judgebias.studies.frame.jobs import judge_pairs
+    from judgebias.studies.frame.tables import PAIRWISE
+
+    items = read_table(items_path, ITEMS)
+    shown = pairwise_shown(config, items, pd.read_parquet(recipes_path), renders_path)
     write_table(judge_pairs(config, judge, shown), out, PAIRWISE)
-
-
