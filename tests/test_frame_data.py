@@ -178,3 +178,22 @@ def test_gfpgan_without_weights_is_reported_unavailable_and_the_rest_renders(tmp
     assert "pip install gfpgan" in out.loc["beauty_filter=gfpgan", "message"]
     assert out.loc["padding=10", "status"] == "ok"
     assert "no box annotation" in out.loc["bounding_box=annotated", "message"]
+
+
+def test_a_panel_model_writes_the_instructions(
+        tmp_path, params, monkeypatch):
+    from judgebias.config import validate_params
+    from judgebias.studies.frame.benchmark import draw_concepts
+    from judgebias.studies.frame.build import build_instructions
+
+    monkeypatch.chdir(tmp_path)
+    params["journal_dir"] = str(tmp_path / "journal")
+    params["frame"]["dataset"]["synthetic"]["writer"] = "lumen-large"
+    config = validate_params(params)
+    draw_concepts(3, ["people", "outdoor"], [0.5, 0.5], seed=0).to_parquet("concepts.parquet")
+    build_instructions(config, "concepts.parquet", "instructions.parquet")
+    written = pd.read_parquet("instructions.parquet")
+    assert (written["status"] == "ok").all()
+    for row in written.itertuples():
+        assert row.instruction == compose_instruction(row.domain, json.loads(row.concepts))
+        assert parse_instruction(row.prompt, row.domain) == json.loads(row.perturbed_concepts)

@@ -9,8 +9,9 @@ connection reuse, concurrency) is to point them at a real server. This module se
 * the Gemini API: ``POST /v1beta/models/{model}:generateContent``, ``GET /v1beta/models``
   (``/v1`` and ``/v1alpha`` are accepted too);
 * the OpenAI images API: ``POST /v1/images/generations`` (``b64_json`` answers drawn by
-  FRAME's offline renderer, judgebias.studies.frame.scene, at most 256 px), so the
-  ``openai`` text-to-image backend of FRAME's benchmark construction is tested over HTTP.
+  FRAME's offline renderer, judgebias.studies.frame.scene, at most 256 px, seeded by a
+  ``seed`` field if the request has one, else by the prompt), so the ``openai``
+  text-to-image backend of FRAME's benchmark construction is tested over HTTP.
 
 The answers are exactly :meth:`SimBackend.answer` of the request the HTTP body encodes
 (the sim depends only on seed, model id, prompt, image bytes and sampling), so a client
@@ -867,16 +868,31 @@ class SimServer:
         return _Reply(200, openai_completion(request, answer, logprobs), request.model)
 
     def handle_images(self, raw: bytes) -> _Reply:
-        """An OpenAI images answer: the offline renderer's picture of the prompt (seeded by
-        the prompt, as the API takes no seed), at the asked width capped at 256 px."""
+        """An OpenAI images answer: the offline renderer's picture of the prompt, at the
+        asked width capped at 256 px (for speed), seeded by a ``seed`` field if the request
+        has one (the real API takes none; FRAME's ``send_seed`` option sends it), else by
+        the prompt. Only ``b64_json`` answers and ``n: 1`` are served."""
         from judgebias.studies.frame.scene import render
 
         body: Any = None
         try:
             body = _json(raw)
-            prompt, size = body["prompt"], str(body.get("size", "256x256"))
-            width = min(int(size.split("x")[0]), 256)
-            seed = int.from_bytes(hashlib.sha256(prompt.encode("utf-8")).digest()[:4], "big")
+            if not isinstance(body, dict):
+                raise BadRequest("the request body must be a JSON object")
+            prompt, size = body["prompt"], str(body.get("size") or "256x256")
+            if not isinstance(prompt, str) or not prompt.strip():
+                raise BadRequest("'prompt' must be a non-empty string")
+            if body.get("response_format", "b64_json") not in ("b64_json", None):
+                raise BadRequest("serve-sim answers response_format 'b64_json' only")
+            if body.get("n", 1) not in (1, None):
+                raise BadRequest("serve-sim answers n = 1 only")
+            width = min(int(size.lower().split("x")[0]), 256)
+            if width < 16:
+                raise BadRequest(f"size {size!r} is too small")
+            seed = body.get("seed")
+            if isinstance(seed, bool) or not isinstance(seed, int):
+                seed = int.from_bytes(hashlib.sha256(prompt.encode("utf-8")).digest()[:4],
+                                      "big")
             picture = render(prompt, size=width, seed=seed).image
         except (BadRequest, KeyError, TypeError, ValueError, AttributeError) as exc:
             return _Reply(400, openai_error(400, f"bad images request: {exc}"),

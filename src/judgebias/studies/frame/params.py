@@ -55,9 +55,12 @@ def _dataset_errors(dataset: Mapping[str, Any], panel: Mapping[str, Any]) -> lis
                 + path_errors("frame.dataset.table.image_root", dataset["table"]["image_root"],
                               directory=True))
     writer = dataset["synthetic"]["writer"]
+    errors = path_errors("frame.dataset.synthetic.annotators.scores",
+                         dataset["synthetic"]["annotators"]["scores"])
     if writer is not None and writer not in panel:
-        return [f"frame.dataset.synthetic.writer: model {writer!r} is not defined under panel"]
-    return []
+        errors.append(f"frame.dataset.synthetic.writer: model {writer!r} is not defined "
+                      "under panel")
+    return errors
 
 
 def sim_trait_errors(where: str, block: Any) -> list[str]:

@@ -22,10 +22,11 @@ from judgebias.judging.answers import STATUS_OK
 from judgebias.judging.tasks import FreeText, JudgeTask, run_task
 from judgebias.models.base import ChatRequest, TokenLogprob
 from judgebias.models.sim import SimBackend, SimModel
-from judgebias.studies.frame.concepts import compose_instruction, parse_instruction
+from judgebias.studies.frame.concepts import VOCABULARY, compose_instruction, parse_instruction
 
 WRITER_MARK = "Write one natural-language instruction for a text-to-image model"
-STATUS_LOST_CONCEPT = "lost_concept"
+STATUS_LOST_CONCEPT = "lost_concept"  # the answer does not name every concept value
+STATUS_MULTI_LINE = "multi_line"  # the answer is not one line
 
 
 def writer_task() -> JudgeTask:
@@ -52,7 +53,9 @@ def write(config: Mapping[str, Any], writer: str | None, domains: pd.Series,
     for domain, wanted, status, text in zip(domains, sets, answers["status"],
                                             answers["label"], strict=True):
         text = (text or "").strip()
-        if status == STATUS_OK and ("\n" in text or parse_instruction(text, domain) != wanted):
+        if status == STATUS_OK and "\n" in text:
+            status = STATUS_MULTI_LINE
+        elif status == STATUS_OK and parse_instruction(text, domain) != wanted:
             status = STATUS_LOST_CONCEPT
         texts.append(text if status == STATUS_OK else None)
         statuses.append(status)
@@ -70,10 +73,19 @@ class InstructionWriterTask:
 
     def tokens(self, backend: SimBackend, model: SimModel, request: ChatRequest
                ) -> list[TokenLogprob]:
-        lines = request.prompt.split("\n")
-        domain = next(line.split(":", 1)[1].strip() for line in lines
-                      if line.startswith("Domain:"))
-        start = lines.index("Concepts:") + 1
-        concepts = dict(line.split(": ", 1) for line in lines[start:] if ": " in line)
+        domain, concepts = read_writer_prompt(request.prompt)
         text = compose_instruction(domain, concepts)
         return [TokenLogprob(text, -0.1, ((text, -0.1),))]
+
+
+def read_writer_prompt(prompt: str) -> tuple[str, dict[str, str]]:
+    """The domain and the concepts (slot -> value) a ``frame_instruction`` prompt lists."""
+    lines = [line.strip() for line in prompt.split("\n")]
+    domain = next((line.split(":", 1)[1].strip() for line in lines
+                   if line.startswith("Domain:")), "")
+    if domain not in VOCABULARY:
+        raise ValueError(f"frame_instruction prompt without a known domain: {domain!r}")
+    start = lines.index("Concepts:") + 1 if "Concepts:" in lines else len(lines)
+    concepts = dict(line.split(": ", 1) for line in lines[start:] if ": " in line)
+    return domain, {slot: value for slot, value in concepts.items()
+                    if slot in VOCABULARY[domain]}
