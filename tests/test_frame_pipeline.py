@@ -89,9 +89,18 @@ def test_greedy_search_finds_the_planted_best_setting(frame_project, default_par
                      & planted["manipulation"].isin(["brightness", "gamma", "padding",
                                                      "keyword_overlay", "instruction_overlay"])]
     chosen = strong.merge(recipes, on=["domain", "manipulation"])
-    same = [step(m, b).setting == s for m, b, s in
-            zip(chosen["manipulation"], chosen["best"], chosen["setting"], strict=True)]
-    assert len(chosen) >= 15 and sum(same) / len(same) >= 0.8, chosen[~pd.Series(same)]
+    grid = default_params["frame"]["manipulations"]
+    steps_off = []
+    for manipulation, best, setting in zip(chosen["manipulation"], chosen["best"],
+                                           chosen["setting"], strict=True):
+        settings = [step(manipulation, v).setting for v in grid[manipulation]]
+        steps_off.append(abs(settings.index(setting)
+                             - settings.index(step(manipulation, best).setting)))
+    steps_off = pd.Series(steps_off, index=chosen.index)
+    # 12 items per domain: the in-sample argmax is the planted setting in most cells and
+    # otherwise its neighbour on the grid (the planted dose is a tent around it)
+    assert len(chosen) >= 15 and (steps_off == 0).mean() >= 0.7, chosen[steps_off > 0]
+    assert (steps_off <= 1).all(), chosen[steps_off > 1]
 
 
 @pytest.mark.slow
