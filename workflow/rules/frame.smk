@@ -157,6 +157,9 @@ rule frame_recipes:
         code=step_code("frame-recipes"),
     output:
         frame.recipes_path("{frame_judge}"),
+    params:
+        dvc_params=[],  # the in-sample best of the judge's own scores: no params
+        values=values_of([]),
     log:
         "logs/frame/recipes/{frame_judge}.log",
     shell:
