@@ -463,17 +463,24 @@ def sim_tasks() -> list[SimTask]:
 
 def parse_evaluation_prompt(prompt: str) -> tuple[str, list[str] | None]:
     """(caption, references or None) from a G-VEval prompt."""
-    caption = _between(prompt, GENERATED_MARK, FORMAT_MARK)
+    caption = between(prompt, GENERATED_MARK, FORMAT_MARK)
     if caption is None or not caption.strip():
         raise ValueError("no caption found after 'Generated captions:'")
     if REFERENCE_MARK not in prompt:
         return caption.strip(), None
-    block = _between(prompt, REFERENCE_MARK, IMAGE_MARK) or ""
+    block = between(prompt, REFERENCE_MARK, IMAGE_MARK) or ""
     references = [line.strip() for line in block.split("\n") if line.strip()]
     return caption.strip(), references
 
 
-def _between(text: str, start: str, end: str) -> str | None:
+def text_tokens(text: str, logprob: float = -0.05) -> list[TokenLogprob]:
+    """A free-text answer as tokens (each word, and each run of whitespace, one token with
+    a fixed log-prob): for study tasks whose answers are read as text, not as numbers."""
+    return [TokenLogprob(p, logprob, ((p, logprob),)) for p in re.findall(r"\S+|\s+", text)]
+
+
+def between(text: str, start: str, end: str) -> str | None:
+    """The text between the first `start` and the next `end` (to the end if no `end`)."""
     begin = text.find(start)
     if begin < 0:
         return None

@@ -10,4 +10,5 @@ STUDIES = {
     "pomms": "judgebias.studies.pomms",
     "mmb": "judgebias.studies.mmb",
     "frame": "judgebias.studies.frame",
+    "birch": "judgebias.studies.birch",
 }

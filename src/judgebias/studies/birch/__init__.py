@@ -1,0 +1,19 @@
+"""BIRCH (seed 003): are pairwise VQA judges blind to the image and fooled by informative
+but wrong answers, and does a truthful anchor help? Judges answer every pair with and
+without the image, a labeller names the more informative answer (image withheld), and
+Standard Ref, Image Caption and BIRCH judge against a self-written reference, caption or
+anchor; IRS, IB, LB and their down-sampled spreads are then pure computation."""
+
+from judgebias.study import Study
+
+STUDY = Study(
+    name="birch",
+    title="BIRCH: image reliance, informativeness bias and the truthful anchor",
+    package=__name__,
+    rules="workflow/rules/birch.smk",
+    cli=f"{__name__}.cli:register",
+    validate=f"{__name__}.params:validate",
+    plan=f"{__name__}.plan:planned_calls",
+    report=f"{__name__}.report:report_section",
+    sim=f"{__name__}.sim:TASKS",
+)

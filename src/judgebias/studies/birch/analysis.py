@@ -1,0 +1,262 @@
+"""BIRCH's analysis: every measure of seed 003 from the pairs, the labeller's labels and
+the verdicts, as pure computation (a new labeller reruns this and the labelling, never a
+judge call).
+
+Reading of the verdicts. The order shown first (``ab``: the pair's own A/B, randomised by
+the importer where the source file is ordered) is the primary reading of every table;
+with ``swap_order`` the swapped order is reported next to it (``accuracy``) and never
+mixed in. A pair whose human label is a tie, a failed or unparseable verdict, a pair the
+labeller labelled inconsistently across the two orders (spec "Labeller position bias"),
+and an equal-length pair (for LB) are dropped from the statistics they cannot enter and
+counted (``counts`` in metrics.json). A judge's tie counts as not choosing y^c.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgebias.artifacts import read_table, write_frame, write_json
+from judgebias.studies.birch import measures as m
+from judgebias.studies.birch.tables import LABEL_ANSWERS, PAIRS, TABLES, VERDICTS
+
+log = logging.getLogger(__name__)
+
+PRIMARY = "ab"
+METHODS = ("base", "standard_ref", "birch")  # Table 4 / 8
+STATISTICS = {"IB": ("ib", "IDS", "CDS"), "LB": ("lb", "longer", "shorter")}
+
+
+def informativeness_labels(labels: pd.DataFrame) -> tuple[pd.Series, dict[str, int]]:
+    """y^i per pair (index pair_id) where both orders agree, and the consistency counts."""
+    wide = labels.pivot(index="pair_id", columns="order", values="more_informative")
+    wide = wide.reindex(columns=["ab", "ba"])
+    return (m.consistent_label(wide["ab"], wide["ba"]),
+            m.label_counts(wide["ab"], wide["ba"]))
+
+
+def planted_informativeness(pairs: pd.DataFrame) -> pd.Series | None:
+    """The answer with more valid details (synthetic pairs; None for real data; NA where
+    both have as many): the truth of the Table 7 analogue on the default."""
+    if pairs["details_a"].isna().any():
+        return None
+    a, b = pairs["details_a"].astype(int), pairs["details_b"].astype(int)
+    truth = pd.Series(np.where(a > b, "A", np.where(a < b, "B", None)), index=pairs.index,
+                      dtype=object)
+    return truth.where(a != b)
+
+
+def reference_labels(path: str) -> pd.Series:
+    """Human informativeness labels (YAML ``pair_id: A|B`` or CSV pair_id,label)."""
+    import yaml
+
+    if str(path).endswith((".csv", ".tsv")):
+        frame = pd.read_csv(path, sep="\t" if str(path).endswith(".tsv") else ",", dtype=str)
+        if set(frame.columns) < {"pair_id", "label"}:
+            raise ValueError(f"{path}: needs columns pair_id and label")
+        values = dict(zip(frame["pair_id"], frame["label"], strict=True))
+    else:
+        with open(path, encoding="utf-8") as handle:
+            values = {str(k): str(v) for k, v in (yaml.safe_load(handle) or {}).items()}
+    bad = {k: v for k, v in values.items() if v not in ("A", "B")}
+    if bad:
+        raise ValueError(f"{path}: labels must be A or B, got {dict(list(bad.items())[:3])}")
+    return pd.Series(values, dtype=object)
+
+
+class JudgeData:
+    """One judge's correctness per variant (primary order), indexed by pair_id."""
+
+    def __init__(self, verdicts: pd.DataFrame, preference: pd.Series) -> None:
+        self.correct: dict[str, pd.Series] = {}
+        primary = verdicts[verdicts["order"] == PRIMARY]
+        for variant, rows in primary.groupby("variant"):
+            rows = rows.set_index("pair_id")
+            self.correct[str(variant)] = m.correctness(
+                rows["verdict"], preference.reindex(rows.index))
+
+
+def accuracy_table(verdicts: pd.DataFrame, preference: pd.Series) -> pd.DataFrame:
+    """Table 3 and the answer counts: accuracy per (judge, variant, order)."""
+    rows = []
+    for (judge, variant, order), group in verdicts.groupby(["judge", "variant", "order"]):
+        group = group.set_index("pair_id")
+        correct = m.correctness(group["verdict"], preference.reindex(group.index))
+        acc = m.accuracy(correct)
+        rows.append({"judge": judge, "variant": variant, "order": order,
+                     "n_pairs": len(group), "n_usable": acc.n, "accuracy": acc.value,
+                     "n_judge_tie": int((group["verdict"] == "tie").sum()),
+                     "n_failed": int(group["verdict"].isna().sum()),
+                     "n_human_tie": int((preference.reindex(group.index) == "tie").sum())})
+    return pd.DataFrame(rows)
+
+
+def bias_rows(judge: str, variant: str, correct: pd.Series, subsets: dict[str, pd.Series],
+              block: Mapping[str, Any]) -> tuple[list[dict], pd.DataFrame]:
+    """IB and LB of one (judge, variant): full data and the down-sampled mean and spread
+    (Appendix C.3; ``sd`` is the standard deviation of the 160 draws)."""
+    rows, draws = [], []
+    spec = block["downsampling"]
+    for statistic, (key, plus, minus) in STATISTICS.items():
+        full = m.bias(correct, subsets[key], plus=plus, minus=minus)
+        row = {"judge": judge, "variant": variant, "statistic": statistic,
+               "value": full.value, "acc_plus": full.plus.value, "acc_minus": full.minus.value,
+               "n_plus": full.plus.n, "n_minus": full.minus.n}
+        if full.plus.n and full.minus.n:
+            sampled = m.downsample(correct, subsets[key], plus=plus, minus=minus,
+                                   ratios=tuple(spec["ratios"]), draws=spec["draws"],
+                                   seed=spec["seed"])
+            summary = m.summarise_draws(sampled)
+            row |= {f"ds_{k}": v for k, v in summary.items()}
+            draws.append(sampled.assign(judge=judge, variant=variant, statistic=statistic))
+        rows.append(row)
+    return rows, (pd.concat(draws, ignore_index=True) if draws else pd.DataFrame())
+
+
+def method_row(judge: str, method: str, correct: pd.Series, subsets: dict[str, pd.Series]
+               ) -> dict[str, Any]:
+    """Acc, Acc_IDS, Acc_CDS, IB, LB of one method (Tables 4 and 8)."""
+    ib = m.bias(correct, subsets["ib"])
+    lb = m.bias(correct, subsets["lb"], plus="longer", minus="shorter")
+    return {"judge": judge, "method": method, "acc": m.accuracy(correct).value,
+            "acc_ids": ib.plus.value, "acc_cds": ib.minus.value, "ib": ib.value,
+            "lb": lb.value}
+
+
+def analyse_judge(judge: str, data: JudgeData, subsets: dict[str, pd.Series],
+                  domain: pd.Series, equalised: dict[str, pd.Series] | None,
+                  block: Mapping[str, Any]) -> dict[str, list | pd.DataFrame]:
+    """Every per-judge table row."""
+    out: dict[str, Any] = {name: [] for name in ("table1", "irs_subsets", "bias", "table2",
+                                                 "table4", "cds_curve", "domains",
+                                                 "downsampling")}
+    base = data.correct["base"]
+    if "no_image" in data.correct:
+        irs = m.image_reliance(base, data.correct["no_image"])
+        out["table1"].append({"judge": judge, "acc_image": irs.with_image.value,
+                              "acc_no_image": irs.without_image.value, "irs": irs.value,
+                              "n_pairs": irs.n_pairs})
+        for subset in ("IDS", "CDS"):
+            part = m.image_reliance(base, data.correct["no_image"], subsets["ib"], subset)
+            out["irs_subsets"].append({"judge": judge, "subset": subset, "irs": part.value,
+                                       "n_pairs": part.n_pairs})
+    for variant, correct in data.correct.items():
+        if variant == "equalised":
+            continue
+        rows, draws = bias_rows(judge, variant, correct, subsets, block)
+        out["bias"] += rows
+        out["downsampling"].append(draws)
+    for method in METHODS:
+        if method in data.correct:
+            row = method_row(judge, method, data.correct[method], subsets)
+            out["table4"].append(row)
+    if equalised is not None and "equalised" in data.correct:
+        after = m.bias(data.correct["equalised"], equalised["ib"])
+        before = m.bias(base, subsets["ib"])
+        out["table2"].append({"judge": judge, "ib_before": before.value, "ib_after": after.value,
+                              "n_before": before.plus.n + before.minus.n,
+                              "n_after": after.plus.n + after.minus.n})
+    spec = block["downsampling"]
+    if m.bias(base, subsets["ib"]).plus.n and m.bias(base, subsets["ib"]).minus.n:
+        curve = m.cds_ratio_curve(base, subsets["ib"], ratios=tuple(spec["cds_ratios"]),
+                                  draws=spec["draws"], seed=spec["seed"])
+        out["cds_curve"].append(curve.assign(judge=judge))
+    out["domains"].append(m.per_domain(base, subsets["ib"], subsets["lb"], domain)
+                          .assign(judge=judge))
+    return out
+
+
+def _frame(parts: list) -> pd.DataFrame:
+    frames = [p if isinstance(p, pd.DataFrame) else pd.DataFrame([p]) for p in parts]
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def analyse(config: Mapping[str, Any], pairs_path: str, equalised_path: str | None,
+            labels_path: str, verdict_paths: list[str], out_dir: Path) -> None:
+    """Write every table (TABLES), figure (FIGURES) and metrics.json."""
+    from judgebias.studies.birch import figures
+
+    block = config["birch"]
+    pairs = read_table(pairs_path, PAIRS).set_index("pair_id", drop=False)
+    preference = pairs["preference"]
+    informative, label_stats = informativeness_labels(read_table(labels_path, LABEL_ANSWERS))
+    subsets = {"ib": m.informativeness_subsets(preference, informative.reindex(pairs.index)),
+               "lb": m.length_subsets(preference, pairs["answer_a"], pairs["answer_b"])}
+    equalised = None
+    if equalised_path:
+        eq = read_table(equalised_path, PAIRS).set_index("pair_id", drop=False)
+        equalised = {"ib": m.informativeness_subsets(eq["preference"],
+                                                     informative.reindex(eq.index))}
+    verdicts = pd.concat([read_table(p, VERDICTS) for p in verdict_paths], ignore_index=True)
+    tables: dict[str, list] = {}
+    for judge in block["models"]:
+        data = JudgeData(verdicts[verdicts["judge"] == judge], preference)
+        for name, rows in analyse_judge(judge, data, subsets, pairs["domain"], equalised,
+                                        block).items():
+            tables.setdefault(name, []).extend(rows if isinstance(rows, list) else [rows])
+    result = {name: _frame(rows) for name, rows in tables.items()}
+    result["accuracy"] = accuracy_table(verdicts, preference)
+    result["table7"] = labeller_table(block, pairs, informative, label_stats)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in TABLES:
+        write_frame(result[name].reset_index(drop=True), out_dir / f"{name}.parquet")
+    simulated = {k for k in block["models"] if config["panel"][k]["backend"] == "sim"}
+    figures.draw_all(result, m.observed_cds_ratio(subsets["ib"]), simulated,
+                     out_dir / "figures")
+    write_json(metrics(block, pairs, subsets, label_stats, result, equalised_path),
+               out_dir / "metrics.json")
+
+
+def labeller_table(block: Mapping[str, Any], pairs: pd.DataFrame, informative: pd.Series,
+                   label_stats: Mapping[str, int]) -> pd.DataFrame:
+    """Table 7 analogue: the labeller against human labels (a file) or, on the synthetic
+    default, against the planted informativeness; with its consistency across orders."""
+    if block["reference_labels"]:
+        truth, against = reference_labels(block["reference_labels"]), "reference_labels file"
+    else:
+        truth, against = planted_informativeness(pairs), "planted informativeness"
+    row: dict[str, Any] = {"labeller": block["labeller"], "against": against, **label_stats}
+    if truth is None:
+        row |= {"against": "none (no reference labels)", "match_rate": np.nan,
+                "kappa": np.nan, "n": 0}
+    else:
+        row |= m.labeller_agreement(informative.reindex(truth.index), truth)
+    return pd.DataFrame([row])
+
+
+def metrics(block: Mapping[str, Any], pairs: pd.DataFrame, subsets: dict[str, pd.Series],
+            label_stats: Mapping[str, int], result: Mapping[str, pd.DataFrame],
+            equalised_path: str | None) -> dict[str, Any]:
+    """The headline numbers per judge and every count of what was dropped."""
+    base = result["table4"].set_index(["judge", "method"])
+    per_judge = {}
+    for judge in block["models"]:
+        row = {"base": _clean(base.loc[(judge, "base")].to_dict())}
+        if (judge, "birch") in base.index:
+            row["birch"] = _clean(base.loc[(judge, "birch")].to_dict())
+        irs = result["table1"]
+        if not irs.empty:
+            row["irs"] = float(irs.set_index("judge").loc[judge, "irs"])
+        per_judge[judge] = row
+    counts = {"pairs": len(pairs), "human_ties": int((pairs["preference"] == "tie").sum()),
+              "ids": int((subsets["ib"] == "IDS").sum()),
+              "cds": int((subsets["ib"] == "CDS").sum()),
+              "equal_length": int(subsets["lb"].isna().sum()
+                                  - (pairs["preference"] == "tie").sum()),
+              "labels": dict(label_stats)}
+    if equalised_path:
+        counts["equalised_pairs"] = len(read_table(equalised_path, PAIRS))
+    return {"judges": per_judge, "counts": counts,
+            "cds_ratio": m.observed_cds_ratio(subsets["ib"]),
+            "labeller": block["labeller"]}
+
+
+def _clean(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()
+            if k not in ("judge", "method")}

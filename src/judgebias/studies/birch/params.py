@@ -1,0 +1,62 @@
+"""Checks of the `birch:` params block that its schema cannot express."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from judgebias.config import path_errors
+from judgebias.prompts import available_prompts
+
+
+def validate(params: Mapping[str, Any]) -> list[str]:
+    """Judges, labeller and lengthener in the panel, simulated ones with sound traits,
+    base among the variants, the caption prompt known, and every file named present."""
+    block, panel = params["birch"], params["panel"]
+    errors = [f"birch.models[{i}]: model {key!r} is not defined under panel"
+              for i, key in enumerate(block["models"]) if key not in panel]
+    for role in ("labeller", "lengthener"):
+        if block[role] not in panel:
+            errors.append(f"birch.{role}: model {block[role]!r} is not defined under panel")
+    for key in {*block["models"], block["labeller"], block["lengthener"]}:
+        if key in panel and panel[key]["backend"] == "sim":
+            errors += sim_trait_errors(key, panel[key]["sim"].get("birch", {}))
+    if "base" not in block["variants"]:
+        errors.append("birch.variants: must include base (every measure starts from it)")
+    if block["caption_prompt"] not in available_prompts():
+        errors.append(f"birch.caption_prompt: unknown prompt id {block['caption_prompt']!r}")
+    dataset = block["dataset"]
+    name = dataset["name"]
+    if name != "synthetic":
+        if name not in dataset:
+            errors.append(f"birch.dataset.{name}: birch.dataset.name is {name!r} but that "
+                          "block is missing")
+        else:
+            errors += path_errors(f"birch.dataset.{name}.path", dataset[name]["path"])
+            errors += path_errors(f"birch.dataset.{name}.images", dataset[name]["images"],
+                                  directory=True)
+    errors += path_errors("birch.overrides", block["overrides"])
+    errors += path_errors("birch.reference_labels", block["reference_labels"])
+    return errors
+
+
+def sim_trait_errors(key: str, block: Any) -> list[str]:
+    """The simulated model's ``sim.birch`` traits, checked before any job."""
+    from judgebias.studies.birch.sim import Traits
+
+    where = f"panel.{key}.sim.birch"
+    if not isinstance(block, Mapping):
+        return [f"{where}: must be a mapping of traits"]
+    known = set(Traits.__dataclass_fields__)
+    errors = [f"{where}.{name}: unknown trait (one of {', '.join(sorted(known))})"
+              for name in sorted(set(block) - known)]
+    for name, value in block.items():
+        if name in known and (isinstance(value, bool) or not isinstance(value, int | float)):
+            errors.append(f"{where}.{name}: must be a number, got {value!r}")
+    for name in ("perception", "image_use", "reference_trust"):
+        value = block.get(name)
+        if isinstance(value, int | float) and not 0 <= value <= 1:
+            errors.append(f"{where}.{name}: a probability, must be in [0, 1], got {value!r}")
+    if isinstance(block.get("noise"), int | float) and block["noise"] <= 0:
+        errors.append(f"{where}.noise: must be > 0, got {block['noise']!r}")
+    return errors

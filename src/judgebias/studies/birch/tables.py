@@ -1,0 +1,98 @@
+"""BIRCH's artifacts: schemas and where each one lives (seed 003; spec birch.md).
+
+One pair table for every source (synthetic, VL-RewardBench, MLLM-as-a-Judge): a query, an
+image, two answers in the order they are shown (A, B) and the human preference. What the
+pipeline adds per pair (informativeness labels, verdicts) is keyed by ``pair_id``.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+
+PREFERENCES = ("A", "B", "tie")
+SOURCES = ("synthetic", "vl_rewardbench", "mllm_judge")
+
+# One row per pairwise VQA item, answers in the order shown to every judge.
+PAIRS = table_schema("birch_pairs", [
+    pa.field("pair_id", pa.string(), nullable=False),
+    pa.field("source", pa.string(), nullable=False),  # one of SOURCES
+    pa.field("domain", pa.string(), nullable=False),  # sub-dataset / question kind
+    pa.field("query", pa.string(), nullable=False),
+    pa.field("image", pa.string(), nullable=False),  # image file path
+    pa.field("answer_a", pa.string(), nullable=False),
+    pa.field("answer_b", pa.string(), nullable=False),
+    pa.field("preference", pa.string(), nullable=False),  # human: one of PREFERENCES
+    # "ab": answer_a is the file's first answer; "ba": the importer swapped them
+    pa.field("file_order", pa.string(), nullable=False),
+    pa.field("overridden", pa.bool_(), nullable=False),  # preference set by an override file
+    pa.field("model_a", pa.string(), nullable=True),  # the answering models, if known
+    pa.field("model_b", pa.string(), nullable=True),
+    # planted truth (synthetic only): is the answer correct, how many valid extra details
+    # it gives, how many filler sentences pad it
+    pa.field("correct_a", pa.bool_(), nullable=True),
+    pa.field("correct_b", pa.bool_(), nullable=True),
+    pa.field("details_a", pa.int64(), nullable=True),
+    pa.field("details_b", pa.int64(), nullable=True),
+    pa.field("padding_a", pa.int64(), nullable=True),
+    pa.field("padding_b", pa.int64(), nullable=True),
+])
+
+# One row per (pair, order shown) for one labeller: which answer is more informative
+# (Fig. 18, image withheld), mapped back from the order shown to the pair's A / B.
+LABEL_ANSWERS = table_schema("birch_label_answers", [
+    pa.field("pair_id", pa.string(), nullable=False),
+    pa.field("labeller", pa.string(), nullable=False),
+    pa.field("order", pa.string(), nullable=False),  # "ab" | "ba"
+    pa.field("more_informative", pa.string(), nullable=True),  # "A" | "B"; None unless usable
+    *ANSWER_FIELDS,
+    *CALL_FIELDS,
+])
+
+# One row per (pair, step) for one judge: the text a preparatory pass wrote (the Standard
+# Ref reference, the Image Caption caption, BIRCH's merged anchor, a lengthened answer).
+TEXTS = table_schema("birch_texts", [
+    pa.field("pair_id", pa.string(), nullable=False),
+    pa.field("model", pa.string(), nullable=False),
+    pa.field("step", pa.string(), nullable=False),  # reference|caption|anchor|lengthen_A|_B
+    pa.field("text", pa.string(), nullable=True),  # None unless status is ok
+    *ANSWER_FIELDS,
+    *CALL_FIELDS,
+])
+
+# One row per (pair, variant, order shown) for one judge: the verdict mapped back to the
+# pair's A / B ("tie" kept), None unless the answer was usable.
+VERDICTS = table_schema("birch_verdicts", [
+    pa.field("pair_id", pa.string(), nullable=False),
+    pa.field("judge", pa.string(), nullable=False),
+    pa.field("variant", pa.string(), nullable=False),  # see jobs.VARIANTS
+    pa.field("order", pa.string(), nullable=False),  # "ab" | "ba" (the order shown)
+    pa.field("verdict", pa.string(), nullable=True),  # "A" | "B" | "tie" | None
+    *ANSWER_FIELDS,
+    *CALL_FIELDS,
+])
+
+DATA = "data/birch"
+RESULTS = "results/birch"
+PAIRS_PATH = f"{DATA}/pairs.parquet"
+IMAGES = f"{DATA}/images"
+EQUALISED_PATH = f"{DATA}/equalised.parquet"
+
+
+def labels_path(labeller: str) -> str:
+    return f"{DATA}/labels/{labeller}.parquet"
+
+
+def texts_path(model: str, step: str) -> str:
+    return f"{DATA}/texts/{model}/{step}.parquet"
+
+
+def verdicts_path(judge: str, variant: str) -> str:
+    return f"{DATA}/verdicts/{judge}/{variant}.parquet"
+
+
+# The analysis' tables (results/birch/<name>.parquet) and figures (figures/<name>.png).
+TABLES = ("accuracy", "table1", "irs_subsets", "bias", "table2", "table4", "table7",
+          "cds_curve", "domains", "downsampling")
+FIGURES = ("fig1", "fig3", "fig4", "fig5", "fig6", "fig8", "fig10")
