@@ -171,7 +171,7 @@ def test_cli_validate_names_a_missing_nocaps_annotations_file(tmp_path, params, 
     (tmp_path / "captions.json").write_text("{}")
     assert main(["--params", str(path), "validate"]) == 0
     out = capsys.readouterr().out
-    assert "valid (6 panel models; studies: philautia, pomms, mmb, frame)" in out
+    assert "valid (6 panel models; studies: philautia, pomms, mmb, frame, birch)" in out
 
 
 def test_cli_validate_names_unset_secrets(tmp_path, params, capsys, monkeypatch):

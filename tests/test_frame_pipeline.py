@@ -22,7 +22,7 @@ from judgebias.studies.frame.sim import JudgeTraits, planted_change
 
 def frame_params(default_params: dict) -> dict:
     params = copy.deepcopy(default_params)
-    for study in ("philautia", "pomms", "mmb"):
+    for study in ("philautia", "pomms", "mmb", "birch"):
         params.pop(study)
     return params
 

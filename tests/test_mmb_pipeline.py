@@ -21,7 +21,7 @@ ANALYSIS = Counter([job("mmb_factorial", judge="corvid-pro"), job("mmb_analysis"
 
 def mmb_params(default_params: dict) -> dict:
     params = copy.deepcopy(default_params)
-    for study in ("philautia", "pomms", "frame"):
+    for study in ("philautia", "pomms", "frame", "birch"):
         params.pop(study)
     return params
 

@@ -30,6 +30,7 @@ def small_params(default_params: dict) -> dict:
     params = copy.deepcopy(default_params)
     params.pop("mmb")
     params.pop("frame")
+    params.pop("birch")
     params["philautia"]["dataset"]["synthetic"]["n_images"] = 12
     params["philautia"].update(models=list(PANEL), n_bootstrap=50, n_permutations=200)
     params["pomms"]["datasets"]["synthetic"]["n_items"] = 40

@@ -323,7 +323,8 @@ def test_malformed_body_is_400(server, images):
     with pytest.raises(openai.BadRequestError) as info:
         _openai_call(_openai_client(server.url), bad)
     assert ("none of the tasks it answers (gveval, mmb_pairwise, mmb_rephrase, frame_score, "
-            "frame_pairwise, frame_instruction, caption)"
+            "frame_pairwise, frame_instruction, birch_judge, birch_label, birch_reference, "
+            "birch_anchor, birch_lengthen, caption)"
             in info.value.body["message"])
 
 

@@ -271,7 +271,9 @@ def test_failures_are_reported_not_raised(backend: SimBackend, images) -> None:
     assert responses[1].error == "sim: no image attached"
     assert responses[2].error == ("sim: the prompt is none of the tasks it answers "
                                   "(gveval, mmb_pairwise, mmb_rephrase, frame_score, "
-                                  "frame_pairwise, frame_instruction, caption)")
+                                  "frame_pairwise, frame_instruction, birch_judge, "
+                                  "birch_label, birch_reference, birch_anchor, "
+                                  "birch_lengthen, caption)")
     assert responses[3].error.startswith("sim: ")
     assert "no caption found" in responses[4].error
 
@@ -282,10 +284,12 @@ def test_tasks_are_tried_in_order_and_pluggable(images) -> None:
     from judgebias.models.base import TokenLogprob
     from judgebias.models.sim import sim_tasks
 
-    # the core's, with the registered studies' own (MMB's, FRAME's) between them
+    # the core's, with the registered studies' own (MMB's, FRAME's, BIRCH's) between them
     assert [t.name for t in sim_tasks()] == ["gveval", "mmb_pairwise", "mmb_rephrase",
                                              "frame_score", "frame_pairwise",
-                                             "frame_instruction", "caption"]
+                                             "frame_instruction", "birch_judge",
+                                             "birch_label", "birch_reference",
+                                             "birch_anchor", "birch_lengthen", "caption"]
     assert GVEvalTask().recognise(_eval_prompt("Write a caption."))  # mentions a caption
     assert CaptionTask().recognise(CAPTION_PROMPT)
     assert not CaptionTask().recognise("Rate how good this caption is.")

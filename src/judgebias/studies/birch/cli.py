@@ -10,7 +10,7 @@ from judgebias.config import load_config
 
 
 def _data(args: argparse.Namespace) -> None:
-    from judgebias.studies.birch.steps import build_data
+    from judgebias.studies.birch.dataset import build_data
 
     build_data(load_config(args.params), args.pairs, Path(args.images), args.summary)
 
