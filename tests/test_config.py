@@ -105,7 +105,7 @@ def test_philautia_models_default_to_the_whole_panel(params):
 
 
 def test_params_without_pomms_run_philautia_only(params):
-    del params["pomms"], params["mmb"], params["frame"]
+    del params["pomms"], params["mmb"], params["frame"], params["birch"]
     config = validate_params(params)
     assert [s.name for s in active(config)] == ["philautia"]
     assert "pomms" not in config
