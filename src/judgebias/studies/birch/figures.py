@@ -28,7 +28,8 @@ def _bars(ax, labels: list[str], series: Mapping[str, tuple[np.ndarray, str]],
                label=name, yerr=err, capsize=3)
     ax.set_xticks(x, labels, fontsize=8, rotation=20, ha="right")
     ax.axhline(0, color="black", linewidth=0.6)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, ncol=len(series), loc="lower center", bbox_to_anchor=(0.5, 1.0),
+              frameon=False)
 
 
 def _judges(frame: pd.DataFrame) -> list[str]:
@@ -49,7 +50,6 @@ def fig1(table4: pd.DataFrame, simulated: set[str], path: Path) -> None:
                                                          else _lighter(color))
     _bars(ax, [display_name(j, simulated) for j in judges], series)
     ax.set_ylabel("accuracy (%)", fontsize=9)
-    ax.set_title("more informative = correct (IDS) vs wrong (CDS)", fontsize=9)
     save_figure(fig, path)
 
 
@@ -144,7 +144,7 @@ def fig8(domains: pd.DataFrame, simulated: set[str], path: Path) -> None:
         _bars(ax, part["domain"].astype(str).tolist(),
               {"IB": (part["ib"].to_numpy(dtype=float) * 100, BLUE),
                "LB": (part["lb"].to_numpy(dtype=float) * 100, GREY)})
-        ax.set_title(display_name(judge, simulated), fontsize=9)
+        ax.set_xlabel(display_name(judge, simulated), fontsize=9)
     save_figure(fig, path)
 
 
