@@ -13,10 +13,12 @@ SMOKE = {
     "analysis_scale.py": ["--images", "50", "--models", "4", "--repeat", "1"],
     "client_overhead.py": ["--latency", "0.05", "--rounds", "2", "--repeat", "1",
                            "--concurrency", "4"],
+    "dag_scale.py": ["--models", "6", "--images", "20", "--repeat", "1"],
     "expected_score_bias.py": ["--draws", "200"],
     "mmb_factorial.py": ["--test", "300", "--pool", "60", "--prompts", "25",
                          "--sampling-seeds", "2", "--ks", "2", "4", "--cluster-seeds", "1",
                          "--jobs", "1", "--loop-sample", "3"],
+    "plan_scale.py": ["--images", "20", "--models", "3", "--settings", "1", "--repeat", "1"],
 }
 
 

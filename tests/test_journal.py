@@ -149,3 +149,13 @@ def test_progress_logs_rate_and_eta_and_draws_a_bar_on_a_terminal(monkeypatch, c
     bar.update()
     bar.close()
     assert "score m" in terminal.getvalue() and "2/2" in terminal.getvalue()
+
+
+def test_sampling_as_dict_has_every_field():
+    """as_dict is spelled out for speed; it must still carry every field (journal keys)."""
+    from dataclasses import asdict
+
+    from judgebias.models.base import Sampling
+
+    sampling = Sampling(temperature=0.3, top_p=0.9, max_tokens=12, top_logprobs=3, seed=7)
+    assert sampling.as_dict() == asdict(sampling)

@@ -12,8 +12,11 @@ caption upstream, an image that was not imported) get no request and keep their 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -81,6 +84,42 @@ class JudgeTask:
     system: str | None = None
 
 
+# Image files read by this process, kept while they fit: `judgebias plan` builds one
+# request per (evaluator, setting, generator, image), about 300 per image at the papers'
+# scale (12 models, 2 settings), and re-reading and re-hashing each file for each of
+# them dominated it (benchmarks/plan_scale.py). Keyed by path, size and mtime, so a
+# rewritten file is read again; least recently used files go first beyond the budget.
+IMAGE_CACHE_BYTES = 512 * 1024 * 1024
+_images: OrderedDict[str, tuple[tuple[int, int], bytes, str]] = OrderedDict()
+_cached_bytes = 0
+
+
+def read_image(path: str) -> tuple[bytes, str]:
+    """An image file's bytes and their sha256 (hex), read once while they fit the cache.
+
+    Every request of a process that attaches the file shares the one bytes object.
+    """
+    global _cached_bytes
+    stat = os.stat(path)
+    version = (stat.st_size, stat.st_mtime_ns)
+    hit = _images.get(path)
+    if hit is not None and hit[0] == version:
+        _images.move_to_end(path)
+        return hit[1], hit[2]
+    data = Path(path).read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if hit is not None:
+        _cached_bytes -= len(hit[1])
+        del _images[path]
+    if len(data) <= IMAGE_CACHE_BYTES:
+        _images[path] = (version, data, digest)
+        _cached_bytes += len(data)
+        while _cached_bytes > IMAGE_CACHE_BYTES:
+            _, (_, dropped, _) = _images.popitem(last=False)
+            _cached_bytes -= len(dropped)
+    return data, digest
+
+
 def _image_paths(row: Mapping[str, Any], columns: Sequence[str]) -> list[str] | None:
     paths = [row[c] for c in columns]
     return paths if all(isinstance(p, str) and p for p in paths) else None
@@ -95,6 +134,7 @@ def build_requests(config: Mapping[str, Any], model_key: str, task: JudgeTask,
     sampling, system = sampling_for(model), prompts.render(task.system) if task.system else ""
     requests: list[ChatRequest | None] = []
     statuses: list[str] = []
+    seen: dict[str, tuple[bytes, str]] = {}  # this call's files: one stat each
     for row in items.to_dict("records"):
         status = row.get("status", STATUS_OK)
         paths = _image_paths(row, task.images)
@@ -106,9 +146,11 @@ def build_requests(config: Mapping[str, Any], model_key: str, task: JudgeTask,
             continue
         text = prompts.render(task.prompt, {name: row[column]
                                             for name, column in task.fields.items()})
+        images = [seen[p] if p in seen else seen.setdefault(p, read_image(p)) for p in paths]
         requests.append(ChatRequest(
             model=model["model_id"], prompt=text, system=system, sampling=sampling,
-            images=tuple(Path(p).read_bytes() for p in paths), revision=model["revision"]))
+            images=tuple(data for data, _ in images), revision=model["revision"],
+            digests=tuple(digest for _, digest in images)))
     return requests, statuses
 
 
