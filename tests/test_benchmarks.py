@@ -15,6 +15,7 @@ SMOKE = {
                            "--concurrency", "4"],
     "dag_scale.py": ["--models", "6", "--images", "20", "--repeat", "1"],
     "expected_score_bias.py": ["--draws", "200"],
+    "job_startup.py": ["--repeat", "1"],
     "mmb_factorial.py": ["--test", "300", "--pool", "60", "--prompts", "25",
                          "--sampling-seeds", "2", "--ks", "2", "4", "--cluster-seeds", "1",
                          "--jobs", "1", "--loop-sample", "3"],

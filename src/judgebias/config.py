@@ -25,13 +25,20 @@ class ConfigError(ValueError):
     """params.yaml is invalid; the message names the file and the offending key."""
 
 
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` through libyaml's C parser where PyYAML was built with it (the
+    PyPI wheels are): every job parses params.yaml and the schemas at start-up, and the
+    pure-Python parser was most of that start-up (benchmarks/job_startup.py)."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 @cache
 def params_schema() -> dict[str, Any]:
     """The core schema plus each registered study's block (an optional top-level key)."""
     from judgebias.study import registered
 
     text = resources.files("judgebias.workflow").joinpath("params.schema.yaml").read_text()
-    schema = yaml.safe_load(text)
+    schema = load_yaml(text)
     for name, study in registered().items():
         fragment = study.schema_fragment()
         for key, definition in fragment.pop("$defs", {}).items():
@@ -196,7 +203,7 @@ def load_config(path: str | Path = "params.yaml") -> dict[str, Any]:
     """Read and validate params.yaml."""
     path = Path(path)
     try:
-        params = yaml.safe_load(path.read_text())
+        params = load_yaml(path.read_text())
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: file not found") from exc
     except yaml.YAMLError as exc:

@@ -27,8 +27,6 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
 
 @dataclass(frozen=True)
 class Study:
@@ -56,7 +54,9 @@ class Study:
 
     def schema_fragment(self) -> dict[str, Any]:
         text = resources.files(self.package).joinpath(self.schema).read_text()
-        return yaml.safe_load(text)
+        from judgebias.config import load_yaml
+
+        return load_yaml(text)
 
 
 @cache

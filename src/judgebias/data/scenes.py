@@ -28,8 +28,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from PIL import Image, ImageDraw
-from scipy import ndimage
-from scipy.optimize import linear_sum_assignment
 
 SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "diamond")
 OBJECT_COLORS: dict[str, tuple[int, int, int]] = {
@@ -294,6 +292,15 @@ def _background_of(labels: np.ndarray, pixels: np.ndarray) -> str:
     return tuple(BACKGROUND_COLORS)[int(np.argmin(distances))]
 
 
+def _ndimage():
+    """scipy.ndimage, imported on first use: every job validates params.yaml, which reads
+    this module (the simulated models' style words), and importing scipy there cost each
+    job about a second of start-up (benchmarks/job_startup.py)."""
+    from scipy import ndimage
+
+    return ndimage
+
+
 def _object_regions(labels: np.ndarray, min_area: float) -> list[tuple[str, np.ndarray]]:
     """Connected (8-neighbour) single-colour regions of object colours, largest first."""
     structure = np.ones((3, 3), dtype=bool)
@@ -302,7 +309,7 @@ def _object_regions(labels: np.ndarray, min_area: float) -> list[tuple[str, np.n
         mask = labels == index
         if not mask.any():
             continue
-        components, count = ndimage.label(mask, structure=structure)
+        components, count = _ndimage().label(mask, structure=structure)
         sizes = np.bincount(components.ravel(), minlength=count + 1)
         for component in np.flatnonzero(sizes >= max(min_area, 1)):
             if component == 0:
@@ -553,6 +560,8 @@ def match_claims(claims: CaptionClaims, truth: CaptionClaims) -> ClaimMatch:
                 points, _ = _pair_points(claim, obj)
                 tie = 0.01 * float(claim.position is not None and claim.position == obj.position)
                 gain[i, j] = points + tie
+        from scipy.optimize import linear_sum_assignment
+
         rows, cols = linear_sum_assignment(-gain)
         pairs = list(zip(rows.tolist(), cols.tolist(), strict=True))
     correct: list[ClaimedObject] = []

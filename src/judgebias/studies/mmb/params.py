@@ -6,9 +6,7 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-import yaml
-
-from judgebias.config import path_errors
+from judgebias.config import load_yaml, path_errors
 from judgebias.prompts import available_prompts, fields
 
 SIM_TRAITS = ("gamma", "position_bias", "brightness_bias", "noise")
@@ -17,7 +15,7 @@ SIM_TRAITS = ("gamma", "position_bias", "brightness_bias", "noise")
 def builtin_pool() -> list[dict[str, str]]:
     """The built-in instruction pool (instructions.yaml in this package)."""
     text = resources.files(__package__).joinpath("instructions.yaml").read_text()
-    return yaml.safe_load(text)
+    return load_yaml(text)
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:
