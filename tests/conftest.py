@@ -55,3 +55,25 @@ def long_table(tensor: np.ndarray, models: list[str]) -> pd.DataFrame:
             "score": tensor.ravel(),
         }
     )
+
+
+@pytest.fixture(scope="session")
+def chromium(tmp_path_factory) -> Path:
+    """Debian's headless Chromium, installed with apt-get if missing (tests/report_browser.py)."""
+    from report_browser import install_chromium
+
+    return install_chromium(tmp_path_factory.getbasetemp().parent / "chromium-install.lock")
+
+
+@pytest.fixture
+def browser(chromium, tmp_path):
+    """One headless Chromium page over the DevTools protocol, closed after the test."""
+    from report_browser import Browser
+
+    profile = tmp_path / "chromium-profile"
+    profile.mkdir()
+    opened = Browser(chromium, profile)
+    try:
+        yield opened
+    finally:
+        opened.close()

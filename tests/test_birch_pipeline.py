@@ -183,3 +183,12 @@ def test_a_logistic_choice_model_recovers_the_planted_weights(planted_project):
         low, high = fit.conf_int(alpha=0.01).loc["facts"]
         assert low < SHARED["informativeness"] < high
     assert np.isfinite(design.to_numpy()).all()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_report_reads_well_in_chromium(birch_project, browser):
+    """The report this project built, in headless Chromium (tests/report_browser.py)."""
+    from report_browser import check_report
+
+    check_report(browser, birch_project / "results/report.html", ['BIRCH'], "birch")

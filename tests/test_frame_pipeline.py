@@ -146,3 +146,12 @@ def test_a_new_grid_value_renders_and_judges_only_its_images(frame_project):
         assert int(new[2]) == n_items, text
         # the other grids' jobs did not rerun
         assert (logs / f"score/{judge}/gamma.log").stat().st_mtime_ns == before[judge]
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_report_reads_well_in_chromium(frame_project, browser):
+    """The report this project built, in headless Chromium (tests/report_browser.py)."""
+    from report_browser import check_report
+
+    check_report(browser, frame_project / "results/report.html", ["FRAME"], "frame")

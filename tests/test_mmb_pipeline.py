@@ -88,3 +88,12 @@ def test_changes_rerun_only_what_depends_on_them(mmb_project, default_params):
     log = (mmb_project / "logs/mmb/judge/corvid-pro.log").read_text()
     found = re.search(r"(\d+) requests, (\d+) from the journal, (\d+) new calls", log)
     assert found and int(found.group(3)) == pairs and int(found.group(2)) == 44 * pairs
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_report_reads_well_in_chromium(mmb_project, browser):
+    """The report this project built, in headless Chromium (tests/report_browser.py)."""
+    from report_browser import check_report
+
+    check_report(browser, mmb_project / "results/report.html", ['MMB'], "mmb")

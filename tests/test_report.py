@@ -389,3 +389,18 @@ def test_report_flags_only_the_simulated_models_that_were_run(project) -> None:
     text = (root / "results/report.html").read_text(encoding="utf-8")
     banner = re.search(r"not real model behaviour: ([^.]*)\.", text).group(1)
     assert banner == "corvid-pro, lumen-large, lumen-mini"
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_report_reads_well_in_chromium(project, browser) -> None:
+    """Philautia's and Pomms' sections in headless Chromium (tests/report_browser.py)."""
+    from report_browser import check_report
+
+    root, config = project
+    _philautia_steps(config)
+    _pomms_steps(config)
+    _run("report", "--out", "results/report.html",
+         "--results", "philautia=results/philautia", "pomms=results/pomms")
+    check_report(browser, root / "results/report.html", ["Philautia", "Pomms"],
+                 "philautia-pomms")

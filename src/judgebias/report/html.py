@@ -57,10 +57,15 @@ figure { margin: 0; flex: 1 1 480px; max-width: 100%; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption, table caption { font-size: 0.9rem; color: #444; text-align: left;
                             caption-side: top; padding-bottom: 0.3rem; }
-.table-wrap { flex: 1 1 360px; overflow-x: auto; }
+.table-wrap { flex: 1 1 auto; max-width: 100%; overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.85rem; }
+table.wide { font-size: 0.75rem; }
 th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; }
-th { background: #f0f0f0; }
+table.wide th, table.wide td { padding: 0.15rem 0.3rem; }
+th { background: #f0f0f0; overflow-wrap: break-word; }
+thead th { vertical-align: bottom; font-weight: 600; }
+thead th[colspan] { text-align: center; }
+td:not(.num) { overflow-wrap: anywhere; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .sim { color: #8a5a00; font-style: italic; }
 ul.notes { font-size: 0.9rem; color: #333; }
@@ -205,11 +210,34 @@ def _figure_html(figure: Figure, counter: _Counter) -> str:
 
 
 def _header_rows(frame: pd.DataFrame, simulated: frozenset[str]) -> str:
-    """The <thead>: the index name(s) over the index column, then the column labels."""
+    """The <thead>: the index name(s) over the index column, then the column labels.
+
+    MultiIndex columns get one header row per level, a label spanning the columns it
+    heads ("ECE ↓" over STD, BEST, ...), which keeps wide tables narrow."""
     names = [n for n in frame.index.names if n is not None]
     corner = _esc(" / ".join(str(n) for n in names)) if names else ""
-    cells = "".join(f"<th>{_label_html(c, simulated)}</th>" for c in frame.columns)
-    return f"<thead><tr><th>{corner}</th>{cells}</tr></thead>"
+    if not isinstance(frame.columns, pd.MultiIndex) or frame.columns.nlevels < 2:
+        cells = "".join(f"<th>{_label_html(c, simulated)}</th>" for c in frame.columns)
+        return f"<thead><tr><th>{corner}</th>{cells}</tr></thead>"
+    columns, levels = list(frame.columns), frame.columns.nlevels
+    rows = []
+    for level in range(levels):
+        cells = [f'<th rowspan="{levels}">{corner}</th>'] if level == 0 else []
+        start = 0
+        while start < len(columns):
+            end = start + 1
+            while end < len(columns) and columns[end][:level + 1] == columns[start][:level + 1]:
+                end += 1
+            label = _label_html(columns[start][level], simulated)
+            span = f' colspan="{end - start}" scope="colgroup"' if end - start > 1 else ""
+            cells.append(f"<th{span}>{label}</th>")
+            start = end
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return f"<thead>{''.join(rows)}</thead>"
+
+
+# Tables with more columns than this get a smaller font and tighter cells.
+_WIDE_COLUMNS = 8
 
 
 def _body_rows(frame: pd.DataFrame, float_fmt: str, simulated: frozenset[str],
@@ -234,8 +262,9 @@ def _body_rows(frame: pd.DataFrame, float_fmt: str, simulated: frozenset[str],
 def _table_html(table: Table, counter: _Counter, simulated: frozenset[str]) -> str:
     counter.tables += 1
     caption = f"Table {counter.tables}. {table.caption}"
+    wide = ' class="wide"' if table.frame.shape[1] > _WIDE_COLUMNS else ""
     return (
-        f'<div class="table-wrap"><table><caption>{_esc(caption)}</caption>'
+        f'<div class="table-wrap"><table{wide}><caption>{_esc(caption)}</caption>'
         f"{_header_rows(table.frame, simulated)}"
         f"{_body_rows(table.frame, table.float_fmt, simulated, table.bold)}</table></div>\n"
     )

@@ -19,6 +19,27 @@ VARIANT_TITLES = {"base": "Base", "caption": "Image Caption", "standard_ref": "S
                   "equalised": "Base, equalised lengths"}
 
 
+# Readable headers for the tables' columns (the parquet files keep the short names).
+HEADERS = {
+    "acc": "Acc", "acc_ids": "Acc IDS", "acc_cds": "Acc CDS", "ib": "IB", "lb": "LB",
+    "acc_image": "Acc with image", "acc_no_image": "Acc without image", "irs": "IRS",
+    "n_pairs": "pairs", "value": "value", "acc_plus": "Acc plus subset",
+    "acc_minus": "Acc minus subset", "n_plus": "pairs plus", "n_minus": "pairs minus",
+    "ds_mean": "down-sampled mean", "ds_sd": "down-sampled sd", "ds_min": "min",
+    "ds_max": "max", "ds_n_draws": "draws", "ib_before": "IB before", "ib_after": "IB after",
+    "n_before": "pairs before", "n_after": "pairs after", "n_usable": "usable",
+    "accuracy": "accuracy", "n_judge_tie": "judge ties", "n_failed": "failed",
+    "n_human_tie": "human ties", "n": "pairs", "acc_longer": "Acc longer",
+    "acc_shorter": "Acc shorter", "against": "against", "n_consistent": "consistent",
+    "n_inconsistent": "inconsistent", "n_missing": "missing", "match_rate": "match rate",
+    "kappa": "Cohen's kappa",
+}
+
+
+def _readable(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.rename(columns=lambda c: HEADERS.get(c, c))
+
+
 def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
     return [f"{results_root}/metrics.json", f"{DATA}/summary.json",
             *(f"{results_root}/{t}.parquet" for t in TABLES),
@@ -46,7 +67,7 @@ def table4(methods: pd.DataFrame) -> pd.DataFrame:
     out = _percent(methods, ["acc", "acc_ids", "acc_cds", "ib", "lb"])
     base = out[out["method"] == "base"].set_index("judge")
     for column in ("acc", "acc_ids", "acc_cds", "ib", "lb"):
-        out[f"Δ{column}"] = out[column] - out["judge"].map(base[column])
+        out[f"Δ {HEADERS[column]}"] = out[column] - out["judge"].map(base[column])
     out["method"] = out["method"].map(VARIANT_TITLES)
     return out.set_index(["judge", "method"])
 
@@ -124,5 +145,8 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                           "labeller's match rate and Cohen's kappa against the reference "
                           "labels, and its consistency across the two orders.", "{:.3f}")]),
     ]
+    for section in sections:
+        for table in section.tables:
+            table.frame = _readable(table.frame)
     return Section("BIRCH: image reliance, informativeness bias and the truthful anchor",
                    intro=intro, subsections=sections)

@@ -18,6 +18,14 @@ PROMPT_TITLES = {"standard": "Standard", "bias_aware": "Bias-aware",
                  "bias_definition": "Bias-def.", "cot": "CoT"}
 
 
+# Displayed headers (the parquet files keep their column names).
+CORRELATION_COLUMNS = {
+    "n": "items", "pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ",
+    "slope_on_human": "slope on human", "slope_on_human_se": "slope on human (se)",
+    "n_alignment": "items with alignment", "slope_on_alignment": "slope on alignment",
+    "slope_on_alignment_se": "slope on alignment (se)"}
+
+
 def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
     return [f"{results_root}/metrics.json", f"{DATA}/summary.json",
             *(f"{results_root}/{t}.parquet" for t in TABLES),
@@ -89,12 +97,13 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                                            values=["success_rate", "mean_gain"])
     success.columns = [f"{'success rate %' if a == 'success_rate' else 'mean gain %'} "
                        f"({b.replace('_', '-')})" for a, b in success.columns]
-    corr = read["human_correlation"].set_index("judge")
+    corr = read["human_correlation"].set_index("judge").rename(columns=CORRELATION_COLUMNS)
     significance = read["significance"]
     tables = [
         Table(read["table2"].set_index("domain"), "Table 2 analogue: human score "
               "distribution (bins [1,2), [2,3), [3,4), [4,5])", "{:.2f}"),
-        Table(read["table7"].set_index("domain"), "Table 7 analogue: inter-annotator "
+        Table(read["table7"].set_index("domain").rename(columns=CORRELATION_COLUMNS),
+              "Table 7 analogue: inter-annotator "
               "agreement", "{:.3f}"),
         Table(success, "Fig. 2 analogue: attack success rate (share of the applicable "
               "domain x manipulation cells with a strictly positive change) and mean % "
@@ -111,7 +120,8 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
               "set A vs set B (both orders averaged; win 1, tie 0.5)", "{:.3f}"),
         Table(significance.groupby("judge").agg(
             tests=("q_value", "size"), q_below_alpha=(
-                "q_value", lambda q: int((q < frame["analysis"]["alpha"]).sum()))),
+                "q_value", lambda q: int((q < frame["analysis"]["alpha"]).sum())))
+              .rename(columns={"q_below_alpha": f"q < {frame['analysis']['alpha']}"}),
               "Paired Wilcoxon tests of every (domain, manipulation, setting), "
               "Benjamini-Hochberg q-values (beyond the paper)", "{:.0f}"),
         Table(read["answers"].set_index(["judge", "prompt"]), "Answers per judge and "

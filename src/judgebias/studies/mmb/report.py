@@ -16,6 +16,10 @@ from judgebias.studies.mmb.metrics import METRICS
 from judgebias.studies.mmb.tables import DATA, FIGURES, TABLES
 
 METHODS = ["STD", "BEST", "AVG", "BPE", "MMB"]
+# Displayed headers (the parquet files keep their column names).
+INDEX_NAMES = {"n_prompts": "prompts", "n_val": "validation pairs"}
+TOP_COLUMNS = {"top": "top instruction", "planted": "planted best instruction",
+               "matches": "top = planted", "size": "pairs"}
 
 
 def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
@@ -42,7 +46,8 @@ def paper_table(tests: pd.DataFrame, index: list[str], column: str = "method",
         columns = [(m, c) for m in dict.fromkeys(tests["metric"]) for c in order
                    if (m, c) in values.columns]
         values, bold = values[columns], bold[columns]
-    return values, bold
+    names = [INDEX_NAMES.get(n, n) for n in values.index.names]
+    return values.rename_axis(index=names), bold.rename_axis(index=names)
 
 
 def _grid(tests: pd.DataFrame, index: str, columns: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -55,7 +60,8 @@ def _grid(tests: pd.DataFrame, index: str, columns: str) -> tuple[pd.DataFrame, 
 
 def by_k(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 3's layout: one row per K, one column per metric."""
-    return _grid(tests, "k", "metric")
+    values, bold = _grid(tests, "k", "metric")
+    return values.rename_axis(index="K"), bold.rename_axis(index="K")
 
 
 def by_metric(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -88,7 +94,8 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
             Table(first[0], f"Table 1 analogue ({judge}): ECE, MCE, AUC-PR per (prompts, "
                   "validation pairs) cell; bold as in the paper", bold=first[1]),
             Table(mine["top_prompts"][["cluster", "style", "top", "weight", "planted",
-                                       "matches", "size"]].set_index("cluster"),
+                                       "matches", "size"]].set_index("cluster")
+                  .rename(columns=TOP_COLUMNS),
                   f"Fig. 4 analogue ({judge}): the top instruction of each cluster "
                   "(MMB fitted on every validation candidate) and the planted best "
                   "instruction of the cluster's dominant style", "{:.2f}"),
@@ -100,7 +107,8 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
             tables.append(Table(fourth[0], f"Table 4 analogue ({judge}): mean confidence "
                                 "on MJBench no-preference pairs (0.5 is ideal; lower is "
                                 "better)", bold=fourth[1]))
-        sweep = mine["tau_sweep"].drop(columns="judge").set_index("tau")
+        sweep = mine["tau_sweep"].drop(columns="judge").set_index("tau").rename_axis(
+            "τ").rename(columns={"ece": "ECE", "mean_entropy": "mean entropy (nats)"})
         tables.append(Table(sweep, f"tau sweep ({judge}): MMB's ECE at the report cell and "
                             "the mean entropy of p(z | pair) (nats)"))
         subsections.append(Section(

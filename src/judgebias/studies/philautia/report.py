@@ -13,6 +13,16 @@ import pandas as pd
 from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.philautia.tables import ANALYSIS_TABLES, FIGURES, read_matrix
 
+# Displayed headers of the tables' columns (the parquet files keep their names).
+COLUMN_READING = {"column_mean": "column mean", "column_sd": "column sd",
+                  "column_z": "z in its column", "above_1sd": "z > 1", "above_2sd": "z > 2"}
+FAMILY_COLUMNS = {
+    "members": "members", "k": "size k", "n_off_diagonal": "off-diagonal entries",
+    "n_positive": "positive entries", "share_positive": "share positive",
+    "mean_off_diagonal": "mean off-diagonal", "rank": "rank of the count",
+    "n_ties": "ties", "n_subsets": "k-subsets", "share_subsets_geq":
+    "share of subsets ≥ (p-value)", "method": "method", "n_evaluated": "subsets evaluated"}
+
 
 def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
     """Every file the section reads, per setting."""
@@ -45,7 +55,11 @@ def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path)
         "other generator's entry). Read scores against their intervals and the "
         "leave-one-evaluator-out range.",
     ]
-    philautia = pd.read_parquet(results / "philautia.parquet").set_index("model")
+    level = f"{metrics['bootstrap']['ci']:.0%}"
+    philautia = (pd.read_parquet(results / "philautia.parquet").set_index("model")
+                 .rename(columns={"score": "philautia score", "ci_low": f"{level} CI low",
+                                  "ci_high": f"{level} CI high", "boot_sd": "bootstrap sd",
+                                  **COLUMN_READING}))
     return Section(
         title=f"Setting: {setting}",
         intro=f"Evaluator prompt `{prompt}`. Rows are generators, columns evaluators.",
@@ -58,10 +72,12 @@ def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path)
             Table(read_matrix(results / "phi_tilde.parquet"), "Φ̃", "{:.2f}"),
             Table(philautia, "Philautia scores, intervals, column reading (§6.1)", "{:.3f}"),
             Table(read_matrix(results / "phi.parquet"), "Φ", "{:.3f}"),
-            Table(pd.read_parquet(results / "families.parquet").set_index("family"),
+            Table(pd.read_parquet(results / "families.parquet").set_index("family")
+                  .rename(columns=FAMILY_COLUMNS),
                   "Family sub-matrices (§6.2): positive off-diagonal entries and rank among "
                   "all principal sub-matrices of the same size", "{:.3f}"),
-            Table(pd.read_parquet(results / "loo.parquet").set_index("dropped_evaluator"),
+            Table(pd.read_parquet(results / "loo.parquet").set_index("dropped_evaluator")
+                  .rename_axis("evaluator left out"),
                   "Leave-one-evaluator-out philautia scores (rows: evaluator left out)",
                   "{:.2f}"),
         ],

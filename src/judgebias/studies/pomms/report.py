@@ -13,6 +13,15 @@ import pandas as pd
 from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.pomms.tables import TABLES
 
+AGREEMENT_COLUMNS = {"metric": "evaluator", "tau_b": "τ_b", "tau_c": "τ_c", "n": "ratings",
+                     "n_missing": "missing"}
+
+
+def _tau_header(column: str) -> str:
+    """"synthetic/val/tau_b" -> "τ_b synthetic val": the statistic, then where."""
+    *where, statistic = column.split("/")
+    return f"{AGREEMENT_COLUMNS.get(statistic, statistic)} {' '.join(where)}"
+
 
 def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
     return [f"{results_root}/metrics.json", f"{results_root}/figures/phi_tilde_pomms.png",
@@ -36,15 +45,20 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
         figures=[Figure(out / "figures/phi_tilde_pomms.png",
                         "Φ̃ with Pomms as an extra evaluator (Fig. D)")],
         tables=[
-            Table(second[["self", "pomms", "abs_pomms_below_self"]],
+            Table(second[["self", "pomms", "abs_pomms_below_self"]].rename(columns={
+                      "self": "self Φ̃_i(i)", "pomms": "Pomms Φ̃_Pomms(G(i))",
+                      "abs_pomms_below_self": "|Pomms| < |self|"}),
                   "Table 2 analogue: each model's philautia score Φ̃_i(i) and Pomms' "
                   "score of its captions Φ̃_Pomms(G(i))", "{:.2f}"),
-            Table(first[["members", *tau_columns, "phi_score", "most_extreme", "selected"]],
+            Table(first[["members", *tau_columns, "phi_score", "most_extreme", "selected"]]
+                  .rename(columns={**{c: _tau_header(c) for c in tau_columns},
+                                   "phi_score": "philautia score",
+                                   "most_extreme": "most extreme Φ̃"}),
                   "Table 1 analogue: Kendall τ against human judgements per dataset/split, "
                   "and the philautia score, for each evaluator and each selection step",
                   "{:.3f}"),
-            Table(agreement_table, "Agreement of every evaluator and Pomms with the human "
-                  "judgements (all splits)", "{:.3f}"),
+            Table(agreement_table.rename(columns=AGREEMENT_COLUMNS), "Agreement of every "
+                  "evaluator and Pomms with the human judgements (all splits)", "{:.3f}"),
         ],
         notes=[
             f"Pomms' most extreme Φ̃ entry is {metrics['pomms_most_extreme']:.2f} "
