@@ -85,6 +85,12 @@ def _cmd_export_dvc(args: argparse.Namespace) -> None:
     print(f"wrote {args.out}")
 
 
+def _cmd_dvc_record(args: argparse.Namespace) -> None:
+    from judgebias.workflow.dvcsync import record
+
+    print(record(snakefile=Path(args.snakefile)))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The core commands, then every registered study's steps (judgebias.study)."""
     from judgebias.study import registered
@@ -121,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(p)
     p = add("export-dvc", _cmd_export_dvc, "regenerate dvc.yaml from the Snakemake DAG")
     p.add_argument("--out", default="dvc.yaml")
+    p.add_argument("--snakefile", default="Snakefile")
+    p = add("dvc-record", _cmd_dvc_record,
+            "record the outputs Snakemake built in dvc.lock without running (dvc commit)")
     p.add_argument("--snakefile", default="Snakefile")
     for study in registered().values():
         study.load("cli")(add)

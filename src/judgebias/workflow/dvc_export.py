@@ -7,6 +7,13 @@ the same outputs, and the params keys the rule declares under `params: dvc_param
 outputs under results/ become DVC metrics and figures become DVC plots. A test
 regenerates the file and fails if the committed dvc.yaml differs.
 
+Metrics and plots are cached (`cache: true`, written out so the entry reads as a choice),
+like every other output: results/ is git-ignored, so an uncached metric would be kept
+nowhere. It would never be pushed (its stage and everything downstream would rerun after
+a clone and `dvc pull`), and `dvc metrics diff` / `dvc exp show` could not read it for any
+committed revision ("DVC failed to load some metrics", `-` or `!` for the values); cached,
+they read it from the cache through dvc.lock.
+
 It uses Snakemake's workflow object (`_prepare_dag` / `_build_dag` / `dag.jobs`), the
 same calls behind `snakemake --dag`; snakemake is pinned to 9.x in pyproject.toml.
 """
@@ -54,9 +61,9 @@ def _stage(job: Any) -> dict[str, Any]:
     outs, metrics, plots = [], [], []
     for path in map(str, job.output):
         if path.endswith(".json") and path.startswith("results/"):
-            metrics.append({path: {"cache": False}})
+            metrics.append({path: {"cache": True}})  # see the module docstring
         elif path.endswith(".png"):
-            plots.append({path: {"cache": False}})
+            plots.append({path: {"cache": True}})
         else:
             outs.append(path)
     stage: dict[str, Any] = {"cmd": job.shellcmd.strip(), "deps": sorted(map(str, job.input))}
