@@ -4,6 +4,12 @@ serve-sim runs in its own process with a fixed injected latency and no compute, 
 ideal throughput at concurrency c is c / latency; the ratio achieved/ideal measures what
 the client (SDK, asyncio, our retry/rate layer) costs. Target: >= 0.8 at c = 16 and 64.
 
+Side by side, in the same run and against the same server, a bare loop of the openai SDK
+(one AsyncOpenAI client, ``asyncio.Semaphore(c)``, the same requests; no journal, no
+retries, no response mapping) gives what the SDK itself reaches; the ratio ours / bare
+isolates judgebias's own layer (target: >= 0.95 at c = 64). Runs alternate between the
+two, so both see the same machine load.
+
     .venv/bin/python benchmarks/client_overhead.py [--latency 0.5] [--rounds 10] [--repeat 3]
 
 CI smoke run (tests/test_benchmarks.py): --latency 0.05 --rounds 2 --repeat 1 --concurrency 4.
@@ -64,6 +70,38 @@ def throughput(url: str, concurrency: int, n: int) -> float:
     return n / elapsed
 
 
+def bare_throughput(url: str, concurrency: int, n: int) -> float:
+    """The openai SDK alone: the same requests through one client, c at a time."""
+    import asyncio
+
+    import openai
+
+    from judgebias.models.openai_backend import build_messages
+
+    request = ChatRequest(model="sim/lumen-large", prompt="Rate caption.",
+                          images=(bench_image(),), sampling=Sampling(top_logprobs=5))
+    messages = build_messages(request)
+
+    async def run() -> float:
+        client = openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="bench-key", max_retries=0)
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(i: int) -> None:
+            async with gate:
+                answer = await client.chat.completions.create(
+                    model=request.model, messages=messages, temperature=1.0, top_p=1.0,
+                    max_tokens=512, seed=i, logprobs=True, top_logprobs=5)
+                assert answer.choices[0].message.content
+
+        start = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(n)))
+        elapsed = time.perf_counter() - start
+        await client.close()
+        return n / elapsed
+
+    return asyncio.run(run())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, default=0.5)
@@ -76,12 +114,17 @@ def main() -> None:
         throughput(url, 4, 8)  # warm up
         for concurrency in args.concurrency:
             ideal = concurrency / args.latency
-            runs = [throughput(url, concurrency, concurrency * args.rounds)
-                    for _ in range(args.repeat)]
-            median = statistics.median(runs)
-            print(f"concurrency {concurrency:3d}: {median:7.1f} req/s, ideal {ideal:7.1f}, "
-                  f"ratio {median / ideal:.3f} (median of {args.repeat}; runs "
-                  f"{', '.join(f'{r:.1f}' for r in runs)})")
+            n = concurrency * args.rounds
+            runs, bare = [], []
+            for _ in range(args.repeat):  # alternating: both see the same load
+                runs.append(throughput(url, concurrency, n))
+                bare.append(bare_throughput(url, concurrency, n))
+            median, bare_median = statistics.median(runs), statistics.median(bare)
+            print(f"concurrency {concurrency:3d}: {median:7.1f} req/s, bare SDK "
+                  f"{bare_median:7.1f}, ideal {ideal:7.1f}; ours / bare "
+                  f"{median / bare_median:.3f}, ours / ideal {median / ideal:.3f} (medians "
+                  f"of {args.repeat}; ours {', '.join(f'{r:.1f}' for r in runs)}; bare "
+                  f"{', '.join(f'{r:.1f}' for r in bare)})")
     finally:
         server.terminate()
         server.wait(timeout=10)
