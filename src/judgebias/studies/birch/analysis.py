@@ -136,6 +136,7 @@ def analyse_judge(judge: str, data: JudgeData, subsets: dict[str, pd.Series],
                                                  "table4", "cds_curve", "domains",
                                                  "downsampling")}
     base = data.correct["base"]
+    base_ib = m.bias(base, subsets["ib"])
     if "no_image" in data.correct:
         irs = m.image_reliance(base, data.correct["no_image"])
         out["table1"].append({"judge": judge, "acc_image": irs.with_image.value,
@@ -157,12 +158,12 @@ def analyse_judge(judge: str, data: JudgeData, subsets: dict[str, pd.Series],
             out["table4"].append(row)
     if equalised is not None and "equalised" in data.correct:
         after = m.bias(data.correct["equalised"], equalised["ib"])
-        before = m.bias(base, subsets["ib"])
+        before = base_ib
         out["table2"].append({"judge": judge, "ib_before": before.value, "ib_after": after.value,
                               "n_before": before.plus.n + before.minus.n,
                               "n_after": after.plus.n + after.minus.n})
     spec = block["downsampling"]
-    if m.bias(base, subsets["ib"]).plus.n and m.bias(base, subsets["ib"]).minus.n:
+    if base_ib.plus.n and base_ib.minus.n:
         curve = m.cds_ratio_curve(base, subsets["ib"], ratios=tuple(spec["cds_ratios"]),
                                   draws=spec["draws"], seed=spec["seed"])
         out["cds_curve"].append(curve.assign(judge=judge))

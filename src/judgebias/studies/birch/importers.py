@@ -24,7 +24,6 @@ before any paid call.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections import Counter
@@ -36,6 +35,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from judgebias.data.rows import json_records, row_error
 from judgebias.studies.birch.tables import PAIRS, PREFERENCES
 
 log = logging.getLogger(__name__)
@@ -49,34 +49,12 @@ _MLLM_LABELS = {"A": "A", "B": "B", "C": "tie"}
 
 # -- shared helpers ------------------------------------------------------------------------------
 
-def _row_error(path: str | Path, line: int, key: str, message: str) -> ValueError:
-    return ValueError(f"{path}: row {line}: {key}: {message}")
-
-
 def _records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """(row number, record) of a JSON-lines file or of a file holding one JSON array."""
     source = Path(path)
     if not source.is_file():
         raise FileNotFoundError(2, "No such file", str(source))
-    text = source.read_text(encoding="utf-8")
-    if text.lstrip().startswith("["):
-        try:
-            records = list(enumerate(json.loads(text), start=1))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not a JSON array ({exc.msg}, line {exc.lineno})") \
-                from exc
-    else:
-        records = []
-        for line, raw in enumerate(text.splitlines(), start=1):
-            if not raw.strip():
-                continue
-            try:
-                records.append((line, json.loads(raw)))
-            except json.JSONDecodeError as exc:
-                raise _row_error(path, line, "(row)", f"not JSON ({exc.msg})") from exc
-    for line, record in records:
-        if not isinstance(record, dict):
-            raise _row_error(path, line, "(row)", "not a JSON object")
+    records = json_records(path, source.read_text(encoding="utf-8"), array=True)
     if not records:
         raise ValueError(f"{path}: no rows")
     return records
@@ -84,7 +62,7 @@ def _records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
 
 def _get(row: Mapping[str, Any], key: str, path: str, line: int) -> Any:
     if key not in row or row[key] is None:
-        raise _row_error(path, line, key, "missing")
+        raise row_error(path, line, key, "missing")
     return row[key]
 
 
@@ -92,9 +70,9 @@ def _string(row: Mapping[str, Any], key: str, path: str, line: int,
             empty: bool = False) -> str:
     value = _get(row, key, path, line)
     if not isinstance(value, str):
-        raise _row_error(path, line, key, f"must be text, got {type(value).__name__}")
+        raise row_error(path, line, key, f"must be text, got {type(value).__name__}")
     if not empty and not value.strip():
-        raise _row_error(path, line, key, "is empty")
+        raise row_error(path, line, key, "is empty")
     return value
 
 
@@ -102,17 +80,17 @@ def _identifier(row: Mapping[str, Any], key: str, path: str, line: int) -> str:
     """An id given as text or as an integer (MLLM-as-a-Judge numbers its rows)."""
     value = _get(row, key, path, line)
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise _row_error(path, line, key, f"must be text or an integer, got {value!r}")
+        raise row_error(path, line, key, f"must be text or an integer, got {value!r}")
     text = str(value).strip()
     if not text:
-        raise _row_error(path, line, key, "is empty")
+        raise row_error(path, line, key, "is empty")
     return text
 
 
 def _image_path(row: Mapping[str, Any], path: str, line: int) -> str:
     image = _string(row, "image_path", path, line)
     if PurePosixPath(image).is_absolute() or Path(image).is_absolute():
-        raise _row_error(path, line, "image_path", f"{image!r} must be relative to the "
+        raise row_error(path, line, "image_path", f"{image!r} must be relative to the "
                          "benchmark's folder")
     return image
 
@@ -161,7 +139,7 @@ def _vl_domain(image: str, path: str, line: int) -> str:
     if parts and parts[0] == "images":
         parts = parts[1:]
     if len(parts) < 2:
-        raise _row_error(path, line, "image_path", f"{image!r} has no folder under "
+        raise row_error(path, line, "image_path", f"{image!r} has no folder under "
                          "images/ to name the domain")
     return parts[0]
 
@@ -171,7 +149,7 @@ def _vl_ranking(row: Mapping[str, Any], path: str, line: int) -> str:
     if (not isinstance(ranks, list) or len(ranks) != 2
             or any(isinstance(r, bool) or not isinstance(r, int) or r not in (0, 1)
                    for r in ranks)):
-        raise _row_error(path, line, "human_ranking", f"must be two ranks in {{0, 1}} "
+        raise row_error(path, line, "human_ranking", f"must be two ranks in {{0, 1}} "
                          f"(0 = preferred), got {ranks!r}")
     if ranks[0] == ranks[1]:
         return "tie"
@@ -184,7 +162,7 @@ def _pair_of(row: Mapping[str, Any], key: str, path: str, line: int,
     allowed = (str, type(None)) if nullable else (str,)
     if (not isinstance(value, list) or len(value) != 2
             or not all(isinstance(v, allowed) for v in value)):
-        raise _row_error(path, line, key, f"must be a list of two strings, got "
+        raise row_error(path, line, key, f"must be a list of two strings, got "
                          f"{_short(value)}")
     return value[0], value[1]
 
@@ -258,7 +236,7 @@ def read_vl_rewardbench(path: str | Path, images_root: str, seed: int) -> pd.Dat
         earlier = seen.setdefault(item_id, [])
         for other, other_answers, other_preference in earlier:
             if other_answers == answers and other_preference == preference:
-                raise _row_error(path, line, "id", f"{item_id!r} repeats row {other} "
+                raise row_error(path, line, "id", f"{item_id!r} repeats row {other} "
                                  "(the same answers and ranks)")
         earlier.append((line, answers, preference))
         pair_id = f"{item_id}#{len(earlier)}" if counts[item_id] > 1 else item_id
@@ -286,13 +264,13 @@ def _mllm_label(row: Mapping[str, Any], path: str, line: int) -> str:
             continue
         label = value.strip().upper() if isinstance(value, str) else None
         if label not in _MLLM_LABELS:
-            raise _row_error(path, line, key, f"{value!r} is not one of A, B, C")
+            raise row_error(path, line, key, f"{value!r} is not one of A, B, C")
         labels[key] = _MLLM_LABELS[label]
     if not labels:
-        raise _row_error(path, line, "human_answer", "missing (the human label is "
+        raise row_error(path, line, "human_answer", "missing (the human label is "
                          "'human_answer' or 'human': A, B or C)")
     if len(set(labels.values())) > 1:
-        raise _row_error(path, line, "human", f"{row['human']!r} disagrees with "
+        raise row_error(path, line, "human", f"{row['human']!r} disagrees with "
                          f"human_answer {row['human_answer']!r}")
     return next(iter(labels.values()))
 
@@ -301,13 +279,13 @@ def _mllm_answer(row: Mapping[str, Any], key: str, path: str, line: int
                  ) -> tuple[str, str | None]:
     value = _get(row, key, path, line)
     if not isinstance(value, dict):
-        raise _row_error(path, line, key, "must be an object {name, answer}")
+        raise row_error(path, line, key, "must be an object {name, answer}")
     answer, name = value.get("answer"), value.get("name")
     if not isinstance(answer, str):
-        raise _row_error(path, line, f"{key}.answer", "missing" if answer is None else
+        raise row_error(path, line, f"{key}.answer", "missing" if answer is None else
                          f"must be text, got {type(answer).__name__}")
     if name is not None and not isinstance(name, str):
-        raise _row_error(path, line, f"{key}.name", f"must be text, got {name!r}")
+        raise row_error(path, line, f"{key}.name", f"must be text, got {name!r}")
     return answer, name
 
 
@@ -352,7 +330,7 @@ def read_mllm_judge(path: str | Path, images_root: str, seed: int | None) -> pd.
         pair_id = (f"{item_id}:{_identifier(row, 'pair_id', path, line)}"
                    if has_pair_id else item_id)
         if pair_id in seen:
-            raise _row_error(path, line, "pair_id" if has_pair_id else "id",
+            raise row_error(path, line, "pair_id" if has_pair_id else "id",
                              f"pair {pair_id!r} is also row {seen[pair_id]}")
         seen[pair_id] = line
         image = _image_path(row, path, line)

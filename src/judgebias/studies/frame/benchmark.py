@@ -65,6 +65,7 @@ import pandas as pd
 import pyarrow as pa
 
 from judgebias.artifacts import table_schema, write_bytes
+from judgebias.data.rows import json_records, row_error
 from judgebias.judging.answers import STATUS_OK
 from judgebias.studies.frame.annotators import simulate_annotators
 from judgebias.studies.frame.concepts import VOCABULARY, perturb, sample_concepts
@@ -326,12 +327,12 @@ def read_scores(path: str | Path) -> dict[str, tuple[float | None, float | None,
     for line, row in _records(path):
         item_id = _text(row, "item_id")
         if item_id is None:
-            raise _row_error(path, line, "item_id", "missing")
+            raise row_error(path, line, "item_id", "missing")
         if item_id in out:
-            raise _row_error(path, line, "item_id", f"{item_id!r} appears twice")
+            raise row_error(path, line, "item_id", f"{item_id!r} appears twice")
         first, second, human = _human(row, str(path), line)
         if human is None:
-            raise _row_error(path, line, "human_score", "missing (give human_score or "
+            raise row_error(path, line, "human_score", "missing (give human_score or "
                              "annotator_1 and annotator_2)")
         out[item_id] = (first, second, human)
     return out
@@ -340,10 +341,6 @@ def read_scores(path: str | Path) -> dict[str, tuple[float | None, float | None,
 # -- the importer ------------------------------------------------------------------------------
 
 _KNOWN = frozenset(ITEMS.names) | {"status"}
-
-
-def _row_error(path: str | Path, line: int, key: str, message: str) -> ValueError:
-    return ValueError(f"{path}: row {line}: {key}: {message}")
 
 
 def _missing(value: Any) -> bool:
@@ -373,26 +370,7 @@ def _records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
         return list(enumerate(table.to_dict("records"), start=1))
     if suffix not in (".jsonl", ".ndjson", ".json"):
         raise ValueError(f"{path}: a FRAME table is .csv, .tsv, .jsonl or .json")
-    text = source.read_text(encoding="utf-8")
-    if suffix == ".json" and text.lstrip().startswith("["):
-        try:
-            records = list(enumerate(json.loads(text), start=1))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not a JSON array ({exc.msg}, line {exc.lineno})") \
-                from exc
-    else:
-        records = []
-        for line, raw in enumerate(text.splitlines(), start=1):
-            if not raw.strip():
-                continue
-            try:
-                records.append((line, json.loads(raw)))
-            except json.JSONDecodeError as exc:
-                raise _row_error(path, line, "(row)", f"not JSON ({exc.msg})") from exc
-    for line, record in records:
-        if not isinstance(record, dict):
-            raise _row_error(path, line, "(row)", "not a JSON object")
-    return records
+    return json_records(path, source.read_text(encoding="utf-8"), array=suffix == ".json")
 
 
 def _json(value: Any, path: str, line: int, key: str) -> Any:
@@ -403,7 +381,7 @@ def _json(value: Any, path: str, line: int, key: str) -> Any:
         try:
             return json.loads(value)
         except json.JSONDecodeError as exc:
-            raise _row_error(path, line, key, f"not JSON ({exc.msg})") from exc
+            raise row_error(path, line, key, f"not JSON ({exc.msg})") from exc
     return value
 
 
@@ -416,16 +394,16 @@ def _number(row: Mapping[str, Any], key: str, path: str, line: int) -> float | N
             raise TypeError
         number = float(value)
     except (TypeError, ValueError) as exc:
-        raise _row_error(path, line, key, f"{value!r} is not a number") from exc
+        raise row_error(path, line, key, f"{value!r} is not a number") from exc
     if np.isnan(number):
-        raise _row_error(path, line, key, "is not a number")
+        raise row_error(path, line, key, "is not a number")
     return number
 
 
 def _score(row: Mapping[str, Any], key: str, path: str, line: int) -> float | None:
     score = _number(row, key, path, line)
     if score is not None and not 1 <= score <= 5:
-        raise _row_error(path, line, key, f"{score} is outside 1-5")
+        raise row_error(path, line, key, f"{score} is outside 1-5")
     return score
 
 
@@ -435,7 +413,7 @@ def _human(row: Mapping[str, Any], path: str, line: int
     human = _score(row, "human_score", path, line)
     if human is None and (first is None) != (second is None):
         key = "annotator_2" if second is None else "annotator_1"
-        raise _row_error(path, line, key, "missing (two annotators, or a human_score)")
+        raise row_error(path, line, key, "missing (two annotators, or a human_score)")
     if human is None and first is not None and second is not None:
         human = (first + second) / 2
     return first, second, human
@@ -448,10 +426,10 @@ def _concepts(row: Mapping[str, Any], key: str, domain: str, path: str, line: in
         return None
     if not isinstance(concepts, dict) or not all(
             isinstance(v, str) for v in concepts.values()):
-        raise _row_error(path, line, key, "must be a JSON object slot -> text value")
+        raise row_error(path, line, key, "must be a JSON object slot -> text value")
     unknown = sorted(set(concepts) - set(VOCABULARY[domain]))
     if unknown:
-        raise _row_error(path, line, key, f"{unknown} are not {domain} slots "
+        raise row_error(path, line, key, f"{unknown} are not {domain} slots "
                          f"({', '.join(VOCABULARY[domain])})")
     return concepts
 
@@ -476,14 +454,14 @@ def _boxes(row: Mapping[str, Any], image: Path, path: str, line: int
             isinstance(b, list) and len(b) == 4
             and all(isinstance(v, int | float) and not isinstance(v, bool) for v in b)
             for b in boxes):
-        raise _row_error(path, line, "boxes", shape)
+        raise row_error(path, line, "boxes", shape)
     size = _image_size(image) if boxes else None
     for number, (x0, y0, x1, y1) in enumerate(boxes, start=1):
         if not (0 <= x0 < x1 and 0 <= y0 < y1):
-            raise _row_error(path, line, "boxes", f"box {number} {[x0, y0, x1, y1]}: "
+            raise row_error(path, line, "boxes", f"box {number} {[x0, y0, x1, y1]}: "
                              "need 0 <= x0 < x1 and 0 <= y0 < y1")
         if size is not None and (x1 > size[0] or y1 > size[1]):
-            raise _row_error(path, line, "boxes", f"box {number} {[x0, y0, x1, y1]} lies "
+            raise row_error(path, line, "boxes", f"box {number} {[x0, y0, x1, y1]} lies "
                              f"outside the {size[0]}x{size[1]} image")
     return [[round(v) for v in b] for b in boxes]
 
@@ -495,7 +473,7 @@ def _image(row: Mapping[str, Any], key: str, image_root: str, path: str, line: i
         return None
     image = Path(image_root) / name
     if not image.is_file():
-        raise _row_error(path, line, key, f"file {image} does not exist")
+        raise row_error(path, line, key, f"file {image} does not exist")
     return image
 
 
@@ -512,13 +490,13 @@ def read_frame_table(path: str | Path, image_root: str | Path) -> pd.DataFrame:
     for line, row in records:
         for key in ("item_id", "domain", "instruction", "image"):
             if _text(row, key) is None:
-                raise _row_error(path, line, key, "missing")
+                raise row_error(path, line, key, "missing")
         item_id, domain = _text(row, "item_id"), _text(row, "domain")
         if item_id in seen:
-            raise _row_error(path, line, "item_id", f"{item_id!r} is also row {seen[item_id]}")
+            raise row_error(path, line, "item_id", f"{item_id!r} is also row {seen[item_id]}")
         seen[item_id] = line
         if domain not in DOMAINS:
-            raise _row_error(path, line, "domain", f"{domain!r} is not one of "
+            raise row_error(path, line, "domain", f"{domain!r} is not one of "
                              f"{', '.join(DOMAINS)}")
         image = _image(row, "image", image_root, path, line)
         image_b = _image(row, "image_b", image_root, path, line)
@@ -528,10 +506,10 @@ def read_frame_table(path: str | Path, image_root: str | Path) -> pd.DataFrame:
         first, second, human = _human(row, path, line)
         n_perturbed = _number(row, "n_perturbed", path, line)
         if n_perturbed is not None and (n_perturbed < 0 or not n_perturbed.is_integer()):
-            raise _row_error(path, line, "n_perturbed", f"{n_perturbed} is not a count")
+            raise row_error(path, line, "n_perturbed", f"{n_perturbed} is not a count")
         truth = _number(row, "alignment", path, line)
         if truth is not None and not 0 <= truth <= 1:
-            raise _row_error(path, line, "alignment", f"{truth} is outside [0, 1]")
+            raise row_error(path, line, "alignment", f"{truth} is outside [0, 1]")
         rows.append({"item_id": item_id, "domain": domain,
                      "instruction": _text(row, "instruction"),
                      "concepts": json.dumps(concepts or {}),
