@@ -38,12 +38,14 @@ from judgebias.models.openai_backend import OpenAIBackend
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def start_server(latency: float) -> tuple[subprocess.Popen, str]:
+def start_server(latency: float, *options: str) -> tuple[subprocess.Popen, str]:
+    """serve-sim in its own process (its threads do not compete for our GIL)."""
     env = {**os.environ, "BENCH_KEY": "bench-key"}
+    env.pop("PYTHONPATH", None)  # the server is this tree's, even when the client is not
     server = subprocess.Popen(
         [str(Path(sys.executable).parent / "judgebias"), "--params", str(ROOT / "params.yaml"),
          "serve-sim", "--port", "0", "--no-compute", "--latency", str(latency),
-         "--api-key-env", "BENCH_KEY"], stdout=subprocess.PIPE, text=True, env=env)
+         "--api-key-env", "BENCH_KEY", *options], stdout=subprocess.PIPE, text=True, env=env)
     line = server.stdout.readline()
     match = re.search(r"(http://\S+)", line)
     if not match:

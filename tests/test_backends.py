@@ -19,18 +19,20 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
 from judgebias.artifacts import read_table, write_table
 from judgebias.config import validate_params
+from judgebias.data.scenes import random_scene, render, to_png_bytes
 from judgebias.data.synthetic import build_synthetic_dataset
-from judgebias.devtools.serve_sim import Faults, SimServer
-from judgebias.models.api import PermanentError
-from judgebias.models.base import ChatRequest, ChatResponse
+from judgebias.devtools.serve_sim import Faults, RequestQuota, SimServer
+from judgebias.models.api import ApiLimits, PermanentError, RateLimiter
+from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.journal import BudgetExceeded, Journal, journal_path, request_key
-from judgebias.models.openai_backend import PROTOCOL_VERSION
+from judgebias.models.openai_backend import PROTOCOL_VERSION, OpenAIBackend
 from judgebias.studies.philautia import jobs
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES
 
@@ -173,6 +175,60 @@ def test_retry_after_is_honoured(params, tmp_path, images, key_env):
         elapsed = time.monotonic() - start
         n_429 = server.stats["outcomes"]["429"]
     assert n_429 > 0 and elapsed >= 0.3 * n_429  # waited as told, not the (zero) backoff
+
+
+def _quota_run(url: str, n: int, limits: ApiLimits) -> tuple[OpenAIBackend, list]:
+    backend = OpenAIBackend("sim/lumen-large", "quota", limits, base_url=f"{url}/v1",
+                            api_key=KEY)
+    png = to_png_bytes(render(random_scene(np.random.default_rng(0)), 32))
+    requests = [ChatRequest("sim/lumen-large", f"Rate caption {i}.", (png,), Sampling())
+                for i in range(n)]
+    return backend, backend.complete(requests)
+
+
+def test_a_quota_storm_costs_time_never_a_request(params):
+    """No requests_per_minute in params, 16 in flight, a 20/s quota with a burst of 1:
+    the client learns the pace from the 429s. Every request is answered, each once, and
+    no 429 spends max_retries (0 here)."""
+    with SimServer(validate_params(params), api_key=KEY, no_compute=True,
+                   quota=RequestQuota(1200, burst=1)) as server:
+        backend, responses = _quota_run(server.url, 40, ApiLimits(concurrency=16,
+                                                                  max_retries=0))
+        outcomes = server.stats["outcomes"]
+    assert len(responses) == 40 and all(r.ok for r in responses)
+    assert outcomes["ok"] == 40  # answered once each: nothing paid twice
+    assert outcomes["rate_limited"] == backend.retry_counts["429"] > 0
+    # learning the pace: far fewer refusals than a client retrying all 16 blindly
+    assert outcomes["rate_limited"] < 40
+
+
+def test_a_quota_that_never_recovers_ends_the_wait(params):
+    with SimServer(validate_params(params), api_key=KEY, no_compute=True,
+                   quota=RequestQuota(6, burst=1)) as server:  # one token per 10 s
+        _, responses = _quota_run(server.url, 2, ApiLimits(concurrency=2,
+                                                           max_rate_limited=0))
+    assert sorted(r.status for r in responses) == ["failed", "ok"]
+    failed = next(r for r in responses if not r.ok)
+    assert "1 rate-limit refusals" in failed.error and failed.text == ""
+
+
+def test_rate_limiter_learns_the_providers_pace():
+    limiter = RateLimiter(None)
+    assert limiter.interval == 0.0
+    limiter.throttle(started=time.monotonic(), retry_after=0.004)
+    assert limiter.interval == 0.004  # nothing answered yet: the Retry-After seeds it
+    for k in range(RateLimiter.window):  # the provider admitted one request per 50 ms
+        limiter.succeeded(started=100.0 + 0.05 * k)
+    limiter.throttle(started=time.monotonic() + 1.0, retry_after=0.001)
+    assert limiter.interval == pytest.approx(0.05)
+    limiter.throttle(started=0.0, retry_after=0.001)  # scheduled at the old pace
+    assert limiter.interval == pytest.approx(0.05)
+    limiter.succeeded(started=200.0)
+    assert limiter.interval == pytest.approx(0.05 * RateLimiter.decrease)
+    configured = RateLimiter(requests_per_minute=600)
+    for _ in range(3):
+        configured.succeeded(started=0.0)
+    assert configured.interval == 0.1  # never faster than params allow
 
 
 @pytest.mark.parametrize("what", ["bad key", "unknown model"])

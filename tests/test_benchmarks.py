@@ -20,6 +20,7 @@ SMOKE = {
                          "--sampling-seeds", "2", "--ks", "2", "4", "--cluster-seeds", "1",
                          "--jobs", "1", "--loop-sample", "3"],
     "plan_scale.py": ["--images", "20", "--models", "3", "--settings", "1", "--repeat", "1"],
+    "rate_limit.py": ["--rpm", "1200", "--requests", "60", "--repeat", "1"],
 }
 
 

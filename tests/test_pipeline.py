@@ -267,6 +267,27 @@ def test_committed_dvc_yaml_is_derived_from_the_dag(tmp_path):
         os.chdir(cwd)
 
 
+def test_export_refuses_params_keys_the_file_does_not_set(tmp_path):
+    """DVC reads params from the file, not from our schema's defaults (b2e8e66, 962e525:
+    `dvc commit` failed on keys only the schema set): the export names them first."""
+    from judgebias.config import ConfigError
+    from judgebias.workflow.dvc_export import check_params_declared
+
+    params = tmp_path / "params.yaml"
+    params.write_text("frame:\n  models: [a]\n  prompts: {}\n")
+    stages = {"frame_score__a": {"params": ["frame.models", "frame.prompts"]},
+              "frame_render__tone": {"params": ["frame.resize_back", "frame.models"]},
+              "mmb_judge__a": {"params": ["mmb.prompt"]}}
+    with pytest.raises(ConfigError) as info:
+        check_params_declared(stages, params)
+    message = str(info.value)
+    assert str(params) in message
+    assert "frame.resize_back (declared by stage frame_render__tone)" in message
+    assert "mmb.prompt (declared by stage mmb_judge__a)" in message
+    assert "frame.models" not in message and "frame.prompts" not in message
+    check_params_declared({k: v for k, v in stages.items() if k == "frame_score__a"}, params)
+
+
 def test_every_rule_has_a_log_and_declares_params():
     blocks = [block for path in sorted((REPO / "workflow/rules").glob("*.smk"))
               for block in re.split(r"\nrule ", path.read_text())[1:]]

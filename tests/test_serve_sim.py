@@ -36,6 +36,7 @@ from judgebias.data.scenes import random_scene, reference_captions, render, to_p
 from judgebias.devtools.serve_sim import (
     NO_COMPUTE_TEXT,
     Faults,
+    RequestQuota,
     ServeSimError,
     SimServer,
     check_loopback,
@@ -361,6 +362,42 @@ def test_fault_429_sends_retry_after(config, images):
         assert srv.stats["models"] == {request.model: 2}
 
 
+def test_quota_refuses_beyond_its_rate_with_the_time_to_the_next_token(config, images):
+    """A provider's requests-per-minute limit: a token bucket (burst 2, 60/min = 1/s)."""
+    request = _requests(images)[0]
+    with SimServer(config, quota=RequestQuota(60, burst=2), no_compute=True) as srv:
+        client = _openai_client(srv.url)
+        _openai_call(client, request)
+        _openai_call(client, request)
+        with pytest.raises(openai.RateLimitError) as info:
+            _openai_call(client, request)
+        seconds = float(info.value.response.headers["retry-after"])
+        assert 0.5 < seconds <= 1.0  # the bucket refills one request a second
+        assert abs(int(info.value.response.headers["retry-after-ms"]) - seconds * 1000) <= 1
+        with pytest.raises(genai_errors.ClientError) as gem:
+            _genai_call(_genai_client(srv.url), request)
+        assert gem.value.code == 429
+        client.models.list()  # listing models spends no quota
+        outcomes = srv.stats["outcomes"]
+        assert outcomes["rate_limited"] == 2 and outcomes["429"] == 0
+        assert outcomes["ok"] == 3  # two answers and the model list
+        time.sleep(seconds)
+        _openai_call(client, request)  # refilled
+
+
+def test_quota_bucket_arithmetic():
+    quota = RequestQuota(120)  # 2/s; burst defaults to one second's worth
+    assert quota.burst == 2.0
+    assert quota.take() is None and quota.take() is None
+    wait = quota.take()
+    assert wait is not None and 0.45 < wait <= 0.5
+    assert RequestQuota(6).burst == 1.0  # never below one request
+    with pytest.raises(ServeSimError, match="requests_per_minute must be > 0"):
+        RequestQuota(0)
+    with pytest.raises(ServeSimError, match="burst must be >= 1"):
+        RequestQuota(60, burst=0.5)
+
+
 def test_fault_500(config, images):
     with SimServer(config, faults=Faults(rate_500=1.0)) as srv:
         with pytest.raises(openai.InternalServerError):
@@ -480,6 +517,10 @@ def test_cli_arguments_and_missing_key_env(config):
     srv = server_from_args(config, args)
     assert srv.no_logprobs_models == {"sim/lumen-mini", "sim/corvid-lite"}
     assert srv.faults.rate_429 == 0.1 and srv.faults.retry_after_s == 3
+    assert srv.quota is None
+    args = parser.parse_args(["--requests-per-minute", "600", "--burst", "4"])
+    quota = server_from_args(config, args).quota
+    assert quota.rate == 10 and quota.burst == 4
 
 
 def test_cli_serves_until_sigterm(tmp_path):

@@ -34,6 +34,13 @@ authentication check, and apply to both APIs: 429 (with ``Retry-After``), 500, a
 response) and a garbled 200 (a truncated JSON body). ``latency_s`` is slept by every
 generation request that is not failed fast by a 429/500 fault, each in its own thread.
 
+A quota (:class:`RequestQuota`, ``--requests-per-minute``) limits generation requests as
+providers do: a token bucket refilled at ``requests_per_minute / 60`` per second and
+holding at most ``burst`` tokens (default one second's worth: OpenAI documents that its
+per-minute limits are enforced over shorter intervals, so a minute's requests cannot be
+sent at once). A request finding the bucket empty gets 429 with ``Retry-After`` (and
+``retry-after-ms``) set to the time until the next token, counted as ``rate_limited``.
+
 Only loopback addresses are served: this project never exposes a port to a network.
 The API key is compared in constant time and never logged or echoed; the standard
 library's per-request log line (which would include a ``?key=`` query) is switched off.
@@ -74,7 +81,7 @@ from judgebias.models.sim import SIM_VERSION, SimBackend, SimModel, score_logpro
 
 log = logging.getLogger("judgebias.serve_sim")
 
-OUTCOMES = ("ok", "429", "500", "stall", "drop", "garbled", "401", "400", "404")
+OUTCOMES = ("ok", "rate_limited", "429", "500", "stall", "drop", "garbled", "401", "400", "404")
 NO_COMPUTE_TEXT = "The caption is accurate. The final score is $80$."
 MAX_BODY_BYTES = 64 * 1024 * 1024
 MAX_TOP_LOGPROBS = 20
@@ -153,6 +160,35 @@ class _FaultDrawer:
             if u < edge:
                 return name
         return None
+
+
+class RequestQuota:
+    """A provider's requests-per-minute limit: a thread-safe token bucket.
+
+    ``take()`` spends a token and returns None, or returns the seconds until one is
+    available (the request is refused and spends nothing). The bucket starts full.
+    """
+
+    def __init__(self, requests_per_minute: float, burst: float | None = None) -> None:
+        if requests_per_minute <= 0:
+            raise ServeSimError("serve-sim: requests_per_minute must be > 0")
+        self.rate = requests_per_minute / 60.0
+        self.burst = max(1.0, self.rate) if burst is None else float(burst)
+        if self.burst < 1:
+            raise ServeSimError("serve-sim: the quota's burst must be >= 1 request")
+        self._tokens = self.burst
+        self._stamp = time.monotonic()
+        self._lock = threading.Lock()
+
+    def take(self) -> float | None:
+        with self._lock:
+            now = time.monotonic()
+            self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.rate)
+            self._stamp = now
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return None
+            return (1.0 - self._tokens) / self.rate
 
 
 # -------------------------------------------------------------------------------- stats
@@ -505,6 +541,13 @@ def _format_seconds(seconds: float) -> str:
     return str(int(seconds)) if float(seconds).is_integer() else f"{seconds:g}"
 
 
+def _retry_after_headers(seconds: float) -> tuple[tuple[str, str], ...]:
+    """``Retry-After`` (seconds; fractional, as OpenAI sends it) and ``retry-after-ms``."""
+    seconds = round(seconds, 3)
+    return (("Retry-After", _format_seconds(seconds)),
+            ("retry-after-ms", str(round(seconds * 1000))))
+
+
 # ------------------------------------------------------------------------------ handler
 
 
@@ -575,11 +618,19 @@ class _Handler(BaseHTTPRequestHandler):
         if route == "models":
             self._send(api, _Reply(200, sim.model_list(api)), "ok")
             return
+        wait = sim.quota.take() if sim.quota is not None else None
+        if wait is not None:
+            reply = _Reply(429, self._error(api, 429, _FAULT_MESSAGES[(api, 429)]),
+                           headers=_retry_after_headers(wait))
+            reply.model = self._peek_model(api, path, body)
+            self._send(api, reply, "rate_limited")
+            return
         fault = sim._drawer.draw()
         if fault in ("429", "500"):
             status = int(fault)
             reply = _Reply(status, self._error(api, status, _FAULT_MESSAGES[(api, status)]),
-                           headers=self._retry_after() if status == 429 else ())
+                           headers=_retry_after_headers(sim.faults.retry_after_s)
+                           if status == 429 else ())
             reply.model = self._peek_model(api, path, body)
             self._send(api, reply, fault)
             return
@@ -641,11 +692,6 @@ class _Handler(BaseHTTPRequestHandler):
             if not given:
                 given = (parse_qs(query).get("key") or [""])[0]
         return hmac.compare_digest(given.encode(), key.encode())
-
-    def _retry_after(self) -> tuple[tuple[str, str], ...]:
-        seconds = self.server.sim.faults.retry_after_s
-        return (("Retry-After", _format_seconds(seconds)),
-                ("retry-after-ms", str(round(seconds * 1000))))
 
     @staticmethod
     def _error(api: str, status: int, message: str, code: str | None = None
@@ -766,7 +812,7 @@ class SimServer:
     def __init__(self, config: Mapping[str, Any], *, host: str = "127.0.0.1", port: int = 0,
                  api_key: str | None = None, latency_s: float = 0.0, no_compute: bool = False,
                  faults: Faults = Faults(), no_logprobs_models: frozenset[str] = frozenset(),
-                 seed: int = 0) -> None:
+                 quota: RequestQuota | None = None, seed: int = 0) -> None:
         self.host = check_loopback(host)
         if not 0 <= int(port) <= 65535:
             raise ServeSimError(f"serve-sim: bad port {port}")
@@ -782,6 +828,7 @@ class SimServer:
         self.model_ids = tuple(self.backend.models)
         self.stats_ = ServerStats()
         self._drawer = _FaultDrawer(faults, seed)
+        self.quota = quota
         self._sim_lock = threading.Lock()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -945,9 +992,11 @@ def server_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> Sim
                     rate_500=args.rate_500, rate_stall=args.rate_stall, stall_s=args.stall_s,
                     rate_drop=args.rate_drop, rate_garbled=args.rate_garbled)
     no_logprobs = frozenset(m.strip() for m in args.no_logprobs_models.split(",") if m.strip())
+    quota = (RequestQuota(args.requests_per_minute, args.burst)
+             if args.requests_per_minute is not None else None)
     return SimServer(config, host=args.host, port=args.port, api_key=api_key,
                      latency_s=args.latency, no_compute=args.no_compute, faults=faults,
-                     no_logprobs_models=no_logprobs, seed=args.fault_seed)
+                     no_logprobs_models=no_logprobs, quota=quota, seed=args.fault_seed)
 
 
 def run_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> int:
@@ -976,7 +1025,8 @@ def run_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> int:
 
 
 __all__ = [
-    "NO_COMPUTE_TEXT", "OUTCOMES", "Faults", "ServeSimError", "ServerStats", "SimServer",
+    "NO_COMPUTE_TEXT", "OUTCOMES", "Faults", "RequestQuota", "ServeSimError", "ServerStats",
+    "SimServer",
     "add_arguments", "check_loopback", "gemini_response", "no_compute_answer",
     "openai_completion", "parse_gemini", "parse_openai", "run_from_args",
     "server_from_args", "sim_panel",

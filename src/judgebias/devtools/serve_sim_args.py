@@ -18,6 +18,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="skip the sim and answer a fixed evaluator text (benchmarks)")
     parser.add_argument("--api-key-env", metavar="NAME",
                         help="require the API key held by this environment variable")
+    parser.add_argument("--requests-per-minute", type=float, metavar="N",
+                        help="enforce a provider quota: 429 with Retry-After beyond N "
+                             "generation requests per minute (token bucket)")
+    parser.add_argument("--burst", type=float, metavar="N",
+                        help="the quota's bucket size (default: one second's worth, >= 1)")
     parser.add_argument("--rate-429", type=float, default=0.0, help="P(429 Too Many Requests)")
     parser.add_argument("--retry-after", type=float, default=1.0, metavar="S",
                         help="Retry-After seconds sent with each 429")

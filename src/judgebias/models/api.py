@@ -8,6 +8,11 @@ A job sends its requests concurrently (at most `concurrency` in flight, at most
   uniformly from [delay_k / 2, delay_k]); a `Retry-After` header is honoured as given.
   After `max_retries` the request is recorded as failed (never as an answer) and the job
   goes on; the retry counts by reason are logged.
+* A 429 *with* `Retry-After` is the provider's quota pacing us, not a fault: the
+  :class:`RateLimiter` holds every start of the job until then and slows its pace (see
+  there), and the request is retried without spending `max_retries`, up to
+  `max_rate_limited` such answers (a quota that never recovers still ends the job's
+  wait). So a 429 storm costs time, never a request.
 * Permanent errors -- 400, 401, 403, 404, 422, a model that does not exist -- stop the
   job at once with the model and the provider's reason, instead of a retry storm. What
   had completed is already journaled.
@@ -20,7 +25,7 @@ import base64
 import logging
 import random
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +45,7 @@ class ApiLimits:
     requests_per_minute: float | None = None
     timeout_s: float = 120.0
     max_retries: int = 8
+    max_rate_limited: int = 100
     backoff_initial_s: float = 1.0
     backoff_max_s: float = 60.0
 
@@ -57,29 +63,78 @@ class PermanentError(RuntimeError):
 
 
 class RateLimiter:
-    """Spaces request starts at least 60 / requests_per_minute seconds apart."""
+    """Paces request starts: a fixed or learned interval, and a provider's Retry-After.
+
+    * `requests_per_minute` (params) spaces starts at least 60 / rpm seconds apart.
+    * A 429 with Retry-After (:meth:`throttle`) means the provider's quota is empty for
+      the whole job, so no request starts before it expires -- not only the refused one,
+      or the other requests in flight would each pay a refusal at the same wall.
+    * It also means our pace is too fast (no rpm configured, or one above the provider's
+      real limit). While we are refused, the requests the provider does admit arrive at
+      its own pace, so the new interval is the mean spacing of the starts of the last
+      `window` answered requests (too few of them yet, or a spacing no slower than
+      ours: the interval grows x `increase`). Refusals of requests scheduled before the
+      last throttle were caused by the old pace and change nothing. Retry-After alone
+      cannot give the pace: a token-bucket provider sets it to the time until its next
+      token, anywhere in (0, its interval].
+    * Each answer shrinks the interval x `decrease`, never below the configured one, so
+      the pace creeps back up to the quota (and to a provider that raised it); the
+      provider's burst allowance absorbs the creep's overshoot until the next 429.
+      Measure-then-probe, as TCP BBR does with a bottleneck's rate.
+    """
+
+    window = 16
+    increase = 1.5
+    decrease = 0.998
 
     def __init__(self, requests_per_minute: float | None):
-        self.interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
+        self.floor = 60.0 / requests_per_minute if requests_per_minute else 0.0
+        self.interval = self.floor
         self._next = 0.0
+        self._throttled_at = -1.0
+        self._answered: deque[float] = deque(maxlen=self.window)
         self._lock = asyncio.Lock()
 
-    async def wait(self) -> None:
-        if not self.interval:
-            return
+    async def wait(self) -> float:
+        """Sleep until this request may start; returns its start time (monotonic)."""
         async with self._lock:
             now = time.monotonic()
             start = max(now, self._next)
             self._next = start + self.interval
-        await asyncio.sleep(start - now)
+        if start > now:
+            await asyncio.sleep(start - now)
+        return start
+
+    def throttle(self, started: float, retry_after: float) -> None:
+        """A request started at `started` was refused with this Retry-After (seconds)."""
+        self._next = max(self._next, time.monotonic() + retry_after)
+        if started < self._throttled_at:
+            return  # scheduled at the old pace
+        self._throttled_at = self._next  # every start scheduled so far had the old pace
+        spacing = 0.0
+        if len(self._answered) == self.window:
+            spacing = (max(self._answered) - min(self._answered)) / (self.window - 1)
+        if spacing <= self.interval:
+            spacing = max(self.interval * self.increase, retry_after)
+        self.interval = max(self.floor, spacing)
+
+    def succeeded(self, started: float) -> None:
+        """A request started at `started` was answered."""
+        self._answered.append(started)
+        if self.interval > self.floor:
+            self.interval = max(self.floor, self.interval * self.decrease)
 
 
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds form); None if absent or a date."""
-    try:
-        return max(float(value), 0.0) if value is not None else None
-    except ValueError:
-        return None
+def parse_retry_after(value: str | None, milliseconds: str | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` (OpenAI's precise form) if present, else
+    ``Retry-After`` (delta-seconds, fractional accepted); None if absent or a date."""
+    for text, scale in ((milliseconds, 1000.0), (value, 1.0)):
+        try:
+            if text is not None:
+                return max(float(text) / scale, 0.0)
+        except ValueError:
+            continue
+    return None
 
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -181,11 +236,12 @@ class ApiBackend:
     async def _with_retries(self, client: Any, limiter: RateLimiter,
                             request: ChatRequest) -> ChatResponse:
         last = ""
-        for attempt in range(self.limits.max_retries + 1):
-            await limiter.wait()
+        attempt = rate_limited = 0
+        while True:
+            started = await limiter.wait()
             try:
-                return await asyncio.wait_for(self._call(client, request),
-                                              timeout=self.limits.timeout_s * 2)
+                response = await asyncio.wait_for(self._call(client, request),
+                                                  timeout=self.limits.timeout_s * 2)
             except Exception as exc:  # classified below; anything unknown is re-raised
                 fault = (TransientError("timeout", "no answer in time")
                          if isinstance(exc, TimeoutError) else self._classify(exc))
@@ -195,13 +251,24 @@ class ApiBackend:
                     raise fault from exc
                 self.retry_counts[fault.reason] += 1
                 last = str(fault)
+                if fault.reason == "429" and fault.retry_after is not None:
+                    limiter.throttle(started, fault.retry_after)
+                    rate_limited += 1
+                    if rate_limited > self.limits.max_rate_limited:
+                        break
+                    continue  # the limiter sleeps out the Retry-After for everyone
                 if attempt == self.limits.max_retries:
                     break
                 delay = self._delay(attempt, fault.retry_after)
-                log.debug("%s: %s; retry %d in %.2f s", self.label, fault, attempt + 1, delay)
+                attempt += 1
+                log.debug("%s: %s; retry %d in %.2f s", self.label, fault, attempt, delay)
                 await asyncio.sleep(delay)
+            else:
+                limiter.succeeded(started)
+                return response
         return ChatResponse(text="", status="failed", finish_reason="error",
-                            error=f"gave up after {self.limits.max_retries} retries: {last}")
+                            error=f"gave up after {attempt} retries and {rate_limited} "
+                                  f"rate-limit refusals: {last}")
 
 
 def permanent(label: str, provider: str, status: int | str, reason: str) -> PermanentError:

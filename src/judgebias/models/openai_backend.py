@@ -83,7 +83,8 @@ class OpenAIBackend(ApiBackend):
             if status in PERMANENT_STATUS:
                 return permanent(self.label, "the OpenAI-compatible server", status,
                                  _reason(exc))
-            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+            retry_after = parse_retry_after(exc.response.headers.get("retry-after"),
+                                            exc.response.headers.get("retry-after-ms"))
             return TransientError(str(status), _reason(exc), retry_after)
         if isinstance(exc, (json.JSONDecodeError, openai.APIResponseValidationError,
                             UnicodeDecodeError)):

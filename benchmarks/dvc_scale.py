@@ -1,0 +1,146 @@
+"""Benchmark: Snakemake's and DVC's bookkeeping on the papers' full DAG with nothing to do.
+
+    .venv/bin/python benchmarks/dvc_scale.py [--models 12] [--images 4500] [--repeat 3]
+        [--keep DIR]
+
+What a researcher waits for before anything runs, once every output exists: ``snakemake
+-n`` (is anything out of date?), a no-op ``snakemake --cores 2`` (the same, then "Nothing
+to be done"), ``dvc status`` (every stage's deps and outs against dvc.lock), and, once,
+``judgebias dvc-record`` (``dvc commit`` of every stage: hashes every output).
+
+The project is :func:`dag_scale.scale_params` (the papers' configuration) in a fresh git
++ DVC repository. Its data steps run for real (the rules with directory outputs and
+what they need: philautia's images, Pomms' judgement datasets, MMB's, BIRCH's, FRAME's
+images and every manipulation's renders), so directory outputs hold the real number of
+files. Every other output -- model answers that would take days of simulated calls,
+and the analyses reading them -- is a placeholder file: an unchanged output is checked
+by existence, mtime, size and inode (Snakemake) and by DVC's state database (mtime,
+size, inode -> hash), never by reading its bytes, so the no-op timings do not depend on
+them; only ``dvc-record``'s one-off hashing does. FRAME's combined renders (they need
+the analyst's real scores) are a placeholder directory of one file per item.
+``snakemake --touch`` then orders the mtimes as a real run would.
+
+Prints Markdown: medians of ``--repeat`` runs. CI smoke run (tests/test_benchmarks.py):
+``--models 6 --images 20 --repeat 1 --small``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+from dag_scale import BIN, project, scale_params
+
+DATA_RULES = ("dataset", "judgements", "mmb_data", "birch_data", "frame_render")
+UP_TO_DATE = "Data and pipelines are up to date."
+
+
+def run(cmd: list[str], cwd: Path) -> tuple[float, str]:
+    """(seconds, stdout + stderr) of a command that must succeed."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    start = time.perf_counter()
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{result.stdout}{result.stderr}")
+    return elapsed, result.stdout + result.stderr
+
+
+def shrink(params: dict) -> dict:
+    """Smoke-run sizes: the scale DAG's shape with a few items per dataset."""
+    params["frame"]["dataset"]["synthetic"]["n_per_domain"] = 2
+    params["birch"]["dataset"]["synthetic"]["n_pairs"] = 40
+    return params
+
+
+def declared_outputs(folder: Path) -> list[str]:
+    """Every out, metric and plot of dvc.yaml (the export of the Snakefile's outputs)."""
+    paths = []
+    for stage in yaml.safe_load((folder / "dvc.yaml").read_text())["stages"].values():
+        for key in ("outs", "metrics", "plots"):
+            for entry in stage.get(key, []):
+                paths.append(entry if isinstance(entry, str) else next(iter(entry)))
+    return paths
+
+
+def placeholders(folder: Path, n_items: int) -> int:
+    """A placeholder for every declared output the data steps did not build."""
+    made = 0
+    for path in map(folder.joinpath, declared_outputs(folder)):
+        if path.exists():
+            continue
+        if path.suffix:  # a file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"placeholder {path.name}\n")
+        else:  # a directory output (FRAME's combined renders): one file per item
+            path.mkdir(parents=True)
+            for item in range(n_items):
+                (path / f"{item:05d}.png").write_text(f"placeholder {item}\n")
+        made += 1
+    return made
+
+
+def build(folder: Path) -> tuple[float, int]:
+    """Data steps for real, placeholders for the rest, mtimes ordered, DVC recorded."""
+    run(["git", "init", "-q"], folder)
+    run([str(BIN / "dvc"), "init", "-q"], folder)
+    run([str(BIN / "judgebias"), "export-dvc"], folder)
+    run([str(BIN / "snakemake"), "--cores", "2", "--quiet", "--until", *DATA_RULES], folder)
+    params = yaml.safe_load((folder / "params.yaml").read_text())
+    made = placeholders(folder, 5 * params["frame"]["dataset"]["synthetic"]["n_per_domain"])
+    run([str(BIN / "snakemake"), "--cores", "1", "--quiet", "--touch"], folder)
+    record, text = run([str(BIN / "judgebias"), "dvc-record"], folder)
+    if UP_TO_DATE not in text:
+        raise SystemExit(f"dvc-record left changes:\n{text}")
+    return record, made
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--models", type=int, default=12)
+    parser.add_argument("--images", type=int, default=4500)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--small", action="store_true", help="a few items per dataset")
+    parser.add_argument("--keep", type=Path, default=None)
+    args = parser.parse_args()
+    params = scale_params(args.models, args.images)
+    if args.small:
+        params = shrink(params)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = project(args.keep or Path(tmp), params)
+        start = time.perf_counter()
+        record, made = build(folder)
+        built = time.perf_counter() - start
+        times: dict[str, list[float]] = {"snakemake -n": [], "snakemake --cores 2": [],
+                                         "dvc status": []}
+        for _ in range(args.repeat):  # interleaved: all see the same machine load
+            seconds, out = run([str(BIN / "snakemake"), "-n", "--cores", "1"], folder)
+            assert "Nothing to be done" in out, out[-2000:]
+            times["snakemake -n"].append(seconds)
+            seconds, out = run([str(BIN / "snakemake"), "--cores", "2"], folder)
+            assert "Nothing to be done" in out, out[-2000:]
+            times["snakemake --cores 2"].append(seconds)
+            seconds, out = run([str(BIN / "dvc"), "status"], folder)
+            assert UP_TO_DATE in out, out[-2000:]
+            times["dvc status"].append(seconds)
+        n_stages = len(yaml.safe_load((folder / "dvc.yaml").read_text())["stages"])
+        n_files = sum(1 for p in (folder / "data").rglob("*") if p.is_file())
+        n_files += sum(1 for p in (folder / "results").rglob("*") if p.is_file())
+    print(f"{args.models} models, {args.images} images: {n_stages} DVC stages, "
+          f"{n_files} files under data/ and results/ ({made} placeholder outputs); "
+          f"built in {built:.0f} s; `judgebias dvc-record` (hashes every output) "
+          f"{record:.1f} s")
+    print("| nothing to do | median (s) | runs |\n|---|---|---|")
+    for name, values in times.items():
+        print(f"| `{name}` | {statistics.median(values):.2f} | "
+              f"{', '.join(f'{v:.2f}' for v in values)} |")
+
+
+if __name__ == "__main__":
+    main()
