@@ -14,6 +14,7 @@ SMOKE = {
     "client_overhead.py": ["--latency", "0.05", "--rounds", "2", "--repeat", "1",
                            "--concurrency", "4"],
     "dag_scale.py": ["--models", "6", "--images", "20", "--repeat", "1"],
+    "dvc_scale.py": ["--models", "6", "--images", "20", "--repeat", "1", "--small"],
     "expected_score_bias.py": ["--draws", "200"],
     "job_startup.py": ["--repeat", "1"],
     "mmb_factorial.py": ["--test", "300", "--pool", "60", "--prompts", "25",

@@ -288,6 +288,24 @@ def test_export_refuses_params_keys_the_file_does_not_set(tmp_path):
     check_params_declared({k: v for k, v in stages.items() if k == "frame_score__a"}, params)
 
 
+def test_exported_commands_survive_dvc_lock_folding():
+    """dvc.lock folds long commands; a fold at a double space lost one and `dvc status`
+    called the stage changed right after `dvc commit` (seen with a model named
+    corvid-flash): commands are exported with single spaces, and quoting is refused."""
+    from types import SimpleNamespace
+
+    from judgebias.workflow.dvc_export import _command
+
+    job = SimpleNamespace(rule=SimpleNamespace(name="birch_judge"),
+                          shellcmd="judgebias birch-judge --pairs p.parquet  --out o.parquet\n")
+    assert _command(job) == "judgebias birch-judge --pairs p.parquet --out o.parquet"
+    job.shellcmd = "judgebias x --prompt 'two  spaces'"
+    with pytest.raises(ValueError, match="rule birch_judge: quoted shell command"):
+        _command(job)
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    assert not [name for name, stage in stages.items() if "  " in stage["cmd"]]
+
+
 def test_every_rule_has_a_log_and_declares_params():
     blocks = [block for path in sorted((REPO / "workflow/rules").glob("*.smk"))
               for block in re.split(r"\nrule ", path.read_text())[1:]]

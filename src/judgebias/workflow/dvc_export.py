@@ -58,6 +58,22 @@ def _stage_name(job: Any) -> str:
     return "__".join([job.rule.name, *dict(job.wildcards_dict).values()])
 
 
+def _command(job: Any) -> str:
+    """The job's shell command with runs of blanks collapsed to one space.
+
+    An empty optional argument (``{params.texts}``) leaves two spaces, and DVC writes
+    dvc.lock folded at its line width: a fold at a double space loses one on reading,
+    so `dvc status` calls the stage's command changed right after `dvc commit` (seen
+    with longer model names, where the fold lands there). Collapsing is only safe
+    without quoting, which our rules never use; a quoted command is refused.
+    """
+    command = job.shellcmd.strip()
+    if any(mark in command for mark in "'\"\\"):
+        raise ValueError(f"rule {job.rule.name}: quoted shell command {command!r}; "
+                         "pass values as separate arguments")
+    return " ".join(command.split())
+
+
 def _stage(job: Any) -> dict[str, Any]:
     outs, metrics, plots = [], [], []
     for path in map(str, job.output):
@@ -67,7 +83,7 @@ def _stage(job: Any) -> dict[str, Any]:
             plots.append({path: {"cache": True}})
         else:
             outs.append(path)
-    stage: dict[str, Any] = {"cmd": job.shellcmd.strip(), "deps": sorted(map(str, job.input))}
+    stage: dict[str, Any] = {"cmd": _command(job), "deps": sorted(map(str, job.input))}
     keys = getattr(job.params, "dvc_params", None)
     if keys:
         stage["params"] = list(keys)
