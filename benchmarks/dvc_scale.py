@@ -53,7 +53,9 @@ def run(cmd: list[str], cwd: Path) -> tuple[float, str]:
 
 
 def shrink(params: dict) -> dict:
-    """Smoke-run sizes: the scale DAG's shape with a few items per dataset."""
+    """Smoke-run sizes: every study's steps, few items, two FRAME and BIRCH judges."""
+    for study in ("frame", "birch"):
+        params[study]["models"] = params[study]["models"][:2]
     params["frame"]["dataset"]["synthetic"]["n_per_domain"] = 2
     params["birch"]["dataset"]["synthetic"]["n_pairs"] = 40
     return params
