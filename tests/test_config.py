@@ -54,6 +54,27 @@ def test_undefined_family_and_preference(params):
     assert "panel.corvid-pro.sim.preferences.models.ghost" in message
 
 
+def test_also_in_families_are_checked(params):
+    params["panel"]["lumen-large"]["also_in"] = ["corvid", "nope"]
+    params["panel"]["lumen-base"]["also_in"] = ["lumen"]
+    message = _error(params)
+    assert "panel.lumen-large.also_in[1]: family 'nope' is not defined" in message
+    assert "panel.lumen-large.also_in[0]" not in message
+    assert "panel.lumen-base.also_in[0]: 'lumen' is already the model's family" in message
+    params["panel"]["lumen-base"]["also_in"] = ["corvid", "corvid"]
+    assert "panel.lumen-base.also_in: " in _error(params)  # uniqueItems
+
+
+def test_also_in_reaches_the_family_sub_matrices(params):
+    from judgebias.studies.philautia.phi import model_families
+
+    params["panel"]["lumen-large"]["also_in"] = ["corvid"]
+    config = validate_params(params)
+    families = model_families(config, study_models(config, "philautia"))
+    assert families["lumen-large"] == ["lumen", "corvid"]
+    assert families["lumen-base"] == ["lumen"]
+
+
 def test_unknown_prompt_and_reference_mismatch(params):
     params["philautia"]["settings"]["ref_free"]["prompt"] = "gveval_typo"
     params["philautia"]["settings"]["ref_based"]["references"] = False

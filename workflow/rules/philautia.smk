@@ -24,6 +24,8 @@ ANALYSIS_KEYS = [
     MODELS_KEY, "philautia.ddof", "philautia.n_bootstrap",
     "philautia.n_permutations", "philautia.ci", "philautia.seed",
     *[f"panel.{m}.family" for m in PHILAUTIA_MODELS],
+    # optional (no schema default): declared only where params.yaml states it
+    *[f"panel.{m}.also_in" for m in PHILAUTIA_MODELS if "also_in" in PARAMS["panel"][m]],
 ]
 PHILAUTIA_FIGURE_KEYS = [MODELS_KEY, *figure_keys(PHILAUTIA_MODELS)]
 

@@ -19,7 +19,9 @@ COLUMN_READING = {"column_mean": "column mean", "column_sd": "column sd",
 FAMILY_COLUMNS = {
     "members": "members", "k": "size k", "n_off_diagonal": "off-diagonal entries",
     "n_positive": "positive entries", "share_positive": "share positive",
-    "mean_off_diagonal": "mean off-diagonal", "rank": "rank of the count",
+    "mean_off_diagonal": "mean off-diagonal",
+    "rank_dense": "rank of the count, dense (§6.2's wording)",
+    "rank_competition": "rank of the count, competition",
     "n_ties": "ties", "n_subsets": "k-subsets", "share_subsets_geq":
     "share of subsets ≥ (p-value)", "method": "method", "n_evaluated": "subsets evaluated"}
 
@@ -53,7 +55,14 @@ def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path)
         "Φ̃ is relative: a judge without self-preference can still get a positive score "
         "when the other judges favour themselves (column standardisation lowers every "
         "other generator's entry). Read scores against their intervals and the "
-        "leave-one-evaluator-out range.",
+        "leave-one-out ranges.",
+        "§6.1's \"Φ̃ without LLaVA-1.5\" is read two ways: without that evaluator's column "
+        "(its row stays: its captions, judged by the others) and without the model "
+        "altogether. The paper's printed numbers (Φ̃_Qwen(Qwen) = 0.49, "
+        "Φ̃_LLaVA-1.5(Qwen) = −3.25, ddof 0) give 0.934 exactly under the first.",
+        "Family ranks: the dense rank counts distinct larger counts (§6.2's \"second-largest "
+        "number\"); the competition rank counts the subsets with more positive entries. "
+        "A model may belong to several families (panel.<key>.also_in).",
     ]
     level = f"{metrics['bootstrap']['ci']:.0%}"
     philautia = (pd.read_parquet(results / "philautia.parquet").set_index("model")
@@ -78,8 +87,13 @@ def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path)
                   "all principal sub-matrices of the same size", "{:.3f}"),
             Table(pd.read_parquet(results / "loo.parquet").set_index("dropped_evaluator")
                   .rename_axis("evaluator left out"),
-                  "Leave-one-evaluator-out philautia scores (rows: evaluator left out)",
-                  "{:.2f}"),
+                  "Leave-one-out (§6.1), evaluator column only: philautia scores with one "
+                  "evaluator's column removed, M × (M−1) (rows: evaluator left out; the "
+                  "reading that reproduces §6.1's 0.934)", "{:.2f}"),
+            Table(pd.read_parquet(results / "loo_model.parquet").set_index("dropped_model")
+                  .rename_axis("model left out"),
+                  "Leave-one-out (§6.1), whole model: philautia scores of the panel "
+                  "without one model, (M−1) × (M−1) (rows: model left out)", "{:.2f}"),
         ],
         notes=notes,
     )

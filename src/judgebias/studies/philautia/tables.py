@@ -41,7 +41,7 @@ DATASET_TABLE = "data/dataset/images.parquet"
 DATASET_IMAGES = "data/dataset/images"
 RESULTS = "results/philautia"
 # Tables the `philautia` rule writes (Phi and counts come from the `phi` rule).
-ANALYSIS_TABLES = ("phi_tilde", "philautia", "loo", "families")
+ANALYSIS_TABLES = ("phi_tilde", "philautia", "loo", "loo_model", "families")
 FIGURES = ("phi", "phi_tilde", "philautia")
 
 
