@@ -166,6 +166,26 @@ def test_missing_nocaps_files_are_named(params, tmp_path):
         in _error(params)
 
 
+def test_pomms_judgement_setting_and_select(params):
+    from judgebias.studies.pomms.params import judgement_setting
+
+    config = validate_params(params)
+    assert config["pomms"]["judgement_setting"] == "ref_based"
+    assert config["pomms"]["select"] == "min_philautia"
+    assert judgement_setting(config["pomms"]) == "ref_based"
+    del params["pomms"]["judgement_setting"], params["pomms"]["select"]
+    config = validate_params(params)
+    assert config["pomms"]["judgement_setting"] is None  # default: the `setting`
+    assert judgement_setting(config["pomms"]) == config["pomms"]["setting"]
+    assert config["pomms"]["select"] == "min_philautia"  # the paper's Table 2 rule
+    params["pomms"]["judgement_setting"] = "ref_typo"
+    params["pomms"]["select"] = "smallest"
+    message = _error(params)
+    assert "pomms.select: 'smallest' is not one of" in message
+    del params["pomms"]["select"]
+    assert "pomms.judgement_setting: 'ref_typo' is not a philautia setting" in _error(params)
+
+
 def test_missing_pomms_dataset_files_are_named(params, tmp_path):
     params["pomms"]["datasets"]["bench"] = {"format": "table", "path": str(tmp_path / "b.csv"),
                                             "image_dir": str(tmp_path / "imgs")}

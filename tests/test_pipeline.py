@@ -68,7 +68,8 @@ def job(rule: str, **wildcards: str) -> tuple:
     return (rule, tuple(sorted(wildcards.items())))
 
 
-POMMS_SETTING = "ref_free"
+POMMS_SETTING = "ref_free"  # pomms.setting: its Phi-tilde and philautia scores
+JUDGEMENT_SETTING = "ref_based"  # pomms.judgement_setting: scores the judgement items
 
 
 def downstream(settings: list[str]) -> Counter:
@@ -79,7 +80,8 @@ def downstream(settings: list[str]) -> Counter:
 
 
 def item_scores(evaluators) -> Counter:
-    return Counter(job("judge_items", setting=POMMS_SETTING, dataset="synthetic", evaluator=e)
+    return Counter(job("judge_items", setting=JUDGEMENT_SETTING, dataset="synthetic",
+                       evaluator=e)
                    for e in evaluators)
 
 
@@ -109,10 +111,11 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
     assert planned_jobs(project) == Counter()
 
     # (b) the reference-free evaluator prompt changes: its score jobs and what follows
+    # (the judgement items are scored with the reference-based prompt: not rerun)
     template = project / "src/judgebias/prompts/templates/gveval_ref_free.txt"
     original = template.read_text()
     template.write_text(original + " ")
-    assert planned_jobs(project) == (scores(["ref_free"], PANEL, PANEL) + item_scores(PANEL)
+    assert planned_jobs(project) == (scores(["ref_free"], PANEL, PANEL)
                                      + downstream(["ref_free"]))
     template.write_text(original)
     assert planned_jobs(project) == Counter()
