@@ -172,6 +172,7 @@ def test_pomms_judgement_setting_and_select(params):
     config = validate_params(params)
     assert config["pomms"]["judgement_setting"] == "ref_based"
     assert config["pomms"]["select"] == "min_philautia"
+    assert config["pomms"]["min_members"] == 2
     assert judgement_setting(config["pomms"]) == "ref_based"
     del params["pomms"]["judgement_setting"], params["pomms"]["select"]
     config = validate_params(params)

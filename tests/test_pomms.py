@@ -495,17 +495,24 @@ def test_ensemble_members_must_be_philautia_judges(report_inputs) -> None:
 
 
 def test_select_rule_on_the_papers_table1() -> None:
-    """Seed 000 Table 1's Pomms rows (i)-(vi): best validation would be judged on tau,
-    min_philautia picks (iv), |0.15| < |-0.19| of (iii) -- the rule, on printed numbers."""
+    """Seed 000 Table 1's Pomms rows (i)-(vi) have 2..7 members; step 1 (one judge, not
+    printed there) is made up here with a near-zero score. min_philautia with
+    min_members=2 picks (iv): |0.15| < |-0.19| of (iii), as §6.3 says; best_validation
+    takes the first of the tied best tau (v). The tau column is the printed Nebula test
+    tau_b, standing in for a validation tau."""
     steps = pd.DataFrame(
         {
-            "step": [1, 2, 3, 4, 5, 6],
-            "validation_tau_b": [56.4, 56.6, 56.6, 56.4, 57.0, 57.0],  # Nebula tau_b column
-            "philautia": [1.31, 0.45, -0.19, 0.15, 0.52, 0.42],
+            "step": [1, 2, 3, 4, 5, 6, 7],
+            "validation_tau_b": [55.0, 56.4, 56.6, 56.6, 56.4, 57.0, 57.0],
+            "philautia": [0.02, 1.31, 0.45, -0.19, 0.15, 0.52, 0.42],
         }
     )
-    assert Pomms(select="min_philautia")._select(steps) == 3  # index 3 = Pomms (iv)
-    assert Pomms(select="best_validation")._select(steps) == 4  # first of the 57.0 tie
+    assert Pomms(select="min_philautia", min_members=2)._select(steps) == 4  # (iv)
+    assert Pomms(select="best_validation", min_members=2)._select(steps) == 5  # (v)
+    # without the floor the lone judge with no self-preference would win
+    assert Pomms(select="min_philautia")._select(steps) == 0
+    nan = steps.assign(philautia=[np.nan, np.nan, 0.45, -0.19, 0.15, 0.52, 0.42])
+    assert Pomms(select="min_philautia")._select(nan) == 4  # NaN never wins
 
 
 def test_select_best_validation_vs_min_philautia(report_inputs) -> None:
@@ -538,6 +545,13 @@ def test_select_best_validation_vs_min_philautia(report_inputs) -> None:
         k == least.n_members_ for k in steps["step"]
     ]
     assert table2(least, scores, MODELS).select == "min_philautia"
+    # min_members: the same rule over steps >= 2 only
+    floor = Pomms(cv=cv, select="min_philautia", min_members=2).fit(
+        X, y, caption_scores=scores
+    )
+    assert floor.n_members_ == int(np.argmin(phi_abs[1:])) + 2
+    with pytest.raises(ValueError, match="min_members=4 exceeds the 3 selection steps"):
+        Pomms(cv=cv, max_features=3, min_members=4).fit(X, y)
     # without caption_scores the philautia column is NaN and best_validation still works
     assert Pomms(cv=cv).fit(X, y).steps_["philautia"].isna().all()
 

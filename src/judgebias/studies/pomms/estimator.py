@@ -156,6 +156,13 @@ class Pomms(RegressorMixin, BaseEstimator):
         `ensemble_philautia` on Phi-tilde recomputed with that step's ensemble as an
         extra evaluator (`pomms_phi_tilde`); it needs ``caption_scores`` in `fit`. Ties
         go to fewer members either way.
+    min_members : int, default=1
+        Smallest ensemble ``select`` may choose (SFS still runs from one member, so
+        ``steps_`` keeps every step). Seed 000 Table 1's Pomms rows start at two members
+        ("(i) GPT-4o and InternVL2.5-8B"), and under "min_philautia" a one-member
+        "ensemble" is just a single judge whose philautia score is its own entry, near 0
+        for any judge without self-preference, so the rule would pick it trivially; 2
+        follows the paper. Must not exceed the number of steps.
     ddof : {0, 1}, default=0
         Standard-deviation convention of Phi-tilde for ``select="min_philautia"``
         (`judgebias.studies.philautia.analysis.phi_tilde`).
@@ -232,6 +239,7 @@ class Pomms(RegressorMixin, BaseEstimator):
         "scoring": [StrOptions(set(SCORINGS))],
         "cv": ["cv_object"],
         "select": [StrOptions(set(SELECTIONS))],
+        "min_members": [Interval(Integral, 1, None, closed="left")],
         "ddof": [Interval(Integral, 0, 1, closed="both")],
         "random_state": ["random_state"],
     }
@@ -245,6 +253,7 @@ class Pomms(RegressorMixin, BaseEstimator):
         scoring: str = "tau_b",
         cv: Any = 5,
         select: str = "best_validation",
+        min_members: int = 1,
         ddof: int = 0,
         random_state: Any = 0,
     ) -> None:
@@ -255,6 +264,7 @@ class Pomms(RegressorMixin, BaseEstimator):
         self.scoring = scoring
         self.cv = cv
         self.select = select
+        self.min_members = min_members
         self.ddof = ddof
         self.random_state = random_state
 
@@ -329,6 +339,9 @@ class Pomms(RegressorMixin, BaseEstimator):
             kept_splits.append((train, test))
         values, target = values[keep], target[keep]
         k_max = n_features if self.max_features is None else min(self.max_features, n_features)
+        if self.min_members > k_max:
+            raise ValueError(f"min_members={self.min_members} exceeds the {k_max} selection "
+                             "steps (max_features or the number of evaluators)")
 
         self.n_splits_ = len(kept_splits)
         self.n_dropped_ = int((~keep).sum())
@@ -378,13 +391,16 @@ class Pomms(RegressorMixin, BaseEstimator):
         return self
 
     def _select(self, steps: pd.DataFrame) -> int:
-        """Index of the chosen step; `numpy.argmax`/`argmin` take the first, i.e. the
-        fewest members, among ties. A NaN criterion never wins."""
+        """Index (row of ``steps``) of the chosen step among those with at least
+        ``min_members`` members: the smallest |philautia| or the best validation tau.
+        `numpy.argmin` takes the first, i.e. the fewest members, among ties; a NaN
+        criterion never wins."""
         if self.select == "min_philautia":
             criterion = np.abs(steps["philautia"].to_numpy(dtype=float))
-            return int(np.argmin(np.where(np.isnan(criterion), np.inf, criterion)))
-        criterion = steps[f"validation_{self.scoring}"].to_numpy(dtype=float)
-        return int(np.argmax(np.where(np.isnan(criterion), -np.inf, criterion)))
+        else:  # best validation tau = smallest negated tau
+            criterion = -steps[f"validation_{self.scoring}"].to_numpy(dtype=float)
+        eligible = steps["step"].to_numpy() >= self.min_members
+        return int(np.argmin(np.where(eligible & ~np.isnan(criterion), criterion, np.inf)))
 
     def _step_philautia(self, caption_scores: pd.DataFrame) -> list[float]:
         """Each step's ensemble philautia score (`ensemble_philautia`) on the philautia

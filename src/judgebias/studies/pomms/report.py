@@ -53,7 +53,8 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                f"`{config['pomms']['train_dataset']}` and scored on its val split; the "
                f"judgement datasets are scored with the `{metrics['judgement_setting']}` "
                f"setting, Φ̃ and the philautia scores come from the `{metrics['setting']}` "
-               f"setting. Ensemble size chosen by {SELECT_RULES[metrics['select']]}: "
+               f"setting. Ensemble size chosen by {SELECT_RULES[metrics['select']]} among "
+               f"the steps with at least {metrics['min_members']} members: "
                f"{metrics['k']} members, {', '.join(metrics['members'])}."),
         figures=[Figure(out / "figures/phi_tilde_pomms.png",
                         "Φ̃ with Pomms as an extra evaluator (Fig. D)")],
