@@ -254,8 +254,14 @@ def test_dvc_front_door_matches_snakemake(project, default_params):
     assert {s for s in planned if s.startswith("caption")} == set()
     assert {s for s in planned if s.startswith("score")} == {
         f"score__ref_free__{e}__{g}" for e in PANEL for g in PANEL}
+    # the judgement items are scored with pomms.judgement_setting (ref_based): not rerun
+    assert {s for s in planned if s.startswith("judge_items")} == set()
+    template.write_text(template.read_text()[:-1])
+    reference = project / "src/judgebias/prompts/templates/gveval_ref.txt"
+    reference.write_text(reference.read_text() + " ")
+    planned = dvc_planned()
     assert {s for s in planned if s.startswith("judge_items")} == {
-        f"judge_items__ref_free__synthetic__{e}" for e in PANEL}
+        f"judge_items__{JUDGEMENT_SETTING}__synthetic__{e}" for e in PANEL}
 
 
 def test_committed_dvc_yaml_is_derived_from_the_dag(tmp_path):
