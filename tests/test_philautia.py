@@ -253,16 +253,19 @@ def test_family_dense_vs_competition_rank_and_multi_membership() -> None:
 # ------------------------------------------------------------------ leave one evaluator out
 
 
+PHI_4 = np.array(
+    [
+        [0.9, 0.6, 0.5, 0.3],
+        [0.7, 0.8, 0.5, 0.2],
+        [0.5, 0.6, 0.9, 0.1],
+        [0.7, 0.4, 0.5, 0.9],
+    ]
+)
+MODELS_4 = ["A", "B", "C", "D"]
+
+
 def test_leave_one_evaluator_out_by_hand() -> None:
-    phi = np.array(
-        [
-            [0.9, 0.6, 0.5, 0.3],
-            [0.7, 0.8, 0.5, 0.2],
-            [0.5, 0.6, 0.9, 0.1],
-            [0.7, 0.4, 0.5, 0.9],
-        ]
-    )
-    models = ["A", "B", "C", "D"]
+    phi, models = PHI_4, MODELS_4
     loo = leave_one_evaluator_out(phi, models=models)
     assert loo.shape == (4, 4)
     assert list(loo.index) == models and list(loo.columns) == models
@@ -281,15 +284,7 @@ def test_leave_one_evaluator_out_by_hand() -> None:
 
 
 def test_leave_one_model_out_by_hand() -> None:
-    phi = np.array(
-        [
-            [0.9, 0.6, 0.5, 0.3],
-            [0.7, 0.8, 0.5, 0.2],
-            [0.5, 0.6, 0.9, 0.1],
-            [0.7, 0.4, 0.5, 0.9],
-        ]
-    )
-    models = ["A", "B", "C", "D"]
+    phi, models = PHI_4, MODELS_4
     loo = leave_one_model_out(phi, models=models)
     assert list(loo.index) == models and loo.index.name == "dropped_model"
     assert np.isnan(np.diag(loo.to_numpy())).all()

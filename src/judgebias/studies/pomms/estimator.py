@@ -48,6 +48,9 @@ column's mean, exactly as `phi_matrix` excludes NaN from every other cell.
 Note on Table 1's first row: the paper's first Pomms row already has two members ("(i)
 GPT-4o and InternVL2.5-8B"); SFS here starts at one member, so the k = 1 row is a
 rescaled single evaluator (same tau as that evaluator when its coefficient is positive).
+``min_members`` (params: 2) keeps ``select`` from choosing it: under "min_philautia" a
+lone judge without self-preference would win trivially (its philautia score is its own
+diagonal entry, near 0).
 """
 
 from __future__ import annotations
