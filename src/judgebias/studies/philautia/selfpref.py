@@ -35,12 +35,13 @@ within-image demeaning of y and of every regressor (Frisch-Waugh-Lovell: the slo
 coefficients of the demeaned regression equal those of the regression with image dummies,
 and so do the residuals); at paper scale (4,500 images) a dense dummy design would not fit
 in memory. The cluster-robust covariance is the sandwich statsmodels computes with
-``cov_type="cluster"``, on the demeaned design (in numpy, `fit_absorbed`, for speed). Because the absorbed effects are nested within the clusters
-(one image = one cluster), the small-sample factor G/(G-1) (N-1)/(N-K) counts only the K
-non-absorbed regressors: Cameron & Miller (2015), "A Practitioner's Guide to
-Cluster-Robust Inference", J. Human Resources 50(2), §III.B ("fixed effects nested
-within clusters": the within-transformed cluster-robust variance is consistent and the
-fixed effects need no degrees-of-freedom adjustment). Intervals use t with G - 1 degrees
+``cov_type="cluster"``, on the demeaned design (in numpy, `fit_absorbed`, for speed).
+Because the absorbed effects are nested within the clusters (one image = one cluster),
+the small-sample factor G/(G-1) (N-1)/(N-K) counts only the K non-absorbed regressors:
+Cameron & Miller (2015), "A Practitioner's Guide to Cluster-Robust Inference",
+J. Human Resources 50(2), §III.B (fixed effects nested within clusters: the
+within-transformed cluster-robust variance is consistent and the fixed effects need no
+degrees-of-freedom adjustment). Intervals use t with G - 1 degrees
 of freedom (statsmodels' default for clustered inference with ``use_t``).
 tests/test_selfpref.py checks that the absorbed fit's coefficients and raw sandwich equal
 the explicit-dummy statsmodels fit's.
