@@ -13,16 +13,24 @@ Model (beyond the paper). One row per valid score y_egk of evaluator e for gener
 caption of image k, in points (the [0, 1] analysis score times `SCORE_SCALE`, i.e. the
 0-100 G-VEval scale)::
 
-    y_egk = alpha_k + beta_e + gamma_g
+    y_egk = alpha_gk + beta_e
             + sum_e' own_e'    * 1(e = e' and g = e')
             + sum_e' family_e' * 1(e = e' and g != e' and g shares a family with e')
-            + u_egk
+            + u_egk                                              (absorb="caption", default)
 
-alpha_k (image: how hard the image is, absorbed), beta_e (judge leniency; the first model
-is the reference), gamma_g (caption quality; the first model is the reference). own_e is
+    alpha_gk = alpha_k + gamma_g                                 (absorb="image")
+
+beta_e is the judge's leniency (the first model is the reference level); own_e reads
 "evaluator e adds own_e points to its own captions", family_e "... to a sibling's
-caption", both net of caption quality (gamma, which every other judge also sees) and of
-the judge's leniency (beta). Families: ``panel.<key>.family`` plus ``panel.<key>.also_in``
+caption". The default absorbs one effect per *caption* (image x generator), which nests
+image difficulty (alpha_k) and generator quality (gamma_g): caption quality varies from
+caption to caption, not only from generator to generator, and with image + generator
+effects only (absorb="image", the plainer specification) the caption's own deviation
+stays in the error, unbiased but several points of noise on every own/family contrast.
+With caption effects own_e compares e's score of its own caption with the other judges'
+scores of that same caption, net of each judge's leniency.
+
+Families: ``panel.<key>.family`` plus ``panel.<key>.also_in``
 (`judgebias.studies.philautia.phi.model_families`); one pooled family effect per
 evaluator over all its siblings in every family it belongs to. An evaluator without a
 sibling in the panel has no family indicator (not estimable): its family columns are NaN
@@ -30,14 +38,15 @@ and `family_estimable` is False. Failed / unparseable scores (NaN) are dropped a
 (`n_dropped`), never imputed, as in Phi (§4.1).
 
 Estimation. OLS with standard errors clustered by image (the M x M scores of an image
-share its content, so they are not independent). The image effects are absorbed by
-within-image demeaning of y and of every regressor (Frisch-Waugh-Lovell: the slope
-coefficients of the demeaned regression equal those of the regression with image dummies,
-and so do the residuals); at paper scale (4,500 images) a dense dummy design would not fit
-in memory. The cluster-robust covariance is the sandwich statsmodels computes with
-``cov_type="cluster"``, on the demeaned design (in numpy, `fit_absorbed`, for speed).
-Because the absorbed effects are nested within the clusters (one image = one cluster),
-the small-sample factor G/(G-1) (N-1)/(N-K) counts only the K non-absorbed regressors:
+share its content, so they are not independent). The caption (or image) effects are
+absorbed by within-group demeaning of y and of every regressor (Frisch-Waugh-Lovell: the
+slope coefficients of the demeaned regression equal those of the regression with the
+dummies, and so do the residuals); at paper scale (12 x 4,500 captions) a dense dummy
+design would not fit in memory. The cluster-robust covariance is the sandwich
+statsmodels computes with ``cov_type="cluster"``, on the demeaned design (in numpy,
+`fit_absorbed`, for speed). Because the absorbed effects are nested within the clusters
+(a caption belongs to one image, one image = one cluster), the small-sample factor
+G/(G-1) (N-1)/(N-K) counts only the K non-absorbed regressors:
 Cameron & Miller (2015), "A Practitioner's Guide to Cluster-Robust Inference",
 J. Human Resources 50(2), §III.B (fixed effects nested within clusters: the
 within-transformed cluster-robust variance is consistent and the fixed effects need no
@@ -73,6 +82,8 @@ from judgebias.artifacts import table_schema
 from judgebias.studies.philautia.analysis import family_groups
 from judgebias.studies.philautia.phi import SCORE_SCALE, model_families
 
+ABSORB = ("caption", "image")
+
 # One row per evaluator: its own-caption and family effects in score points.
 EFFECT_FIELDS = ("effect", "se", "ci_low", "ci_high", "p_value")
 SELFPREF = table_schema("selfpref", [
@@ -99,6 +110,7 @@ class Design:
     X: np.ndarray
     columns: list[str]
     images: np.ndarray
+    absorbed: np.ndarray  # group code of each row's absorbed effect (image or caption)
     evaluator: np.ndarray
     generator: np.ndarray
     n_dropped: np.ndarray  # per evaluator, in model order
@@ -118,7 +130,7 @@ def siblings(models: Sequence[str], families: Mapping[str, str | Sequence[str]]
 
 def build_design(scores: pd.DataFrame, models: Sequence[str],
                  families: Mapping[str, str | Sequence[str]],
-                 scale: float = SCORE_SCALE) -> Design:
+                 scale: float = SCORE_SCALE, absorb: str = "caption") -> Design:
     """The long table as a regression design (see the module docstring for the model).
 
     Rows with a NaN score are dropped and counted per evaluator. Raises ValueError on
@@ -137,15 +149,21 @@ def build_design(scores: pd.DataFrame, models: Sequence[str],
     n_dropped = np.bincount(e[~valid], minlength=m)
     e, g, y = e[valid], g[valid], y[valid]
     images = pd.factorize(scores["image_id"].astype(str)[valid], sort=True)[0]
+    if absorb not in ABSORB:
+        raise ValueError(f"absorb must be one of {ABSORB}, not {absorb!r}")
+    absorbed = images if absorb == "image" else images.astype(np.int64) * m + g
+    absorbed = pd.factorize(absorbed, sort=True)[0]
+    axes = (e, g) if absorb == "image" else (e,)
     sib = siblings(models, families)
     has_sibling = sib.any(axis=1)
-    columns = ([f"evaluator:{x}" for x in models[1:]] + [f"generator:{x}" for x in models[1:]]
+    columns = ([f"evaluator:{x}" for x in models[1:]]
+               + ([f"generator:{x}" for x in models[1:]] if absorb == "image" else [])
                + [f"own:{x}" for x in models]
                + [f"family:{x}" for i, x in enumerate(models) if has_sibling[i]])
     X = np.zeros((len(y), len(columns)))
     rows = np.arange(len(y))
     col = 0
-    for axis in (e, g):  # reference level: the first model
+    for axis in axes:  # reference level: the first model
         keep = axis > 0
         X[rows[keep], col + axis[keep] - 1] = 1.0
         col += m - 1
@@ -155,7 +173,7 @@ def build_design(scores: pd.DataFrame, models: Sequence[str],
     family_col = np.cumsum(has_sibling) - 1 + col
     fam = sib[e, g]
     X[rows[fam], family_col[e[fam]]] = 1.0
-    return Design(y, X, columns, images, e, g, n_dropped)
+    return Design(y, X, columns, images, absorbed, e, g, n_dropped)
 
 
 def demean_within(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -203,8 +221,8 @@ def fit_absorbed(design: Design) -> ClusteredFit:
     on the same demeaned design (tests/test_selfpref.py checks it against statsmodels
     with explicit image dummies); written with the normal equations so that 1.3M rows fit
     in seconds (statsmodels' SVD/QR of the N x K design takes tens of seconds)."""
-    y = demean_within(design.y, design.images)
-    X = demean_within(design.X, design.images)
+    y = demean_within(design.y, design.absorbed)
+    X = demean_within(design.X, design.absorbed)
     xtx = X.T @ X
     eig = np.linalg.eigvalsh(xtx)
     if eig[0] <= eig[-1] * 1e-10:
@@ -227,12 +245,12 @@ def fit_absorbed(design: Design) -> ClusteredFit:
 
 def self_preference(scores: pd.DataFrame, models: Sequence[str],
                     families: Mapping[str, str | Sequence[str]], ci: float = 0.95,
-                    scale: float = SCORE_SCALE) -> pd.DataFrame:
+                    scale: float = SCORE_SCALE, absorb: str = "caption") -> pd.DataFrame:
     """Per evaluator: own-caption and family effects in score points with `ci` intervals
     (beyond the paper; module docstring). Columns as `SELFPREF` without the philautia
     score columns."""
     models = list(models)
-    design = build_design(scores, models, families, scale)
+    design = build_design(scores, models, families, scale, absorb)
     fit = fit_absorbed(design)
     params = pd.Series(fit.params, index=design.columns)
     bse = pd.Series(fit.bse, index=design.columns)
