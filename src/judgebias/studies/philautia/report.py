@@ -11,7 +11,13 @@ from typing import Any
 import pandas as pd
 
 from judgebias.report.html import Figure, Section, Table
-from judgebias.studies.philautia.tables import ANALYSIS_TABLES, FIGURES, read_matrix
+from judgebias.studies.philautia.tables import (
+    ANALYSIS_TABLES,
+    EFFECT_FIELDS,
+    FIGURES,
+    SELFPREF_TABLE,
+    read_matrix,
+)
 
 # Displayed headers of the tables' columns (the parquet files keep their names).
 COLUMN_READING = {"column_mean": "column mean", "column_sd": "column sd",
@@ -31,7 +37,7 @@ def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
     return [f"{results_root}/{setting}/{name}"
             for setting in config["philautia"]["settings"]
             for name in ["metrics.json", "phi.parquet", "counts.parquet",
-                         *(f"{t}.parquet" for t in ANALYSIS_TABLES),
+                         *(f"{t}.parquet" for t in (*ANALYSIS_TABLES, SELFPREF_TABLE)),
                          *(f"figures/{f}.png" for f in FIGURES)]]
 
 
@@ -56,6 +62,8 @@ def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path)
         "when the other judges favour themselves (column standardisation lowers every "
         "other generator's entry). Read scores against their intervals and the "
         "leave-one-out ranges.",
+        SELFPREF_NOTE,
+        *_identification_note(results),
         "§6.1's \"Φ̃ without LLaVA-1.5\" is read two ways: without that evaluator's column "
         "(its row stays: its captions, judged by the others) and without the model "
         "altogether. The paper's printed numbers (Φ̃_Qwen(Qwen) = 0.49, "
@@ -80,6 +88,10 @@ def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path)
         tables=[
             Table(read_matrix(results / "phi_tilde.parquet"), "Φ̃", "{:.2f}"),
             Table(philautia, "Philautia scores, intervals, column reading (§6.1)", "{:.3f}"),
+            Table(_selfpref_table(results, level),
+                  "Self- and family-preference in score points (0-100 scale; beyond the "
+                  "paper): per-caption regression with caption and judge effects, "
+                  "image-clustered intervals, next to the philautia score", "{:.2f}"),
             Table(read_matrix(results / "phi.parquet"), "Φ", "{:.3f}"),
             Table(pd.read_parquet(results / "families.parquet").set_index("family")
                   .rename(columns=FAMILY_COLUMNS),
@@ -97,6 +109,54 @@ def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path)
         ],
         notes=notes,
     )
+
+
+SELFPREF_NOTE = (
+    "Points vs philautia score: the point estimates say how many points (0-100) a judge "
+    "adds to its own captions (own) and to its siblings' (family), compared with the "
+    "other judges' scores of the same caption and net of the judge's leniency. The "
+    "philautia score is relative and the two disagree when (i) other judges favour "
+    "themselves: a judge without self-preference then gets a positive philautia score "
+    "(column standardisation lowers the other generators' entries); (ii) a judge favours "
+    "only its siblings: their captions rise in its column past its own, so its philautia "
+    "score turns negative although it adds nothing to its own captions; (iii) the "
+    "preference is strong: with ddof 0 the score cannot exceed √(M−1), however many "
+    "points are added.")
+
+
+def _selfpref_table(results: Path, level: str) -> pd.DataFrame:
+    table = pd.read_parquet(results / f"{SELFPREF_TABLE}.parquet").set_index("model")
+    names = {"effect": "points", "se": "se", "ci_low": f"{level} CI low",
+             "ci_high": f"{level} CI high", "p_value": "p"}
+    headers = {}
+    for kind, label in (("own", "own"), ("family", "family"),
+                        ("own_vs_family", "own − family")):
+        headers.update({f"{kind}_{f}": f"{label} {names[f]}" for f in EFFECT_FIELDS})
+    headers.update({
+        "own_identified": "own identified", "own_n": "own captions scored",
+        "family_estimable": "has a sibling", "family_identified": "family identified",
+        "family_n": "sibling captions scored", "n_rows": "scores used",
+        "n_dropped": "failed scores dropped", "philautia_score": "philautia score",
+        "philautia_ci_low": f"philautia {level} CI low",
+        "philautia_ci_high": f"philautia {level} CI high"})
+    return table.rename(columns=headers).rename_axis("model")
+
+
+def _identification_note(results: Path) -> list[str]:
+    table = pd.read_parquet(results / f"{SELFPREF_TABLE}.parquet")
+    notes = []
+    if not table["family_estimable"].all():
+        alone = ", ".join(table.loc[~table["family_estimable"], "model"])
+        notes.append(f"No family effect for {alone}: no sibling in the panel (not "
+                     "estimable).")
+    if not (table["own_identified"].all() and table["family_identified"][
+            table["family_estimable"]].all()):
+        notes.append("This panel does not identify every own/family effect in points "
+                     "(e.g. it is exactly two families: \"A favours A\" cannot be told "
+                     "from \"A's judges are lenient and A's captions good\"). Those "
+                     "effects are shown under the minimum-norm normalisation (the "
+                     "smallest preferences the data allow); own − family is identified.")
+    return notes
 
 
 def report_section(config: Mapping[str, Any], results_root: Path) -> Section:

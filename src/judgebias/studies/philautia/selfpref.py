@@ -75,31 +75,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 from scipy import stats
 
-from judgebias.artifacts import table_schema
 from judgebias.studies.philautia.analysis import family_groups
 from judgebias.studies.philautia.phi import SCORE_SCALE, model_families
+from judgebias.studies.philautia.tables import EFFECT_FIELDS, SELFPREF
 
 ABSORB = ("caption", "image")
-
-# One row per evaluator: its own-caption and family effects in score points.
-EFFECT_FIELDS = ("effect", "se", "ci_low", "ci_high", "p_value")
-SELFPREF = table_schema("selfpref", [
-    pa.field("model", pa.string(), nullable=False),
-    *[pa.field(f"own_{f}", pa.float64(), nullable=False) for f in EFFECT_FIELDS],
-    pa.field("own_n", pa.int64(), nullable=False),
-    pa.field("family_estimable", pa.bool_(), nullable=False),
-    *[pa.field(f"family_{f}", pa.float64(), nullable=True) for f in EFFECT_FIELDS],
-    pa.field("family_n", pa.int64(), nullable=False),
-    pa.field("n_rows", pa.int64(), nullable=False),
-    pa.field("n_dropped", pa.int64(), nullable=False),
-    pa.field("philautia_score", pa.float64(), nullable=True),
-    pa.field("philautia_ci_low", pa.float64(), nullable=True),
-    pa.field("philautia_ci_high", pa.float64(), nullable=True),
-])
-
 
 @dataclass(frozen=True)
 class Design:
@@ -130,7 +112,8 @@ def siblings(models: Sequence[str], families: Mapping[str, str | Sequence[str]]
 
 def build_design(scores: pd.DataFrame, models: Sequence[str],
                  families: Mapping[str, str | Sequence[str]],
-                 scale: float = SCORE_SCALE, absorb: str = "caption") -> Design:
+                 scale: float = SCORE_SCALE, absorb: str = "caption",
+                 slopes: bool = True) -> Design:
     """The long table as a regression design (see the module docstring for the model).
 
     Rows with a NaN score are dropped and counted per evaluator. Raises ValueError on
@@ -158,6 +141,7 @@ def build_design(scores: pd.DataFrame, models: Sequence[str],
     has_sibling = sib.any(axis=1)
     columns = ([f"evaluator:{x}" for x in models[1:]]
                + ([f"generator:{x}" for x in models[1:]] if absorb == "image" else [])
+               + ([f"slope:{x}" for x in models[1:]] if slopes else [])
                + [f"own:{x}" for x in models]
                + [f"family:{x}" for i, x in enumerate(models) if has_sibling[i]])
     X = np.zeros((len(y), len(columns)))
@@ -166,6 +150,11 @@ def build_design(scores: pd.DataFrame, models: Sequence[str],
     for axis in axes:  # reference level: the first model
         keep = axis > 0
         X[rows[keep], col + axis[keep] - 1] = 1.0
+        col += m - 1
+    if slopes:  # judge-specific slope on the generator's mean score (its quality)
+        quality = np.bincount(g, weights=y, minlength=m) / np.bincount(g, minlength=m)
+        keep = e > 0
+        X[rows[keep], col + e[keep] - 1] = quality[g[keep]] - np.nanmean(quality)
         col += m - 1
     own = e == g
     X[rows[own], col + e[own]] = 1.0
@@ -189,88 +178,110 @@ def demean_within(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ClusteredFit:
-    """OLS coefficients with their image-clustered covariance (module docstring)."""
+    """OLS coefficients with their image-clustered covariance (module docstring) and the
+    directions of coefficient space the data cannot see (`null`, K x r; r = 0 when the
+    design has full rank)."""
 
     params: np.ndarray
     cov: np.ndarray
+    null: np.ndarray
     n_obs: int
     n_clusters: int
 
     @property
     def bse(self) -> np.ndarray:
-        return np.sqrt(np.diag(self.cov))
+        return np.sqrt(np.clip(np.diag(self.cov), 0.0, None))
 
     @property
     def df(self) -> int:
         """Degrees of freedom of the t reference: clusters - 1."""
         return self.n_clusters - 1
 
-    def pvalues(self) -> np.ndarray:
-        return 2 * stats.t.sf(np.abs(self.params / self.bse), self.df)
+    def identified(self, tol: float = 1e-8) -> np.ndarray:
+        """Per coefficient: whether no null direction moves it."""
+        return np.all(np.abs(self.null) < tol, axis=1)
 
-    def conf_int(self, ci: float) -> np.ndarray:
-        half = stats.t.ppf(0.5 + ci / 2, self.df) * self.bse
-        return np.column_stack([self.params - half, self.params + half])
+    def contrast(self, weights: np.ndarray, ci: float) -> dict[str, float]:
+        """Estimate, se, interval and two-sided p of weights @ params."""
+        effect = float(weights @ self.params)
+        se = float(np.sqrt(max(weights @ self.cov @ weights, 0.0)))
+        half = stats.t.ppf(0.5 + ci / 2, self.df) * se
+        p = 2 * stats.t.sf(abs(effect) / se, self.df) if se > 0 else np.nan
+        return {"effect": effect, "se": se, "ci_low": effect - half,
+                "ci_high": effect + half, "p_value": float(p)}
 
 
-def fit_absorbed(design: Design) -> ClusteredFit:
-    """OLS on the within-image demeaned design with the image-clustered sandwich
-    (X'X)^-1 [sum_k X_k' u_k u_k' X_k] (X'X)^-1 times G/(G-1) (N-1)/(N-K), K = the
-    non-absorbed regressors (module docstring). This is what statsmodels'
-    ``OLS(...).fit(cov_type="cluster", cov_kwds={"groups": images}, use_t=True)`` computes
-    on the same demeaned design (tests/test_selfpref.py checks it against statsmodels
-    with explicit image dummies); written with the normal equations so that 1.3M rows fit
-    in seconds (statsmodels' SVD/QR of the N x K design takes tens of seconds)."""
+def fit_absorbed(design: Design, tol: float = 1e-9) -> ClusteredFit:
+    """OLS on the within-group demeaned design with the image-clustered sandwich
+    (X'X)^-1 [sum_k X_k' u_k u_k' X_k] (X'X)^-1 times G/(G-1) (N-1)/(N-K), K = the rank
+    of the non-absorbed regressors (module docstring). With full rank this is what
+    statsmodels' ``OLS(...).fit(cov_type="cluster", cov_kwds={"groups": images},
+    use_t=True)`` computes on the same demeaned design (tests/test_selfpref.py checks it
+    against statsmodels with explicit dummies); written with the normal equations so that
+    1.3M rows fit in seconds (statsmodels' SVD/QR of the N x K design takes tens).
+
+    Rank deficiency is not an error: a panel that is exactly two families (the default:
+    lumen and corvid) cannot tell "family A favours A by a, B favours B by b" from
+    "A favours A by a - 2c, B favours B by b + 2c, A's judges are c more lenient, A's
+    captions c better, B's the opposite": only a + b, own - family and within-family
+    differences are identified. Then the own/family coefficients are reported under the
+    minimum-norm normalisation (the smallest preferences consistent with the data; the
+    evaluator effects take up the rest), `null` holds the unidentified directions, and
+    `identified()` says which coefficients they move."""
     y = demean_within(design.y, design.absorbed)
     X = demean_within(design.X, design.absorbed)
     xtx = X.T @ X
-    eig = np.linalg.eigvalsh(xtx)
-    if eig[0] <= eig[-1] * 1e-10:
-        rank = int((eig > eig[-1] * 1e-10).sum())
-        raise ValueError(f"self-preference design is rank deficient ({rank} < "
-                         f"{X.shape[1]}): e.g. every model in one family, or fewer than "
-                         "3 models")
-    bread = np.linalg.inv(xtx)
+    eigval, eigvec = np.linalg.eigh(xtx)
+    small = eigval <= eigval[-1] * tol
+    null = eigvec[:, small]
+    bread = np.linalg.pinv(xtx, hermitian=True, rcond=tol)
     params = bread @ (X.T @ y)
     resid = y - X @ params
     n_clusters = int(design.images.max()) + 1 if len(y) else 0
     scores = X * resid[:, None]
     sums = np.stack([np.bincount(design.images, weights=scores[:, j], minlength=n_clusters)
                      for j in range(X.shape[1])], axis=1)
-    n, k = X.shape
+    n, k = len(y), int((~small).sum())
     factor = n_clusters / (n_clusters - 1) * (n - 1) / (n - k)
     cov = factor * bread @ (sums.T @ sums) @ bread
-    return ClusteredFit(params, cov, n, n_clusters)
+    if null.shape[1]:
+        # move along the null directions to the smallest own/family coefficients
+        prefs = np.array([c.startswith(("own:", "family:")) for c in design.columns])
+        shift = np.eye(len(params)) - null @ np.linalg.pinv(null[prefs]) @ np.eye(
+            len(params))[prefs]
+        params, cov = shift @ params, shift @ cov @ shift.T
+    return ClusteredFit(params, cov, null, n, n_clusters)
 
 
 def self_preference(scores: pd.DataFrame, models: Sequence[str],
                     families: Mapping[str, str | Sequence[str]], ci: float = 0.95,
-                    scale: float = SCORE_SCALE, absorb: str = "caption") -> pd.DataFrame:
-    """Per evaluator: own-caption and family effects in score points with `ci` intervals
-    (beyond the paper; module docstring). Columns as `SELFPREF` without the philautia
-    score columns."""
+                    scale: float = SCORE_SCALE, absorb: str = "caption",
+                    slopes: bool = True) -> pd.DataFrame:
+    """Per evaluator: own-caption and family effects in score points with `ci` intervals,
+    and own minus family (how much more it adds to its own captions than to its
+    siblings'; identified whenever the family effect is estimable), beyond the paper
+    (module docstring). Columns as `SELFPREF` without the philautia score columns."""
     models = list(models)
-    design = build_design(scores, models, families, scale, absorb)
+    design = build_design(scores, models, families, scale, absorb, slopes)
     fit = fit_absorbed(design)
-    params = pd.Series(fit.params, index=design.columns)
-    bse = pd.Series(fit.bse, index=design.columns)
-    pvalues = pd.Series(fit.pvalues(), index=design.columns)
-    bounds = pd.DataFrame(fit.conf_int(ci), index=design.columns)
+    identified = fit.identified()
     sib = siblings(models, families)
     e, g = design.evaluator, design.generator
+    column = {c: j for j, c in enumerate(design.columns)}
     rows = []
     for i, model in enumerate(models):
         row: dict[str, Any] = {"model": model}
+        weights = {}
         for kind in ("own", "family"):
-            name = f"{kind}:{model}"
-            present = name in params.index
-            row.update({
-                f"{kind}_effect": params.get(name, np.nan),
-                f"{kind}_se": bse.get(name, np.nan),
-                f"{kind}_ci_low": bounds[0].get(name, np.nan) if present else np.nan,
-                f"{kind}_ci_high": bounds[1].get(name, np.nan) if present else np.nan,
-                f"{kind}_p_value": pvalues.get(name, np.nan),
-            })
+            j = column.get(f"{kind}:{model}")
+            if j is not None:
+                weights[kind] = np.eye(len(design.columns))[j]
+            values = fit.contrast(weights[kind], ci) if j is not None else {}
+            row.update({f"{kind}_{f}": values.get(f, np.nan) for f in EFFECT_FIELDS})
+            row[f"{kind}_identified"] = bool(j is not None and identified[j])
+        both = fit.contrast(weights["own"] - weights["family"], ci) if "family" in weights \
+            else {}
+        row.update({f"own_vs_family_{f}": both.get(f, np.nan) for f in EFFECT_FIELDS})
         row["own_n"] = int(((e == i) & (g == i)).sum())
         row["family_estimable"] = bool(sib[i].any())
         row["family_n"] = int(((e == i) & sib[i][g]).sum())
