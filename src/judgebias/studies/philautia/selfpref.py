@@ -13,14 +13,21 @@ Model (beyond the paper). One row per valid score y_egk of evaluator e for gener
 caption of image k, in points (the [0, 1] analysis score times `SCORE_SCALE`, i.e. the
 0-100 G-VEval scale)::
 
-    y_egk = alpha_gk + beta_e
+    y_egk = alpha_gk + beta_e + lambda_e * (Q_g - mean Q)
             + sum_e' own_e'    * 1(e = e' and g = e')
             + sum_e' family_e' * 1(e = e' and g != e' and g shares a family with e')
             + u_egk                                              (absorb="caption", default)
 
     alpha_gk = alpha_k + gamma_g                                 (absorb="image")
 
-beta_e is the judge's leniency (the first model is the reference level); own_e reads
+beta_e is the judge's leniency and lambda_e its slope on generator quality Q_g (the mean
+score of g's captions over all judges and images; ``slopes=True``, default), both with
+the first model as the reference level. Judges differ in how steeply they reward
+quality (the sim's ``spread``; real judges differ in discrimination): without lambda a
+strict-sloped judge's score of its own captions, which are of one quality, is off the
+additive prediction by (its slope - the mean slope) x (its captions' quality - the
+mean), which the regression would otherwise book as self-preference (on the default
+panel, corvid-pro's 4.6 planted points came out as about 2.3 without it). own_e reads
 "evaluator e adds own_e points to its own captions", family_e "... to a sibling's
 caption". The default absorbs one effect per *caption* (image x generator), which nests
 image difficulty (alpha_k) and generator quality (gamma_g): caption quality varies from
