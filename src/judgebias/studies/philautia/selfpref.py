@@ -26,8 +26,9 @@ the first model as the reference level. Judges differ in how steeply they reward
 quality (the sim's ``spread``; real judges differ in discrimination): without lambda a
 strict-sloped judge's score of its own captions, which are of one quality, is off the
 additive prediction by (its slope - the mean slope) x (its captions' quality - the
-mean), which the regression would otherwise book as self-preference (on the default
-panel, corvid-pro's 4.6 planted points came out as about 2.3 without it). own_e reads
+mean), which the regression would otherwise book as self-preference (in the tests'
+sibling-only panel corvid-pro's 4.6 planted points come out as 2.8 without it and 3.5
+with it; its captions are the best and its slope the flattest). own_e reads
 "evaluator e adds own_e points to its own captions", family_e "... to a sibling's
 caption". The default absorbs one effect per *caption* (image x generator), which nests
 image difficulty (alpha_k) and generator quality (gamma_g): caption quality varies from
