@@ -209,6 +209,10 @@ class ClusteredFit:
         """Per coefficient: whether no null direction moves it."""
         return np.all(np.abs(self.null) < tol, axis=1)
 
+    def identifies(self, weights: np.ndarray, tol: float = 1e-8) -> bool:
+        """Whether weights @ params is estimable (no null direction moves it)."""
+        return bool(np.all(np.abs(self.null.T @ weights) < tol))
+
     def contrast(self, weights: np.ndarray, ci: float) -> dict[str, float]:
         """Estimate, se, interval and two-sided p of weights @ params."""
         effect = float(weights @ self.params)
@@ -267,7 +271,7 @@ def self_preference(scores: pd.DataFrame, models: Sequence[str],
                     slopes: bool = True) -> pd.DataFrame:
     """Per evaluator: own-caption and family effects in score points with `ci` intervals,
     and own minus family (how much more it adds to its own captions than to its
-    siblings'; identified whenever the family effect is estimable), beyond the paper
+    siblings'; identified in two-family panels too; NaN where it is not), beyond the paper
     (module docstring). Columns as `SELFPREF` without the philautia score columns."""
     models = list(models)
     design = build_design(scores, models, families, scale, absorb, slopes)
@@ -287,8 +291,9 @@ def self_preference(scores: pd.DataFrame, models: Sequence[str],
             values = fit.contrast(weights[kind], ci) if j is not None else {}
             row.update({f"{kind}_{f}": values.get(f, np.nan) for f in EFFECT_FIELDS})
             row[f"{kind}_identified"] = bool(j is not None and identified[j])
-        both = fit.contrast(weights["own"] - weights["family"], ci) if "family" in weights \
-            else {}
+        both = {}
+        if "family" in weights and fit.identifies(weights["own"] - weights["family"]):
+            both = fit.contrast(weights["own"] - weights["family"], ci)
         row.update({f"own_vs_family_{f}": both.get(f, np.nan) for f in EFFECT_FIELDS})
         row["own_n"] = int(((e == i) & (g == i)).sum())
         row["family_estimable"] = bool(sib[i].any())
