@@ -74,7 +74,8 @@ JUDGEMENT_SETTING = "ref_based"  # pomms.judgement_setting: scores the judgement
 
 def downstream(settings: list[str]) -> Counter:
     """Analysis of the settings, Pomms (which reads its setting's scores), the report."""
-    jobs = Counter(job(r, setting=s) for s in settings for r in ("phi", "philautia", "heatmaps"))
+    jobs = Counter(job(r, setting=s) for s in settings
+                   for r in ("phi", "philautia", "selfpref", "heatmaps"))
     jobs.update([job("pomms"), job("pomms_heatmap"), job("report")])
     return jobs
 
@@ -124,7 +125,8 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
     params = small_params(default_params)
     params["philautia"]["ddof"] = 1
     write_params(project, params)
-    expected = Counter(job(r, setting=s) for s in SETTINGS for r in ("philautia", "heatmaps"))
+    expected = Counter(job(r, setting=s) for s in SETTINGS
+                       for r in ("philautia", "selfpref", "heatmaps"))
     expected.update([job("pomms"), job("pomms_heatmap"), job("report")])
     assert planned_jobs(project) == expected
 
@@ -138,7 +140,7 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
     expected += scores(SETTINGS, [new], panel) + scores(SETTINGS, PANEL, [new])
     expected += item_scores([new]) + downstream(SETTINGS)
     assert planned_jobs(project) == expected
-    assert sum(expected.values()) == 1 + 2 * (len(panel) + len(PANEL)) + 1 + 9
+    assert sum(expected.values()) == 1 + 2 * (len(panel) + len(PANEL)) + 1 + 11
 
 
 def dvc_graph(project: Path) -> dict[str, dict]:
