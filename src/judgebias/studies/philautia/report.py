@@ -13,7 +13,6 @@ import pandas as pd
 from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.philautia.tables import (
     ANALYSIS_TABLES,
-    EFFECT_FIELDS,
     FIGURES,
     SELFPREF_TABLE,
     read_matrix,
@@ -125,21 +124,27 @@ SELFPREF_NOTE = (
 
 
 def _selfpref_table(results: Path, level: str) -> pd.DataFrame:
+    """Each effect as "points [CI low, CI high]" (the parquet keeps every column)."""
     table = pd.read_parquet(results / f"{SELFPREF_TABLE}.parquet").set_index("model")
-    names = {"effect": "points", "se": "se", "ci_low": f"{level} CI low",
-             "ci_high": f"{level} CI high", "p_value": "p"}
-    headers = {}
-    for kind, label in (("own", "own"), ("family", "family"),
-                        ("own_vs_family", "own − family")):
-        headers.update({f"{kind}_{f}": f"{label} {names[f]}" for f in EFFECT_FIELDS})
-    headers.update({
-        "own_identified": "own identified", "own_n": "own captions scored",
-        "family_estimable": "has a sibling", "family_identified": "family identified",
-        "family_n": "sibling captions scored", "n_rows": "scores used",
-        "n_dropped": "failed scores dropped", "philautia_score": "philautia score",
-        "philautia_ci_low": f"philautia {level} CI low",
-        "philautia_ci_high": f"philautia {level} CI high"})
-    return table.rename(columns=headers).rename_axis("model")
+
+    def interval(prefix: str) -> pd.Series:
+        return pd.Series([
+            "–" if pd.isna(v) else f"{v:.2f} [{lo:.2f}, {hi:.2f}]"
+            for v, lo, hi in zip(table[f"{prefix}_effect" if prefix != "philautia"
+                                       else "philautia_score"],
+                                 table[f"{prefix}_ci_low"], table[f"{prefix}_ci_high"],
+                                 strict=True)], index=table.index)
+
+    return pd.DataFrame({
+        f"own points [{level} CI]": interval("own"),
+        "own p": table["own_p_value"],
+        f"family points [{level} CI]": interval("family"),
+        "family p": table["family_p_value"],
+        f"own − family points [{level} CI]": interval("own_vs_family"),
+        f"philautia score [{level} CI]": interval("philautia"),
+        "scores used": table["n_rows"],
+        "failed, dropped": table["n_dropped"],
+    }).rename_axis("model")
 
 
 def _identification_note(results: Path) -> list[str]:
