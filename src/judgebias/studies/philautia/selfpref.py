@@ -31,12 +31,22 @@ sibling-only panel corvid-pro's 4.6 planted points come out as 2.8 without it an
 with it; its captions are the best and its slope the flattest). own_e reads
 "evaluator e adds own_e points to its own captions", family_e "... to a sibling's
 caption". The default absorbs one effect per *caption* (image x generator), which nests
-image difficulty (alpha_k) and generator quality (gamma_g): caption quality varies from
-caption to caption, not only from generator to generator, and with image + generator
-effects only (absorb="image", the plainer specification) the caption's own deviation
-stays in the error, unbiased but several points of noise on every own/family contrast.
-With caption effects own_e compares e's score of its own caption with the other judges'
-scores of that same caption, net of each judge's leniency.
+image difficulty (alpha_k) and generator quality (gamma_g): own_e then compares e's score
+of its own caption with the other judges' scores of that same caption, net of each
+judge's leniency. On a complete table (every judge scored every caption) this gives the
+same own/family estimates and intervals as image + generator effects (absorb="image",
+the plainer specification; measured on the simulated panels), because the caption's own
+deviation is balanced across judges; with failed scores missing the caption effects keep
+a missing score from shifting the comparison to a different mix of captions.
+
+Identification. A panel that is exactly two families (the default: lumen and corvid)
+cannot tell "family A favours A by a, B favours B by b" from "A favours A by a - 2c, B
+favours B by b + 2c, A's judges c more lenient, A's captions c better, B's the
+opposite": only own - family (per judge), differences within a family and a + b are
+identified. A third family, or a model without siblings, identifies everything. The
+output flags unidentified effects (`own_identified`, `family_identified`) and reports
+them under the minimum-norm normalisation (`fit_absorbed`); own - family is always
+given where identified.
 
 Families: ``panel.<key>.family`` plus ``panel.<key>.also_in``
 (`judgebias.studies.philautia.phi.model_families`); one pooled family effect per
@@ -58,10 +68,10 @@ G/(G-1) (N-1)/(N-K) counts only the K non-absorbed regressors:
 Cameron & Miller (2015), "A Practitioner's Guide to Cluster-Robust Inference",
 J. Human Resources 50(2), §III.B (fixed effects nested within clusters: the
 within-transformed cluster-robust variance is consistent and the fixed effects need no
-degrees-of-freedom adjustment). Intervals use t with G - 1 degrees
-of freedom (statsmodels' default for clustered inference with ``use_t``).
-tests/test_selfpref.py checks that the absorbed fit's coefficients and raw sandwich equal
-the explicit-dummy statsmodels fit's.
+degrees-of-freedom adjustment). Intervals use t with G - 1 degrees of freedom
+(statsmodels' default for clustered inference with ``use_t``). tests/test_selfpref.py
+checks that the absorbed fit's coefficients equal statsmodels' OLS with explicit dummies
+and its covariance equals statsmodels' up to exactly that degrees-of-freedom factor.
 
 What a planted sim preference means here (judgebias.models.sim): a judge's systematic
 opinion is m = clip(leniency + spread (a - 0.5) + bonus, 0, 1), the expected score
@@ -90,6 +100,7 @@ from judgebias.studies.philautia.phi import SCORE_SCALE, model_families
 from judgebias.studies.philautia.tables import EFFECT_FIELDS, SELFPREF
 
 ABSORB = ("caption", "image")
+
 
 @dataclass(frozen=True)
 class Design:
