@@ -43,10 +43,11 @@ Identification. A panel that is exactly two families (the default: lumen and cor
 cannot tell "family A favours A by a, B favours B by b" from "A favours A by a - 2c, B
 favours B by b + 2c, A's judges c more lenient, A's captions c better, B's the
 opposite": only own - family (per judge), differences within a family and a + b are
-identified. A third family, or a model without siblings, identifies everything. The
-output flags unidentified effects (`own_identified`, `family_identified`) and reports
-them under the minimum-norm normalisation (`fit_absorbed`); own - family is always
-given where identified.
+identified. A third family, or a model without siblings, removes that direction (the
+simulated panels of the tests are then fully identified; with judge slopes a panel of 4
+can have further ones). The output flags unidentified effects (`own_identified`,
+`family_identified`) and reports them under the minimum-norm normalisation
+(`fit_absorbed`); own - family is given where identified.
 
 Families: ``panel.<key>.family`` plus ``panel.<key>.also_in``
 (`judgebias.studies.philautia.phi.model_families`); one pooled family effect per
