@@ -54,6 +54,27 @@ def test_undefined_family_and_preference(params):
     assert "panel.corvid-pro.sim.preferences.models.ghost" in message
 
 
+def test_also_in_families_are_checked(params):
+    params["panel"]["lumen-large"]["also_in"] = ["corvid", "nope"]
+    params["panel"]["lumen-base"]["also_in"] = ["lumen"]
+    message = _error(params)
+    assert "panel.lumen-large.also_in[1]: family 'nope' is not defined" in message
+    assert "panel.lumen-large.also_in[0]" not in message
+    assert "panel.lumen-base.also_in[0]: 'lumen' is already the model's family" in message
+    params["panel"]["lumen-base"]["also_in"] = ["corvid", "corvid"]
+    assert "panel.lumen-base.also_in: " in _error(params)  # uniqueItems
+
+
+def test_also_in_reaches_the_family_sub_matrices(params):
+    from judgebias.studies.philautia.phi import model_families
+
+    params["panel"]["lumen-large"]["also_in"] = ["corvid"]
+    config = validate_params(params)
+    families = model_families(config, study_models(config, "philautia"))
+    assert families["lumen-large"] == ["lumen", "corvid"]
+    assert families["lumen-base"] == ["lumen"]
+
+
 def test_unknown_prompt_and_reference_mismatch(params):
     params["philautia"]["settings"]["ref_free"]["prompt"] = "gveval_typo"
     params["philautia"]["settings"]["ref_based"]["references"] = False
@@ -143,6 +164,27 @@ def test_missing_nocaps_files_are_named(params, tmp_path):
     params["philautia"]["dataset"]["nocaps"]["image_dir"] = str(tmp_path / "no-images")
     assert f"philautia.dataset.nocaps.image_dir: folder {tmp_path / 'no-images'} does not exist" \
         in _error(params)
+
+
+def test_pomms_judgement_setting_and_select(params):
+    from judgebias.studies.pomms.params import judgement_setting
+
+    config = validate_params(params)
+    assert config["pomms"]["judgement_setting"] == "ref_based"
+    assert config["pomms"]["select"] == "min_philautia"
+    assert config["pomms"]["min_members"] == 2
+    assert judgement_setting(config["pomms"]) == "ref_based"
+    del params["pomms"]["judgement_setting"], params["pomms"]["select"]
+    config = validate_params(params)
+    assert config["pomms"]["judgement_setting"] is None  # default: the `setting`
+    assert judgement_setting(config["pomms"]) == config["pomms"]["setting"]
+    assert config["pomms"]["select"] == "min_philautia"  # the paper's Table 2 rule
+    params["pomms"]["judgement_setting"] = "ref_typo"
+    params["pomms"]["select"] = "smallest"
+    message = _error(params)
+    assert "pomms.select: 'smallest' is not one of" in message
+    del params["pomms"]["select"]
+    assert "pomms.judgement_setting: 'ref_typo' is not a philautia setting" in _error(params)
 
 
 def test_missing_pomms_dataset_files_are_named(params, tmp_path):

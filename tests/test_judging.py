@@ -175,7 +175,9 @@ def test_prompts_render_named_fields():
     assert prompts.fields("gveval_ref_free") == {"Caption"}
     assert prompts.fields("caption_llava_ov") == frozenset()
     text = prompts.render("gveval_ref", {"Caption": " A dog. ", "Reference": [" one ", "two"]})
-    assert "A dog." in text and "one\ntwo" in text
+    # references one per line: our stated format, not G-VEval's scorer's "'one'; 'two"
+    assert "A dog." in text and "Reference captions:\none\ntwo\n" in text
+    assert "'one'; 'two" not in text
     assert "${{score}}$" in text  # the instruction to the judge stays literal
     assert "{{Caption}}" not in text and "{{Reference}}" not in text
     assert "${{score}}$" in prompts.render("gveval_ref_free", {"Caption": "A dog."})

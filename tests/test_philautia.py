@@ -16,8 +16,10 @@ from judgebias.studies.philautia.analysis import (
     bootstrap_philautia,
     column_deviation,
     diagonal_test,
+    family_groups,
     family_submatrices,
     leave_one_evaluator_out,
+    leave_one_model_out,
     phi_matrix,
     phi_tilde,
     philautia_scores,
@@ -195,14 +197,15 @@ def test_family_rank_exact() -> None:
     assert a.members == ["m0", "m1"]
     assert (a.n_positive, a.n_off_diagonal, a.share_positive) == (2, 2, 1.0)
     assert a.mean_off_diagonal == pytest.approx(0.7)
-    assert (a.rank, a.n_ties, a.n_subsets) == (1, 0, 10)
+    assert (a.rank_competition, a.rank_dense, a.n_ties, a.n_subsets) == (1, 1, 0, 10)
     assert a.share_subsets_geq == pytest.approx(1 / 10)
     assert a.method == "exact"
     # {m2, m3, m4}: 1 positive of 6. Of the C(5,3) = 10 triples, the 3 containing {m0, m1}
     # have 2, the 3 containing {m2, m3} (incl. this one) have 1, the other 4 have 0.
     c = results["C"]
     assert (c.n_positive, c.n_off_diagonal) == (1, 6)
-    assert (c.rank, c.n_ties, c.n_subsets) == (4, 2, 10)
+    # competition rank 1 + 3 (three triples have more); dense rank 1 + |{2}| = 2
+    assert (c.rank_competition, c.rank_dense, c.n_ties, c.n_subsets) == (4, 2, 2, 10)
     assert c.share_subsets_geq == pytest.approx(6 / 10)
     assert c.mean_off_diagonal == pytest.approx((0.3 - 0.5 * 5) / 6)
 
@@ -216,23 +219,53 @@ def test_family_single_member_skipped_and_monte_carlo() -> None:
     a = results[0]
     assert a.method == "monte_carlo"
     assert a.n_evaluated == 20_000
-    assert a.rank == 1.0  # nothing can beat 2 of 2
+    assert a.rank_competition == 1.0  # nothing can beat 2 of 2
+    assert a.rank_dense == 1.0
     assert a.share_subsets_geq == pytest.approx(0.1, abs=0.01)
+
+
+def test_family_dense_vs_competition_rank_and_multi_membership() -> None:
+    # Positive off-diagonal entries of a 4-model Phi-tilde: (0,1), (1,0), (2,3), (3,2),
+    # (0,2). Positive entries per 2-subset: {0,1}: 2, {2,3}: 2, {0,2}: 1, {0,3}, {1,2},
+    # {1,3}: 0. m0 is in both families X = {m0, m2} and Y = {m0, m1} (as LLaVA-OV in
+    # both blocks of seed 000 Fig. 6).
+    pt = np.full((4, 4), -1.0)
+    np.fill_diagonal(pt, 2.0)
+    for i, j in [(0, 1), (1, 0), (2, 3), (3, 2), (0, 2)]:
+        pt[i, j] = 0.5
+    models = ["m0", "m1", "m2", "m3"]
+    families = {"m0": ["X", "Y"], "m1": "Y", "m2": ["X"], "ghost": "Y"}
+    assert family_groups(models, families) == {"X": ["m0", "m2"], "Y": ["m0", "m1"]}
+    results = {f.family: f for f in family_submatrices(pt, models, families)}
+    x, y = results["X"], results["Y"]
+    # X has 1 positive entry; two subsets ({0,1}, {2,3}) have more, both with the same
+    # count 2: competition rank 1 + 2 = 3, dense rank 1 + |{2}| = 2 ("second-largest
+    # number", §6.2's wording). No other subset has exactly 1.
+    assert x.n_positive == 1
+    assert (x.rank_competition, x.rank_dense, x.n_ties) == (3, 2, 0)
+    assert x.share_subsets_geq == pytest.approx(3 / 6)
+    # Y ({0,1}) has 2 of 2, tied with {2,3}: rank 1 either way, one tie.
+    assert y.n_positive == 2
+    assert (y.rank_competition, y.rank_dense, y.n_ties) == (1, 1, 1)
+    assert x.as_dict()["rank_dense"] == 2 and x.as_dict()["rank_competition"] == 3
 
 
 # ------------------------------------------------------------------ leave one evaluator out
 
 
+PHI_4 = np.array(
+    [
+        [0.9, 0.6, 0.5, 0.3],
+        [0.7, 0.8, 0.5, 0.2],
+        [0.5, 0.6, 0.9, 0.1],
+        [0.7, 0.4, 0.5, 0.9],
+    ]
+)
+MODELS_4 = ["A", "B", "C", "D"]
+
+
 def test_leave_one_evaluator_out_by_hand() -> None:
-    phi = np.array(
-        [
-            [0.9, 0.6, 0.5, 0.3],
-            [0.7, 0.8, 0.5, 0.2],
-            [0.5, 0.6, 0.9, 0.1],
-            [0.7, 0.4, 0.5, 0.9],
-        ]
-    )
-    models = ["A", "B", "C", "D"]
+    phi, models = PHI_4, MODELS_4
     loo = leave_one_evaluator_out(phi, models=models)
     assert loo.shape == (4, 4)
     assert list(loo.index) == models and list(loo.columns) == models
@@ -248,6 +281,68 @@ def test_leave_one_evaluator_out_by_hand() -> None:
     sd = math.sqrt(sum((x - mean) ** 2 for x in row) / 3)
     assert loo.loc["D", "A"] == pytest.approx((row[0] - mean) / sd)
     assert loo.loc["D", "A"] == pytest.approx(1.356931, abs=1e-6)
+
+
+def test_leave_one_model_out_by_hand() -> None:
+    phi, models = PHI_4, MODELS_4
+    loo = leave_one_model_out(phi, models=models)
+    assert list(loo.index) == models and loo.index.name == "dropped_model"
+    assert np.isnan(np.diag(loo.to_numpy())).all()
+    # Drop model D: the 3x3 Phi of A, B, C. Column z-scores (population sd):
+    #   A: [0.9, 0.7, 0.5] -> [sqrt1.5, 0, -sqrt1.5]
+    #   B: [0.6, 0.8, 0.6] -> [-1/sqrt2, sqrt2, -1/sqrt2]
+    #   C: [0.5, 0.5, 0.9] -> [-1/sqrt2, -1/sqrt2, sqrt2]
+    # Row A = [sqrt1.5, -1/sqrt2, -1/sqrt2]: a row (a, b, b) standardises to
+    #   (sqrt2, -1/sqrt2, -1/sqrt2), so A's score is sqrt2.
+    # Row B = [0, sqrt2, -1/sqrt2] ~ (x sqrt2) [0, 2, -1]: mean 1/3, deviations
+    #   (-1/3, 5/3, -4/3), variance 42/27 = 14/9, so B's score is (5/3)/(sqrt14/3) = 5/sqrt14.
+    # Row C = [-sqrt1.5, -1/sqrt2, sqrt2] ~ [-sqrt3, -1, 2]: mean (1 - sqrt3)/3.
+    assert loo.loc["D", "A"] == pytest.approx(math.sqrt(2))
+    assert loo.loc["D", "B"] == pytest.approx(5 / math.sqrt(14))
+    row_c = np.array([-math.sqrt(3), -1.0, 2.0])
+    assert loo.loc["D", "C"] == pytest.approx((2.0 - row_c.mean()) / row_c.std())
+    # The column-only variant differs (A: 1.356931 there, sqrt2 = 1.414214 here): the
+    # kept columns are standardised over 3 generators instead of 4.
+    assert leave_one_evaluator_out(phi, models=models).loc["D", "A"] != pytest.approx(
+        loo.loc["D", "A"]
+    )
+
+
+def test_leave_one_evaluator_out_is_row_restandardisation() -> None:
+    # Dropping evaluator e leaves every other column's standardisation unchanged, and the
+    # row step is affine-invariant, so the new score is the z-score of Phi~_i(i) in row i
+    # of the full Phi~ without entry e: what lets §6.1's number be checked from Fig. 4.
+    rng = np.random.default_rng(3)
+    phi = rng.uniform(0.3, 0.9, (6, 6))
+    pt = phi_tilde(phi)
+    loo = leave_one_evaluator_out(phi).to_numpy()
+    for e in range(6):
+        for i in range(6):
+            if i == e:
+                continue
+            row = np.delete(pt[i], e)
+            own = i if i < e else i - 1
+            assert loo[e, i] == pytest.approx((row[own] - row.mean()) / row.std())
+
+
+def test_paper_0934_is_the_column_only_variant() -> None:
+    # Seed 000 §6.1 / Fig. 4 (i): Phi~_Qwen(Qwen) = 0.49, Phi~_LLaVA1.5(Qwen) = -3.25
+    # (M = 12, ddof 0: a row of Phi~ has mean 0 and sum of squares 12). Without the
+    # LLaVA-1.5 entry, 11 entries remain with sum 3.25 and sum of squares 12 - 3.25^2.
+    def column_only(diag: float, dropped: float, m: int = 12) -> float:
+        mean = -dropped / (m - 1)
+        var = (m - dropped**2) / (m - 1) - mean**2
+        return (diag - mean) / math.sqrt(var)
+
+    assert column_only(0.49, -3.25) == pytest.approx(0.934, abs=5e-4)
+    # a realisation of such a row: the other 10 entries 0.276 +- 0.20872 (5 each)
+    rest = 2.76 / 10 + np.repeat([1, -1], 5) * math.sqrt(1.1974 / 10 - 0.276**2)
+    row = np.concatenate([[0.49, -3.25], rest])
+    assert row.mean() == pytest.approx(0) and row.std() == pytest.approx(1)
+    kept = np.delete(row, 1)
+    assert (kept[0] - kept.mean()) / kept.std() == pytest.approx(0.934, abs=5e-4)
+    # with ddof 1 the row could not hold -3.25 at all: |z| <= (m - 1)/sqrt(m) = 3.18
+    assert 11 / math.sqrt(12) < 3.25
 
 
 # ------------------------------------------------------------------ bootstrap
@@ -330,6 +425,8 @@ def test_planted_self_bias_is_recovered(tmp_path: Path) -> None:
         "above_2sd",
         "loo_min",
         "loo_max",
+        "loo_model_min",
+        "loo_model_max",
     }
     assert metrics["philautia"]["model0"]["above_1sd"]
     assert metrics["diagonal_test"]["exact"] is False
@@ -341,7 +438,7 @@ def test_planted_self_bias_is_recovered(tmp_path: Path) -> None:
     assert again.metrics() == metrics
 
     tables = result.tables()
-    assert set(tables) >= {"phi", "phi_tilde", "counts", "loo", "families"}
+    assert set(tables) >= {"phi", "phi_tilde", "counts", "loo", "loo_model", "families"}
     for name, frame in tables.items():
         frame.to_parquet(tmp_path / f"{name}.parquet")
     assert len(tables["counts"]) == 64

@@ -68,18 +68,21 @@ def job(rule: str, **wildcards: str) -> tuple:
     return (rule, tuple(sorted(wildcards.items())))
 
 
-POMMS_SETTING = "ref_free"
+POMMS_SETTING = "ref_free"  # pomms.setting: its Phi-tilde and philautia scores
+JUDGEMENT_SETTING = "ref_based"  # pomms.judgement_setting: scores the judgement items
 
 
 def downstream(settings: list[str]) -> Counter:
     """Analysis of the settings, Pomms (which reads its setting's scores), the report."""
-    jobs = Counter(job(r, setting=s) for s in settings for r in ("phi", "philautia", "heatmaps"))
+    jobs = Counter(job(r, setting=s) for s in settings
+                   for r in ("phi", "philautia", "selfpref", "heatmaps"))
     jobs.update([job("pomms"), job("pomms_heatmap"), job("report")])
     return jobs
 
 
 def item_scores(evaluators) -> Counter:
-    return Counter(job("judge_items", setting=POMMS_SETTING, dataset="synthetic", evaluator=e)
+    return Counter(job("judge_items", setting=JUDGEMENT_SETTING, dataset="synthetic",
+                       evaluator=e)
                    for e in evaluators)
 
 
@@ -109,10 +112,11 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
     assert planned_jobs(project) == Counter()
 
     # (b) the reference-free evaluator prompt changes: its score jobs and what follows
+    # (the judgement items are scored with the reference-based prompt: not rerun)
     template = project / "src/judgebias/prompts/templates/gveval_ref_free.txt"
     original = template.read_text()
     template.write_text(original + " ")
-    assert planned_jobs(project) == (scores(["ref_free"], PANEL, PANEL) + item_scores(PANEL)
+    assert planned_jobs(project) == (scores(["ref_free"], PANEL, PANEL)
                                      + downstream(["ref_free"]))
     template.write_text(original)
     assert planned_jobs(project) == Counter()
@@ -121,7 +125,8 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
     params = small_params(default_params)
     params["philautia"]["ddof"] = 1
     write_params(project, params)
-    expected = Counter(job(r, setting=s) for s in SETTINGS for r in ("philautia", "heatmaps"))
+    expected = Counter(job(r, setting=s) for s in SETTINGS
+                       for r in ("philautia", "selfpref", "heatmaps"))
     expected.update([job("pomms"), job("pomms_heatmap"), job("report")])
     assert planned_jobs(project) == expected
 
@@ -135,7 +140,7 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
     expected += scores(SETTINGS, [new], panel) + scores(SETTINGS, PANEL, [new])
     expected += item_scores([new]) + downstream(SETTINGS)
     assert planned_jobs(project) == expected
-    assert sum(expected.values()) == 1 + 2 * (len(panel) + len(PANEL)) + 1 + 9
+    assert sum(expected.values()) == 1 + 2 * (len(panel) + len(PANEL)) + 1 + 11
 
 
 def dvc_graph(project: Path) -> dict[str, dict]:
@@ -251,8 +256,14 @@ def test_dvc_front_door_matches_snakemake(project, default_params):
     assert {s for s in planned if s.startswith("caption")} == set()
     assert {s for s in planned if s.startswith("score")} == {
         f"score__ref_free__{e}__{g}" for e in PANEL for g in PANEL}
+    # the judgement items are scored with pomms.judgement_setting (ref_based): not rerun
+    assert {s for s in planned if s.startswith("judge_items")} == set()
+    template.write_text(template.read_text()[:-1])
+    reference = project / "src/judgebias/prompts/templates/gveval_ref.txt"
+    reference.write_text(reference.read_text() + " ")
+    planned = dvc_planned()
     assert {s for s in planned if s.startswith("judge_items")} == {
-        f"judge_items__ref_free__synthetic__{e}" for e in PANEL}
+        f"judge_items__{JUDGEMENT_SETTING}__synthetic__{e}" for e in PANEL}
 
 
 def test_committed_dvc_yaml_is_derived_from_the_dag(tmp_path):

@@ -104,11 +104,13 @@ def test_planted_answer_is_recovered(default_results):
         for family in family_pref:
             block = families[family]
             assert block.share_positive >= 2 / 3, (setting, block.as_dict())
-            assert block.rank <= 2, (setting, block.as_dict())
+            assert block.rank_competition <= 2, (setting, block.as_dict())
+            assert block.rank_dense <= block.rank_competition
             assert mean_off_diagonal_rank(result.phi_tilde, block.members) == 1, setting
             others = [f.mean_off_diagonal for f in result.families if f.family != family]
             assert block.mean_off_diagonal > max(others), (setting, block.as_dict())
-    ranks = [{f.family: f for f in r.families}[family_pref[0]].rank for r in results.values()]
+    ranks = [{f.family: f for f in r.families}[family_pref[0]].rank_competition
+             for r in results.values()]
     assert min(ranks) == 1, ranks
 
 
@@ -123,13 +125,14 @@ def test_every_answer_is_kept_and_counted(default_results):
 @pytest.fixture(scope="module")
 def pomms_results(default_results):
     """Pomms on the default panel, step by step as the pipeline runs it: the judgement
-    items scored by every evaluator with the Pomms setting's prompt (item_scores tables),
+    items scored by every evaluator with pomms.judgement_setting's prompt (item_scores),
     the judged ratings, the ensemble fitted, Tables 1 and 2 built; and the `pomms` step
     itself (run_pomms) on the same inputs."""
     from judgebias.agreement import kendall
     from judgebias.data.judgements import build_synthetic_judgements
     from judgebias.studies.pomms.estimator import table1, table2
     from judgebias.studies.pomms.jobs import score_items
+    from judgebias.studies.pomms.params import judgement_setting
     from judgebias.studies.pomms.steps import fit_pomms, judged_ratings, run_pomms
     from judgebias.studies.pomms.tables import ITEM_SCORES, JUDGEMENTS
 
@@ -144,13 +147,13 @@ def pomms_results(default_results):
     item_scores = []
     for evaluator in models:
         path = str(root / f"items-{evaluator}.parquet")
-        write_table(score_items(config, evaluator, pomms["setting"], judgements), path,
-                    ITEM_SCORES)
+        write_table(score_items(config, evaluator, judgement_setting(pomms), judgements),
+                    path, ITEM_SCORES)
         item_scores.append(path)
     ratings = judged_ratings(config, [judgements], item_scores)
     assert len(ratings) == len(table) and set(models) <= set(ratings.columns)
-    estimator = fit_pomms(config, ratings)
     scores_long = pd.read_parquet(long_paths[pomms["setting"]])
+    estimator = fit_pomms(config, ratings, scores_long)
     test = ratings[ratings["split"] == "test"]
     taus = {m: kendall(test[m], test["human_score"])["tau_b"] for m in models}
     taus["Pomms"] = kendall(estimator.predict(test[models]), test["human_score"])["tau_b"]
@@ -187,12 +190,11 @@ def test_pomms_mitigates_model_specific_preference(pomms_results, default_result
     resolved = results[config["pomms"]["setting"]].philautia
     resolved = resolved[resolved["ci_low"] > 0]
     assert len(resolved) >= 1
-    table = second.set_index("generator")
-    assert table.loc[resolved.index, "abs_pomms_below_self"].all(), second
-    assert table["pomms"].abs().mean() < table["self"].abs().mean(), second
-    summary = second.attrs
-    assert summary["pomms_most_extreme"] < summary["min_evaluator_most_extreme"]
-    assert (summary["pomms_most_extreme"] < resolved["score"]).all()
+    table = second.table.set_index("generator")
+    assert table.loc[resolved.index, "abs_pomms_below_self"].all(), second.table
+    assert table["pomms"].abs().mean() < table["self"].abs().mean(), second.table
+    assert second.pomms_most_extreme < second.min_evaluator_most_extreme
+    assert (second.pomms_most_extreme < resolved["score"]).all()
 
 
 @pytest.mark.slow
@@ -203,10 +205,11 @@ def test_pomms_step_writes_what_the_estimator_gives(pomms_results):
     first, second, taus, estimator, out = pomms_results
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["members"] == list(estimator.members_)
-    assert metrics["pomms_most_extreme"] == pytest.approx(second.attrs["pomms_most_extreme"])
+    assert metrics["pomms_most_extreme"] == pytest.approx(second.pomms_most_extreme)
+    assert metrics["select"] == estimator.select == "min_philautia"
     written = pd.read_parquet(out / "table2.parquet")
     pd.testing.assert_frame_equal(written.reset_index(drop=True),
-                                  second.reset_index(drop=True), check_like=True)
+                                  second.table.reset_index(drop=True), check_like=True)
     agreement = pd.read_parquet(out / "agreement.parquet").set_index(["split", "metric"])
     for metric, tau in taus.items():  # the same tau on the test split, judges and Pomms
         assert agreement.loc[("test", metric), "tau_b"] == pytest.approx(tau)

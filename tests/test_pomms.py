@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import long_table
 from sklearn.base import clone
 from sklearn.linear_model import ElasticNet
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import (
+    check_dataframe_column_names_consistency,
     check_get_params_invariance,
     check_no_attributes_set_in_init,
+    check_param_validation,
     check_parameters_default_constructible,
     check_set_params,
+    parametrize_with_checks,
 )
 
 from judgebias.agreement import kendall
@@ -33,6 +39,7 @@ from judgebias.studies.pomms.estimator import (
     pomms_phi_tilde,
     table1,
     table2,
+    validation_split,
 )
 
 
@@ -64,7 +71,7 @@ def constructed(seed: int = 1, n: int = 3000) -> tuple[pd.DataFrame, np.ndarray,
 def fitted() -> tuple[Pomms, pd.DataFrame, np.ndarray, np.ndarray]:
     X, y, split = constructed()
     fit = split != "test"
-    model = Pomms().fit(X[fit], y[fit], split[fit] == "val")
+    model = Pomms(cv=validation_split(split[fit] == "val")).fit(X[fit], y[fit])
     return model, X, y, split
 
 
@@ -81,6 +88,7 @@ def test_selection_order_on_constructed_problem(fitted) -> None:
         "validation_tau_b",
         "validation_tau_c",
         "n_validation",
+        "philautia",
         "selected",
     ]
     assert steps["added"].tolist() == model.selection_order_
@@ -143,7 +151,7 @@ def test_step_estimators_match_steps(fitted) -> None:
 def test_positive_weights_keep_anticorrelated_judge_out() -> None:
     X, y, split = constructed()
     fit = split != "test"
-    model = Pomms(positive=True).fit(X[fit], y[fit], split[fit] == "val")
+    model = Pomms(positive=True, cv=validation_split(split[fit] == "val")).fit(X[fit], y[fit])
     assert model.selection_order_[:2] == ["A", "B"]
     assert model.members_ == ["A", "B"]
     for members, est in model.step_estimators():
@@ -158,7 +166,7 @@ def test_ties_go_to_fewer_members() -> None:
     X, y, split = constructed()
     fit = split != "test"
     dup = pd.DataFrame({"A": X["A"], "A_copy": X["A"]})
-    model = Pomms().fit(dup[fit], y[fit], split[fit] == "val")
+    model = Pomms(cv=validation_split(split[fit] == "val")).fit(dup[fit], y[fit])
     tau = model.steps_["validation_tau_b"]
     assert tau[0] == tau[1]
     assert model.n_members_ == 1 and model.members_ == ["A"]
@@ -167,7 +175,9 @@ def test_ties_go_to_fewer_members() -> None:
 def test_max_features_and_scoring_tau_c() -> None:
     X, y, split = constructed()
     fit = split != "test"
-    model = Pomms(max_features=2, scoring="tau_c").fit(X[fit], y[fit], split[fit] == "val")
+    model = Pomms(max_features=2, scoring="tau_c", cv=validation_split(split[fit] == "val")).fit(
+        X[fit], y[fit]
+    )
     assert model.selection_order_ == ["A", "D"]
     assert len(model.steps_) == 2 and model.n_members_ == 2
     assert model.score(X[fit], y[fit]) == pytest.approx(
@@ -182,7 +192,7 @@ def test_nan_rows_dropped_in_fit_and_predicted_nan() -> None:
     X.loc[[0, 1, 2], "C"] = np.nan
     y[5] = np.nan
     fit = split != "test"
-    model = Pomms().fit(X[fit], y[fit], split[fit] == "val")
+    model = Pomms(cv=validation_split(split[fit] == "val")).fit(X[fit], y[fit])
     assert model.n_dropped_ == 4 and model.n_train_ == 1996
     rows = X.iloc[:4].copy()
     rows.loc[3, "A"] = np.nan
@@ -196,16 +206,36 @@ def test_nan_rows_dropped_in_fit_and_predicted_nan() -> None:
 def test_fit_input_errors() -> None:
     X, y, split = constructed(n=3000)
     val = split == "val"
-    with pytest.raises(TypeError, match="DataFrame"):
-        Pomms().fit(X.to_numpy(), y, val)
     with pytest.raises(TypeError, match="boolean"):
-        Pomms().fit(X, y, val.astype(int))
-    with pytest.raises(ValueError, match="differ in length"):
-        Pomms().fit(X, y[:-1], val)
-    with pytest.raises(ValueError, match="scoring"):
-        Pomms(scoring="pearson").fit(X, y, val)
+        validation_split(val.astype(int))
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        Pomms(cv=validation_split(val)).fit(X, y[:-1])
+    with pytest.raises(InvalidParameterError, match="scoring"):
+        Pomms(scoring="pearson").fit(X, y)
+    with pytest.raises(InvalidParameterError, match="select"):
+        Pomms(select="smallest").fit(X, y)
+    with pytest.raises(InvalidParameterError, match="max_features"):
+        Pomms(max_features=0).fit(X, y)
     with pytest.raises(ValueError, match="validation rows"):
-        Pomms().fit(X, y, np.zeros(len(y), dtype=bool))
+        Pomms(cv=validation_split(np.zeros(len(y), dtype=bool))).fit(X, y)
+    with pytest.raises(ValueError, match="caption_scores"):
+        Pomms(select="min_philautia").fit(X, y)
+
+
+def test_arrays_and_several_folds() -> None:
+    """Plain arrays get names x0.. ; an int cv is K-fold, its taus are fold means and
+    the step estimators are refitted on every row."""
+    X, y, _ = constructed(n=600)
+    model = Pomms(cv=3).fit(X.to_numpy(), y)
+    assert not hasattr(model, "feature_names_in_")
+    assert model.selection_order_[0] == "x2"  # column A
+    assert model.n_splits_ == 3 and model.n_train_ == 600 and model.n_validation_ == 600
+    ref = ElasticNet(alpha=1e-3, l1_ratio=0.5, random_state=0)
+    cols = [int(m[1:]) for m in model.members_]
+    ref.fit(X.to_numpy()[:, cols], y)
+    np.testing.assert_allclose(model.coef_, ref.coef_)
+    with pytest.raises(ValueError, match="X has 3 features, but Pomms is expecting 4"):
+        model.predict(X.to_numpy()[:, :3])
 
 
 def test_sklearn_parameter_conventions() -> None:
@@ -351,9 +381,8 @@ def judgement_table(seed: int = 3) -> pd.DataFrame:
 def report_inputs() -> tuple[Pomms, pd.DataFrame, pd.DataFrame]:
     judgements = judgement_table()
     nebula = judgements[(judgements.dataset == "nebula") & (judgements.split != "test")]
-    model = Pomms(max_features=3).fit(
-        nebula[MODELS], nebula["human_score"], (nebula["split"] == "val").to_numpy()
-    )
+    cv = validation_split((nebula["split"] == "val").to_numpy())
+    model = Pomms(max_features=3, cv=cv).fit(nebula[MODELS], nebula["human_score"])
     return model, judgements, long_table(planted_tensor(n=100), MODELS)
 
 
@@ -417,7 +446,8 @@ def test_table1(report_inputs) -> None:
 
 def test_table2(report_inputs) -> None:
     model, _, scores = report_inputs
-    table = table2(model, scores, MODELS)
+    result = table2(model, scores, MODELS)
+    table = result.table
     assert list(table.columns) == [
         "generator",
         "member",
@@ -432,20 +462,24 @@ def test_table2(report_inputs) -> None:
     with_pomms = pomms_phi_tilde(scores, MODELS, ens)
     np.testing.assert_allclose(table["pomms"], with_pomms["Pomms"])
     assert table["member"].tolist() == [m in model.members_ for m in MODELS]
-    attrs = table.attrs
-    assert attrs["k"] == model.n_members_ and attrs["members"] == model.members_
-    assert attrs["pomms_most_extreme"] == pytest.approx(np.abs(table["pomms"]).max())
-    assert attrs["min_evaluator_most_extreme"] == pytest.approx(
+    assert result.k == model.n_members_ and result.members == model.members_
+    assert result.select == "best_validation"
+    assert result.pomms_most_extreme == pytest.approx(np.abs(table["pomms"]).max())
+    assert result.min_evaluator_most_extreme == pytest.approx(
         table["evaluator_most_extreme"].min()
     )
-    assert attrs["ensemble_philautia"] == pytest.approx(
+    assert result.ensemble_philautia == pytest.approx(
         ensemble_philautia(with_pomms, model.members_)
     )
     # The planted self-bias is larger than anything the ensemble gives.
-    assert attrs["pomms_less_extreme"]
+    assert result.pomms_less_extreme
     assert table["abs_pomms_below_self"].all()
+    summary = result.summary()
+    assert json.loads(json.dumps(summary)) == summary  # plain JSON values
+    assert summary["members"] == model.members_
     # Another step on request.
-    assert table2(model, scores, MODELS, k=1).attrs["members"] == model.selection_order_[:1]
+    other = table2(model, scores, MODELS, k=1)
+    assert other.members == model.selection_order_[:1] and other.select == "given"
 
 
 def test_ensemble_members_must_be_philautia_judges(report_inputs) -> None:
@@ -453,3 +487,113 @@ def test_ensemble_members_must_be_philautia_judges(report_inputs) -> None:
     renamed = scores.replace({"m0": "x0", "m1": "x1", "m2": "x2", "m3": "x3", "m4": "x4"})
     with pytest.raises(ValueError, match="not evaluators"):
         ensemble_caption_scores(model, renamed, ["x0", "x1", "x2", "x3", "x4"])
+
+
+# --------------------------------------------------------------------------------------
+# Selection rule (seed 000 §6.3: Table 2 uses Pomms (iv), the smallest |philautia|)
+# --------------------------------------------------------------------------------------
+
+
+def test_select_rule_on_the_papers_table1() -> None:
+    """Seed 000 Table 1's Pomms rows (i)-(vi) have 2..7 members; step 1 (one judge, not
+    printed there) is made up here with a near-zero score. min_philautia with
+    min_members=2 picks (iv): |0.15| < |-0.19| of (iii), as §6.3 says; best_validation
+    takes the first of the tied best tau (v). The tau column is the printed Nebula test
+    tau_b, standing in for a validation tau."""
+    steps = pd.DataFrame(
+        {
+            "step": [1, 2, 3, 4, 5, 6, 7],
+            "validation_tau_b": [55.0, 56.4, 56.6, 56.6, 56.4, 57.0, 57.0],
+            "philautia": [0.02, 1.31, 0.45, -0.19, 0.15, 0.52, 0.42],
+        }
+    )
+    assert Pomms(select="min_philautia", min_members=2)._select(steps) == 4  # (iv)
+    assert Pomms(select="best_validation", min_members=2)._select(steps) == 5  # (v)
+    # without the floor the lone judge with no self-preference would win
+    assert Pomms(select="min_philautia")._select(steps) == 0
+    nan = steps.assign(philautia=[np.nan, np.nan, 0.45, -0.19, 0.15, 0.52, 0.42])
+    assert Pomms(select="min_philautia")._select(nan) == 4  # NaN never wins
+
+
+def test_select_best_validation_vs_min_philautia(report_inputs) -> None:
+    """Same data, same greedy order; the two rules choose different steps, and each is
+    what its criterion says when recomputed by hand."""
+    _, judgements, scores = report_inputs
+    nebula = judgements[(judgements.dataset == "nebula") & (judgements.split != "test")]
+    cv = validation_split((nebula["split"] == "val").to_numpy())
+    X, y = nebula[MODELS], nebula["human_score"]
+    best = Pomms(cv=cv).fit(X, y, caption_scores=scores)
+    least = Pomms(cv=cv, select="min_philautia").fit(X, y, caption_scores=scores)
+    assert best.selection_order_ == least.selection_order_
+    pd.testing.assert_frame_equal(best.steps_.drop(columns="selected"),
+                                  least.steps_.drop(columns="selected"))
+    steps = best.steps_
+    # each step's philautia score: Phi-tilde with that step's ensemble as a column
+    for k in range(1, len(steps) + 1):
+        ens = ensemble_caption_scores(best, scores, MODELS, k=k)
+        by_hand = ensemble_philautia(
+            pomms_phi_tilde(scores, MODELS, ens), best.selection_order_[:k]
+        )
+        assert steps.loc[k - 1, "philautia"] == pytest.approx(by_hand)
+    tau = steps["validation_tau_b"].to_numpy()
+    phi_abs = np.abs(steps["philautia"].to_numpy())
+    assert best.n_members_ == int(np.argmax(tau)) + 1
+    assert least.n_members_ == int(np.argmin(phi_abs)) + 1
+    # The planted panel makes them differ: the best-tau ensemble is not the least biased.
+    assert best.n_members_ != least.n_members_
+    assert least.steps_["selected"].tolist() == [
+        k == least.n_members_ for k in steps["step"]
+    ]
+    assert table2(least, scores, MODELS).select == "min_philautia"
+    # min_members: the same rule over steps >= 2 only
+    floor = Pomms(cv=cv, select="min_philautia", min_members=2).fit(
+        X, y, caption_scores=scores
+    )
+    assert floor.n_members_ == int(np.argmin(phi_abs[1:])) + 2
+    with pytest.raises(ValueError, match="min_members=4 exceeds the 3 selection steps"):
+        Pomms(cv=cv, max_features=3, min_members=4).fit(X, y)
+    # without caption_scores the philautia column is NaN and best_validation still works
+    assert Pomms(cv=cv).fit(X, y).steps_["philautia"].isna().all()
+
+
+# --------------------------------------------------------------------------------------
+# scikit-learn's estimator checks
+# --------------------------------------------------------------------------------------
+
+# Every check parametrize_with_checks yields for a regressor passes (all 51, array-API
+# input skipped without SCIPY_ARRAY_API), so nothing is listed as expected to fail. Two
+# checks it does not yield are run below: parameter validation (passes) and DataFrame
+# column-name consistency, which fails by design (see its test).
+EXPECTED_FAILED_CHECKS: dict[str, str] = {}
+
+
+@parametrize_with_checks(
+    [Pomms(max_features=3)], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS
+)
+def test_sklearn_estimator_checks(estimator, check) -> None:
+    check(estimator)
+
+
+def test_sklearn_param_validation() -> None:
+    check_param_validation("Pomms", Pomms(max_features=2))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="predict selects the member columns by name from a wider table (table1 passes "
+    "the whole ratings table, ensemble_caption_scores the caption table), so other or "
+    "extra column names are accepted on purpose",
+)
+def test_sklearn_dataframe_column_names() -> None:
+    check_dataframe_column_names_consistency("Pomms", Pomms(max_features=2))
+
+
+def test_docstring_example() -> None:
+    import doctest
+
+    from judgebias.studies.pomms import estimator as module
+
+    runner = doctest.DocTestRunner()
+    for test in doctest.DocTestFinder().find(module.Pomms, "Pomms", globs=vars(module)):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries > 0

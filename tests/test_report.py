@@ -277,6 +277,8 @@ def _philautia_steps(config: dict) -> None:
         out = tables.setting_dir(setting)
         _run("phi", "--out-dir", out, *scores)
         _run("philautia", "--scores", f"{out}/scores.parquet", "--out-dir", out)
+        _run("selfpref", "--scores", f"{out}/scores.parquet", "--philautia",
+             f"{out}/philautia.parquet", "--out", f"{out}/{tables.SELFPREF_TABLE}.parquet")
         _run("heatmaps", "--setting", setting, "--phi", f"{out}/phi.parquet",
              "--phi-tilde", f"{out}/phi_tilde.parquet", "--philautia",
              f"{out}/philautia.parquet", "--out-dir", f"{out}/figures")

@@ -119,6 +119,13 @@ def _model_errors(key: str, model: Mapping[str, Any], panel: Mapping[str, Any],
     if model["family"] not in families:
         errors.append(f"panel.{key}.family: family {model['family']!r} is not defined "
                       "under families")
+    for i, family in enumerate(model.get("also_in", [])):
+        if family not in families:
+            errors.append(f"panel.{key}.also_in[{i}]: family {family!r} is not defined "
+                          "under families")
+        elif family == model["family"]:
+            errors.append(f"panel.{key}.also_in[{i}]: {family!r} is already the model's "
+                          f"family (panel.{key}.family); list only further families")
     if (model["backend"] == "sim") != ("sim" in model):
         errors.append(f"panel.{key}.sim: required exactly when backend is 'sim' "
                       f"(backend is {model['backend']!r})")

@@ -20,11 +20,17 @@ def setting_prompt(wildcards):
 
 MODELS_KEY = "philautia.models" if "models" in PARAMS["philautia"] else "panel"
 PHI_KEYS = [MODELS_KEY, "philautia.score"]
+FAMILY_KEYS = [
+    *[f"panel.{m}.family" for m in PHILAUTIA_MODELS],
+    # optional (no schema default): declared only where params.yaml states it
+    *[f"panel.{m}.also_in" for m in PHILAUTIA_MODELS if "also_in" in PARAMS["panel"][m]],
+]
 ANALYSIS_KEYS = [
     MODELS_KEY, "philautia.ddof", "philautia.n_bootstrap",
-    "philautia.n_permutations", "philautia.ci", "philautia.seed",
-    *[f"panel.{m}.family" for m in PHILAUTIA_MODELS],
+    "philautia.n_permutations", "philautia.ci", "philautia.seed", *FAMILY_KEYS,
 ]
+# the scores and the philautia scores it sits next to come from its inputs
+SELFPREF_KEYS = [MODELS_KEY, "philautia.ci", *FAMILY_KEYS]
 PHILAUTIA_FIGURE_KEYS = [MODELS_KEY, *figure_keys(PHILAUTIA_MODELS)]
 
 
@@ -120,6 +126,23 @@ rule philautia:
         "--out-dir results/philautia/{wildcards.setting}"
 
 
+rule selfpref:
+    input:
+        scores="results/philautia/{setting}/scores.parquet",
+        philautia="results/philautia/{setting}/philautia.parquet",
+        code=step_code("selfpref"),
+    output:
+        "results/philautia/{setting}/" + philautia.SELFPREF_TABLE + ".parquet",
+    params:
+        dvc_params=SELFPREF_KEYS,
+        values=values_of(SELFPREF_KEYS),
+    log:
+        "logs/selfpref/{setting}.log",
+    shell:
+        JB + " --log {log} selfpref --scores {input.scores} "
+        "--philautia {input.philautia} --out {output}"
+
+
 rule heatmaps:
     input:
         phi="results/philautia/{setting}/phi.parquet",
@@ -141,4 +164,6 @@ rule heatmaps:
 
 
 TARGETS.extend(expand("results/philautia/{setting}/metrics.json", setting=SETTINGS))
+TARGETS.extend(expand("results/philautia/{setting}/{table}.parquet", setting=SETTINGS,
+                      table=philautia.SELFPREF_TABLE))
 REPORT_INPUTS["philautia"] = philautia_report_inputs(PARAMS, philautia.RESULTS)

@@ -4,11 +4,13 @@
 # with the ensemble as an extra evaluator.
 from judgebias.study import study_models
 from judgebias.studies.pomms import tables as pomms
+from judgebias.studies.pomms.params import judgement_setting
 from judgebias.studies.pomms.report import report_inputs as pomms_report_inputs
 
 POMMS_MODELS = study_models(PARAMS, "philautia")
 POMMS_DATASETS = list(PARAMS["pomms"]["datasets"])
-POMMS_SETTING = PARAMS["pomms"]["setting"]
+POMMS_SETTING = PARAMS["pomms"]["setting"]  # Phi-tilde and philautia scores (Table 1)
+POMMS_JUDGEMENT_SETTING = judgement_setting(PARAMS["pomms"])  # tau on the judgement data
 POMMS_KEYS = ["pomms", MODELS_KEY, "philautia.score", "philautia.ddof",
               *[f"panel.{m}.family" for m in POMMS_MODELS]]
 POMMS_FIGURE_KEYS = [MODELS_KEY, *figure_keys(POMMS_MODELS)]
@@ -57,7 +59,8 @@ rule judge_items:
 rule pomms:
     input:
         judgements=expand(pomms.judgements_path("{dataset}"), dataset=POMMS_DATASETS),
-        item_scores=expand(pomms.item_scores_path(POMMS_SETTING, "{dataset}", "{evaluator}"),
+        item_scores=expand(pomms.item_scores_path(POMMS_JUDGEMENT_SETTING, "{dataset}",
+                                                  "{evaluator}"),
                            dataset=POMMS_DATASETS, evaluator=POMMS_MODELS),
         scores=f"results/philautia/{POMMS_SETTING}/scores.parquet",
         code=step_code("pomms"),

@@ -12,6 +12,18 @@ list value (reference captions) is written one item per line. Ids of the philaut
 - ``gveval_ref_free``: the same, reference-free setting.
 
 The PDF's line wrapping was undone (paragraphs are single lines); words are unchanged.
+
+Reference captions (``{{Reference}}`` of ``gveval_ref``) are written one per line,
+stripped, in the order the dataset gives them. This is *our* format, not G-VEval's:
+seed 000 Appendix C prints only the placeholder, and G-VEval's public scorer
+(github.com/ztangaj/gveval, ``evaluation/gveval/scorer.py``, ``Scorer.gveval``, commit
+fee3fd7) fills it with ``"'" + "'; '".join(refs)``, i.e. ``'ref 1'; 'ref 2'; 'ref 3`` on
+one line -- each reference quoted and separated by ``; ``, with an opening quote but no
+closing quote after the last one. We do not copy that (the unbalanced quote reads as a
+slip, and the philautia paper does not say it used G-VEval's code to fill the prompt);
+one reference per line keeps every caption whole and unquoted. The rest of the
+reference-based prompt (its text and the ``{{Caption}}`` slot) is G-VEval's own
+``prompts/img/combined.txt`` word for word.
 A `{{...}}` right after a dollar sign is not a placeholder: the G-VEval prompts print
 ``The final score is ${{score}}$.`` as an instruction to the model, and it stays as is.
 """
@@ -50,9 +62,11 @@ def fields(prompt_id: str) -> frozenset[str]:
 def render(prompt_id: str, values: Mapping[str, str | Sequence[str]] | None = None) -> str:
     """Fill every placeholder of a template from `values` (placeholder name -> text).
 
-    A list value is written one item per line, stripped. A placeholder without a value,
-    an empty list, or a value for a placeholder the template lacks is an error: a prompt
-    must never go out with a hole in it, or silently without the field a study meant.
+    A list value is written one item per line, stripped (our format for the G-VEval
+    reference list, not G-VEval's ``'a'; 'b'; 'c`` join: see the module docstring). A
+    placeholder without a value, an empty list, or a value for a placeholder the template
+    lacks is an error: a prompt must never go out with a hole in it, or silently without
+    the field a study meant.
     """
     values = dict(values or {})
     needed = fields(prompt_id)

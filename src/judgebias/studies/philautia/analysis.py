@@ -9,10 +9,13 @@ reference-free):
 * its column-then-row standardisation Phi-tilde (§4.1 Step 3; Algorithm 1 lines 6-7),
 * the philautia score, the diagonal Phi-tilde_i(i) (§4.1),
 * the §6.1 readings: the diagonal against its evaluator column (1 and 2 sd), and the
-  recomputation without one evaluator ("when we computed Phi-tilde without LLaVA-1.5"),
+  recomputation without one model ("when we computed Phi-tilde without LLaVA-1.5"), read
+  both ways: without its evaluator column only (`leave_one_evaluator_out`) and without
+  the model altogether, row and column (`leave_one_model_out`),
 * the §6.2 family sub-matrices and their rank among all principal sub-matrices of the
   same size ("second-largest number of positive off-diagonal entries among all C(12,4)
-  possible 4x4 submatrices"),
+  possible 4x4 submatrices"), as a dense rank (the paper's wording) and a competition
+  rank; a model may sit in several families (Fig. 6),
 * the diagonal-vs-off-diagonal significance test that the earlier version of the paper
   (seed ``001_47811129d5d0433a.txt`` §5.2, where Phi is called S, Phi-tilde S-tilde and the
   philautia score the Self-Preference Index) reports as p < 0.05 without naming the test;
@@ -290,7 +293,8 @@ class FamilyResult:
     n_positive: int
     share_positive: float
     mean_off_diagonal: float
-    rank: float
+    rank_dense: float
+    rank_competition: float
     n_ties: float
     n_subsets: int
     share_subsets_geq: float
@@ -306,8 +310,10 @@ class FamilyResult:
             "n_positive": self.n_positive,
             "share_positive": _json_float(self.share_positive),
             "mean_off_diagonal": _json_float(self.mean_off_diagonal),
-            # exact enumeration gives integers; Monte Carlo gives scaled estimates
-            "rank": int(self.rank) if self.method == "exact" else _json_float(self.rank),
+            # exact enumeration gives integers; Monte Carlo gives estimates
+            "rank_dense": int(self.rank_dense),
+            "rank_competition": (int(self.rank_competition) if self.method == "exact"
+                                 else _json_float(self.rank_competition)),
             "n_ties": int(self.n_ties) if self.method == "exact" else _json_float(self.n_ties),
             "n_subsets": self.n_subsets,
             "share_subsets_geq": _json_float(self.share_subsets_geq),
@@ -326,10 +332,32 @@ def _positive_off_diagonal_counts(positive: np.ndarray, subsets: np.ndarray) -> 
     return out
 
 
+def family_groups(
+    models: Sequence[str], families: Mapping[str, str | Sequence[str]]
+) -> dict[str, list[str]]:
+    """Family name -> its members among ``models`` (in ``models`` order).
+
+    ``families`` maps a model to one family name or to a sequence of them: seed 000 Fig. 6
+    puts LLaVA-OneVision-7B both in the Qwen-based block (i) (its LLM is Qwen2-7B,
+    Appendix Table A) and in the LLaVA-family block (ii) (§6.2, "successor models to
+    LLaVA-1.5-13B"), so membership is a set, not a partition. Models absent from
+    ``models`` are ignored (one mapping can serve several panels); families appear in
+    the order their first member appears in ``models``.
+    """
+    groups: dict[str, list[str]] = {}
+    for model in models:
+        names = families.get(model, ())
+        for family in [names] if isinstance(names, str) else names:
+            members = groups.setdefault(family, [])
+            if model not in members:
+                members.append(model)
+    return groups
+
+
 def family_submatrices(
     phi_t: np.ndarray,
     models: Sequence[str],
-    families: Mapping[str, str],
+    families: Mapping[str, str | Sequence[str]],
     *,
     max_exact: int = 200_000,
     n_samples: int | None = None,
@@ -340,28 +368,37 @@ def family_submatrices(
     Seed 000 §6.2 / Fig. 6: the 4x4 sub-matrix of the Qwen-based models has 9 of 12
     off-diagonal entries > 0, "the second-largest number of positive off-diagonal entries
     among all C(12,4) possible 4x4 submatrices". For each family with >= 2 members among
-    `models` (``families`` maps model -> family; models not in `models` are ignored, so
-    one mapping can serve several panels) this reports the block, the number and share of
-    positive off-diagonal entries, their mean, and the rank of that count among all
-    C(M, k) principal k x k sub-matrices of the same Phi-tilde (no re-standardisation).
+    `models` (``families`` maps model -> family name or list of names, see
+    `family_groups`: a model may belong to several families, as LLaVA-OneVision-7B does in
+    Fig. 6) this reports the block, the number and share of positive off-diagonal
+    entries, their mean, and the rank of that count among all C(M, k) principal k x k
+    sub-matrices of the same Phi-tilde (no re-standardisation).
 
-    Ties use competition ranking: rank = 1 + (number of subsets with strictly more
-    positive entries); ``n_ties`` = other subsets with exactly as many;
+    Two ranks, because the paper's wording fixes one and the usual convention is another:
+
+    * ``rank_dense`` -- the paper's wording: "the second-largest *number*" ranks the
+      distinct counts, so rank = 1 + (number of distinct counts larger than the
+      family's). Several subsets sharing the largest count still leave the family
+      "second".
+    * ``rank_competition`` -- 1 + (number of subsets with strictly more positive
+      entries), the "1224" convention of sports tables; it says how many subsets beat
+      the family.
+
+    E.g. counts (over all subsets) 12, 12, 10, 9, 9 and the family at 10: dense rank 2,
+    competition rank 3. ``n_ties`` = other subsets with exactly as many;
     ``share_subsets_geq`` = share of subsets with at least as many (the family's own
     included), an exact p-value for "a random k-subset of models looks at least this
     mutually favourable". Enumerated exactly when C(M, k) <= max_exact; otherwise
-    ``n_samples`` (default max_exact) uniformly random k-subsets are drawn, rank and ties
-    are estimated by scaling the sample shares to C(M, k), the share uses the (1 + hits) /
-    (1 + draws) estimate, and ``method`` says "monte_carlo".
+    ``n_samples`` (default max_exact) uniformly random k-subsets are drawn, the
+    competition rank and ties are estimated by scaling the sample shares to C(M, k), the
+    dense rank counts the distinct larger counts seen in the sample (a lower bound), the
+    share uses the (1 + hits) / (1 + draws) estimate, and ``method`` says "monte_carlo".
     """
     phi_t = np.asarray(phi_t, dtype=float)
     models = list(models)
     m = len(models)
     index = {name: i for i, name in enumerate(models)}
-    groups: dict[str, list[str]] = {}
-    for model in models:
-        if model in families:
-            groups.setdefault(families[model], []).append(model)
+    groups = family_groups(models, families)
     positive = phi_t > 0
     np.fill_diagonal(positive, False)
     positive = positive.astype(np.int64)
@@ -380,18 +417,18 @@ def family_submatrices(
             subsets = np.fromiter(
                 combinations(range(m), k), dtype=np.dtype((np.intp, k)), count=n_subsets
             )
-            counts = _positive_off_diagonal_counts(positive, subsets)
-            n_more = int((counts > observed).sum())
-            n_equal = int((counts == observed).sum())
+        else:
+            draws = n_samples or max_exact
+            subsets = np.argsort(rng.random((draws, m)), axis=1)[:, :k]
+        counts = _positive_off_diagonal_counts(positive, subsets)
+        n_more = int((counts > observed).sum())
+        n_equal = int((counts == observed).sum())
+        rank_dense = float(1 + np.unique(counts[counts > observed]).size)
+        if n_subsets <= max_exact:
             rank, n_ties = float(1 + n_more), float(n_equal - 1)
             share_geq = (n_more + n_equal) / n_subsets
             method, n_evaluated = "exact", n_subsets
         else:
-            draws = n_samples or max_exact
-            subsets = np.argsort(rng.random((draws, m)), axis=1)[:, :k]
-            counts = _positive_off_diagonal_counts(positive, subsets)
-            n_more = int((counts > observed).sum())
-            n_equal = int((counts == observed).sum())
             rank = 1.0 + n_subsets * n_more / draws
             n_ties = max(n_subsets * n_equal / draws - 1.0, 0.0)
             share_geq = (1 + n_more + n_equal) / (1 + draws)
@@ -409,7 +446,8 @@ def family_submatrices(
                 n_positive=observed,
                 share_positive=observed / (k * (k - 1)),
                 mean_off_diagonal=float(np.nanmean(off)),
-                rank=rank,
+                rank_dense=rank_dense,
+                rank_competition=rank,
                 n_ties=n_ties,
                 n_subsets=n_subsets,
                 share_subsets_geq=float(share_geq),
@@ -432,12 +470,25 @@ def leave_one_evaluator_out(
 
     Seed 000 §6.1: Qwen2.5-VL's low philautia score "might be skewed by the evaluations
     by LLaVA-1.5" (an outlier Phi~ = -3.25 inflating the row sd); "when we computed Phi~
-    without LLaVA-1.5, the philautia score for Qwen2.5-VL-7B was 0.934". We drop only the
-    evaluator's *column*: the concern is that evaluator's judgements, while its row holds
-    its captions as a generator, scored by the other (kept) evaluators, which is still
-    valid evidence. Phi-tilde is recomputed on the M x (M-1) matrix (columns then rows, as
-    Algorithm 1) and each remaining model's philautia score read at (i, its own column).
-    Rows = dropped evaluator, columns = model; the dropped model itself is NaN.
+    without LLaVA-1.5, the philautia score for Qwen2.5-VL-7B was 0.934". The sentence fits
+    two computations; this is the first, `leave_one_model_out` the second. Here only the
+    evaluator's *column* goes: the concern is that evaluator's judgements, while its row
+    holds its captions as a generator, scored by the other (kept) evaluators. Phi-tilde
+    is recomputed on the M x (M-1) matrix (columns then rows, as Algorithm 1) and each
+    remaining model's philautia score read at (i, its own column). Rows = dropped
+    evaluator, columns = model; the dropped model itself is NaN.
+
+    This is the variant that reproduces §6.1's number. Dropping a column leaves every
+    other column's standardisation (Algorithm 1 line 6) unchanged, and the row step is
+    invariant to an affine map of the row, so the new score is the z-score of Phi~_i(i)
+    within row i of the *published* Phi~ with the dropped entry removed. With ddof = 0 a
+    row of Phi~ has mean 0 and sum of squares M; removing x = -3.25 from Qwen2.5-VL's
+    row (M = 12) leaves 11 entries with mean 3.25/11 and population sd
+    sqrt((12 - 3.25^2)/11 - (3.25/11)^2) = 0.2083, and (0.49 - 0.2955) / 0.2083 = 0.934,
+    the printed value (Fig. 4 (i): Phi~_Qwen(Qwen) = 0.49). ddof = 1 cannot even produce
+    a -3.25 in a row of 12 (|z| <= 11/sqrt(12) = 3.18). The whole-model variant needs
+    Phi itself (Fig. A is printed as a heat map only), so it cannot be checked from the
+    paper; tests/test_philautia.py carries this arithmetic.
     """
     phi = np.asarray(phi, dtype=float)
     m = phi.shape[0]
@@ -450,6 +501,35 @@ def leave_one_evaluator_out(
     return pd.DataFrame(
         out,
         index=pd.Index(names, name="dropped_evaluator"),
+        columns=pd.Index(names, name="model"),
+    )
+
+
+def leave_one_model_out(
+    phi: np.ndarray, ddof: int = 0, models: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Philautia scores recomputed on the panel without one model, for each model.
+
+    The second reading of seed 000 §6.1's "when we computed Phi~ without LLaVA-1.5" (see
+    `leave_one_evaluator_out` for the first): the model leaves the panel entirely, as
+    generator *and* evaluator, so Phi~ is recomputed from the (M-1) x (M-1) principal
+    sub-matrix of Phi (Algorithm 1 lines 6-7 on the smaller panel, as if the study had
+    been run with M-1 models). Unlike the column-only variant, every kept column's
+    standardisation changes too (its mean and sd lose the dropped generator's caption
+    scores). Rows = dropped model, columns = model; the dropped model itself is NaN.
+    """
+    phi = np.asarray(phi, dtype=float)
+    m = phi.shape[0]
+    if phi.shape != (m, m):
+        raise ValueError("leave_one_model_out needs a square Phi")
+    names = list(models) if models is not None else list(range(m))
+    out = np.full((m, m), np.nan)
+    for e in range(m):
+        keep = np.delete(np.arange(m), e)
+        out[e, keep] = philautia_scores(phi_tilde(phi[np.ix_(keep, keep)], ddof=ddof))
+    return pd.DataFrame(
+        out,
+        index=pd.Index(names, name="dropped_model"),
         columns=pd.Index(names, name="model"),
     )
 
@@ -522,6 +602,7 @@ class PhilautiaResult:
     diagonal_test: DiagonalTest
     families: list[FamilyResult]
     loo: pd.DataFrame
+    loo_model: pd.DataFrame
     bootstrap: BootstrapSummary
     excluded_by_status: dict[str, int]
     n_nan_scores: int
@@ -531,6 +612,8 @@ class PhilautiaResult:
         """JSON-serialisable summary (strict JSON: NaN becomes null)."""
         loo_min = self.loo.min(axis=0)
         loo_max = self.loo.max(axis=0)
+        model_min = self.loo_model.min(axis=0)
+        model_max = self.loo_model.max(axis=0)
         per_model = {}
         for model, row in self.philautia.iterrows():
             per_model[str(model)] = {
@@ -545,6 +628,8 @@ class PhilautiaResult:
                 "above_2sd": bool(row["above_2sd"]),
                 "loo_min": _json_float(loo_min[model]),
                 "loo_max": _json_float(loo_max[model]),
+                "loo_model_min": _json_float(model_min[model]),
+                "loo_model_max": _json_float(model_max[model]),
             }
         n_cells = self.n_images * len(self.models) ** 2
         n_valid = int(self.n_valid.to_numpy().sum())
@@ -601,7 +686,8 @@ class PhilautiaResult:
                 "n_positive",
                 "share_positive",
                 "mean_off_diagonal",
-                "rank",
+                "rank_dense",
+                "rank_competition",
                 "n_ties",
                 "n_subsets",
                 "share_subsets_geq",
@@ -615,6 +701,7 @@ class PhilautiaResult:
             "phi_tilde": self.phi_tilde.reset_index(),
             "counts": counts,
             "loo": self.loo.reset_index(),
+            "loo_model": self.loo_model.reset_index(),
             "families": families,
             "philautia": self.philautia.reset_index(),
         }
@@ -623,7 +710,7 @@ class PhilautiaResult:
 def analyse(
     scores: pd.DataFrame,
     models: Sequence[str],
-    families: Mapping[str, str] | None = None,
+    families: Mapping[str, str | Sequence[str]] | None = None,
     ddof: int = 0,
     n_boot: int = 1000,
     n_permutations: int = 10_000,
@@ -635,7 +722,9 @@ def analyse(
     """Run Philautia-Eval (seed 000 §4.1 / Algorithm 1, §6.1, §6.2) on one setting.
 
     ``scores``: long table (image_id, generator, evaluator, score[, status]); NaN scores
-    are excluded from every mean. ``families``: model -> family name for §6.2. The
+    are excluded from every mean. ``families``: model -> family name or list of names
+    for §6.2 (`family_groups`). Both leave-one-out readings of §6.1 are computed
+    (`leave_one_evaluator_out`, `leave_one_model_out`). The
     bootstrap, the permutation test and any Monte Carlo family ranking draw from
     independent streams spawned from ``seed``, so the result is reproducible and one
     component's draws do not shift when another's size changes.
@@ -685,6 +774,7 @@ def analyse(
         diagonal_test=test,
         families=fams,
         loo=leave_one_evaluator_out(phi, ddof=ddof, models=models),
+        loo_model=leave_one_model_out(phi, ddof=ddof, models=models),
         bootstrap=boot,
         excluded_by_status=excluded_by_status,
         n_nan_scores=int(scores["score"].isna().sum()),

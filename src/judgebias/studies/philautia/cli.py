@@ -66,6 +66,15 @@ def _philautia(args: argparse.Namespace) -> None:
     write_json(result.metrics(), out / "metrics.json")
 
 
+def _selfpref(args: argparse.Namespace) -> None:
+    from judgebias.artifacts import write_table
+    from judgebias.studies.philautia.selfpref import run_selfpref
+    from judgebias.studies.philautia.tables import SELFPREF
+
+    write_table(run_selfpref(load_config(args.params), args.scores, args.philautia),
+                args.out, SELFPREF)
+
+
 def _heatmaps(args: argparse.Namespace) -> None:
     from judgebias.studies.philautia.figures import draw_figures
 
@@ -90,6 +99,10 @@ def register(add) -> None:
     p = add("philautia", _philautia, "Phi-tilde, philautia scores, tests, intervals")
     p.add_argument("--scores", required=True, help="the setting's long scores table")
     p.add_argument("--out-dir", required=True)
+    p = add("selfpref", _selfpref,
+            "self- and family-preference in score points (beyond the paper)")
+    for flag in ("--scores", "--philautia", "--out"):
+        p.add_argument(flag, required=True)
     p = add("heatmaps", _heatmaps, "figures of one setting")
     for flag in ("--setting", "--phi", "--phi-tilde", "--philautia", "--out-dir"):
         p.add_argument(flag, required=True)

@@ -24,7 +24,8 @@ def caption_task(config: Mapping[str, Any]) -> JudgeTask:
 
 def judge_task(config: Mapping[str, Any], setting: str) -> JudgeTask:
     """The setting's G-VEval prompt (seed 000 Appendix C) with the caption, the image and,
-    in the reference-based setting, the reference captions."""
+    in the reference-based setting, the reference captions, one per line (our format;
+    G-VEval's scorer joins them as ``'a'; 'b'; 'c``, see judgebias.prompts)."""
     spec = config["philautia"]["settings"][setting]
     fields = {"Caption": "caption", **({"Reference": "references"}
                                        if spec["references"] else {})}

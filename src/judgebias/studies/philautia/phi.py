@@ -61,12 +61,21 @@ def collect_scores(config: Mapping[str, Any], score_paths: Sequence[str]
     return long.drop(columns="used_expected"), phi.reset_index(), counts
 
 
+def model_families(config: Mapping[str, Any], models: Sequence[str]) -> dict[str, list[str]]:
+    """Model -> every family it belongs to: ``panel.<key>.family`` (its primary family,
+    whose sim opener styles its captions) then ``panel.<key>.also_in`` (further
+    families for the §6.2 sub-matrices; seed 000 Fig. 6 puts LLaVA-OneVision-7B in both
+    the Qwen-based and the LLaVA block)."""
+    return {m: [config["panel"][m]["family"], *config["panel"][m].get("also_in", [])]
+            for m in models}
+
+
 def run_analysis(config: Mapping[str, Any], scores_path: str) -> PhilautiaResult:
-    """Phi-tilde, philautia scores, the diagonal test, family sub-matrices,
-    leave-one-evaluator-out and bootstrap intervals for one setting."""
+    """Phi-tilde, philautia scores, the diagonal test, family sub-matrices, both
+    leave-one-out readings and bootstrap intervals for one setting."""
     study = config["philautia"]
     models = study_models(config, "philautia")
-    families = {m: config["panel"][m]["family"] for m in models}
+    families = model_families(config, models)
     return analyse(pd.read_parquet(scores_path), models, families, ddof=study["ddof"],
                    n_boot=study["n_bootstrap"], n_permutations=study["n_permutations"],
                    seed=study["seed"], ci=study["ci"])

@@ -11,7 +11,12 @@ from typing import Any
 import pandas as pd
 
 from judgebias.report.html import Figure, Section, Table
-from judgebias.studies.philautia.tables import ANALYSIS_TABLES, FIGURES, read_matrix
+from judgebias.studies.philautia.tables import (
+    ANALYSIS_TABLES,
+    FIGURES,
+    SELFPREF_TABLE,
+    read_matrix,
+)
 
 # Displayed headers of the tables' columns (the parquet files keep their names).
 COLUMN_READING = {"column_mean": "column mean", "column_sd": "column sd",
@@ -19,7 +24,9 @@ COLUMN_READING = {"column_mean": "column mean", "column_sd": "column sd",
 FAMILY_COLUMNS = {
     "members": "members", "k": "size k", "n_off_diagonal": "off-diagonal entries",
     "n_positive": "positive entries", "share_positive": "share positive",
-    "mean_off_diagonal": "mean off-diagonal", "rank": "rank of the count",
+    "mean_off_diagonal": "mean off-diagonal",
+    "rank_dense": "rank of the count, dense (§6.2's wording)",
+    "rank_competition": "rank of the count, competition",
     "n_ties": "ties", "n_subsets": "k-subsets", "share_subsets_geq":
     "share of subsets ≥ (p-value)", "method": "method", "n_evaluated": "subsets evaluated"}
 
@@ -29,7 +36,7 @@ def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
     return [f"{results_root}/{setting}/{name}"
             for setting in config["philautia"]["settings"]
             for name in ["metrics.json", "phi.parquet", "counts.parquet",
-                         *(f"{t}.parquet" for t in ANALYSIS_TABLES),
+                         *(f"{t}.parquet" for t in (*ANALYSIS_TABLES, SELFPREF_TABLE)),
                          *(f"figures/{f}.png" for f in FIGURES)]]
 
 
@@ -53,7 +60,16 @@ def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path)
         "Φ̃ is relative: a judge without self-preference can still get a positive score "
         "when the other judges favour themselves (column standardisation lowers every "
         "other generator's entry). Read scores against their intervals and the "
-        "leave-one-evaluator-out range.",
+        "leave-one-out ranges.",
+        SELFPREF_NOTE,
+        *_identification_note(results),
+        "§6.1's \"Φ̃ without LLaVA-1.5\" is read two ways: without that evaluator's column "
+        "(its row stays: its captions, judged by the others) and without the model "
+        "altogether. The paper's printed numbers (Φ̃_Qwen(Qwen) = 0.49, "
+        "Φ̃_LLaVA-1.5(Qwen) = −3.25, ddof 0) give 0.934 exactly under the first.",
+        "Family ranks: the dense rank counts distinct larger counts (§6.2's \"second-largest "
+        "number\"); the competition rank counts the subsets with more positive entries. "
+        "A model may belong to several families (panel.<key>.also_in).",
     ]
     level = f"{metrics['bootstrap']['ci']:.0%}"
     philautia = (pd.read_parquet(results / "philautia.parquet").set_index("model")
@@ -71,6 +87,10 @@ def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path)
         tables=[
             Table(read_matrix(results / "phi_tilde.parquet"), "Φ̃", "{:.2f}"),
             Table(philautia, "Philautia scores, intervals, column reading (§6.1)", "{:.3f}"),
+            Table(_selfpref_table(results, level),
+                  "Self- and family-preference in score points (0-100 scale; beyond the "
+                  "paper): per-caption regression with caption and judge effects, "
+                  "image-clustered intervals, next to the philautia score", "{:.2f}"),
             Table(read_matrix(results / "phi.parquet"), "Φ", "{:.3f}"),
             Table(pd.read_parquet(results / "families.parquet").set_index("family")
                   .rename(columns=FAMILY_COLUMNS),
@@ -78,11 +98,70 @@ def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path)
                   "all principal sub-matrices of the same size", "{:.3f}"),
             Table(pd.read_parquet(results / "loo.parquet").set_index("dropped_evaluator")
                   .rename_axis("evaluator left out"),
-                  "Leave-one-evaluator-out philautia scores (rows: evaluator left out)",
-                  "{:.2f}"),
+                  "Leave-one-out (§6.1), evaluator column only: philautia scores with one "
+                  "evaluator's column removed, M × (M−1) (rows: evaluator left out; the "
+                  "reading that reproduces §6.1's 0.934)", "{:.2f}"),
+            Table(pd.read_parquet(results / "loo_model.parquet").set_index("dropped_model")
+                  .rename_axis("model left out"),
+                  "Leave-one-out (§6.1), whole model: philautia scores of the panel "
+                  "without one model, (M−1) × (M−1) (rows: model left out)", "{:.2f}"),
         ],
         notes=notes,
     )
+
+
+SELFPREF_NOTE = (
+    "Points vs philautia score: the point estimates say how many points (0-100) a judge "
+    "adds to its own captions (own) and to its siblings' (family), compared with the "
+    "other judges' scores of the same caption and net of the judge's leniency. The "
+    "philautia score is relative and the two disagree when (i) other judges favour "
+    "themselves: a judge without self-preference then gets a positive philautia score "
+    "(column standardisation lowers the other generators' entries); (ii) a judge favours "
+    "only its siblings: their captions rise in its column past its own, so its philautia "
+    "score turns negative although it adds nothing to its own captions; (iii) the "
+    "preference is strong: with ddof 0 the score cannot exceed √(M−1), however many "
+    "points are added.")
+
+
+def _selfpref_table(results: Path, level: str) -> pd.DataFrame:
+    """Each effect as "points [CI low, CI high]" (the parquet keeps every column)."""
+    table = pd.read_parquet(results / f"{SELFPREF_TABLE}.parquet").set_index("model")
+
+    def interval(prefix: str) -> pd.Series:
+        return pd.Series([
+            "–" if pd.isna(v) else f"{v:.2f} [{lo:.2f}, {hi:.2f}]"
+            for v, lo, hi in zip(table[f"{prefix}_effect" if prefix != "philautia"
+                                       else "philautia_score"],
+                                 table[f"{prefix}_ci_low"], table[f"{prefix}_ci_high"],
+                                 strict=True)], index=table.index)
+
+    return pd.DataFrame({
+        f"own points [{level} CI]": interval("own"),
+        "own p": table["own_p_value"],
+        f"family points [{level} CI]": interval("family"),
+        "family p": table["family_p_value"],
+        f"own − family points [{level} CI]": interval("own_vs_family"),
+        f"philautia score [{level} CI]": interval("philautia"),
+        "scores used": table["n_rows"],
+        "failed, dropped": table["n_dropped"],
+    }).rename_axis("model")
+
+
+def _identification_note(results: Path) -> list[str]:
+    table = pd.read_parquet(results / f"{SELFPREF_TABLE}.parquet")
+    notes = []
+    if not table["family_estimable"].all():
+        alone = ", ".join(table.loc[~table["family_estimable"], "model"])
+        notes.append(f"No family effect for {alone}: no sibling in the panel (not "
+                     "estimable).")
+    if not (table["own_identified"].all() and table["family_identified"][
+            table["family_estimable"]].all()):
+        notes.append("This panel does not identify every own/family effect in points "
+                     "(e.g. it is exactly two families: \"A favours A\" cannot be told "
+                     "from \"A's judges are lenient and A's captions good\"). Those "
+                     "effects are shown under the minimum-norm normalisation (the "
+                     "smallest preferences the data allow); own − family is identified.")
+    return notes
 
 
 def report_section(config: Mapping[str, Any], results_root: Path) -> Section:

@@ -37,12 +37,35 @@ SCORES = table_schema("scores", [
     *CALL_FIELDS,
 ])
 
+# One row per evaluator: its own-caption and family effects in score points with their
+# intervals (beyond the paper; judgebias.studies.philautia.selfpref), next to its
+# philautia score (seed 000 §4.1).
+EFFECT_FIELDS = ("effect", "se", "ci_low", "ci_high", "p_value")
+SELFPREF = table_schema("selfpref", [
+    pa.field("model", pa.string(), nullable=False),
+    *[pa.field(f"own_{f}", pa.float64(), nullable=True) for f in EFFECT_FIELDS],
+    pa.field("own_identified", pa.bool_(), nullable=False),
+    pa.field("own_n", pa.int64(), nullable=False),
+    pa.field("family_estimable", pa.bool_(), nullable=False),
+    pa.field("family_identified", pa.bool_(), nullable=False),
+    *[pa.field(f"family_{f}", pa.float64(), nullable=True) for f in EFFECT_FIELDS],
+    *[pa.field(f"own_vs_family_{f}", pa.float64(), nullable=True) for f in EFFECT_FIELDS],
+    pa.field("family_n", pa.int64(), nullable=False),
+    pa.field("n_rows", pa.int64(), nullable=False),
+    pa.field("n_dropped", pa.int64(), nullable=False),
+    pa.field("philautia_score", pa.float64(), nullable=True),
+    pa.field("philautia_ci_low", pa.float64(), nullable=True),
+    pa.field("philautia_ci_high", pa.float64(), nullable=True),
+])
+
+
 DATASET_TABLE = "data/dataset/images.parquet"
 DATASET_IMAGES = "data/dataset/images"
 RESULTS = "results/philautia"
 # Tables the `philautia` rule writes (Phi and counts come from the `phi` rule).
-ANALYSIS_TABLES = ("phi_tilde", "philautia", "loo", "families")
+ANALYSIS_TABLES = ("phi_tilde", "philautia", "loo", "loo_model", "families")
 FIGURES = ("phi", "phi_tilde", "philautia")
+SELFPREF_TABLE = "selfpref"  # written by the `selfpref` rule
 
 
 def captions_path(generator: str) -> str:

@@ -7,8 +7,11 @@ Implements seed ``000_dd1ddac0ce03ecfb.txt`` §4.2 (Pomms), its validation in §
   evaluators with an Elastic Net meta-learner (§4.2: "The sequential feature selection
   algorithm (SFS) is used for the model selection ... we employ a lightweight meta-learner
   (e.g., Elastic Net)"). §6.3 Setup: trained on the training split (Nebula train), model
-  selection on the validation split, evaluated on the test split, with Kendall tau-b and
-  tau-c (`judgebias.agreement`).
+  selection on the validation split (`validation_split`, the estimator's ``cv``),
+  evaluated on the test split, with Kendall tau-b and tau-c (`judgebias.agreement`). The
+  ensemble size is chosen by ``select``: the best validation tau, or Table 2's rule, the
+  step whose ensemble has the smallest absolute philautia score (§6.3, "the mixture with
+  the smallest absolute philautia score").
 * `pomms_phi_tilde`: Phi-tilde recomputed with Pomms as one more *evaluator* column
   (Fig. D; Table 2's Phi~_Pomms(G(i)) row). Pomms judges every generator's captions but
   generates none, so the matrix is M generators x (M + 1) evaluators; it reuses
@@ -17,7 +20,8 @@ Implements seed ``000_dd1ddac0ce03ecfb.txt`` §4.2 (Pomms), its validation in §
   philautia scores (from Fig. 4 (ii), without Pomms) "are not identical to those
   calculated from Phi~ containing Pomms".
 * `ensemble_philautia` and `most_extreme`: the two readings of that column.
-* `table1` and `table2`: the report tables (see their docstrings for columns).
+* `table1` and `table2` (a typed `Table2` result): the report tables (see their
+  docstrings for columns).
 
 Decision: the philautia score of an ensemble. Seed 000 Table 1 prints a Phi-score for
 every Pomms row (e.g. 0.15 for Pomms (iv)) but the paper never defines it: the philautia
@@ -44,21 +48,33 @@ column's mean, exactly as `phi_matrix` excludes NaN from every other cell.
 Note on Table 1's first row: the paper's first Pomms row already has two members ("(i)
 GPT-4o and InternVL2.5-8B"); SFS here starts at one member, so the k = 1 row is a
 rescaled single evaluator (same tau as that evaluator when its coefficient is positive).
+``min_members`` (params: 2) keeps ``select`` from choosing it: under "min_philautia" a
+lone judge without self-preference would win trivially (its philautia score is its own
+diagonal entry, near 0).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.feature_selection import SequentialFeatureSelector
 from sklearn.linear_model import ElasticNet
 from sklearn.metrics import make_scorer
-from sklearn.model_selection import PredefinedSplit
-from sklearn.utils.validation import check_is_fitted
+from sklearn.model_selection import PredefinedSplit, check_cv
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import (
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
 from judgebias.agreement import agreement, kendall
 from judgebias.studies.philautia.analysis import (
@@ -69,6 +85,7 @@ from judgebias.studies.philautia.analysis import (
 )
 
 SCORINGS = ("tau_b", "tau_c")
+SELECTIONS = ("best_validation", "min_philautia")
 POMMS = "Pomms"
 
 
@@ -91,40 +108,144 @@ def tau_scorer(scoring: str = "tau_b") -> Any:
     return make_scorer(_tau_score, variant=scoring[-1])
 
 
+def validation_split(is_validation: Any) -> PredefinedSplit:
+    """The held-out scheme of seed 000 §6.3 as a ``cv`` for `Pomms`: one split, True =
+    validation row (model selection), False = training row (fits the Elastic Net)."""
+    mask = np.asarray(is_validation)
+    if mask.dtype != bool:
+        raise TypeError("is_validation must be a boolean array (True = validation row)")
+    return PredefinedSplit(np.where(mask.ravel(), 0, -1))
+
+
 class Pomms(RegressorMixin, BaseEstimator):
     """Pomms (seed 000 §4.2): SFS-selected evaluators combined by an Elastic Net.
 
+    Forward sequential feature selection over the evaluator columns (§4.2: "The
+    sequential feature selection algorithm (SFS) is used for the model selection ... we
+    employ a lightweight meta-learner (e.g., Elastic Net)"), scored by Kendall tau on
+    the held-out rows of ``cv`` (§6.3: trained on Nebula's training set, "the validation
+    set for model selection"). SFS fixes the greedy order; ``select`` then picks how
+    many of the first evaluators make the ensemble.
+
     Parameters
     ----------
-    max_features : int or None
+    max_features : int or None, default=None
         Largest ensemble considered (SFS runs k = 1 .. max_features); None = all
         evaluators.
-    alpha, l1_ratio, positive, random_state
-        Passed to `sklearn.linear_model.ElasticNet`, the meta-learner (§4.2). ``alpha``
-        is on the scale of the inputs: scores in [0, 1] (seed 000 §5 normalises the 0-100
-        judge scale to [0, 1]).
-    scoring : "tau_b" or "tau_c"
-        Validation criterion, for both SFS's greedy choice and the number of members:
-        Kendall tau of the predictions against the human scores on the validation rows
-        (§6.3 uses tau-b and tau-c as metrics).
+    alpha : float, default=1e-3
+        Elastic Net penalty (`sklearn.linear_model.ElasticNet`, the meta-learner of
+        §4.2), on the scale of the inputs: scores in [0, 1] (seed 000 §5 normalises the
+        0-100 judge scale to [0, 1]).
+    l1_ratio : float, default=0.5
+        Elastic Net mixing parameter.
+    positive : bool, default=False
+        Constrain the Elastic Net's coefficients to be non-negative.
+    scoring : {"tau_b", "tau_c"}, default="tau_b"
+        Kendall tau variant of the predictions against ``y`` on the held-out rows: SFS's
+        greedy criterion, ``select="best_validation"``'s criterion and `score` (§6.3
+        reports tau-b and tau-c).
+    cv : int, cross-validation generator or iterable, default=5
+        The held-out scheme, as scikit-learn's ``cv`` (`sklearn.model_selection.check_cv`:
+        an int is a `KFold`). The paper's scheme is one predefined split
+        (`validation_split`, a `PredefinedSplit`): with a single split every step's
+        Elastic Net is fitted on its training rows only (§6.3: the validation set serves
+        model selection only); with several splits a step's held-out tau is the mean
+        over the splits and its Elastic Net is refitted on every (complete) row.
+    select : {"best_validation", "min_philautia"}, default="best_validation"
+        How many SFS steps make the ensemble. "best_validation": the step with the best
+        held-out ``scoring`` tau. "min_philautia": seed 000 §6.3 / Table 2's rule, "the
+        mixture with the smallest absolute philautia score" (Pomms (iv), |0.15| <
+        |-0.19| of Pomms (iii) in Table 1), where a step's philautia score is
+        `ensemble_philautia` on Phi-tilde recomputed with that step's ensemble as an
+        extra evaluator (`pomms_phi_tilde`); it needs ``caption_scores`` in `fit`. Ties
+        go to fewer members either way.
+    min_members : int, default=1
+        Smallest ensemble ``select`` may choose (SFS still runs from one member, so
+        ``steps_`` keeps every step). Seed 000 Table 1's Pomms rows start at two members
+        ("(i) GPT-4o and InternVL2.5-8B"), and under "min_philautia" a one-member
+        "ensemble" is just a single judge whose philautia score is its own entry, near 0
+        for any judge without self-preference, so the rule would pick it trivially; 2
+        follows the paper. Must not exceed the number of steps.
+    ddof : {0, 1}, default=0
+        Standard-deviation convention of Phi-tilde for ``select="min_philautia"``
+        (`judgebias.studies.philautia.analysis.phi_tilde`).
+    random_state : int, RandomState instance or None, default=0
+        Passed to the Elastic Net.
 
-    Fitted attributes
-    -----------------
-    feature_names_in_, n_features_in_ : evaluator (column) names of ``X``.
-    selection_order_ : list[str], the greedy SFS order (step k adds
-        ``selection_order_[k - 1]``).
-    steps_ : DataFrame, one row per step: ``step``, ``added``, ``members`` (comma-joined),
-        ``validation_tau_b``, ``validation_tau_c``, ``n_validation``, ``selected``.
-    step_estimators_ : list of ElasticNet, step k's meta-learner fitted on the training
-        rows with the first k members.
-    n_members_, members_ : the chosen ensemble size (best validation score by
-        ``scoring``; ties go to fewer members) and its members.
-    estimator_, coef_, intercept_ : the chosen ElasticNet, fitted on the TRAINING rows
-        only (validation rows serve model selection, §6.3), and its coefficients
-        (aligned with ``members_``).
-    n_dropped_, n_train_, n_validation_ : rows dropped for a NaN (any evaluator or the
-        human score) and the training / validation rows used.
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of evaluator columns seen in `fit`.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Evaluator names, when ``X`` is a DataFrame with string column names.
+    selection_order_ : list of str
+        The greedy SFS order: step k adds ``selection_order_[k - 1]`` (evaluator names,
+        or ``"x<i>"`` for column i of an array).
+    steps_ : DataFrame
+        One row per step: ``step``, ``added``, ``members`` (comma-joined),
+        ``validation_tau_b``, ``validation_tau_c``, ``n_validation``, ``philautia``
+        (the step's ensemble philautia score; NaN without ``caption_scores``),
+        ``selected``.
+    step_estimators_ : list of ElasticNet
+        Step k's fitted meta-learner (the first k members).
+    n_members_ : int
+        The chosen step (number of members), by ``select``.
+    members_ : list of str
+        The chosen ensemble's members.
+    estimator_ : ElasticNet
+        The chosen step's meta-learner.
+    coef_ : ndarray of shape (n_members_,)
+        Its coefficients, aligned with ``members_``.
+    intercept_ : float
+        Its intercept.
+    n_splits_ : int
+        Number of held-out splits of ``cv``.
+    n_dropped_ : int
+        Rows dropped for a NaN (in any evaluator column or in ``y``).
+    n_train_ : int
+        Rows the step estimators were fitted on.
+    n_validation_ : int
+        Held-out predictions behind each step's tau (summed over splits).
+
+    See Also
+    --------
+    validation_split : the paper's predefined train / validation scheme as a ``cv``.
+    pomms_phi_tilde : Phi-tilde with the ensemble as an extra evaluator (Fig. D).
+
+    Notes
+    -----
+    A NaN score is a failed judge answer: rows with a NaN are dropped in `fit`, and a
+    row with a NaN member score is predicted NaN (never imputed).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.random(200)
+    >>> X = pd.DataFrame({"good": truth + 0.05 * rng.standard_normal(200),
+    ...                   "noise": rng.random(200)})
+    >>> cv = validation_split(np.arange(200) >= 150)
+    >>> pomms = Pomms(cv=cv).fit(X, truth)
+    >>> pomms.selection_order_
+    ['good', 'noise']
+    >>> pomms.steps_["members"].tolist()
+    ['good', 'good,noise']
+    >>> pomms.members_[0]
+    'good'
     """
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "max_features": [Interval(Integral, 1, None, closed="left"), None],
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "l1_ratio": [Interval(Real, 0, 1, closed="both")],
+        "positive": ["boolean"],
+        "scoring": [StrOptions(set(SCORINGS))],
+        "cv": ["cv_object"],
+        "select": [StrOptions(set(SELECTIONS))],
+        "min_members": [Interval(Integral, 1, None, closed="left")],
+        "ddof": [Interval(Integral, 0, 1, closed="both")],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -133,13 +254,21 @@ class Pomms(RegressorMixin, BaseEstimator):
         l1_ratio: float = 0.5,
         positive: bool = False,
         scoring: str = "tau_b",
-        random_state: int | None = 0,
+        cv: Any = 5,
+        select: str = "best_validation",
+        min_members: int = 1,
+        ddof: int = 0,
+        random_state: Any = 0,
     ) -> None:
         self.max_features = max_features
         self.alpha = alpha
         self.l1_ratio = l1_ratio
         self.positive = positive
         self.scoring = scoring
+        self.cv = cv
+        self.select = select
+        self.min_members = min_members
+        self.ddof = ddof
         self.random_state = random_state
 
     def __sklearn_tags__(self) -> Any:
@@ -159,91 +288,104 @@ class Pomms(RegressorMixin, BaseEstimator):
     # fit
     # ---------------------------------------------------------------------------------
 
-    def fit(self, X: pd.DataFrame, y: Any, validation: Any) -> Pomms:
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: Any, y: Any, *, caption_scores: pd.DataFrame | None = None) -> Pomms:
         """Select the ensemble members by forward SFS and fit the Elastic Net.
 
-        ``X``: DataFrame, one column per evaluator (scores in [0, 1]), one row per
-        rating row or item. ``y``: human scores. ``validation``: boolean array, True for
-        validation rows (model selection), False for training rows (§6.3).
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_evaluators)
+            One column per evaluator (scores in [0, 1]), one row per rating or item;
+            NaN = failed answer (the row is dropped).
+        y : array-like of shape (n_samples,)
+            Human scores; NaN rows are dropped.
+        caption_scores : DataFrame, optional
+            The philautia long table (image_id, generator, evaluator, score in [0, 1];
+            SelfEval-Cap in the paper) whose evaluators include every column of ``X``.
+            Required for ``select="min_philautia"``; with it each step's ensemble
+            philautia score is also reported in ``steps_`` under "best_validation".
 
-        Greedy order: `SequentialFeatureSelector` (forward, ``cv=PredefinedSplit`` so
-        every candidate set is fitted on the training rows and scored on the validation
-        rows, scorer = Kendall tau) is run for k = 1 .. K - 1 (it refuses
-        k = n_features); the sets are nested (checked) and step k's new feature is the
-        one added. If K is all evaluators, the last step adds the one left. Each step's
-        Elastic Net is then fitted on the training rows and scored on the validation
-        rows (`steps_`); the best step by ``scoring`` (ties: fewer members) is chosen.
+        Returns
+        -------
+        self : Pomms
+            The fitted estimator.
+
+        Greedy order: `SequentialFeatureSelector` (forward, the same held-out splits,
+        scorer = Kendall tau) is run for k = 1 .. K - 1 (it refuses k = n_features);
+        the sets are nested (checked) and step k's new feature is the one added. If K
+        is all evaluators, the last step adds the one left.
         """
-        if self.scoring not in SCORINGS:
-            raise ValueError(f"scoring must be one of {SCORINGS}, got {self.scoring!r}")
-        if not isinstance(X, pd.DataFrame):
-            raise TypeError("X must be a DataFrame whose columns are evaluator names")
-        names = [str(c) for c in X.columns]
-        if len(set(names)) != len(names):
-            raise ValueError("X has duplicate column names")
-        n_features = len(names)
-        if n_features == 0:
-            raise ValueError("X has no evaluator columns")
-        values = X.to_numpy(dtype=float)
-        target = np.asarray(y, dtype=float).ravel()
-        is_val = np.asarray(validation)
-        if is_val.dtype != bool:
-            raise TypeError("validation must be a boolean array (True = validation row)")
-        is_val = is_val.ravel()
-        if not (len(values) == len(target) == len(is_val)):
-            raise ValueError(
-                f"X, y and validation differ in length: {len(values)}, {len(target)}, {len(is_val)}"
-            )
+        if y is None:
+            raise ValueError("Pomms requires y to be passed, but the target y is None")
+        if self.select == "min_philautia" and caption_scores is None:
+            raise ValueError("select='min_philautia' needs caption_scores (the philautia "
+                             "long table) in fit")
+        values = validate_data(self, X, ensure_all_finite="allow-nan", dtype=float)
+        target = column_or_1d(np.asarray(y, dtype=float), warn=True)
+        check_consistent_length(values, target)
+        n_features = values.shape[1]
+        names = ([str(c) for c in self.feature_names_in_] if hasattr(self, "feature_names_in_")
+                 else [f"x{i}" for i in range(n_features)])
+        splits = list(check_cv(self.cv).split(values, target))
+        if not splits:
+            raise ValueError("cv yields no split: there are no validation rows")
         keep = ~np.isnan(values).any(axis=1) & ~np.isnan(target)
-        values, target, is_val = values[keep], target[keep], is_val[keep]
-        n_val = int(is_val.sum())
-        if n_val < 2 or len(is_val) - n_val < 2:
-            raise ValueError(
-                f"need at least 2 complete training and 2 complete validation rows, got "
-                f"{len(is_val) - n_val} and {n_val}"
-            )
-        if self.max_features is None:
-            k_max = n_features
-        elif int(self.max_features) < 1:
-            raise ValueError("max_features must be >= 1 or None")
-        else:
-            k_max = min(int(self.max_features), n_features)
+        position = np.cumsum(keep) - 1  # row index among the kept rows
+        kept_splits = []
+        for train, test in splits:
+            train, test = position[train[keep[train]]], position[test[keep[test]]]
+            if len(train) < 2 or len(test) < 2:
+                raise ValueError(
+                    f"each split needs at least 2 complete training and 2 complete "
+                    f"validation rows, got {len(train)} and {len(test)}"
+                )
+            kept_splits.append((train, test))
+        values, target = values[keep], target[keep]
+        k_max = n_features if self.max_features is None else min(self.max_features, n_features)
+        if self.min_members > k_max:
+            raise ValueError(f"min_members={self.min_members} exceeds the {k_max} selection "
+                             "steps (max_features or the number of evaluators)")
 
-        self.feature_names_in_ = np.asarray(names, dtype=object)
-        self.n_features_in_ = n_features
+        self.n_splits_ = len(kept_splits)
         self.n_dropped_ = int((~keep).sum())
-        self.n_train_ = len(is_val) - n_val
-        self.n_validation_ = n_val
-
-        order = self._greedy_order(values, target, is_val, k_max)
+        order = self._greedy_order(values, target, kept_splits, k_max)
         self.selection_order_ = [names[i] for i in order]
 
-        train = ~is_val
+        single = len(kept_splits) == 1
+        fit_rows = kept_splits[0][0] if single else np.arange(len(target))
+        self.n_train_ = len(fit_rows)
+        self.n_validation_ = int(sum(len(test) for _, test in kept_splits))
         estimators: list[ElasticNet] = []
         rows = []
         for k in range(1, k_max + 1):
             cols = order[:k]
-            est = self._meta_learner().fit(values[train][:, cols], target[train])
-            estimators.append(est)
-            tau = kendall(est.predict(values[is_val][:, cols]), target[is_val])
+            taus = []
+            for train, test in kept_splits:
+                est = self._meta_learner().fit(values[train][:, cols], target[train])
+                taus.append(kendall(est.predict(values[test][:, cols]), target[test]))
+            if single:
+                estimators.append(est)
+            else:
+                estimators.append(self._meta_learner().fit(values[:, cols], target))
             rows.append(
                 {
                     "step": k,
                     "added": names[order[k - 1]],
                     "members": ",".join(names[i] for i in cols),
-                    "validation_tau_b": tau["tau_b"],
-                    "validation_tau_c": tau["tau_c"],
-                    "n_validation": tau["n"],
+                    "validation_tau_b": float(np.mean([t["tau_b"] for t in taus])),
+                    "validation_tau_c": float(np.mean([t["tau_c"] for t in taus])),
+                    "n_validation": int(sum(t["n"] for t in taus)),
                 }
             )
         steps = pd.DataFrame(rows)
-        criterion = steps[f"validation_{self.scoring}"].to_numpy(dtype=float)
-        criterion = np.where(np.isnan(criterion), -np.inf, criterion)
-        best = int(np.argmax(criterion))  # first maximum = fewest members
+        self.step_estimators_ = estimators
+        steps["philautia"] = (
+            self._step_philautia(caption_scores) if caption_scores is not None else np.nan
+        )
+        best = self._select(steps)
         steps["selected"] = steps["step"] == best + 1
 
         self.steps_ = steps
-        self.step_estimators_ = estimators
         self.n_members_ = best + 1
         self.members_ = self.selection_order_[: best + 1]
         self.estimator_ = estimators[best]
@@ -251,12 +393,48 @@ class Pomms(RegressorMixin, BaseEstimator):
         self.intercept_ = float(self.estimator_.intercept_)
         return self
 
+    def _select(self, steps: pd.DataFrame) -> int:
+        """Index (row of ``steps``) of the chosen step among those with at least
+        ``min_members`` members: the smallest |philautia| or the best validation tau.
+        `numpy.argmin` takes the first, i.e. the fewest members, among ties; a NaN
+        criterion never wins."""
+        if self.select == "min_philautia":
+            criterion = np.abs(steps["philautia"].to_numpy(dtype=float))
+        else:  # best validation tau = smallest negated tau
+            criterion = -steps[f"validation_{self.scoring}"].to_numpy(dtype=float)
+        eligible = steps["step"].to_numpy() >= self.min_members
+        return int(np.argmin(np.where(eligible & ~np.isnan(criterion), criterion, np.inf)))
+
+    def _step_philautia(self, caption_scores: pd.DataFrame) -> list[float]:
+        """Each step's ensemble philautia score (`ensemble_philautia`) on the philautia
+        table: Phi (M x M, §4.1) plus the step's ensemble column, standardised columns
+        then rows (Algorithm 1 lines 6-7; Table 1's Phi-score of a Pomms row)."""
+        models = list(dict.fromkeys([*caption_scores["generator"].astype(str),
+                                     *caption_scores["evaluator"].astype(str)]))
+        absent = [m for m in self.selection_order_ if m not in models]
+        if absent:
+            raise ValueError(f"evaluators {absent} are not evaluators of caption_scores")
+        _, tensor = score_tensor(caption_scores, models)
+        phi = phi_matrix(tensor).phi
+        features = caption_features(caption_scores, models)
+        out = []
+        for k, est in enumerate(self.step_estimators_, start=1):
+            members = self.selection_order_[:k]
+            ens = features[["image_id", "generator"]].assign(
+                score=self._predict_with(features, members, est))
+            phi_t = _with_pomms(phi, models, ens, self.ddof, POMMS)
+            out.append(ensemble_philautia(phi_t, members, column=POMMS))
+        return out
+
     def _greedy_order(
-        self, values: np.ndarray, target: np.ndarray, is_val: np.ndarray, k_max: int
+        self,
+        values: np.ndarray,
+        target: np.ndarray,
+        splits: list[tuple[np.ndarray, np.ndarray]],
+        k_max: int,
     ) -> list[int]:
         """Column indices in the order forward SFS adds them (k_max of them)."""
         n_features = values.shape[1]
-        cv = PredefinedSplit(np.where(is_val, 0, -1))
         scorer = tau_scorer(self.scoring)
         order: list[int] = []
         previous = np.zeros(n_features, dtype=bool)
@@ -266,7 +444,7 @@ class Pomms(RegressorMixin, BaseEstimator):
                 n_features_to_select=k,
                 direction="forward",
                 scoring=scorer,
-                cv=cv,
+                cv=splits,
                 tol=None,
             ).fit(values, target)
             support = sfs.get_support()
@@ -284,19 +462,20 @@ class Pomms(RegressorMixin, BaseEstimator):
     # ---------------------------------------------------------------------------------
 
     def _member_matrix(self, X: Any, members: Sequence[str]) -> np.ndarray:
-        if isinstance(X, pd.DataFrame):
+        if isinstance(X, pd.DataFrame) and hasattr(self, "feature_names_in_"):
             missing = [m for m in members if m not in X.columns]
             if missing:
                 raise ValueError(f"X lacks the member columns {missing}")
             return X[list(members)].to_numpy(dtype=float)
-        values = np.asarray(X, dtype=float)
-        if values.ndim != 2 or values.shape[1] != self.n_features_in_:
+        values = check_array(X, ensure_all_finite="allow-nan", dtype=float)
+        if values.shape[1] != self.n_features_in_:
             raise ValueError(
-                f"X must be a DataFrame or have {self.n_features_in_} columns in the "
-                "order of feature_names_in_"
+                f"X has {values.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input"
             )
-        index = pd.Index(self.feature_names_in_).get_indexer(list(members))
-        return values[:, index]
+        names = (list(self.feature_names_in_) if hasattr(self, "feature_names_in_")
+                 else [f"x{i}" for i in range(self.n_features_in_)])
+        return values[:, pd.Index(names).get_indexer(list(members))]
 
     def _predict_with(self, X: Any, members: Sequence[str], est: ElasticNet) -> np.ndarray:
         values = self._member_matrix(X, members)
@@ -674,6 +853,59 @@ def table1(
     return table
 
 
+@dataclass(frozen=True)
+class Table2:
+    """Seed 000 Table 2 analogue (`table2`): the per-generator table and its summary.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per generator, see `table2`.
+    k : int
+        The ensemble's step (number of members).
+    members : list of str
+        Its members.
+    select : str
+        The rule that chose ``k`` (`Pomms` ``select``, or "given" when ``k`` was passed).
+    ensemble_philautia : float
+        `ensemble_philautia` of the ensemble.
+    pomms_most_extreme : float
+        max_i |Phi~_Pomms(G(i))|, and ``pomms_most_extreme_generator`` its generator.
+    pomms_most_extreme_generator : str
+    min_evaluator_most_extreme : float
+        The paper's "smallest value among the most extreme scores from each Evaluator".
+    min_abs_self : float
+        min_i |Phi~_i(i)| (Appendix B.3's comparison).
+    pomms_less_extreme : bool
+        ``pomms_most_extreme < min_evaluator_most_extreme``.
+    """
+
+    table: pd.DataFrame
+    k: int
+    members: list[str]
+    select: str
+    ensemble_philautia: float
+    pomms_most_extreme: float
+    pomms_most_extreme_generator: str
+    min_evaluator_most_extreme: float
+    min_abs_self: float
+    pomms_less_extreme: bool
+
+    def summary(self) -> dict[str, Any]:
+        """The scalar fields as plain JSON-able values (for metrics.json)."""
+        return {
+            "k": int(self.k),
+            "members": [str(m) for m in self.members],
+            "select": self.select,
+            "ensemble_philautia": float(self.ensemble_philautia),
+            "pomms_most_extreme": float(self.pomms_most_extreme),
+            "pomms_most_extreme_generator": str(self.pomms_most_extreme_generator),
+            "min_evaluator_most_extreme": float(self.min_evaluator_most_extreme),
+            "min_abs_self": float(self.min_abs_self),
+            "pomms_less_extreme": bool(self.pomms_less_extreme),
+        }
+
+
 def table2(
     pomms: Pomms,
     scores_long: pd.DataFrame,
@@ -682,12 +914,13 @@ def table2(
     *,
     ddof: int = 0,
     name: str = POMMS,
-) -> pd.DataFrame:
+) -> Table2:
     """Seed 000 Table 2 analogue: each model's philautia score vs Pomms' score of it.
 
-    ``k`` picks the ensemble (None: the fitted one, ``n_members_``; the paper uses
-    Pomms (iv), the step with the smallest absolute Table 1 Phi-score). One row per
-    generator i (``models`` order), columns:
+    ``k`` picks the ensemble (None: the fitted one, ``n_members_``, chosen by the
+    estimator's ``select``; the paper uses Pomms (iv), "the mixture with the smallest
+    absolute philautia score", i.e. ``select="min_philautia"``). Returns a `Table2`
+    whose ``table`` has one row per generator i (``models`` order), columns:
 
     * ``generator``; ``member`` (i is in the ensemble);
     * ``self``: Phi~_i(i), its philautia score from the plain Phi-tilde (no Pomms);
@@ -695,14 +928,9 @@ def table2(
     * ``abs_pomms_below_self``: |pomms| < |self|;
     * ``evaluator_most_extreme``: max_i' |Phi~_i(G(i'))|, evaluator i's most extreme
       entry in the plain Phi-tilde.
-
-    ``attrs`` hold the summary: ``k``, ``members``, ``ensemble_philautia``,
-    ``pomms_most_extreme`` and its ``pomms_most_extreme_generator``,
-    ``min_evaluator_most_extreme`` (the paper's "smallest value among the most extreme
-    scores from each Evaluator"), ``min_abs_self`` (Appendix B.3's comparison) and
-    ``pomms_less_extreme`` (pomms_most_extreme < min_evaluator_most_extreme).
     """
     models = list(models)
+    select = pomms.select if k is None else "given"
     k = pomms.n_members_ if k is None else int(k)
     members = pomms.selection_order_[:k]
     _, tensor = score_tensor(scores_long, models)
@@ -725,14 +953,15 @@ def table2(
     )
     pomms_extreme = extremes(with_pomms[[name]]).iloc[0]
     min_evaluator = float(np.nanmin(plain_extremes["abs"].to_numpy(dtype=float)))
-    table.attrs = {
-        "k": k,
-        "members": list(members),
-        "ensemble_philautia": ensemble_philautia(with_pomms, members, column=name),
-        "pomms_most_extreme": float(pomms_extreme["abs"]),
-        "pomms_most_extreme_generator": pomms_extreme["generator"],
-        "min_evaluator_most_extreme": min_evaluator,
-        "min_abs_self": float(np.nanmin(np.abs(self_scores))),
-        "pomms_less_extreme": bool(float(pomms_extreme["abs"]) < min_evaluator),
-    }
-    return table
+    return Table2(
+        table=table,
+        k=k,
+        members=list(members),
+        select=select,
+        ensemble_philautia=ensemble_philautia(with_pomms, members, column=name),
+        pomms_most_extreme=float(pomms_extreme["abs"]),
+        pomms_most_extreme_generator=str(pomms_extreme["generator"]),
+        min_evaluator_most_extreme=min_evaluator,
+        min_abs_self=float(np.nanmin(np.abs(self_scores))),
+        pomms_less_extreme=bool(float(pomms_extreme["abs"]) < min_evaluator),
+    )

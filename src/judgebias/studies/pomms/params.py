@@ -8,6 +8,12 @@ from typing import Any
 from judgebias.config import path_errors
 
 
+def judgement_setting(pomms: Mapping[str, Any]) -> str:
+    """The philautia setting that scores the judgement datasets: ``judgement_setting``,
+    or ``setting`` when it is null (one setting for both, as before the key existed)."""
+    return pomms.get("judgement_setting") or pomms["setting"]
+
+
 def validate(params: Mapping[str, Any]) -> list[str]:
     """A known philautia setting and training dataset, and every dataset file and image
     folder it names (that the philautia block exists, Study.requires checks)."""
@@ -17,6 +23,9 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     if pomms["setting"] not in settings:
         errors.append(f"pomms.setting: {pomms['setting']!r} is not a philautia setting "
                       f"(defined: {', '.join(settings)})")
+    if pomms.get("judgement_setting") and pomms["judgement_setting"] not in settings:
+        errors.append(f"pomms.judgement_setting: {pomms['judgement_setting']!r} is not a "
+                      f"philautia setting (defined: {', '.join(settings)})")
     if pomms["train_dataset"] not in pomms["datasets"]:
         errors.append(f"pomms.train_dataset: {pomms['train_dataset']!r} is not defined under "
                       "pomms.datasets")

@@ -11,13 +11,14 @@ from judgebias.judging.tasks import build_requests
 from judgebias.plan import PlannedCalls
 from judgebias.studies.philautia.jobs import judge_task
 from judgebias.studies.pomms.jobs import item_rows
+from judgebias.studies.pomms.params import judgement_setting
 from judgebias.studies.pomms.tables import judgements_path
 from judgebias.study import study_models
 
 
 def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
     pomms = config["pomms"]
-    task = judge_task(config, pomms["setting"])
+    task = judge_task(config, judgement_setting(pomms))
     planned = [PlannedCalls(m) for m in study_models(config, "philautia")]
     for dataset, spec in pomms["datasets"].items():
         path = judgements_path(dataset)

@@ -17,6 +17,17 @@ AGREEMENT_COLUMNS = {"metric": "evaluator", "tau_b": "τ_b", "tau_c": "τ_c", "n
                      "n_missing": "missing"}
 
 
+SELECT_RULES = {
+    "min_philautia": "the smallest absolute philautia score (seed 000 §6.3: Table 2's "
+                     "Pomms (iv), \"the mixture with the smallest absolute philautia score\")",
+    "best_validation": "the best validation τ",
+}
+STEP_COLUMNS = {"added": "evaluator added", "members": "members",
+                "validation_tau_b": "validation τ_b", "validation_tau_c": "validation τ_c",
+                "n_validation": "validation ratings", "philautia": "ensemble philautia score",
+                "selected": "chosen"}
+
+
 def _tau_header(column: str) -> str:
     """"synthetic/val/tau_b" -> "τ_b synthetic val": the statistic, then where."""
     *where, statistic = column.split("/")
@@ -39,9 +50,12 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
         title="Pomms: an ensemble of evaluators against self-preference",
         intro=(f"Seed 000 §4.2/§6.3. Forward sequential selection over the panel's evaluators "
                f"with an Elastic Net meta-learner, fitted on the train split of "
-               f"`{config['pomms']['train_dataset']}` and selected on its val split, scored "
-               f"with the `{metrics['setting']}` prompt. Chosen members: "
-               f"{', '.join(metrics['members'])}."),
+               f"`{config['pomms']['train_dataset']}` and scored on its val split; the "
+               f"judgement datasets are scored with the `{metrics['judgement_setting']}` "
+               f"setting, Φ̃ and the philautia scores come from the `{metrics['setting']}` "
+               f"setting. Ensemble size chosen by {SELECT_RULES[metrics['select']]} among "
+               f"the steps with at least {metrics['min_members']} members: "
+               f"{metrics['k']} members, {', '.join(metrics['members'])}."),
         figures=[Figure(out / "figures/phi_tilde_pomms.png",
                         "Φ̃ with Pomms as an extra evaluator (Fig. D)")],
         tables=[
@@ -53,10 +67,15 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
             Table(first[["members", *tau_columns, "phi_score", "most_extreme", "selected"]]
                   .rename(columns={**{c: _tau_header(c) for c in tau_columns},
                                    "phi_score": "philautia score",
-                                   "most_extreme": "most extreme Φ̃"}),
+                                   "most_extreme": "most extreme Φ̃",
+                                   "selected": "chosen"}),
                   "Table 1 analogue: Kendall τ against human judgements per dataset/split, "
                   "and the philautia score, for each evaluator and each selection step",
                   "{:.3f}"),
+            Table(pd.read_parquet(out / "steps.parquet").set_index("step")
+                  .rename_axis("selection step").rename(columns=STEP_COLUMNS),
+                  "Selection steps: validation τ and the ensemble's philautia score of each "
+                  f"step; the chosen one by {SELECT_RULES[metrics['select']]}", "{:.3f}"),
             Table(agreement_table.rename(columns=AGREEMENT_COLUMNS), "Agreement of every "
                   "evaluator and Pomms with the human judgements (all splits)", "{:.3f}"),
         ],

@@ -20,7 +20,9 @@ from judgebias.studies.pomms.estimator import (
     pomms_phi_tilde,
     table1,
     table2,
+    validation_split,
 )
+from judgebias.studies.pomms.params import judgement_setting
 from judgebias.studies.pomms.tables import ITEM_SCORES, JUDGEMENTS
 from judgebias.study import study_models
 
@@ -47,30 +49,36 @@ def judged_ratings(config: Mapping[str, Any], judgements: Sequence[str],
     return pd.concat(frames, ignore_index=True)
 
 
-def fit_pomms(config: Mapping[str, Any], ratings: pd.DataFrame) -> Pomms:
+def fit_pomms(config: Mapping[str, Any], ratings: pd.DataFrame,
+              scores_long: pd.DataFrame | None = None) -> Pomms:
     """Forward selection + Elastic Net on the training dataset: fitted on its train split,
-    members chosen on its val split (seed 000 §6.3)."""
+    scored on its val split (seed 000 §6.3, `validation_split`); the ensemble size by
+    ``pomms.select`` (min_philautia reads `scores_long`, the philautia setting's long
+    table, as Table 2 chose Pomms (iv) by its philautia score)."""
     pomms, models = config["pomms"], study_models(config, "philautia")
     rows = ratings[(ratings["dataset"] == pomms["train_dataset"])
                    & ratings["split"].isin(["train", "val"])]
     estimator = Pomms(max_features=pomms["max_features"], alpha=pomms["alpha"],
                       l1_ratio=pomms["l1_ratio"], positive=pomms["positive"],
-                      scoring=pomms["scoring"])
+                      scoring=pomms["scoring"], select=pomms["select"],
+                      min_members=pomms["min_members"],
+                      ddof=config["philautia"]["ddof"],
+                      cv=validation_split((rows["split"] == "val").to_numpy()))
     return estimator.fit(rows[models], rows["human_score"].to_numpy(),
-                         validation=(rows["split"] == "val").to_numpy())
+                         caption_scores=scores_long)
 
 
 def run_pomms(config: Mapping[str, Any], judgements: Sequence[str],
               item_scores: Sequence[str], scores: str, out_dir: Path) -> None:
     """Fit Pomms and write its tables: Table 1/2 analogues, Phi-tilde with Pomms, agreement.
 
-    `scores` is the long scores table of the philautia setting Pomms uses.
+    `scores` is the long scores table of the philautia setting Pomms uses (``setting``);
+    `item_scores` hold the judgement datasets scored with ``judgement_setting``.
     """
     models, study = study_models(config, "philautia"), config["philautia"]
-    setting = config["pomms"]["setting"]
     ratings = judged_ratings(config, judgements, item_scores)
-    estimator = fit_pomms(config, ratings)
     scores_long = pd.read_parquet(scores)
+    estimator = fit_pomms(config, ratings, scores_long)
     first = table1(estimator, ratings, scores_long, models, ddof=study["ddof"])
     second = table2(estimator, scores_long, models, ddof=study["ddof"])
     ensemble = ensemble_caption_scores(estimator, scores_long, models)
@@ -78,22 +86,17 @@ def run_pomms(config: Mapping[str, Any], judgements: Sequence[str],
     ratings[POMMS] = estimator.predict(ratings[models])
     write_frame(estimator.steps_, out_dir / "steps.parquet")
     write_frame(first, out_dir / "table1.parquet")
-    write_frame(second, out_dir / "table2.parquet")
+    write_frame(second.table, out_dir / "table2.parquet")
     write_frame(phi_t.reset_index(), out_dir / "phi_tilde.parquet")
     write_frame(agreement(ratings, [*models, POMMS]), out_dir / "agreement.parquet")
     write_json({
-        "setting": setting,
-        "members": list(estimator.members_),
+        "setting": config["pomms"]["setting"],
+        "judgement_setting": judgement_setting(config["pomms"]),
+        "min_members": int(estimator.min_members),
         "selection_order": list(estimator.selection_order_),
         "coef": dict(zip(estimator.members_, map(float, estimator.coef_), strict=True)),
         "intercept": float(estimator.intercept_),
         "n_train": int(estimator.n_train_), "n_validation": int(estimator.n_validation_),
         "n_dropped": int(estimator.n_dropped_),
-        **{k: _plain(v) for k, v in second.attrs.items()},
+        **second.summary(),
     }, out_dir / "metrics.json")
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value.item() if hasattr(value, "item") else value
