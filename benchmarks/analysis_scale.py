@@ -9,10 +9,11 @@ Parquet file per (setting, evaluator, generator), 1% failed answers) for the sca
 configuration of :func:`dag_scale.scale_params`, then runs, per setting, exactly the
 pipeline's commands: ``judgebias phi`` (reads the 144 score files into Phi), ``judgebias
 philautia`` (Phi-tilde, philautia scores, tests, 1,000 bootstrap replicates, 10,000
-permutations) and ``judgebias heatmaps``. Each command is its own process, as a
+permutations), ``judgebias selfpref`` (the score-unit regression) and ``judgebias
+heatmaps``. Each command is its own process, as a
 Snakemake job is; the benchmark reports each step's median wall time and its peak
-resident memory (``wait4``'s ru_maxrss), and the total per run (both settings, the six
-steps in sequence). Targets (issue 11): seconds, well under 2 GB.
+resident memory (``wait4``'s ru_maxrss), and the total per run (both settings, every
+step in sequence). Targets (issue 11): seconds, well under 2 GB.
 
 CI smoke run (tests/test_benchmarks.py): --images 50 --models 4 --repeat 1.
 """
@@ -94,6 +95,8 @@ def steps(setting: str, models: list[str]) -> dict[str, list[str]]:
         "phi": [*jb, "phi", "--out-dir", out, *files],
         "philautia": [*jb, "philautia", "--scores", f"{out}/scores.parquet",
                       "--out-dir", out],
+        "selfpref": [*jb, "selfpref", "--scores", f"{out}/scores.parquet", "--philautia",
+                     f"{out}/philautia.parquet", "--out", f"{out}/selfpref.parquet"],
         "heatmaps": [*jb, "heatmaps", "--setting", setting, "--phi", f"{out}/phi.parquet",
                      "--phi-tilde", f"{out}/phi_tilde.parquet", "--philautia",
                      f"{out}/philautia.parquet", "--out-dir", f"{out}/figures"],
@@ -132,7 +135,7 @@ def main() -> None:
     for name, values in seconds.items():
         print(f"| `judgebias {name}` | {statistics.median(values):.2f} | "
               f"{memory[name]:.2f} |")
-    print(f"| all six steps, both settings | {statistics.median(totals):.2f} | "
+    print(f"| all steps, both settings | {statistics.median(totals):.2f} | "
           f"{max(memory.values()):.2f} |")
 
 
