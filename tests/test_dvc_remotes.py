@@ -39,9 +39,11 @@ pytestmark = [pytest.mark.remote, pytest.mark.slow]
 
 
 def remote_params(default_params: dict) -> dict:
-    """test_pipeline's small project on the reference-free setting only (Pomms reads it)."""
+    """test_pipeline's small project on the reference-free setting only (Pomms reads it,
+    and scores its judgement datasets with it too)."""
     params = small_params(default_params)
     params["philautia"]["settings"].pop("ref_based")
+    params["pomms"]["judgement_setting"] = None
     return params
 
 
@@ -222,7 +224,8 @@ def test_snakemake_outputs_travel_through_dvc_remotes(tmp_path, default_params, 
     params = remote_params(default_params)
     params["philautia"]["ddof"] = 1
     write_params(clone, params)
-    assert env.planned(clone) == ["heatmaps", "philautia", "pomms", "pomms_heatmap", "report"]
+    assert env.planned(clone) == ["heatmaps", "philautia", "pomms", "pomms_heatmap", "report",
+                                  "selfpref"]
     env.run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], clone)
     diff = env.dvc_json(clone, "metrics", "diff")
     changed = diff["results/philautia/ref_free/metrics.json"]
