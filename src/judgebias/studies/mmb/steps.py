@@ -41,13 +41,9 @@ def build_pool(config: Mapping[str, Any], out: str) -> None:
     """The instruction pool: the built-in one, the `extra` file's, and, with `grow`, the
     writer model's rephrasings (seed 002 §5). Ids must be unique; texts are kept verbatim."""
     from judgebias.studies.mmb.jobs import grow_pool
-    from judgebias.studies.mmb.params import builtin_pool
 
     spec = config["mmb"]["instructions"]
-    pool = pd.DataFrame(builtin_pool(), columns=["id", "kind", "text"])
-    if spec["extra"]:
-        with input_errors("mmb.instructions.extra"):
-            pool = pd.concat([pool, read_instructions(spec["extra"])], ignore_index=True)
+    pool = base_pool(config)
     if spec["grow"]:
         grown = grow_pool(config, spec["grow"]["writer"], spec["grow"]["n"],
                           spec["grow"]["seed"], pool)
@@ -58,6 +54,19 @@ def build_pool(config: Mapping[str, Any], out: str) -> None:
     if duplicated:
         raise ValueError(f"mmb.instructions: duplicate instruction ids {duplicated}")
     write_text(yaml.safe_dump(pool.to_dict("records"), sort_keys=False, width=1000), out)
+
+
+def base_pool(config: Mapping[str, Any]) -> pd.DataFrame:
+    """The pool before the writer grows it: the built-in instructions and the `extra`
+    file's."""
+    from judgebias.studies.mmb.params import builtin_pool
+
+    spec = config["mmb"]["instructions"]
+    pool = pd.DataFrame(builtin_pool(), columns=["id", "kind", "text"])
+    if spec["extra"]:
+        with input_errors("mmb.instructions.extra"):
+            pool = pd.concat([pool, read_instructions(spec["extra"])], ignore_index=True)
+    return pool
 
 
 def read_instructions(path: str) -> pd.DataFrame:
