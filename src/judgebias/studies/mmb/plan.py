@@ -58,7 +58,7 @@ def _writer(config: Mapping[str, Any]) -> tuple[PlannedCalls | None, int]:
     base, grow = base_pool(config), config["mmb"]["instructions"]["grow"]
     if not grow:
         return None, len(base)
-    sources = rephrase_sources(base, grow["n"], grow["seed"])
+    sources = rephrase_sources(base, grow["n"], grow.get("seed", 0))
     requests, _ = build_requests(config, grow["writer"], writer_task(), sources)
     return (PlannedCalls(grow["writer"], [r for r in requests if r is not None]),
             len(base) + len(sources))

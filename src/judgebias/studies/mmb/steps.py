@@ -46,7 +46,7 @@ def build_pool(config: Mapping[str, Any], out: str) -> None:
     pool = base_pool(config)
     if spec["grow"]:
         grown = grow_pool(config, spec["grow"]["writer"], spec["grow"]["n"],
-                          spec["grow"]["seed"], pool)
+                          spec["grow"].get("seed", 0), pool)
         log.info("writer %s added %d of %d asked instructions", spec["grow"]["writer"],
                  len(grown), spec["grow"]["n"])
         pool = pd.concat([pool, grown[["id", "kind", "text"]]], ignore_index=True)
