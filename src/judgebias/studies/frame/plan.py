@@ -111,8 +111,9 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
 
 def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
                 ) -> PlannedCalls:
-    """The analysis judge's follow-ups: keyed once its best recipes and the renders they
-    need exist, else estimated from the grid."""
+    """The analysis judge's follow-ups: mitigation prompts (Table 5), combinations
+    (Table 6) and pairwise (Fig. 3), each keyed once its inputs (best recipes, renders)
+    exist, else estimated from the grid (:func:`_estimated_follow_ups`)."""
     from judgebias.studies.frame.jobs import pairwise_task, prompt_items, score_task
     from judgebias.studies.frame.steps import mitigation_images, pairwise_shown
 
@@ -120,31 +121,54 @@ def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
     judge = frame["analysis_judge"]
     follow = PlannedCalls(judge)
     renders = [renders_path(m) for m in frame["manipulations"]]
-    ready = (items is not None and Path(recipes_path(judge)).exists()
-             and all(Path(p).exists() for p in [*renders, renders_path(COMBINED)]))
-    if ready:
-        best = pd.read_parquet(recipes_path(judge))
-        tasks = [(score_task(config, prompt), prompt_items(prompt, shown)) for prompt, shown
-                 in mitigation_images(config, items, best, renders).items()]
+    pairwise_renders = renders_path(frame["pairwise"]["manipulation"])
+    best = (pd.read_parquet(recipes_path(judge))
+            if items is not None and Path(recipes_path(judge)).exists() else None)
+    tasks, waiting = [], []
+    if best is not None and all(Path(p).exists() for p in renders):
+        tasks += [(score_task(config, prompt), prompt_items(prompt, shown)) for prompt, shown
+                  in mitigation_images(config, items, best, renders).items()]
+    else:
+        waiting.append("mitigation")
+    if items is not None and Path(renders_path(COMBINED)).exists():
         combined = read_table(renders_path(COMBINED), RENDERS)
         tasks.append((score_task(config, "standard"), images_to_score(items, combined)))
-        shown = pairwise_shown(config, items, best,
-                               renders_path(frame["pairwise"]["manipulation"]))
-        tasks.append((pairwise_task(config), shown))
-        for task, table in tasks:
-            requests, _ = build_requests(config, judge, task, table)
-            follow.requests += [r for r in requests if r is not None]
-        return follow
-    follow.note = ("follow-ups before the analysis judge's best recipes exist: one best "
-                   "recipe per usable manipulation and domain, every render usable")
-    grid = frame["manipulations"]
-    for domain, n in counts.items():
-        usable = [m for m in MANIPULATIONS if m in grid and applies(m, domain)]
-        per_prompt = n * (1 + len(usable))
-        for prompt in frame["mitigation"]:
-            follow.estimated += per_prompt + (n * (len(usable) - 1)
-                                            if prompt == "bias_definition" else 0)
-        follow.estimated += n * sum(comb(len(usable), k) for k in frame["combinations"])
-        pairwise = frame["pairwise"]["manipulation"] in usable  # Fig. 3, both orders
-        follow.estimated += n * 2 * (1 + pairwise)
+    else:
+        waiting.append("combinations")
+    if best is not None and Path(pairwise_renders).exists():
+        tasks.append((pairwise_task(config), pairwise_shown(config, items, best,
+                                                            pairwise_renders)))
+    else:
+        waiting.append("pairwise")
+    for task, table in tasks:
+        requests, _ = build_requests(config, judge, task, table)
+        follow.requests += [r for r in requests if r is not None]
+    follow.estimated = _estimated_follow_ups(frame, counts, waiting)
+    if waiting:
+        follow.note = (f"{', '.join(waiting)} before the analysis judge's best recipes or "
+                       "their renders exist: one best recipe per usable manipulation and "
+                       "domain, every render usable")
     return follow
+
+
+def _estimated_follow_ups(frame: Mapping[str, Any], counts: Mapping[str, int],
+                          parts: list[str]) -> int:
+    """The follow-up calls of `parts`, from the items per domain and the grid: per domain
+    of n items with u usable manipulations, each mitigation prompt scores the originals
+    and the u best recipes (the bias-definition prompt an original once per manipulation
+    it names: 2nu), the combinations score n x sum_k C(u, k), and the pairwise judge sees
+    set A and, where the manipulation applies, its best recipe, against set B in both
+    orders."""
+    grid, total = frame["manipulations"], 0
+    for domain, n in counts.items():
+        u = len([m for m in MANIPULATIONS if m in grid and applies(m, domain)])
+        if "mitigation" in parts:
+            total += sum(2 * n * u if prompt == "bias_definition" else n * (1 + u)
+                         for prompt in frame["mitigation"])
+        if "combinations" in parts:
+            total += n * sum(comb(u, k) for k in frame["combinations"])
+        if "pairwise" in parts:
+            applies_here = frame["pairwise"]["manipulation"] in grid and applies(
+                frame["pairwise"]["manipulation"], domain)
+            total += n * 2 * (1 + applies_here)
+    return total
