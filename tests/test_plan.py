@@ -30,8 +30,8 @@ def small_all_studies(default_params: dict) -> dict:
     philautia.update(models=["lumen-large", *JUDGES], n_bootstrap=20, n_permutations=100)
     params["pomms"]["datasets"]["synthetic"]["n_items"] = 40
     mmb = params["mmb"]
-    mmb["dataset"]["synthetic"].update(n_test_groups=4, images_per_test_group=3,
-                                       n_train_groups=24, n_mjb_groups=4,
+    mmb["dataset"]["synthetic"].update(n_test_groups=2, images_per_test_group=3,
+                                       n_train_groups=12, n_mjb_groups=2,
                                        images_per_mjb_group=2)
     mmb["dataset"]["mjbench_protocol"]["n_folds"] = 2
     mmb["instructions"]["grow"] = {"writer": "lumen-large", "n": 3}
