@@ -18,6 +18,8 @@ import pytest
 from conftest import make_project
 from test_pipeline import BIN, run
 
+from judgebias.models.journal import journal_path
+
 STUDIES = ("philautia", "pomms", "mmb", "frame", "birch")
 JUDGES = ["corvid-pro", "lumen-mini"]
 
@@ -30,8 +32,8 @@ def small_all_studies(default_params: dict) -> dict:
     philautia.update(models=["lumen-large", *JUDGES], n_bootstrap=20, n_permutations=100)
     params["pomms"]["datasets"]["synthetic"]["n_items"] = 40
     mmb = params["mmb"]
-    mmb["dataset"]["synthetic"].update(n_test_groups=2, images_per_test_group=3,
-                                       n_train_groups=12, n_mjb_groups=2,
+    mmb["dataset"]["synthetic"].update(n_test_groups=4, images_per_test_group=3,
+                                       n_train_groups=24, n_mjb_groups=4,
                                        images_per_mjb_group=2)
     mmb["dataset"]["mjbench_protocol"]["n_folds"] = 2
     mmb["instructions"]["grow"] = {"writer": "lumen-large", "n": 3}
@@ -68,8 +70,8 @@ def journal_counts(project: Path, params: dict) -> dict[str, int]:
     """Successful calls journaled per panel model (the sim backend journals too)."""
     counts = {}
     for key, model in params["panel"].items():
-        path = (project / params["journal_dir"] / model["backend"]
-                / (model["model_id"].replace("/", "_") + ".sqlite"))
+        path = project / journal_path(params["journal_dir"], model["backend"],
+                                      model["model_id"])
         if path.exists():
             with sqlite3.connect(path) as db:
                 counts[key] = db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
