@@ -40,6 +40,7 @@ import pandas as pd
 from PIL import Image
 
 from judgebias.artifacts import write_bytes
+from judgebias.config import input_errors
 from judgebias.data.paths import resolve_inside
 from judgebias.studies.mmb.degrade import degrade
 from judgebias.studies.mmb.synthetic import generate, planted_styles, png_bytes
@@ -220,31 +221,40 @@ def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
     the first support_per_cluster x max(K) of them. `out_dir` receives the images this
     step makes (the synthetic data, MJBench's degraded counterparts); it is created even
     when there are none (HPDv2 alone), because the rule declares it as an output. The
-    summary names the files read (``files``) for the data checks' messages."""
+    summary names the files read (``files``) for the data checks' messages. A bad file is
+    a ConfigError naming its params key, the file and the row."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     name = block["name"]
     protocol = block.get("mjbench_protocol") or {}
     styles: dict[str, str] = {}
     if name == "synthetic":
-        written = generate(out_dir, **block["synthetic"])
+        with input_errors("mmb.dataset.synthetic"):
+            written = generate(out_dir, **block["synthetic"])
         hpd = {"test": written["test"], "train": written["train"],
                "image_root": written["test"].parent}
         mjb = {"path": written["mjbench"], "image_root": written["mjbench"].parent}
         styles = planted_styles(written["styles"])
+        keys = dict.fromkeys(("test", "train", "mjbench"), "mmb.dataset.synthetic")
     else:
         hpd, mjb = block["hpdv2"], block.get("mjbench")
+        keys = {"test": "mmb.dataset.hpdv2.test", "train": "mmb.dataset.hpdv2.train",
+                "mjbench": "mmb.dataset.mjbench.path"}
     root = Path(hpd["image_root"])
-    test, tied = read_hpdv2_test(hpd["test"], root / "test")
-    train, pool = read_hpdv2_train(hpd["train"], root / "train", seed)
+    with input_errors(keys["test"]):
+        test, tied = read_hpdv2_test(hpd["test"], root / "test")
+    with input_errors(keys["train"]):
+        train, pool = read_hpdv2_train(hpd["train"], root / "train", seed)
     pool = pool.iloc[np.random.default_rng(seed).permutation(len(pool))]
     parts, support = [test, train], [pool.assign(fold=None)]
     if mjb:
-        originals = read_mjbench(mjb["path"], mjb["image_root"])
-        mjb_pairs, mjb_support = mjbench_protocol(
-            originals, out_dir, degradations=protocol.get("degradations") or {
-                "brightness_shift": {}}, n_folds=protocol.get("n_folds", 10),
-            counterpart=protocol.get("counterpart", "other"), seed=seed)
+        with input_errors(keys["mjbench"]):
+            originals = read_mjbench(mjb["path"], mjb["image_root"])
+        with input_errors("mmb.dataset.mjbench_protocol"):
+            mjb_pairs, mjb_support = mjbench_protocol(
+                originals, out_dir, degradations=protocol.get("degradations") or {
+                    "brightness_shift": {}}, n_folds=protocol.get("n_folds", 10),
+                counterpart=protocol.get("counterpart", "other"), seed=seed)
         parts.append(mjb_pairs)
         support.append(mjb_support)
     pairs = pd.concat(parts, ignore_index=True)

@@ -30,8 +30,7 @@ def build_data(config: Mapping[str, Any], pairs_out: str, support_out: str, imag
     from judgebias.studies.mmb.pairs import build_dataset
 
     block = config["mmb"]["dataset"]
-    with input_errors(f"mmb.dataset.{block['name']}"):
-        pairs, support, summary = build_dataset(block, images, seed=block["seed"])
+    pairs, support, summary = build_dataset(block, images, seed=block["seed"])
     errors = data_errors(config, pairs, support, summary)
     if errors:
         raise ConfigError("\n".join(errors))
