@@ -33,7 +33,8 @@ TEST_RANKS = [[1, 2, 3, 4], [2, 1, 2]]  # 6 + 2 pairs (one tie dropped)
 N_TRAIN_PROMPTS, TRAIN_IMAGES = 6, 3  # two annotated comparisons per prompt
 MJB_OCCUPATIONS = ["Carpet Merchant", "Baker", "Pilot", "Librarian"]
 MJB_DEMOGRAPHICS = ["old_female_muslim", "young_male_buddhist"]
-EXPECTED_PAIRS = {"test": 8, "train": N_TRAIN_PROMPTS, "mjb_train": 8, "mjb_test": 4}
+VAL_CANDIDATES = 5  # of the 6 training prompts' candidates, a seeded sample is judged
+EXPECTED_PAIRS = {"test": 8, "train": VAL_CANDIDATES, "mjb_train": 8, "mjb_test": 4}
 INSTRUCTIONS = 44  # the built-in pool
 
 
@@ -94,7 +95,8 @@ def real_params(default_params: dict, hpdv2: dict, mjbench: dict | None) -> dict
         params.pop(study)
     mmb = params["mmb"]
     mmb["models"] = [JUDGE]
-    mmb["dataset"] = {"name": "hpdv2", "seed": 1, "hpdv2": hpdv2, "mjbench": mjbench,
+    mmb["dataset"] = {"name": "hpdv2", "seed": 1, "val_candidates": VAL_CANDIDATES,
+                      "hpdv2": hpdv2, "mjbench": mjbench,
                       "mjbench_protocol": {**mmb["dataset"]["mjbench_protocol"],
                                            "n_folds": 2}}
     mmb["embedding"].update(image_size=32)
@@ -165,7 +167,7 @@ def test_hpdv2_alone_builds_its_data_with_another_params_file(tmp_path, default_
     (project / "hpdv2.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     snakemake(project, "data/mmb/pairs.parquet", params_file="hpdv2.yaml")
     summary = json.loads((project / "data/mmb/summary.json").read_text())
-    assert summary["pairs"] == {"test": 8, "train": N_TRAIN_PROMPTS}
+    assert summary["pairs"] == {"test": 8, "train": VAL_CANDIDATES}
     assert (project / "data/mmb/images").is_dir()
 
 
@@ -181,7 +183,7 @@ def _escape_an_image(mjbench: dict, tmp_path: Path) -> dict:
 @pytest.mark.slow
 @pytest.mark.parametrize("case, expected", [
     ("n_val", r"mmb\.design\.n_val: 7 validation pairs asked, but \S+/HPD/train\.json "
-              r"gives 6"),
+              r"gives 5"),
     ("support", r"mmb\.clustering\.support_per_cluster: 10 x max K 2 = 20 support images "
                 r"asked, but there are 18 training images in \S+/HPD/train\.json"),
     ("folds", r"mmb\.dataset\.mjbench_protocol\.n_folds: 5 folds asked, but "

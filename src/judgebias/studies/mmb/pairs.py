@@ -5,6 +5,7 @@ The ``mmb.dataset`` params block::
 
     name: synthetic | hpdv2
     seed: 0                      # validation pair per training group; D_sup order; MJBench
+    val_candidates: null | n     # judge a seeded sample of n validation candidates only
     synthetic: {styles, n_test_groups, images_per_test_group, n_train_groups,
                 images_per_train_group, n_mjb_groups, images_per_mjb_group, gamma,
                 image_size, seed}            # judgebias.studies.mmb.synthetic.generate
@@ -245,6 +246,10 @@ def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
         test, tied = read_hpdv2_test(hpd["test"], root / "test")
     with input_errors(keys["train"]):
         train, pool = read_hpdv2_train(hpd["train"], root / "train", seed)
+    candidates = block.get("val_candidates")
+    if candidates and candidates < len(train):  # a seeded sample, in the file's order
+        keep = np.random.default_rng([seed, 2]).choice(len(train), candidates, replace=False)
+        train = train.iloc[np.sort(keep)]
     pool = pool.iloc[np.random.default_rng(seed).permutation(len(pool))]
     parts, support = [test, train], [pool.assign(fold=None)]
     if mjb:

@@ -59,9 +59,11 @@ def data_errors(config: Mapping[str, Any], pairs: pd.DataFrame, support: pd.Data
                       f"({summary['tied_pairs_dropped']} tied pairs dropped)")
     n_train = int((split == "train").sum())
     if n_val > n_train:
+        sampled = mmb["dataset"].get("val_candidates")
+        how = f"mmb.dataset.val_candidates = {sampled}" if sampled else (
+            "one per prompt with a preferred and a non-preferred image")
         errors.append(f"mmb.design.n_val: {n_val} validation pairs asked, but "
-                      f"{files['train']} gives {n_train} (one per prompt with a preferred "
-                      "and a non-preferred image)")
+                      f"{files['train']} gives {n_train} ({how})")
     shortfall = support_shortfall(mmb["clustering"], summary["support_pool"])
     if shortfall:
         errors.append(f"{shortfall} in {files['train']}")
