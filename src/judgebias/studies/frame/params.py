@@ -71,10 +71,58 @@ def sim_trait_errors(where: str, block: Any) -> list[str]:
     errors = [f"{where}.{key}: unknown trait (known: {', '.join(SIM_NUMBERS + SIM_BLOCKS)})"
               for key in block if key not in SIM_NUMBERS + SIM_BLOCKS]
     errors += [f"{where}.{key}: must be a number" for key in SIM_NUMBERS
-               if key in block and not isinstance(block[key], int | float)]
+               if key in block and not _is_number(block[key])]
     for name, planted in (block.get("susceptibility") or {}).items():
         errors += _susceptibility_errors(f"{where}.susceptibility.{name}", name, planted)
+    for name, known in _sim_sub_blocks().items():
+        errors += _sub_block_errors(f"{where}.{name}", block.get(name, {}), known)
     return errors
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _sim_sub_blocks() -> dict[str, tuple[str, ...]]:
+    """The traits of the blocks of numbers under ``sim.frame`` (judgebias.studies.frame.sim)."""
+    from judgebias.studies.frame.sim import PAIRWISE_DEFAULTS
+
+    mitigation = tuple(kind for kind in PROMPT_FIELDS if kind != "standard")
+    return {"prompts": mitigation, "cot": ("lift", "bounding_box"),
+            "pairwise": tuple(PAIRWISE_DEFAULTS)}
+
+
+def _sub_block_errors(where: str, block: Any, known: tuple[str, ...]) -> list[str]:
+    """A misspelt trait would be ignored and its default used, so it is an error."""
+    if not isinstance(block, Mapping):
+        return [f"{where}: must be a mapping of {', '.join(known)}"]
+    return ([f"{where}.{key}: unknown trait (known: {', '.join(known)})"
+             for key in block if key not in known]
+            + [f"{where}.{key}: must be a number, got {value!r}"
+               for key, value in block.items() if key in known and not _is_number(value)])
+
+
+def warnings(params: Mapping[str, Any]) -> list[str]:
+    """A simulated analysis judge without the traits of its follow-ups: its pairwise
+    answers (Fig. 3) and mitigation prompts (Table 5) then run on the defaults."""
+    from judgebias.studies.frame.sim import PAIRWISE_DEFAULTS
+
+    frame = params["frame"]
+    key = frame["analysis_judge"]
+    model = params["panel"][key]
+    if model["backend"] != "sim":
+        return []
+    block = model["sim"]["frame"]
+    where = f"panel.{key}.sim.frame"
+    lines = []
+    if "pairwise" not in block:
+        defaults = ", ".join(f"{name} {value:g}" for name, value in PAIRWISE_DEFAULTS.items())
+        lines.append(f"{where}.pairwise: not given, so the analysis judge {key!r} answers "
+                     f"the pairwise comparisons (Fig. 3) with the defaults ({defaults})")
+    if frame["mitigation"] and "prompts" not in block:
+        lines.append(f"{where}.prompts: not given, so for the analysis judge {key!r} every "
+                     "mitigation prompt (Table 5) keeps the planted gains (multiplier 1)")
+    return lines
 
 
 def _susceptibility_errors(where: str, name: str, planted: Any) -> list[str]:
