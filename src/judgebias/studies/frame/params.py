@@ -7,7 +7,14 @@ from typing import Any
 
 from judgebias.config import path_errors
 from judgebias.prompts import available_prompts, fields
-from judgebias.studies.frame.recipes import DOMAINS, MANIPULATIONS, OVERLAYS, POSITIONS, TONES
+from judgebias.studies.frame.recipes import (
+    DOMAINS,
+    MANIPULATIONS,
+    OVERLAYS,
+    POSITIONS,
+    TONES,
+    step,
+)
 
 PROMPT_FIELDS = {"standard": {"Instruction"}, "bias_aware": {"Instruction"},
                  "bias_definition": {"Instruction", "Perturbation", "Definition"},
@@ -40,8 +47,26 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     if pairwise["manipulation"] not in frame["manipulations"]:
         errors.append(f"frame.pairwise.manipulation: {pairwise['manipulation']!r} is not "
                       "in frame.manipulations")
+    errors += _same_recipe_errors(frame["manipulations"])
     errors += _dataset_errors(frame["dataset"], panel)
     errors += path_errors("frame.beauty.weights", frame["beauty"]["weights"])
+    return errors
+
+
+def _same_recipe_errors(manipulations: Mapping[str, list[Any]]) -> list[str]:
+    """Two grid values that name one recipe (a setting is written with 6 significant
+    digits: 1.3 and 1.3000001 are both ``brightness=1.3``) would count its cells twice;
+    the schema's uniqueItems catches exact repeats, this the near ones."""
+    errors = []
+    for name, values in manipulations.items():
+        first: dict[str, int] = {}
+        for i, value in enumerate(values):
+            recipe = step(name, value).id
+            if recipe in first:
+                errors.append(f"frame.manipulations.{name}[{i}]: {value!r} is the recipe "
+                              f"{recipe!r} again (first at frame.manipulations.{name}"
+                              f"[{first[recipe]}]: {values[first[recipe]]!r})")
+            first.setdefault(recipe, i)
     return errors
 
 
