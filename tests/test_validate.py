@@ -239,3 +239,11 @@ def test_cli_validate_prints_the_warnings(tmp_path, params, capsys):
     assert main(["--params", str(path), "validate"]) == 0
     err = capsys.readouterr().err
     assert f"WARNING judgebias: {path}: panel.corvid-flash.sim.birch: not given" in err
+
+
+def test_frame_validation_knows_the_sub_traits_the_sim_reads():
+    from judgebias.studies.frame.params import PROMPT_FIELDS, SIM_SUB_BLOCKS
+    from judgebias.studies.frame.sim import PAIRWISE_DEFAULTS
+
+    assert SIM_SUB_BLOCKS["pairwise"] == tuple(PAIRWISE_DEFAULTS)
+    assert set(SIM_SUB_BLOCKS["prompts"]) == set(PROMPT_FIELDS) - {"standard"}

@@ -21,6 +21,11 @@ PROMPT_FIELDS = {"standard": {"Instruction"}, "bias_aware": {"Instruction"},
                  "cot": {"Instruction"}}
 SIM_NUMBERS = ("leniency", "slope", "opinion", "noise", "saturation", "off_target")
 SIM_BLOCKS = ("susceptibility", "prompts", "cot", "pairwise")
+# The traits of the blocks of numbers under ``sim.frame`` (judgebias.studies.frame.sim,
+# not imported here: validation runs at every job's start-up).
+SIM_SUB_BLOCKS = {"prompts": ("bias_aware", "bias_definition", "cot"),
+                  "cot": ("lift", "bounding_box"),
+                  "pairwise": ("temperature", "tie", "position_bias")}
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:
@@ -99,22 +104,13 @@ def sim_trait_errors(where: str, block: Any) -> list[str]:
                if key in block and not _is_number(block[key])]
     for name, planted in (block.get("susceptibility") or {}).items():
         errors += _susceptibility_errors(f"{where}.susceptibility.{name}", name, planted)
-    for name, known in _sim_sub_blocks().items():
+    for name, known in SIM_SUB_BLOCKS.items():
         errors += _sub_block_errors(f"{where}.{name}", block.get(name, {}), known)
     return errors
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _sim_sub_blocks() -> dict[str, tuple[str, ...]]:
-    """The traits of the blocks of numbers under ``sim.frame`` (judgebias.studies.frame.sim)."""
-    from judgebias.studies.frame.sim import PAIRWISE_DEFAULTS
-
-    mitigation = tuple(kind for kind in PROMPT_FIELDS if kind != "standard")
-    return {"prompts": mitigation, "cot": ("lift", "bounding_box"),
-            "pairwise": tuple(PAIRWISE_DEFAULTS)}
 
 
 def _sub_block_errors(where: str, block: Any, known: tuple[str, ...]) -> list[str]:
@@ -130,8 +126,6 @@ def _sub_block_errors(where: str, block: Any, known: tuple[str, ...]) -> list[st
 def warnings(params: Mapping[str, Any]) -> list[str]:
     """A simulated analysis judge without the traits of its follow-ups: its pairwise
     answers (Fig. 3) and mitigation prompts (Table 5) then run on the defaults."""
-    from judgebias.studies.frame.sim import PAIRWISE_DEFAULTS
-
     frame = params["frame"]
     key = frame["analysis_judge"]
     model = params["panel"][key]
@@ -141,6 +135,8 @@ def warnings(params: Mapping[str, Any]) -> list[str]:
     where = f"panel.{key}.sim.frame"
     lines = []
     if "pairwise" not in block:
+        from judgebias.studies.frame.sim import PAIRWISE_DEFAULTS
+
         defaults = ", ".join(f"{name} {value:g}" for name, value in PAIRWISE_DEFAULTS.items())
         lines.append(f"{where}.pairwise: not given, so the analysis judge {key!r} answers "
                      f"the pairwise comparisons (Fig. 3) with the defaults ({defaults})")
