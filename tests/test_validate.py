@@ -73,6 +73,7 @@ def test_a_second_study_block_is_named_with_both_lines(tmp_path):
      (3, 3)),
     ("lists:\n  - {k: 1}\n  - {k: 1, k: 2}\n", "lists[1].k", (3, 3)),
     ("flags:\n  yes: 1\n  true: 2\n", "flags.true", (2, 3)),  # one key once constructed
+    ("base: &b {x: 1}\nd:\n  <<: *b\n  y: 3\n  y: 4\n", "d.y", (4, 5)),  # beside a merge
 ])
 def test_a_duplicate_key_at_any_depth_is_named(tmp_path, text, where, lines):
     assert f": {where}: stated twice (lines {lines[0]} and {lines[1]})" in _load_error(

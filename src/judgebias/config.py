@@ -50,16 +50,19 @@ class _UniqueKeyLoader(_FastSafeLoader):
         return super().construct_document(node)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        if isinstance(node, yaml.MappingNode):
-            self._check_unique_keys(node)
-        return super().construct_mapping(node, deep=deep)
+        own = list(node.value)  # before `<<` merges are flattened into node.value
+        mapping = super().construct_mapping(node, deep=deep)
+        if len(mapping) < len(node.value):  # two equal keys, or a merge overridden
+            self._check_unique_keys(node, own)
+        return mapping
 
-    def _check_unique_keys(self, node: yaml.MappingNode) -> None:
+    def _check_unique_keys(self, node: yaml.MappingNode,
+                           own: list[tuple[yaml.Node, yaml.Node]]) -> None:
         first_nodes: dict[Any, yaml.Node] = {}
-        for key_node, _ in node.value:
+        for key_node, _ in own:
             if key_node.tag in _SPECIAL_KEY_TAGS:
                 continue
-            key = self.construct_object(key_node)  # cached: construction reuses it
+            key = self.construct_object(key_node)  # already constructed: from the cache
             try:
                 first = first_nodes.setdefault(key, key_node)
             except TypeError:  # an unhashable key: the base constructor reports it
