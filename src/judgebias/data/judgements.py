@@ -482,6 +482,7 @@ def load_table(
         pair = (item.image_id, item.candidate)
         if key in keyed:
             _check_same(keyed[key], item, where, path)
+            keyed[key].scores.extend(item.scores)
         elif pair in item_of_pair:
             raise ValueError(f"{path}: {where} column 'item_id': {key!r} rates the same image "
                              f"and candidate as item {item_of_pair[pair]!r} (row "
@@ -489,7 +490,6 @@ def load_table(
         else:
             item.item_id = str(key) if has_id else f"{dataset}-{len(keyed):06d}"
             keyed[key], first_row[key], item_of_pair[pair] = item, row, key
-        keyed[key].scores.extend(item.scores)
     result = _resolve_images(list(keyed.values()), path, image_dir, missing, dataset)
     return _frame(result, dataset)
 
