@@ -255,6 +255,11 @@ def test_philautia_on_nocaps_and_pomms_on_every_judgement_format(caption_project
     for heading in ("Philautia: self- and family-preference", f"Setting: {SETTING}",
                     "Pomms: an ensemble of evaluators", "fitted on the train split of `mybench`"):
         assert heading in report
+    assert (f"Images: nocaps validation (nocaps_val_4500_captions.json), a sample of "
+            f"{NOCAPS_SELECTED} (seed 3); 5 human reference captions each.") in report
+    assert ("Judgement datasets: `flickr8k_expert`: Flickr8k-Expert, flickr8k.json; `nebula`: "
+            "Nebula (test split), nebula_test.json; `mybench`: a judgement table, "
+            "judgements.csv.") in report
     for dataset, split in rows:
         if split != "train":
             assert f"τ_b {dataset} {split}" in report
