@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import make_project
-from test_pipeline import BIN, planned_jobs, run
+from test_pipeline import BIN, job, planned_jobs, run
 
 from judgebias.data import scenes
 
@@ -265,3 +265,11 @@ def test_philautia_on_nocaps_and_pomms_on_every_judgement_format(caption_project
             assert f"τ_b {dataset} {split}" in report
 
     assert planned_jobs(caption_project) == Counter()
+    # an edited dataset file reruns its import and what follows from it, nothing else
+    nebula = Path(params["pomms"]["datasets"]["nebula"]["path"])
+    nebula.write_text(nebula.read_text() + "\n")
+    expected = Counter([job("judgements", dataset="nebula"), job("pomms"),
+                        job("pomms_heatmap"), job("report")])
+    expected.update(job("judge_items", setting=SETTING, dataset="nebula", evaluator=model)
+                    for model in MODELS)
+    assert planned_jobs(caption_project) == expected
