@@ -453,20 +453,20 @@ def test_parse_references_forms() -> None:
         (lambda f: f.drop(columns="human_score"), r"required column\(s\) \['human_score'\]"),
         (lambda f: f.rename(columns={"candidate": "caption"}), r"\['candidate'\]"),
         (lambda f: f.assign(split=["train", "train", "val", "val", "dev"]),
-         r"row 5 \(line 6\) column 'split' is 'dev'"),
+         r"row 5 column 'split' is 'dev'"),
         (lambda f: f.assign(human_score=["3", "x", "1", "2", "0.5"]),
-         r"row 2 \(line 3\) column 'human_score' is not a finite number"),
+         r"row 2 column 'human_score' is not a finite number"),
         (lambda f: f.assign(references=['["a"', "a", "a", "a", "a"]),
-         r"row 1 \(line 2\) column 'references'"),
+         r"row 1 column 'references'"),
         (lambda f: f.assign(split=["train", "val", "val", "val", "test"]),
-         r"row 2 \(line 3\) column 'split' differs from earlier ratings of item 'bad-000000'"),
+         r"row 2 column 'split' differs from earlier ratings of item 'bad-000000'"),
         (lambda f: f.assign(image_id=["../x", "../x", "2", "2", "3"]),
-         r"row 1 \(line 2\) column 'image_id': '\.\./x' leaves its folder"),
+         r"row 1 column 'image_id': '\.\./x' leaves its folder"),
         (lambda f: f.assign(image_file=["", "", "/abs/2.jpg", "/abs/2.jpg", ""]),
-         r"row 3 \(line 4\) column 'image_file': '/abs/2\.jpg' must be relative"),
+         r"row 3 column 'image_file': '/abs/2\.jpg' must be relative"),
         # the same image and caption under a second item_id would be judged and counted twice
         (lambda f: f.assign(item_id=["a", "a", "b", "c", "d"]),
-         r"row 4 \(line 5\) column 'item_id': 'c' rates the same image and candidate as "
+         r"row 4 column 'item_id': 'c' rates the same image and candidate as "
          r"item 'b' \(row 3\); one item would count twice"),
     ],
 )

@@ -451,8 +451,8 @@ def load_table(
     references, split and image_file; two item_ids for one (image_id, candidate) are an
     error (the item would be judged and counted twice). Without item_id, ids are
     ``"<dataset>-%06d"`` in order of first appearance. `dataset` defaults to the file's
-    stem. Errors count data rows from 1 (a CSV's header is line 1, so row n is line n + 1,
-    which CSV messages name too). Without `image_dir` image_path is None (agreement with
+    stem. Errors count data rows from 1, a CSV's header not counted (not its lines: a
+    quoted cell may span several). Without `image_dir` image_path is None (agreement with
     external scores only, no MLLM judging).
 
     This is how e.g. the full Nebula (train / val / test = 26,382 / 3,298 / 3,298) comes
@@ -470,12 +470,11 @@ def load_table(
     if ignored:
         logger.warning("%s: ignoring column(s) %s", path, ignored)
     has_file, has_id = "image_file" in frame.columns, "item_id" in frame.columns
-    csv_lines = path.suffix.lower() == ".csv"
     keyed: dict[Any, _Item] = {}
     first_row: dict[Any, int] = {}
     item_of_pair: dict[tuple[str, str], Any] = {}
     for row, record in enumerate(frame.to_dict("records"), start=1):
-        where = f"row {row} (line {row + 1})" if csv_lines else f"row {row}"
+        where = f"row {row}"
         item = _table_item(record, path, where, image_dir, has_file)
         key = (_cell_text(record["item_id"], "item_id", where, path) if has_id
                else (item.image_id, item.candidate))
