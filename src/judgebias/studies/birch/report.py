@@ -148,5 +148,8 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
     for section in sections:
         for table in section.tables:
             table.frame = _readable(table.frame)
+            if table.frame.empty:
+                table.caption += (" No rows: its variants are not all in birch.variants "
+                                  f"({', '.join(block['variants'])}), or no pair qualified.")
     return Section("BIRCH: image reliance, informativeness bias and the truthful anchor",
                    intro=intro, subsections=sections)

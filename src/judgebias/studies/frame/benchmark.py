@@ -9,7 +9,8 @@ object per line; a ``.json`` file may also hold one JSON array of objects). Colu
 ``item_id``             required; unique text id
 ``domain``              required; people | animal | illustration | indoor | outdoor
 ``instruction``         required; the instruction the image is judged against
-``image``               required; image file, relative to ``image_root`` (or absolute)
+``image``               required; image file, relative to ``image_root`` (an absolute
+                        path, or a ``..`` that climbs out of ``image_root``, is an error)
 ``human_score``         1-5; or ``annotator_1`` and ``annotator_2`` (each 1-5), whose mean
                         is then the human score (half points possible). Optional: a table
                         without scores is judged, only the human correlations are left out
@@ -65,7 +66,8 @@ import pandas as pd
 import pyarrow as pa
 
 from judgebias.artifacts import table_schema, write_bytes
-from judgebias.data.rows import json_records, row_error
+from judgebias.data.paths import resolve_inside
+from judgebias.data.rows import csv_records, json_records, read_text, row_error
 from judgebias.judging.answers import STATUS_OK
 from judgebias.studies.frame.annotators import simulate_annotators
 from judgebias.studies.frame.concepts import VOCABULARY, perturb, sample_concepts
@@ -365,12 +367,10 @@ def _records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
         raise FileNotFoundError(2, "No such file", str(source))
     suffix = source.suffix.lower()
     if suffix in (".csv", ".tsv"):
-        table = pd.read_csv(source, dtype=str, keep_default_na=False,
-                            sep="\t" if suffix == ".tsv" else ",")
-        return list(enumerate(table.to_dict("records"), start=1))
+        return csv_records(source, sep="\t" if suffix == ".tsv" else ",")
     if suffix not in (".jsonl", ".ndjson", ".json"):
         raise ValueError(f"{path}: a FRAME table is .csv, .tsv, .jsonl or .json")
-    return json_records(path, source.read_text(encoding="utf-8"), array=suffix == ".json")
+    return json_records(path, read_text(source), array=suffix == ".json")
 
 
 def _json(value: Any, path: str, line: int, key: str) -> Any:
@@ -471,7 +471,7 @@ def _image(row: Mapping[str, Any], key: str, image_root: str, path: str, line: i
     name = _text(row, key)
     if name is None:
         return None
-    image = Path(image_root) / name
+    image = resolve_inside(image_root, name, what=f"{path}: row {line}: {key}")
     if not image.is_file():
         raise row_error(path, line, key, f"file {image} does not exist")
     return image

@@ -42,7 +42,16 @@ def validate(params: Mapping[str, Any]) -> list[str]:
                       "in frame.manipulations")
     errors += _dataset_errors(frame["dataset"], panel)
     errors += path_errors("frame.beauty.weights", frame["beauty"]["weights"])
+    errors += _combination_errors(frame["combinations"], frame["manipulations"])
     return errors
+
+
+def _combination_errors(sizes: list[int], manipulations: Mapping[str, Any]) -> list[str]:
+    """Table 6 combines the analysis judge's best single recipes, one per manipulation: a
+    size larger than the manipulations run would combine nothing (after every judge call)."""
+    return [f"frame.combinations: {size} combines {size} manipulations, but "
+            f"frame.manipulations runs {len(manipulations)}" for size in sizes
+            if size > len(manipulations)]
 
 
 def _dataset_errors(dataset: Mapping[str, Any], panel: Mapping[str, Any]) -> list[str]:
@@ -57,6 +66,9 @@ def _dataset_errors(dataset: Mapping[str, Any], panel: Mapping[str, Any]) -> lis
     writer = dataset["synthetic"]["writer"]
     errors = path_errors("frame.dataset.synthetic.annotators.scores",
                          dataset["synthetic"]["annotators"]["scores"])
+    if not any(dataset["synthetic"]["k_weights"]):
+        errors.append("frame.dataset.synthetic.k_weights: all zero; P(k concepts perturbed) "
+                      "is each weight over their sum, so at least one must be positive")
     if writer is not None and writer not in panel:
         errors.append(f"frame.dataset.synthetic.writer: model {writer!r} is not defined "
                       "under panel")
