@@ -172,6 +172,15 @@ def test_frame_table_syntax_errors_name_the_file_and_row(tmp_path):
         read_frame_table(lines, tmp_path / "img")
 
 
+def test_a_domain_needs_two_items_for_cross_fitting(tmp_path):
+    table = _csv(tmp_path, [GOOD, GOOD | {"item_id": "p-2"},
+                            GOOD | {"item_id": "o-1", "domain": "outdoor", "boxes": "",
+                                    "concepts": ""}])
+    with pytest.raises(ValueError, match=re.escape(f"{table}: row 3: domain: 'outdoor' has "
+                                                   "only this item")):
+        read_frame_table(table, tmp_path / "img")
+
+
 def test_all_zero_k_weights_are_one_line_of_judgebias_validate(tmp_path, default_params,
                                                               capsys):
     params = copy.deepcopy(default_params)

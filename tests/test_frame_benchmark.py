@@ -235,11 +235,13 @@ def _csv(tmp_path, rows):
 
 
 def test_csv_and_json_lines_import(tmp_path):
-    items = read_frame_table(_csv(tmp_path, [GOOD, GOOD | {
-        "item_id": "o-1", "domain": "outdoor", "annotator_1": "", "annotator_2": "",
-        "human_score": 4.5, "boxes": "", "concepts": ""}]), tmp_path / "img")
+    outdoor = {"domain": "outdoor", "annotator_1": "", "annotator_2": "",
+               "human_score": 4.5, "boxes": "", "concepts": ""}
+    rows = [GOOD, GOOD | outdoor | {"item_id": "o-1"}, GOOD | {"item_id": "p-2"},
+            GOOD | outdoor | {"item_id": "o-2"}]
+    items = read_frame_table(_csv(tmp_path, rows), tmp_path / "img")
     assert list(items.columns) == ITEMS.names
-    assert list(items["human_score"]) == [2.5, 4.5]
+    assert list(items["human_score"]) == [2.5, 4.5, 2.5, 4.5]
     assert items.loc[0, "boxes"] == "[[1, 2, 30, 40]]" and pd.isna(items.loc[1, "boxes"])
     assert items.loc[1, "concepts"] == "{}" and (items["source"] == "frame.csv").all()
     write_table(items, tmp_path / "items.parquet", ITEMS)

@@ -520,4 +520,23 @@ def read_frame_table(path: str | Path, image_root: str | Path) -> pd.DataFrame:
                      "alignment": truth,
                      "boxes": json.dumps(boxes) if boxes is not None else None,
                      "source": _text(row, "source") or Path(path).name})
+    _check_domain_sizes(rows, seen, path)
+    if not any(r["image_b"] for r in rows):
+        log.warning("%s: no row has image_b, so Fig. 3's pairwise comparison (set A vs "
+                    "set B) has nothing to compare", path)
     return _typed(pd.DataFrame(rows, columns=ITEMS.names))
+
+
+def _check_domain_sizes(rows: list[dict[str, Any]], lines: Mapping[str, int], path: str
+                        ) -> None:
+    """Every domain needs two items (the synthetic benchmark's minimum too): Table 3's
+    cross-fitted effects choose a setting on one half of a domain's items and score it on
+    the other, so a lone item's cells would be paid for and come out empty."""
+    items: dict[str, list[str]] = {}
+    for row in rows:
+        items.setdefault(row["domain"], []).append(row["item_id"])
+    for domain, ids in items.items():
+        if len(ids) < 2:
+            raise row_error(path, lines[ids[0]], "domain", f"{domain!r} has only this "
+                             "item; a domain needs at least 2 (cross-fitting chooses on "
+                             "one half of its items and scores on the other)")
