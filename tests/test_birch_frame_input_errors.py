@@ -2,8 +2,8 @@
 params key, the file and the row (rows counted from 1) (issue 19, parts 2-5): a data path
 that climbs out of its image folder, malformed JSON, CSV and YAML files, label files read
 only by the analysis, data the measures cannot use, and params that cross-reference
-nothing (a labeller outside the panel, all-zero k weights, combinations larger than the
-manipulations run)."""
+nothing (all-zero k weights, combinations larger than the manipulations run; BIRCH's
+labeller and lengthener outside the panel: tests/test_birch_study.py)."""
 
 from __future__ import annotations
 
@@ -114,18 +114,6 @@ def test_only_human_ties_stop_the_data_step(tmp_path, default_params):
     with pytest.raises(ConfigError, match=r"^birch\.dataset\.mllm_judge: all 3 pairs are human "
                                           "ties"):
         load_pairs(block, tmp_path / "unused", seed=0)
-
-
-def test_birch_roles_outside_the_panel_name_their_key(default_params):
-    params = copy.deepcopy(default_params)
-    params["birch"].update(labeller="gpt-4o", lengthener="gpt-4o-mini")
-    params["birch"]["models"] = ["corvid-pro", "nobody"]
-    with pytest.raises(ConfigError) as info:
-        validate_params(params)
-    errors = str(info.value)
-    assert "birch.labeller: model 'gpt-4o' is not defined under panel" in errors
-    assert "birch.lengthener: model 'gpt-4o-mini' is not defined under panel" in errors
-    assert "birch.models[1]: model 'nobody' is not defined under panel" in errors
 
 
 # -- FRAME ---------------------------------------------------------------------------------------
