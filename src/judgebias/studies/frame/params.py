@@ -25,6 +25,7 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     if frame["analysis_judge"] not in frame["models"]:
         errors.append(f"frame.analysis_judge: {frame['analysis_judge']!r} is not one of "
                       "frame.models")
+    errors += _combination_errors(frame["combinations"], frame["manipulations"])
     for key in frame["models"]:
         if key in panel and panel[key]["backend"] == "sim":
             errors += sim_trait_errors(f"panel.{key}.sim.frame", panel[key]["sim"].get("frame"))
@@ -42,16 +43,7 @@ def validate(params: Mapping[str, Any]) -> list[str]:
                       "in frame.manipulations")
     errors += _dataset_errors(frame["dataset"], panel)
     errors += path_errors("frame.beauty.weights", frame["beauty"]["weights"])
-    errors += _combination_errors(frame["combinations"], frame["manipulations"])
     return errors
-
-
-def _combination_errors(sizes: list[int], manipulations: Mapping[str, Any]) -> list[str]:
-    """Table 6 combines the analysis judge's best single recipes, one per manipulation: a
-    size larger than the manipulations run would combine nothing (after every judge call)."""
-    return [f"frame.combinations: {size} combines {size} manipulations, but "
-            f"frame.manipulations runs {len(manipulations)}" for size in sizes
-            if size > len(manipulations)]
 
 
 def _dataset_errors(dataset: Mapping[str, Any], panel: Mapping[str, Any]) -> list[str]:
@@ -104,3 +96,11 @@ def _susceptibility_errors(where: str, name: str, planted: Any) -> list[str]:
     errors += [f"{where}.domains.{domain}: unknown domain (known: {', '.join(DOMAINS)})"
                for domain in planted.get("domains") or {} if domain not in DOMAINS]
     return errors
+
+
+def _combination_errors(sizes: list[int], manipulations: Mapping[str, Any]) -> list[str]:
+    """Table 6 combines the analysis judge's best single recipes, one per manipulation: a
+    size larger than the manipulations run would combine nothing (after every judge call)."""
+    return [f"frame.combinations: {size} combines {size} manipulations, but "
+            f"frame.manipulations runs {len(manipulations)}" for size in sizes
+            if size > len(manipulations)]
