@@ -23,7 +23,6 @@ import pandas as pd
 
 from judgebias.artifacts import read_table, write_frame, write_json
 from judgebias.studies.birch import measures as m
-from judgebias.studies.birch.importers import read_reference_labels
 from judgebias.studies.birch.tables import LABEL_ANSWERS, PAIRS, TABLES, VERDICTS
 
 log = logging.getLogger(__name__)
@@ -31,17 +30,6 @@ log = logging.getLogger(__name__)
 PRIMARY = "ab"
 METHODS = ("base", "standard_ref", "birch")  # Table 4 / 8
 STATISTICS = {"IB": ("ib", "IDS", "CDS"), "LB": ("lb", "longer", "shorter")}
-# The columns of the tables built row by row: written even when no row is (a variant not
-# run, a subset too small to down-sample on a small real benchmark), so the report and the
-# figures read the same table shape from every dataset.
-ROW_COLUMNS = {
-    "table1": ["judge", "acc_image", "acc_no_image", "irs", "n_pairs"],
-    "irs_subsets": ["judge", "subset", "irs", "n_pairs"],
-    "bias": ["judge", "variant", "statistic", "value", "acc_plus", "acc_minus", "n_plus",
-             "n_minus", "ds_mean", "ds_sd", "ds_min", "ds_max", "ds_n_draws"],
-    "table2": ["judge", "ib_before", "ib_after", "n_before", "n_after"],
-    "table4": ["judge", "method", "acc", "acc_ids", "acc_cds", "ib", "lb"],
-}
 
 
 def informativeness_labels(labels: pd.DataFrame) -> tuple[pd.Series, dict[str, int]]:
@@ -166,6 +154,19 @@ def analyse_judge(judge: str, data: JudgeData, subsets: dict[str, pd.Series],
     return out
 
 
+# The columns of the tables built row by row: written even when no row is (a variant not
+# run, a subset too small to down-sample on a small real benchmark), so the report and the
+# figures read the same table shape from every dataset.
+ROW_COLUMNS = {
+    "table1": ["judge", "acc_image", "acc_no_image", "irs", "n_pairs"],
+    "irs_subsets": ["judge", "subset", "irs", "n_pairs"],
+    "bias": ["judge", "variant", "statistic", "value", "acc_plus", "acc_minus", "n_plus",
+             "n_minus", "ds_mean", "ds_sd", "ds_min", "ds_max", "ds_n_draws"],
+    "table2": ["judge", "ib_before", "ib_after", "n_before", "n_after"],
+    "table4": ["judge", "method", "acc", "acc_ids", "acc_cds", "ib", "lb"],
+}
+
+
 def _frame(parts: list, columns: list[str] | None = None) -> pd.DataFrame:
     """The rows and frames of one table; with `columns`, at least those, in that order."""
     frames = [p if isinstance(p, pd.DataFrame) else pd.DataFrame([p]) for p in parts]
@@ -217,6 +218,8 @@ def labeller_table(block: Mapping[str, Any], pairs: pd.DataFrame, informative: p
     """Table 7 analogue: the labeller against human labels (a file) or, on the synthetic
     default, against the planted informativeness; with its consistency across orders."""
     if block["reference_labels"]:
+        from judgebias.studies.birch.importers import read_reference_labels
+
         truth = read_reference_labels(block["reference_labels"])
         against = "reference_labels file"
     else:
