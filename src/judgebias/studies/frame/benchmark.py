@@ -285,10 +285,7 @@ def attach_humans(generated: pd.DataFrame, *, sds: Sequence[float] = (0.6, 0.9),
         if column not in items:
             items[column] = None
     if scores is not None:
-        imported = read_scores(scores)
-        unknown = sorted(set(imported) - set(items["item_id"]))
-        if unknown:
-            raise ValueError(f"{scores}: item_id {unknown[:5]} not in the benchmark")
+        imported = read_scores(scores, known=set(items["item_id"]))
         missing = [i for i in items["item_id"] if i not in imported]
         if missing:
             log.warning("%s: %d items have no human score %s", scores, len(missing),
@@ -322,14 +319,18 @@ def _typed(items: pd.DataFrame) -> pd.DataFrame:
     return items
 
 
-def read_scores(path: str | Path) -> dict[str, tuple[float | None, float | None, float]]:
+def read_scores(path: str | Path, known: set[str] | None = None
+                ) -> dict[str, tuple[float | None, float | None, float]]:
     """Human scores by item_id from a CSV or JSON-lines file: (annotator_1, annotator_2,
-    human_score); errors name the file, row and key."""
+    human_score); errors name the file, row and key (an item_id not in `known`, if
+    given, too)."""
     out: dict[str, tuple[float | None, float | None, float]] = {}
     for line, row in _records(path):
         item_id = _text(row, "item_id")
         if item_id is None:
             raise row_error(path, line, "item_id", "missing")
+        if known is not None and item_id not in known:
+            raise row_error(path, line, "item_id", f"{item_id!r} is not in the benchmark")
         if item_id in out:
             raise row_error(path, line, "item_id", f"{item_id!r} appears twice")
         first, second, human = _human(row, str(path), line)
