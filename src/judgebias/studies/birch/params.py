@@ -36,8 +36,23 @@ def validate(params: Mapping[str, Any]) -> list[str]:
             errors += path_errors(f"birch.dataset.{name}.images", dataset[name]["images"],
                                   directory=True)
     errors += path_errors("birch.overrides", block["overrides"])
-    errors += path_errors("birch.reference_labels", block["reference_labels"])
+    errors += _reference_label_errors(block["reference_labels"])
     return errors
+
+
+def _reference_label_errors(path: str | None) -> list[str]:
+    """The Table 7 reference labels are read by the analysis, after every judge call:
+    their file is read here, so a bad one stops the run before any call."""
+    from judgebias.studies.birch.importers import read_reference_labels
+
+    errors = path_errors("birch.reference_labels", path)
+    if path is None or errors:
+        return errors
+    try:
+        read_reference_labels(path)
+    except ValueError as exc:
+        return [f"birch.reference_labels: {exc}"]
+    return []
 
 
 def sim_trait_errors(key: str, block: Any) -> list[str]:

@@ -37,6 +37,7 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     if frame["analysis_judge"] not in frame["models"]:
         errors.append(f"frame.analysis_judge: {frame['analysis_judge']!r} is not one of "
                       "frame.models")
+    errors += _combination_errors(frame["combinations"], frame["manipulations"])
     for key in frame["models"]:
         if key in panel and panel[key]["backend"] == "sim":
             errors += sim_trait_errors(f"panel.{key}.sim.frame", panel[key]["sim"].get("frame"))
@@ -87,6 +88,9 @@ def _dataset_errors(dataset: Mapping[str, Any], panel: Mapping[str, Any]) -> lis
     writer = dataset["synthetic"]["writer"]
     errors = path_errors("frame.dataset.synthetic.annotators.scores",
                          dataset["synthetic"]["annotators"]["scores"])
+    if not any(dataset["synthetic"]["k_weights"]):
+        errors.append("frame.dataset.synthetic.k_weights: all zero; P(k concepts perturbed) "
+                      "is each weight over their sum, so at least one must be positive")
     if writer is not None and writer not in panel:
         errors.append(f"frame.dataset.synthetic.writer: model {writer!r} is not defined "
                       "under panel")
@@ -161,3 +165,11 @@ def _susceptibility_errors(where: str, name: str, planted: Any) -> list[str]:
     errors += [f"{where}.domains.{domain}: unknown domain (known: {', '.join(DOMAINS)})"
                for domain in planted.get("domains") or {} if domain not in DOMAINS]
     return errors
+
+
+def _combination_errors(sizes: list[int], manipulations: Mapping[str, Any]) -> list[str]:
+    """Table 6 combines the analysis judge's best single recipes, one per manipulation: a
+    size larger than the manipulations run would combine nothing (after every judge call)."""
+    return [f"frame.combinations: {size} combines {size} manipulations, but "
+            f"frame.manipulations runs {len(manipulations)}" for size in sizes
+            if size > len(manipulations)]
