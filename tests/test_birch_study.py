@@ -173,14 +173,16 @@ def test_equalised_pairs_replace_the_shorter_answer_and_count_drops():
 
 def test_params_errors_name_the_key(default_params):
     params = copy.deepcopy(default_params)
-    params["birch"]["labeller"] = "nobody"
-    params["birch"]["variants"] = ["no_image"]
+    params["birch"].update(labeller="nobody", lengthener="gpt-4o", variants=["no_image"],
+                           models=["corvid-lite", "lumen-base-x"])
     params["panel"]["corvid-lite"]["sim"]["birch"]["perception"] = 1.5
     params["panel"]["corvid-lite"]["sim"]["birch"]["eyesight"] = 1
     with pytest.raises(ConfigError) as info:
         validate_params(params)
     errors = str(info.value)
     assert "birch.labeller: model 'nobody' is not defined under panel" in errors
+    assert "birch.lengthener: model 'gpt-4o' is not defined under panel" in errors
+    assert "birch.models[1]: model 'lumen-base-x' is not defined under panel" in errors
     assert "birch.variants: must include base (every measure starts from it)" in errors
     assert "panel.corvid-lite.sim.birch.perception: a probability" in errors
     assert "panel.corvid-lite.sim.birch.eyesight: unknown trait" in errors

@@ -62,7 +62,8 @@ def test_also_in_families_are_checked(params):
     assert "panel.lumen-large.also_in[0]" not in message
     assert "panel.lumen-base.also_in[0]: 'lumen' is already the model's family" in message
     params["panel"]["lumen-base"]["also_in"] = ["corvid", "corvid"]
-    assert "panel.lumen-base.also_in: " in _error(params)  # uniqueItems
+    assert ("panel.lumen-base.also_in[1]: 'corvid' is listed twice (first at "
+            "panel.lumen-base.also_in[0])") in _error(params)  # uniqueItems
 
 
 def test_also_in_reaches_the_family_sub_matrices(params):

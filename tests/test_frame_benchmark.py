@@ -205,7 +205,7 @@ def test_simulated_and_imported_human_scores_make_the_item_table(tmp_path):
     write_table(imported, tmp_path / "imported.parquet", ITEMS)
 
     pd.DataFrame({"item_id": ["nobody"], "human_score": [3]}).to_csv(scores, index=False)
-    with pytest.raises(ValueError, match=r"scores.csv: item_id \['nobody'\] not in"):
+    with pytest.raises(ValueError, match=r"scores.csv: row 1: item_id: 'nobody' is not in"):
         attach_humans(images, scores=scores)
     pd.DataFrame({"item_id": [ids[0]], "human_score": [6]}).to_csv(scores, index=False)
     with pytest.raises(ValueError, match=r"scores\.csv: row 1: human_score: 6\.0 is outside 1-5"):
@@ -235,11 +235,13 @@ def _csv(tmp_path, rows):
 
 
 def test_csv_and_json_lines_import(tmp_path):
-    items = read_frame_table(_csv(tmp_path, [GOOD, GOOD | {
-        "item_id": "o-1", "domain": "outdoor", "annotator_1": "", "annotator_2": "",
-        "human_score": 4.5, "boxes": "", "concepts": ""}]), tmp_path / "img")
+    outdoor = {"domain": "outdoor", "annotator_1": "", "annotator_2": "",
+               "human_score": 4.5, "boxes": "", "concepts": ""}
+    rows = [GOOD, GOOD | outdoor | {"item_id": "o-1"}, GOOD | {"item_id": "p-2"},
+            GOOD | outdoor | {"item_id": "o-2"}]
+    items = read_frame_table(_csv(tmp_path, rows), tmp_path / "img")
     assert list(items.columns) == ITEMS.names
-    assert list(items["human_score"]) == [2.5, 4.5]
+    assert list(items["human_score"]) == [2.5, 4.5, 2.5, 4.5]
     assert items.loc[0, "boxes"] == "[[1, 2, 30, 40]]" and pd.isna(items.loc[1, "boxes"])
     assert items.loc[1, "concepts"] == "{}" and (items["source"] == "frame.csv").all()
     write_table(items, tmp_path / "items.parquet", ITEMS)

@@ -110,7 +110,8 @@ GOOD = {"item_id": "p-1", "domain": "people", "instruction": "Generate a chef.",
 
 
 def test_frame_table_import(tmp_path):
-    items = read_frame_table(_table(tmp_path, [GOOD]), str(tmp_path / "img"))
+    items = read_frame_table(_table(tmp_path, [GOOD, GOOD | {"item_id": "p-2"}]),
+                             str(tmp_path / "img"))
     assert list(items.columns) == ITEMS.names
     assert items.loc[0, "human_score"] == 2.5
 

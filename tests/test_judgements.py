@@ -259,7 +259,7 @@ def test_bad_json_structure_names_file_and_key(tmp_path: Path) -> None:
     bad = tmp_path / "nebula_bad.json"
     bad.write_text(json.dumps([{"imgid": "a", "mt": "x", "refs": ["r"], "score": 0.5},
                                {"imgid": "b", "mt": "y", "refs": ["r"]}]))
-    with pytest.raises(ValueError, match=r"nebula_bad\.json: entry \[1\] lacks key 'score'"):
+    with pytest.raises(ValueError, match=r"nebula_bad\.json: row 2 lacks key 'score'"):
         load_nebula(bad)
     bad.write_text(json.dumps({"x": 1}))
     with pytest.raises(ValueError, match="JSON list"):
@@ -268,12 +268,107 @@ def test_bad_json_structure_names_file_and_key(tmp_path: Path) -> None:
     flickr_bad.write_text(json.dumps({"img1": {"human_judgement": [
         {"image_id": "img1", "image_path": "F/img1.jpg", "caption": "c", "rating": "four"}
     ], "ground_truth": ["r"]}}))
-    with pytest.raises(ValueError, match=r"flickr_bad\.json: image 'img1' human_judgement\[0\] "
+    with pytest.raises(ValueError, match=r"flickr_bad\.json: image 'img1' human_judgement row 1 "
                                          r"key 'rating'"):
         load_flickr8k_expert(flickr_bad)
     flickr_bad.write_text(json.dumps({"img1": {"human_judgement": []}}))
     with pytest.raises(ValueError, match="lacks key 'ground_truth'"):
         load_flickr8k_expert(flickr_bad)
+
+
+def _nebula_rows(*rows: tuple[str, str, float]) -> list[dict]:
+    return [{"imgid": imgid, "mt": mt, "refs": ["a ref"], "score": score}
+            for imgid, mt, score in rows]
+
+
+def _flickr_entry(image_id: str, listed: str = "") -> dict:
+    listed = listed or f"Flickr8k_Dataset/{image_id}.jpg"
+    return {"human_judgement": [{"image_id": image_id, "image_path": listed, "caption": "c",
+                                 "rating": 3}], "ground_truth": ["r"]}
+
+
+def test_json_syntax_errors_name_file_line_and_column(tmp_path: Path) -> None:
+    bad = tmp_path / "nebula_test.json"
+    bad.write_text('[\n  {"imgid": "a", "mt": "x",, "refs": [], "score": 1}\n]')
+    with pytest.raises(ValueError) as info:
+        load_nebula(bad)
+    assert str(info.value) == (f"{bad}: line 2 column 28: not valid JSON "
+                               "(Expecting property name enclosed in double quotes)")
+    with pytest.raises(ValueError, match=f"{bad}: line 2 column 28: not valid JSON"):
+        load_flickr8k_expert(bad)
+
+
+def test_flickr8k_image_listed_twice_is_an_error(tmp_path: Path) -> None:
+    """JSON keeps the second of two equal keys: the first image's ratings would vanish."""
+    path = tmp_path / "flickr8k.json"
+    first, second = json.dumps(_flickr_entry("img1")), json.dumps(_flickr_entry("img2"))
+    path.write_text(f'{{\n"img1": {first},\n"img2": {second},\n"img1": {first}\n}}')
+    with pytest.raises(ValueError) as info:
+        load_flickr8k_expert(path)
+    assert str(info.value) == (f"{path}: key 'img1' appears twice in one JSON object "
+                               "(lines 2 and 4); the second would silently replace the first")
+
+
+@pytest.mark.parametrize("imgid, reason", [
+    ("../elsewhere", "leaves its folder"), ("/etc/passwd", "must be relative")])
+def test_nebula_imgid_outside_image_dir_names_the_row(tmp_path: Path, imgid: str,
+                                                      reason: str) -> None:
+    path = tmp_path / "nebula_test.json"
+    path.write_text(json.dumps(_nebula_rows(("ok", "x", 0.5), (imgid, "y", 0.25))))
+    (tmp_path / "img").mkdir()
+    for image_dir in (tmp_path / "img", None):  # checked with or without images
+        with pytest.raises(ValueError) as info:
+            load_nebula(path, image_dir=image_dir)
+        assert str(info.value).startswith(f"{path}: row 2: imgid: {imgid!r}")
+        assert reason in str(info.value)
+
+
+def test_flickr8k_image_path_outside_image_dir_names_the_row(tmp_path: Path) -> None:
+    path = tmp_path / "flickr8k.json"
+    path.write_text(json.dumps({"img1": _flickr_entry("img1", "Flickr8k_Dataset/..")}))
+    with pytest.raises(ValueError) as info:
+        load_flickr8k_expert(path)
+    assert str(info.value).startswith(
+        f"{path}: image 'img1' human_judgement row 1: image_path: '..' leaves its folder")
+
+
+def test_nebula_repeated_candidate_is_one_item_with_a_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Two rows with one imgid and candidate are two ratings of one item (a judge sees one
+    item); the count is logged, never silent. Differing refs name both rows."""
+    path = tmp_path / "nebula_test.json"
+    path.write_text(json.dumps(_nebula_rows(("a", "x", 1.0), ("b", "y", 0.0), ("a", "x", 0.5))))
+    with caplog.at_level(logging.WARNING, logger="judgebias.data.judgements"):
+        table = load_nebula(path)
+    assert table["item_id"].tolist() == ["nebula-a", "nebula-a", "nebula-b"]
+    assert table["human_score"].tolist() == [1.0, 0.5, 0.0]
+    assert "1 row(s) repeat an earlier row's imgid and candidate" in caplog.text
+    rows = _nebula_rows(("a", "x", 1.0), ("b", "y", 0.0), ("a", "x", 0.5))
+    rows[2]["refs"] = ["another ref"]
+    path.write_text(json.dumps(rows))
+    with pytest.raises(ValueError, match=r"nebula_test\.json: row 3: refs differ from row 1, "
+                                         r"which rates the same candidate of imgid 'a'"):
+        load_nebula(path)
+
+
+def test_judgements_step_names_the_params_key_file_and_row(tmp_path: Path, params,
+                                                           capsys) -> None:
+    """Through the CLI, one line names the pomms.datasets key, the file and the row, and
+    no table is written."""
+    import yaml
+
+    from judgebias.cli import main
+
+    path = tmp_path / "nebula_test.json"
+    path.write_text(json.dumps(_nebula_rows(("ok", "x", 0.5), ("../../up", "y", 0.25))))
+    params["pomms"]["datasets"]["nebula"] = {"format": "nebula", "path": str(path)}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    out = tmp_path / "nebula.parquet"
+    assert main(["--params", str(tmp_path / "params.yaml"), "judgements", "--dataset",
+                 "nebula", "--out", str(out), "--images", str(tmp_path / "images")]) == 2
+    assert (f"pomms.datasets.nebula: {path}: row 2: imgid: '../../up' leaves its folder"
+            in capsys.readouterr().err)
+    assert not out.exists()
 
 
 # --------------------------------------------------------------------- generic tables
@@ -358,14 +453,21 @@ def test_parse_references_forms() -> None:
         (lambda f: f.drop(columns="human_score"), r"required column\(s\) \['human_score'\]"),
         (lambda f: f.rename(columns={"candidate": "caption"}), r"\['candidate'\]"),
         (lambda f: f.assign(split=["train", "train", "val", "val", "dev"]),
-         r"row 4 column 'split' is 'dev'"),
+         r"row 5 column 'split' is 'dev'"),
         (lambda f: f.assign(human_score=["3", "x", "1", "2", "0.5"]),
-         r"row 1 column 'human_score' is not a finite number"),
+         r"row 2 column 'human_score' is not a finite number"),
         (lambda f: f.assign(references=['["a"', "a", "a", "a", "a"]),
-         r"row 0 column 'references'"),
+         r"row 1 column 'references'"),
         (lambda f: f.assign(split=["train", "val", "val", "val", "test"]),
-         r"row 1 column 'split' differs from earlier ratings of item 'bad-000000'"),
-        (lambda f: f.assign(image_id=["../x", "../x", "2", "2", "3"]), "unsafe image file name"),
+         r"row 2 column 'split' differs from earlier ratings of item 'bad-000000'"),
+        (lambda f: f.assign(image_id=["../x", "../x", "2", "2", "3"]),
+         r"row 1 column 'image_id': '\.\./x' leaves its folder"),
+        (lambda f: f.assign(image_file=["", "", "/abs/2.jpg", "/abs/2.jpg", ""]),
+         r"row 3 column 'image_file': '/abs/2\.jpg' must be relative"),
+        # the same image and caption under a second item_id would be judged and counted twice
+        (lambda f: f.assign(item_id=["a", "a", "b", "c", "d"]),
+         r"row 4 column 'item_id': 'c' rates the same image and candidate as "
+         r"item 'b' \(row 3\); one item would count twice"),
     ],
 )
 def test_table_bad_input_names_column_and_row(tmp_path: Path, change, message: str) -> None:

@@ -55,13 +55,57 @@ def test_hpdv2_train_one_pair_per_group(tmp_path):
         assert winner.endswith(f"r/{4 * g + g}.png")
 
 
+def test_hpdv2_train_released_shape_several_rows_per_prompt(tmp_path):
+    """The released train.json: one annotated comparison of two images per row
+    (``image_path``), several rows per prompt, images shared between rows. The candidate
+    is one row's comparison, never an image against itself; the pool lists each image once."""
+    _images(tmp_path, [f"{i}.jpg" for i in range(6)])
+    rows = [(["0.jpg", "1.jpg"], [1, 0]), (["1.jpg", "2.jpg"], [1, 0]),
+            (["0.jpg", "2.jpg"], [0, 1]), (["3.jpg", "4.jpg"], [0, 1]),
+            (["5.jpg", "3.jpg"], [1, 1])]
+    records = [{"human_preference": pref, "prompt": "p0" if i < 3 else "p1",
+                "image_path": paths, "user_hash": f"u{i}"} for i, (paths, pref) in enumerate(rows)]
+    (tmp_path / "train.json").write_text(json.dumps(records))
+    for seed in range(8):
+        pairs, pool = read_hpdv2_train(tmp_path / "train.json", tmp_path, seed=seed)
+        assert len(pairs) == 2 and len(pool) == 6 and pool["image_path"].is_unique
+        for row in pairs.itertuples():
+            shown = {Path(row.image_a).name, Path(row.image_b).name}
+            winner = Path(row.image_a if row.preference == 1 else row.image_b).name
+            assert (shown, winner) in [({"0.jpg", "1.jpg"}, "0.jpg"),
+                                       ({"1.jpg", "2.jpg"}, "1.jpg"),
+                                       ({"0.jpg", "2.jpg"}, "2.jpg"),
+                                       ({"3.jpg", "4.jpg"}, "4.jpg")]
+
+
 def test_importer_errors_name_file_row_and_key(tmp_path):
     (tmp_path / "test.json").write_text(json.dumps([{"prompt": "x", "image_path": []}]))
-    with pytest.raises(ValueError, match=r"test.json: record 0 has no key 'rank'"):
+    with pytest.raises(ValueError, match=r"test.json: row 1 has no key 'rank'"):
         read_hpdv2_test(tmp_path / "test.json", tmp_path)
     (tmp_path / "bias.json").write_text(json.dumps([{"prompt": "x", "images_dir": "no.png"}]))
-    with pytest.raises(ValueError, match=r"bias.json: record 0: image .*no.png does not"):
+    with pytest.raises(ValueError, match=r"bias.json: row 1: image .*no.png does not"):
         read_mjbench(tmp_path / "bias.json", tmp_path)
+    (tmp_path / "broken.json").write_text('[{"prompt": "x",')
+    with pytest.raises(ValueError, match=r"broken.json: not valid JSON"):
+        read_mjbench(tmp_path / "broken.json", tmp_path)
+    (tmp_path / "train.json").write_text(json.dumps(
+        [{"prompt": "x", "human_preference": [1, 0], "user_hash": "u"}]))
+    with pytest.raises(ValueError, match=r"train.json: row 1 needs a list under "
+                                         r"'image_path' or 'file_path'"):
+        read_hpdv2_train(tmp_path / "train.json", tmp_path, seed=0)
+
+
+@pytest.mark.parametrize("escape", ["../outside.png", "sub/../../outside.png", "/etc/hosts"])
+def test_image_paths_that_leave_their_folder_are_rejected(tmp_path, escape):
+    """A path in a data file may not leave its image folder, even to a file that exists."""
+    root = tmp_path / "HPD" / "test"
+    _images(tmp_path, ["outside.png", "HPD/test/ok.png"])
+    (tmp_path / "test.json").write_text(json.dumps([
+        {"prompt": "a", "image_path": ["ok.png", "ok.png"], "rank": [1, 2]},
+        {"prompt": "b", "image_path": ["ok.png", escape], "rank": [1, 2]}]))
+    with pytest.raises(ValueError, match=r"test.json: row 2 key 'image_path': .*(leaves its "
+                                         r"folder|not an absolute path)"):
+        read_hpdv2_test(tmp_path / "test.json", root)
 
 
 @pytest.mark.parametrize("counterpart", ["other", "same"])
@@ -140,3 +184,5 @@ def test_synthetic_default_through_the_importers_is_deterministic(tmp_path):
     test = pairs[pairs["split"] == "test"]
     assert len(test) == 4 * len(list(combinations(range(3), 2)))
     assert support["fold"].isna().sum() == 18  # the training images, D_sup's pool
+    assert summary["files"]["train"].endswith("hpdv2/train.json")
+    assert all(Path(p).is_relative_to(tmp_path / "a") for p in pairs["image_a"])

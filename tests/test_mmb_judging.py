@@ -153,3 +153,20 @@ def test_params_checks(default_params):
     assert "mmb.report.k: 5 is not one of mmb.clustering.ks" in text
     assert f"panel.{JUDGE}.sim.mmb: a simulated judge needs its planted MMB traits" in text
     assert "mmb.instructions.grow.writer: model 'nobody'" in text
+
+
+def test_ensembles_larger_than_the_pool_can_hold_are_rejected(default_params, tmp_path):
+    """n_prompts is checked against the built-in pool plus the extra file and grow.n in
+    validate, before any job; 44 + 2 extra + 3 grown = 49 is the most it can hold."""
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(yaml.safe_dump([{"id": f"mine-{i}", "kind": "manual", "text": f"t{i}"}
+                                     for i in range(2)]))
+    params = copy.deepcopy(default_params)
+    params["mmb"]["instructions"] = {"extra": str(extra),
+                                     "grow": {"writer": "lumen-large", "n": 3}}
+    params["mmb"]["design"]["n_prompts"] = [10, 49]
+    validate_params(copy.deepcopy(params))
+    params["mmb"]["design"]["n_prompts"] = [10, 50]
+    with pytest.raises(ConfigError, match=r"mmb\.design\.n_prompts: 50 prompts per "
+                                          r"ensemble, but the pool can hold at most 49"):
+        validate_params(params)

@@ -156,11 +156,22 @@ def test_domain_filter(tmp_path: Path) -> None:
     ("mutate", "pattern"),
     [
         (lambda d: d.pop("annotations"), r"lacks key 'annotations'"),
-        (lambda d: d["images"][2].pop("file_name"), r"image id 2 lacks key 'file_name'"),
-        (lambda d: d["images"][1].pop("id"), r"images\[1\] lacks key 'id'"),
-        (lambda d: d["annotations"][0].pop("caption"), r"lacks key 'caption'"),
-        (lambda d: d["annotations"][5].update(image_id=99), r"unknown image id 99"),
-        (lambda d: d["images"].append(dict(d["images"][0])), r"image id 0 appears more than once"),
+        (lambda d: d["images"][2].pop("file_name"),
+         r"images row 3 \(image id 2\) lacks key 'file_name'"),
+        (lambda d: d["images"][1].pop("id"), r"images row 2 lacks key 'id'"),
+        (lambda d: d["annotations"][0].pop("caption"),
+         r"annotations row 1 \(image id 3\) lacks key 'caption'"),
+        (lambda d: d["annotations"][5].update(image_id=99),
+         r"annotations row 6: image_id 99 is not an id of 'images'"),
+        (lambda d: d["images"].append(dict(d["images"][0], file_name="other.jpg")),
+         r"images row 5: id 0 is also images row 1"),
+        # one picture under two ids would be captioned, scored and averaged twice
+        (lambda d: d["images"].append(dict(d["images"][0], id=7)),
+         r"images row 5: file_name '0000abcd.png' is also images row 1"),
+        # a file concatenated twice: every caption id repeats, and would take a reference slot
+        (lambda d: d["annotations"].extend(d["annotations"][:2]),
+         r"annotations row 41: id 39 is also annotations row 1"),
+        (lambda d: d["images"][3].pop("domain"), r"images row 4 \(image id 3\) lacks key 'domain'"),
     ],
 )
 def test_bad_structure_names_file_and_key(tmp_path: Path, mutate, pattern: str) -> None:
@@ -169,8 +180,8 @@ def test_bad_structure_names_file_and_key(tmp_path: Path, mutate, pattern: str) 
     mutate(data)
     ann.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ValueError, match=pattern) as info:
-        load_nocaps(ann, image_dir)
-    assert str(ann) in str(info.value)
+        load_nocaps(ann, image_dir, domains=list(DOMAINS[:3]))
+    assert str(info.value).startswith(f"{ann}: ")
 
 
 def test_too_few_captions_names_image(tmp_path: Path) -> None:
@@ -179,7 +190,8 @@ def test_too_few_captions_names_image(tmp_path: Path) -> None:
         a for a in data["annotations"] if not (a["image_id"] == 2 and a["id"] % 10 >= 4)
     ]
     ann, image_dir = _write(tmp_path, data)
-    with pytest.raises(ValueError, match=r"image id 2 has 4 caption\(s\)") as info:
+    with pytest.raises(ValueError, match=r"images row 3 \(image id 2\) has 4 caption\(s\)") \
+            as info:
         load_nocaps(ann, image_dir, n_references=5)
     assert str(ann) in str(info.value)
     assert len(load_nocaps(ann, image_dir, n_references=4)) == 4
@@ -191,9 +203,50 @@ def test_invalid_json_and_arguments(tmp_path: Path) -> None:
         load_nocaps(ann, image_dir, n_images=10)
     with pytest.raises(ValueError, match="missing="):
         load_nocaps(ann, image_dir, missing="ignore")
-    ann.write_text("{not json", encoding="utf-8")
-    with pytest.raises(ValueError, match="not valid JSON"):
+    ann.write_text('{"images": [],\n "annotations": [}', encoding="utf-8")
+    with pytest.raises(ValueError) as info:
         load_nocaps(ann, image_dir)
+    assert str(info.value) == (f"{ann}: line 2 column 18: not valid JSON "
+                               "(Expecting value)")
+    ann.write_bytes(b'{"images": "\xff"}')
+    with pytest.raises(ValueError, match=f"{ann}: not UTF-8 text"):
+        load_nocaps(ann, image_dir)
+
+
+def test_a_key_twice_in_one_object_is_an_error(tmp_path: Path) -> None:
+    """Python's json keeps the second of two equal keys without a word; the importers'
+    reader names the key and, when it occurs twice in the file, both lines."""
+    ann, image_dir = _write(tmp_path, _annotations())
+    ann.write_text('{"info": {},\n "images": [],\n "images": [],\n "annotations": []}')
+    with pytest.raises(ValueError) as info:
+        load_nocaps(ann, image_dir)
+    assert str(info.value) == (f"{ann}: key 'images' appears twice in one JSON object "
+                               "(lines 2 and 3); the second would silently replace the first")
+
+
+@pytest.mark.parametrize("file_name, reason", [
+    ("../outside.jpg", "leaves its folder"), ("sub/../../outside.jpg", "leaves its folder"),
+    ("/etc/passwd", "not an absolute path")])
+def test_a_file_name_outside_image_dir_names_the_row(tmp_path: Path, file_name: str,
+                                                       reason: str) -> None:
+    data = _annotations()
+    ann, image_dir = _write(tmp_path, data)
+    data["images"][2]["file_name"] = file_name
+    ann.write_text(json.dumps(data))
+    with pytest.raises(ValueError) as info:
+        load_nocaps(ann, image_dir)
+    message = str(info.value)
+    assert message.startswith(f"{ann}: images row 3: file_name: {file_name!r}")
+    assert reason in message and str(image_dir) in message
+
+
+def test_a_file_name_that_stays_inside_is_normalised(tmp_path: Path) -> None:
+    data = _annotations()
+    ann, image_dir = _write(tmp_path, data)
+    data["images"][1]["file_name"] = "sub/../" + data["images"][1]["file_name"]
+    ann.write_text(json.dumps(data))
+    frame = load_nocaps(ann, image_dir)
+    assert frame["image_path"][1] == str(image_dir / _annotations()["images"][1]["file_name"])
 
 
 def _nocaps_params(params: dict, ann: Path, image_dir: Path, tmp_path: Path) -> Path:
@@ -241,5 +294,12 @@ def test_dataset_step_names_missing_or_bad_nocaps_files(tmp_path: Path, params, 
     path = _nocaps_params(params, ann, image_dir, tmp_path)
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "philautia.dataset.nocaps: " in err and str(ann) in err
+    assert f"philautia.dataset.nocaps: {ann}: line 1 column 2: not valid JSON" in err
+    assert not (tmp_path / "t.parquet").exists()
+    data = _annotations(4)
+    data["images"][1]["file_name"] = "../../elsewhere.jpg"
+    ann.write_text(json.dumps(data), encoding="utf-8")
+    assert main(argv) == 2
+    assert (f"philautia.dataset.nocaps: {ann}: images row 2: file_name: "
+            "'../../elsewhere.jpg' leaves its folder") in capsys.readouterr().err
     assert not (tmp_path / "t.parquet").exists()

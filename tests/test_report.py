@@ -345,6 +345,9 @@ def test_report_has_a_section_per_study(project) -> None:
     assert text.index("Philautia: self-") < text.index("Pomms: an ensemble")  # registry order
     assert "Setting: ref_based" in text and "Setting: ref_free" in text
     assert "Results from SIMULATED models" in text
+    # and the data are named, the simulated ones as such
+    assert "Images: 8 SYNTHETIC scenes (seed 7), not photographs" in text
+    assert "Judgement datasets: `synthetic`: SIMULATED raters of 40 synthetic items" in text
     assert "<dt>params fingerprint</dt>" in text and "<dt>params file</dt><dd>params.yaml" in text
     assert "exact conditional expectation" in text  # philautia.score: expected
     assert text.count('<img src="data:image/png;base64,') == 2 * 3 + 1

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from judgebias.artifacts import ArtifactError, read_table
-from judgebias.config import ConfigError, load_config, missing_secrets
+from judgebias.config import ConfigError, load_config, missing_secrets, params_warnings
 from judgebias.models.api import PermanentError
 from judgebias.models.journal import BudgetExceeded
 
@@ -28,6 +28,8 @@ def _cmd_validate(args: argparse.Namespace) -> None:
     errors = missing_secrets(config, config["panel"])
     if errors:
         raise ConfigError(f"{args.params}: " + "; ".join(errors))
+    for line in params_warnings(config):
+        log.warning("%s: %s", args.params, line)
     studies = ", ".join(s.name for s in active(config)) or "none"
     print(f"{args.params}: valid ({len(config['panel'])} panel models; studies: {studies})")
 

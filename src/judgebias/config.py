@@ -25,11 +25,74 @@ class ConfigError(ValueError):
     """params.yaml is invalid; the message names the file and the offending key."""
 
 
+class DuplicateKeyError(yaml.YAMLError):
+    """A YAML mapping states a key twice; the message names the key path and both lines."""
+
+
+_FastSafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SPECIAL_KEY_TAGS = frozenset({"tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"})
+
+
+class _UniqueKeyLoader(_FastSafeLoader):
+    """``yaml.safe_load`` that rejects a key stated twice in one mapping.
+
+    PyYAML keeps the last of two equal keys, so a second ``birch:`` block or a panel
+    model defined twice would silently replace the first. Parsing stays in libyaml's C
+    parser where PyYAML was built with it (the PyPI wheels are; the pure-Python parser
+    was most of a job's start-up, benchmarks/job_startup.py): only the construction of
+    mappings, Python code in every loader, gains the check. Keys are compared as
+    constructed values (``yes`` and ``true`` are one key); ``<<`` merges may still
+    override merged keys, as YAML intends.
+    """
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        self._document_root = node
+        return super().construct_document(node)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        own = list(node.value)  # before `<<` merges are flattened into node.value
+        mapping = super().construct_mapping(node, deep=deep)
+        if len(mapping) < len(node.value):  # two equal keys, or a merge overridden
+            self._check_unique_keys(node, own)
+        return mapping
+
+    def _check_unique_keys(self, node: yaml.MappingNode,
+                           own: list[tuple[yaml.Node, yaml.Node]]) -> None:
+        first_nodes: dict[Any, yaml.Node] = {}
+        for key_node, _ in own:
+            if key_node.tag in _SPECIAL_KEY_TAGS:
+                continue
+            key = self.construct_object(key_node)  # already constructed: from the cache
+            try:
+                first = first_nodes.setdefault(key, key_node)
+            except TypeError:  # an unhashable key: the base constructor reports it
+                continue
+            if first is not key_node:
+                where = _key_path([*_node_path(self._document_root, node), key_node.value])
+                raise DuplicateKeyError(
+                    f"{where}: stated twice (lines {first.start_mark.line + 1} and "
+                    f"{key_node.start_mark.line + 1}); YAML would silently keep only the "
+                    "second")
+
+
+def _node_path(root: yaml.Node, target: yaml.Node) -> list[Any]:
+    """The keys and indices leading from `root` to the node `target` (for messages)."""
+    stack: list[tuple[yaml.Node, list[Any]]] = [(root, [])]
+    while stack:
+        node, path = stack.pop()
+        if node is target:
+            return path
+        if isinstance(node, yaml.MappingNode):
+            stack += [(value, [*path, key.value]) for key, value in node.value]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += [(value, [*path, i]) for i, value in enumerate(node.value)]
+    return []
+
+
 def load_yaml(text: str) -> Any:
-    """``yaml.safe_load`` through libyaml's C parser where PyYAML was built with it (the
-    PyPI wheels are): every job parses params.yaml and the schemas at start-up, and the
-    pure-Python parser was most of that start-up (benchmarks/job_startup.py)."""
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    """``yaml.safe_load`` through libyaml's C parser, rejecting duplicate mapping keys
+    (DuplicateKeyError, naming the key path and both lines; _UniqueKeyLoader)."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)
 
 
 @cache
@@ -50,7 +113,11 @@ def params_schema() -> dict[str, Any]:
 
 
 def _key_path(parts: Iterable[Any]) -> str:
-    return ".".join(str(p) for p in parts) or "<top level>"
+    """``frame.models[2]``: mapping keys joined by dots, list positions in brackets."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return text or "<top level>"
 
 
 def _schema_errors(params: Mapping[str, Any]) -> list[str]:
@@ -65,8 +132,28 @@ def _schema_errors(params: Mapping[str, Any]) -> list[str]:
                 hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
                 messages.append(f"{_key_path([*path, key])}: unknown key{hint}")
             continue
+        if error.validator == "uniqueItems":
+            messages += _repeated_items(path, error.instance)
+            continue
         messages.append(f"{_key_path(path)}: {error.message}")
     return messages
+
+
+def _repeated_items(path: list[Any], items: list[Any]) -> list[str]:
+    """One line per repeat in a list whose schema says `uniqueItems` (panel keys, grid
+    values, seeds...): a repeat would run or count the same thing twice and move every
+    mean, test and correction computed over the list."""
+    def same(a: Any, b: Any) -> bool:  # JSON equality: 1 == 1.0, but true is not 1
+        return a == b and isinstance(a, bool) == isinstance(b, bool)
+
+    lines = []
+    for i, item in enumerate(items):
+        positions = [j for j, other in enumerate(items) if same(other, item)]
+        if positions[0] < i:
+            times = "twice" if len(positions) == 2 else f"{len(positions)} times"
+            lines.append(f"{_key_path([*path, i])}: {item!r} is listed {times} (first at "
+                         f"{_key_path([*path, positions[0]])}); list each once")
+    return lines
 
 
 def _fill_defaults(instance: Any, schema: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
@@ -101,6 +188,7 @@ def _reference_errors(params: Mapping[str, Any]) -> list[str]:
     for key, model in panel.items():
         errors += _model_errors(key, model, panel, families)
     errors += _sim_style_errors(params)
+    errors += _sim_block_errors(panel)
     for study in active(params):
         missing = [name for name in study.requires if params.get(name) is None]
         if missing:
@@ -178,6 +266,33 @@ def _sim_style_errors(params: Mapping[str, Any]) -> list[str]:
     return errors
 
 
+def _sim_block_errors(panel: Mapping[str, Any]) -> list[str]:
+    """A study's traits block under a simulated model's ``sim:`` must carry that study's
+    name: a misspelt block (``sim.brich``) would be ignored, and the judge would silently
+    run on the study's default traits."""
+    from judgebias.study import registered
+
+    core = set(params_schema()["$defs"]["model"]["properties"]["sim"]["properties"])
+    blocks = sorted(name for name, study in registered().items() if study.sim)
+    return [f"panel.{key}.sim.{name}: unknown key (the core traits: {', '.join(sorted(core))}; "
+            f"a study's trait block: {', '.join(blocks)})"
+            for key, model in panel.items() for name in model.get("sim", {})
+            if name not in core and name not in blocks]
+
+
+def params_warnings(params: Mapping[str, Any]) -> list[str]:
+    """What a validated config runs but quietly fills in (each active study's
+    ``warnings``), for `judgebias validate` to print: nothing here stops a run."""
+    from judgebias.study import active
+
+    lines = []
+    for study in active(params):
+        warn = study.load("warnings")
+        if warn is not None:
+            lines += warn(params)
+    return lines
+
+
 def path_errors(where: str, path: str | None, *, directory: bool = False) -> list[str]:
     """An error line if a params path does not exist (checked before any paid call)."""
     if path is None:
@@ -213,6 +328,8 @@ def load_config(path: str | Path = "params.yaml") -> dict[str, Any]:
         params = load_yaml(path.read_text())
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: file not found") from exc
+    except DuplicateKeyError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     return validate_params(params, str(path))

@@ -6,13 +6,16 @@ A study is a package under judgebias.studies, named by one line of the registry
 - its params block (``schema``: a JSON-Schema fragment file in the package, validated as
   the top-level key named after the study; a study runs exactly when its block is there),
 - its cross-reference and file checks (``validate``: params -> list of error lines),
+- what runs but quietly falls back to defaults (``warnings``: params -> list of lines that
+  ``judgebias validate`` prints, e.g. a simulated judge without its trait block),
 - its Snakemake rules file (``rules``, relative to the project root),
 - its CLI steps (``cli``: a function given ``add(name, function, help)``),
 - the model calls it will make (``plan``: params -> list of PlannedCalls, keyed or
   estimated, and NotCounted lines, for `judgebias plan`),
 - its report section (``report``: (params, results folder) -> report Section),
 - the kinds of prompt the ``sim`` backend must answer for it, if the core's do not cover
-  them (``sim``: a list of judgebias.models.sim.SimTask).
+  them (``sim``: a list of judgebias.models.sim.SimTask); their traits are read from a
+  simulated panel model's ``sim.<study name>`` block.
 
 The callables are named as ``"module:function"`` strings and imported only when used, so
 declaring a study costs nothing, and its steps import only what they use.
@@ -39,6 +42,7 @@ class Study:
     cli: str
     schema: str = "schema.yaml"
     validate: str | None = None
+    warnings: str | None = None
     plan: str | None = None
     report: str | None = None
     sim: str | None = None

@@ -21,6 +21,10 @@ wildcard_constraints:
     judge="|".join(MMB_JUDGES),
 
 
+# The data step also checks mmb.design, mmb.clustering and the MJBench folds against the
+# data (steps.data_errors) so that a shortfall stops the run before any judge call; these
+# keys change no byte of its outputs, so they are not its params (a later edit is checked
+# again by the steps that read them). The pool step checks n_prompts the same way.
 rule mmb_data:
     input:
         code=step_code("mmb-data"),

@@ -2,6 +2,7 @@
 # datasets with the same prompt and setting, through the same journal; an Elastic Net over
 # forward-selected evaluators is fitted to the human judgements; Phi-tilde is recomputed
 # with the ensemble as an extra evaluator.
+from judgebias.data.build import judgement_files
 from judgebias.study import study_models
 from judgebias.studies.pomms import tables as pomms
 from judgebias.studies.pomms.params import judgement_setting
@@ -22,6 +23,7 @@ wildcard_constraints:
 rule judgements:
     input:
         code=step_code("judgements"),
+        data=lambda w: judgement_files(PARAMS["pomms"]["datasets"][w.dataset]),
     output:
         table=pomms.judgements_path("{dataset}"),
         images=directory(pomms.judgement_images("{dataset}")),

@@ -9,6 +9,21 @@ from typing import Any
 import pandas as pd
 
 
+def dataset_files(spec: Mapping[str, Any]) -> list[str]:
+    """The file the `dataset` step imports besides its images (nocaps' annotations; none
+    for the synthetic set). The rule declares it as an input, so that editing the file
+    reruns the step and everything after it; the image folders are not declared (Snakemake
+    would see only the folder's mtime, DVC would hash thousands of images on every status),
+    and the images table pins each image by its SHA-256."""
+    return [spec["nocaps"]["annotations"]] if spec["name"] == "nocaps" else []
+
+
+def judgement_files(spec: Mapping[str, Any]) -> list[str]:
+    """The file a `judgements` step imports (none for simulated raters); declared as an
+    input for the same reason as `dataset_files`."""
+    return [] if spec["format"] == "synthetic" else [spec["path"]]
+
+
 def build_dataset(spec: Mapping[str, Any], images_dir: Path) -> pd.DataFrame:
     """The images table for `dataset` in params.yaml.
 

@@ -55,6 +55,7 @@ import pandas as pd
 
 from judgebias.data import scenes
 from judgebias.data.nocaps import MissingImagesError, read_json, require_key
+from judgebias.data.paths import resolve_inside
 from judgebias.data.synthetic import write_if_changed
 from judgebias.models.sim import SimModel, described_scene
 
@@ -151,11 +152,12 @@ def _check_missing_mode(missing: str) -> None:
         raise ValueError(f"missing={missing!r}; expected one of {list(MISSING_MODES)}")
 
 
-def _safe_name(name: str, source: Path, where: str) -> str:
-    """A file name relative to image_dir; absolute paths and '..' would escape it."""
-    if not name or Path(name).is_absolute() or ".." in Path(name).parts:
-        raise ValueError(f"{source}: {where} has unsafe image file name {name!r}")
-    return name
+def _image_name(name: str, image_dir: Path | None, what: str) -> str:
+    """`name` as a normalised file name inside `image_dir`. An absolute name or one whose
+    `..` climbs out is an error starting with `what` (file, row, key), checked even
+    without an image_dir: such a name would read files outside the dataset's folder."""
+    root = Path(image_dir) if image_dir is not None else Path("image_dir")
+    return resolve_inside(root, name, what=what).relative_to(root).as_posix()
 
 
 def _resolve_images(
@@ -279,7 +281,9 @@ def load_flickr8k_expert(
     `image_dir` is the folder holding the Flickr8k images (``Flickr8k_Dataset``);
     image_path = ``str(image_dir / basename(listed image_path))``. Without it image_path
     is None for every row: the ratings can then be compared with scores computed elsewhere
-    but not scored by an MLLM judge.
+    but not scored by an MLLM judge. An image id that is a key twice is an error (JSON
+    would keep only the second entry's ratings); errors name a judgement by its image and
+    its row in ``human_judgement``, counted from 1.
     """
     path = Path(path)
     _check_missing_mode(missing)
@@ -295,15 +299,15 @@ def load_flickr8k_expert(
                               where, path)
         by_caption: dict[str, _Item] = {}
         file_name: str | None = None
-        for k, judgement in enumerate(judgements):
-            at = f"{where} human_judgement[{k}]"
+        for row, judgement in enumerate(judgements, start=1):
+            at = f"{where} human_judgement row {row}"
             caption = require_key(judgement, "caption", str, at, path)
             rating = _score(require_key(judgement, "rating", (int, float), at, path), at, path)
             listed = require_key(judgement, "image_path", str, at, path)
             if "image_id" in judgement and str(judgement["image_id"]) != image_id:
                 raise ValueError(f"{path}: {at} key 'image_id' is {judgement['image_id']!r}, "
                                  f"not the entry's id {image_id!r}")
-            name = _safe_name(Path(listed).name, path, at)
+            name = _image_name(Path(listed).name, image_dir, f"{path}: {at}: image_path")
             if file_name is None:
                 file_name = name
             elif name != file_name:
@@ -330,8 +334,10 @@ def load_nebula(
     """Load a Nebula split file (EXPERT repo `annotations/nebula_<split>.json`).
 
     The file is a JSON list of ``{"imgid", "mt" (candidate), "refs" (5-10 references),
-    "score" (human score in [0, 1])}``, one rating per entry. Entries sharing imgid and
-    candidate are ratings of one item. `item_id` = ``"nebula-<imgid>"``, or
+    "score" (human score in [0, 1])}``, one rating per entry (row, counted from 1 in
+    errors). Entries sharing imgid and candidate are ratings of one item (the published
+    test split has none; a warning counts them, since two models can write the same
+    caption of an image and a judge sees one item). `item_id` = ``"nebula-<imgid>"``, or
     ``"nebula-<imgid>-<j>"`` (j = order of first appearance) for an imgid rated with more
     than one candidate. `split` labels every row (the file itself does not say which
     split it is; the paper trains an ensemble on train, selects on val, reports test).
@@ -347,20 +353,26 @@ def load_nebula(
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a JSON list of judgements at the top level")
     keyed: dict[tuple[str, str], _Item] = {}
-    for k, record in enumerate(data):
-        where = f"entry [{k}]"
+    first_row: dict[tuple[str, str], int] = {}
+    for row, record in enumerate(data, start=1):
+        where = f"row {row}"
         imgid = str(require_key(record, "imgid", (str, int), where, path))
-        _safe_name(imgid, path, where)
+        stem = _image_name(imgid, image_dir, f"{path}: {where}: imgid")
         candidate = require_key(record, "mt", str, where, path)
         references = _strings(require_key(record, "refs", list, where, path), "refs", where, path)
         score = _score(require_key(record, "score", (int, float), where, path), where, path)
         key = (imgid, candidate)
         if key not in keyed:
-            keyed[key] = _Item("", imgid, candidate, references, split, _by_extension(imgid))
+            keyed[key] = _Item("", imgid, candidate, references, split, _by_extension(stem))
+            first_row[key] = row
         elif keyed[key].references != references:
-            raise ValueError(f"{path}: {where} rates imgid {imgid!r} with the same candidate "
-                             "as an earlier entry but different 'refs'")
+            raise ValueError(f"{path}: {where}: refs differ from row {first_row[key]}, which "
+                             f"rates the same candidate of imgid {imgid!r}")
         keyed[key].scores.append(score)
+    repeated = len(data) - len(keyed)
+    if repeated:
+        logger.warning("%s: %d row(s) repeat an earlier row's imgid and candidate; each is "
+                       "read as a further rating of that item", path, repeated)
     per_image: dict[str, list[_Item]] = {}
     for item in keyed.values():
         per_image.setdefault(item.image_id, []).append(item)
@@ -436,10 +448,12 @@ def load_table(
 
     One row per rating. Rows with the same item_id (or, without that column, the same
     (image_id, candidate)) are ratings of one item and must agree on image, candidate,
-    references, split and image_file. Without item_id, ids are ``"<dataset>-%06d"`` in
-    order of first appearance. `dataset` defaults to the file's stem. Row numbers in
-    errors are 0-based data rows (CSV line = row + 2). Without `image_dir` image_path is
-    None (agreement with external scores only, no MLLM judging).
+    references, split and image_file; two item_ids for one (image_id, candidate) are an
+    error (the item would be judged and counted twice). Without item_id, ids are
+    ``"<dataset>-%06d"`` in order of first appearance. `dataset` defaults to the file's
+    stem. Errors count data rows from 1, a CSV's header not counted (not its lines: a
+    quoted cell may span several). Without `image_dir` image_path is None (agreement with
+    external scores only, no MLLM judging).
 
     This is how e.g. the full Nebula (train / val / test = 26,382 / 3,298 / 3,298) comes
     in: one file with a split column.
@@ -457,35 +471,50 @@ def load_table(
         logger.warning("%s: ignoring column(s) %s", path, ignored)
     has_file, has_id = "image_file" in frame.columns, "item_id" in frame.columns
     keyed: dict[Any, _Item] = {}
-    for row, record in enumerate(frame.to_dict("records")):
+    first_row: dict[Any, int] = {}
+    item_of_pair: dict[tuple[str, str], Any] = {}
+    for row, record in enumerate(frame.to_dict("records"), start=1):
         where = f"row {row}"
-        image_id = _cell_text(record["image_id"], "image_id", where, path)
-        candidate = _cell_text(record["candidate"], "candidate", where, path)
-        try:
-            references = parse_references(record["references"])
-        except ValueError as exc:
-            raise ValueError(f"{path}: {where} column 'references': {exc}") from exc
-        score = _table_score(record["human_score"], where, path)
-        split = _cell_text(record["split"], "split", where, path).strip()
-        if split not in SPLITS:
-            raise ValueError(f"{path}: {where} column 'split' is {split!r}; "
-                             f"expected one of {list(SPLITS)}")
-        file_name = _cell_text(record["image_file"], "image_file", where, path, allow_empty=True
-                               ).strip() if has_file else ""
-        if file_name:
-            names = (_safe_name(file_name, path, where),)
-        else:
-            names = _by_extension(_safe_name(image_id, path, where))
+        item = _table_item(record, path, where, image_dir, has_file)
         key = (_cell_text(record["item_id"], "item_id", where, path) if has_id
-               else (image_id, candidate))
-        if key not in keyed:
-            item_id = key if has_id else f"{dataset}-{len(keyed):06d}"
-            keyed[key] = _Item(str(item_id), image_id, candidate, references, split, names)
+               else (item.image_id, item.candidate))
+        pair = (item.image_id, item.candidate)
+        if key in keyed:
+            _check_same(keyed[key], item, where, path)
+            keyed[key].scores.extend(item.scores)
+        elif pair in item_of_pair:
+            raise ValueError(f"{path}: {where} column 'item_id': {key!r} rates the same image "
+                             f"and candidate as item {item_of_pair[pair]!r} (row "
+                             f"{first_row[item_of_pair[pair]]}); one item would count twice")
         else:
-            _check_same(keyed[key], image_id, candidate, references, split, names, where, path)
-        keyed[key].scores.append(score)
+            item.item_id = str(key) if has_id else f"{dataset}-{len(keyed):06d}"
+            keyed[key], first_row[key], item_of_pair[pair] = item, row, key
     result = _resolve_images(list(keyed.values()), path, image_dir, missing, dataset)
     return _frame(result, dataset)
+
+
+def _table_item(record: dict[str, Any], path: Path, where: str, image_dir: Path | None,
+                has_file: bool) -> _Item:
+    """One table row as an item holding its one rating (item_id still unset)."""
+    image_id = _cell_text(record["image_id"], "image_id", where, path)
+    candidate = _cell_text(record["candidate"], "candidate", where, path)
+    try:
+        references = parse_references(record["references"])
+    except ValueError as exc:
+        raise ValueError(f"{path}: {where} column 'references': {exc}") from exc
+    score = _table_score(record["human_score"], where, path)
+    split = _cell_text(record["split"], "split", where, path).strip()
+    if split not in SPLITS:
+        raise ValueError(f"{path}: {where} column 'split' is {split!r}; "
+                         f"expected one of {list(SPLITS)}")
+    file_name = _cell_text(record["image_file"], "image_file", where, path, allow_empty=True
+                           ).strip() if has_file else ""
+    if file_name:
+        names = (_image_name(file_name, image_dir, f"{path}: {where} column 'image_file'"),)
+    else:
+        names = _by_extension(_image_name(image_id, image_dir,
+                                          f"{path}: {where} column 'image_id'"))
+    return _Item("", image_id, candidate, references, split, names, scores=[score])
 
 
 def _table_score(value: Any, where: str, path: Path) -> float:
@@ -499,23 +528,12 @@ def _table_score(value: Any, where: str, path: Path) -> float:
     return score
 
 
-def _check_same(
-    item: _Item,
-    image_id: str,
-    candidate: str,
-    references: list[str],
-    split: str,
-    names: tuple[str, ...],
-    where: str,
-    path: Path,
-) -> None:
+def _check_same(item: _Item, rating: _Item, where: str, path: Path) -> None:
     """All ratings of one item must describe the same item."""
-    seen = {"image_id": item.image_id, "candidate": item.candidate,
-            "references": item.references, "split": item.split, "image_file": item.image_names}
-    now = {"image_id": image_id, "candidate": candidate, "references": references,
-           "split": split, "image_file": names}
-    for column, value in seen.items():
-        if now[column] != value:
+    for column, attribute in (("image_id", "image_id"), ("candidate", "candidate"),
+                              ("references", "references"), ("split", "split"),
+                              ("image_file", "image_names")):
+        if getattr(rating, attribute) != getattr(item, attribute):
             raise ValueError(f"{path}: {where} column {column!r} differs from earlier ratings "
                              f"of item {item.item_id!r}")
 

@@ -14,7 +14,8 @@ The pixels are Open Images files that the user downloads separately into `image_
 `load_nocaps` returns one row per image with exactly the columns in `COLUMNS`:
 
 - image_id: "nocaps-<id>", unique across the project's datasets.
-- image_path: `str(image_dir / file_name)`.
+- image_path: `str(image_dir / file_name)` (normalised; a `file_name` that is absolute or
+  climbs out of `image_dir` with `..` is an error, `judgebias.data.paths.resolve_inside`).
 - image_sha256: hex SHA-256 of the image file's bytes, so a request key (DESIGN.md
   principle 5) and every derived artifact pin the exact pixels that were judged.
 - references: the first `n_references` captions of the image in ascending annotation
@@ -35,12 +36,15 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from judgebias.data.paths import resolve_inside
 
 logger = logging.getLogger(__name__)
 
@@ -73,12 +77,49 @@ class MissingImagesError(ValueError):
 
 
 def read_json(path: Path) -> Any:
-    """Load a JSON file; invalid JSON is a ValueError naming the file (shared by the
-    dataset importers)."""
+    """Load a JSON file (shared by the dataset importers). Every problem is a ValueError
+    naming the file: a syntax error with its line and column, text that is not UTF-8, and
+    a key repeated within one object -- Python's json would keep the last one silently, so
+    a Flickr8k-Expert image listed twice would lose its first ratings without a word."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+        raise ValueError(f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON "
+                         f"({exc.msg})") from exc
+    except _RepeatedKeyError as exc:
+        raise ValueError(f"{path}: {_repeated_key_message(text, exc.key)}") from exc
+
+
+class _RepeatedKeyError(Exception):
+    """A JSON object names one key twice (raised while parsing, located afterwards)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`json.loads`'s object hook: the object's dict, or _RepeatedKeyError."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _RepeatedKeyError(key)
+        result[key] = value
+    return result
+
+
+def _repeated_key_message(text: str, key: str) -> str:
+    """Where a repeated key is: its lines when the key occurs exactly twice in the file
+    (an id repeated at the top level), else the key alone (the parser gives no position)."""
+    quoted = re.escape(json.dumps(key))
+    lines = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(quoted + r"\s*:", text)]
+    where = f" (lines {lines[0]} and {lines[1]})" if len(lines) == 2 else ""
+    return (f"key {key!r} appears twice in one JSON object{where}; the second would "
+            "silently replace the first")
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -100,32 +141,49 @@ def require_key(record: Any, key: str, kind: type | tuple[type, ...], where: str
     return value
 
 
-def _parse_images(data: dict[str, Any], path: Path) -> dict[int, dict[str, Any]]:
-    """Images by id, each checked for `id` and `file_name`; duplicate ids are an error."""
+def _parse_images(data: dict[str, Any], path: Path, image_dir: Path) -> dict[int, dict[str, Any]]:
+    """Images by id, each checked for `id` and a `file_name` inside `image_dir` (kept
+    resolved, as `path`, with the 1-based `row` that error messages name). An id or a
+    file listed twice is an error: the image would be captioned and scored twice,
+    counting double in every mean."""
     images = require_key(data, "images", list, "top level", path)
     by_id: dict[int, dict[str, Any]] = {}
-    for position, image in enumerate(images):
-        image_id = require_key(image, "id", int, f"images[{position}]", path)
-        file_name = require_key(image, "file_name", str, f"image id {image_id}", path)
-        if Path(file_name).is_absolute() or ".." in Path(file_name).parts:
-            raise ValueError(f"{path}: image id {image_id} has unsafe file_name {file_name!r}")
-        if image_id in by_id:
-            raise ValueError(f"{path}: image id {image_id} appears more than once")
-        by_id[image_id] = image
+    row_of_id: dict[int, int] = {}
+    row_of_file: dict[Path, int] = {}
+    for row, image in enumerate(images, start=1):
+        where = f"images row {row}"
+        image_id = require_key(image, "id", int, where, path)
+        file_name = require_key(image, "file_name", str, f"{where} (image id {image_id})", path)
+        file_path = resolve_inside(image_dir, file_name, what=f"{path}: {where}: file_name")
+        if image_id in row_of_id:
+            raise ValueError(f"{path}: {where}: id {image_id} is also images row "
+                             f"{row_of_id[image_id]}")
+        if file_path in row_of_file:
+            raise ValueError(f"{path}: {where}: file_name {file_name!r} is also images row "
+                             f"{row_of_file[file_path]} (one image would count twice)")
+        row_of_id[image_id], row_of_file[file_path] = row, row
+        by_id[image_id] = {**image, "path": file_path, "row": row}
     return by_id
 
 
 def _parse_captions(data: dict[str, Any], path: Path, image_ids: set[int]) -> dict[int, list[str]]:
-    """Captions per image id, in ascending annotation-id order."""
+    """Captions per image id, in ascending annotation-id order. An annotation id listed
+    twice is an error: the ids order the references, and a repeated caption (a file
+    concatenated twice) would take a reference slot of its own."""
     annotations = require_key(data, "annotations", list, "top level", path)
     grouped: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    for position, ann in enumerate(annotations):
-        where = f"annotations[{position}]"
+    row_of_id: dict[int, int] = {}
+    for row, ann in enumerate(annotations, start=1):
+        where = f"annotations row {row}"
         image_id = require_key(ann, "image_id", int, where, path)
         ann_id = require_key(ann, "id", int, where, path)
         caption = require_key(ann, "caption", str, f"{where} (image id {image_id})", path)
         if image_id not in image_ids:
-            raise ValueError(f"{path}: {where} refers to unknown image id {image_id}")
+            raise ValueError(f"{path}: {where}: image_id {image_id} is not an id of 'images'")
+        if ann_id in row_of_id:
+            raise ValueError(f"{path}: {where}: id {ann_id} is also annotations row "
+                             f"{row_of_id[ann_id]}")
+        row_of_id[ann_id] = row
         grouped[image_id].append((ann_id, caption))
     return {image_id: [c for _, c in sorted(pairs)] for image_id, pairs in grouped.items()}
 
@@ -143,19 +201,25 @@ def _filter_domains(
     return sorted(
         image_id
         for image_id, image in images.items()
-        if require_key(image, "domain", str, f"image id {image_id}", path) in wanted
+        if require_key(image, "domain", str, _image_where(image_id, images), path) in wanted
     )
 
 
+def _image_where(image_id: int, images: dict[int, dict[str, Any]]) -> str:
+    """How messages name an image: its row in `images` (from 1) and its id."""
+    return f"images row {images[image_id]['row']} (image id {image_id})"
+
+
 def _check_reference_counts(
-    ids: list[int], captions: dict[int, list[str]], n_references: int, path: Path
+    ids: list[int], images: dict[int, dict[str, Any]], captions: dict[int, list[str]],
+    n_references: int, path: Path
 ) -> None:
     """Every candidate image needs at least `n_references` captions."""
     for image_id in ids:
         have = len(captions.get(image_id, []))
         if have < n_references:
             raise ValueError(
-                f"{path}: image id {image_id} has {have} caption(s), "
+                f"{path}: {_image_where(image_id, images)} has {have} caption(s), "
                 f"fewer than n_references={n_references}"
             )
 
@@ -190,7 +254,7 @@ def _resolve_missing(
     missing: str,
 ) -> list[int]:
     """Drop (skip) or report (error) ids whose image file is not on disk."""
-    absent = [i for i in ids if not (image_dir / images[i]["file_name"]).is_file()]
+    absent = [i for i in ids if not images[i]["path"].is_file()]
     if not absent:
         return ids
     if missing == "error":
@@ -223,8 +287,10 @@ def load_nocaps(
     See the module docstring for the columns, the reference order and the sampling rule.
     `missing="error"` raises `MissingImagesError` if any selected image file is absent;
     `missing="skip"` drops those images and logs a warning with the count. Structural
-    problems in the JSON (missing keys, wrong types, an image with fewer than
-    `n_references` captions) raise ValueError naming the file and the image id or key.
+    problems in the JSON (a syntax error, missing keys, wrong types, a repeated image id,
+    file name or annotation id, a `file_name` outside `image_dir`, an image with fewer than
+    `n_references` captions) raise ValueError naming the file, the row (counted from 1 in
+    `images` or `annotations`) and the key.
     """
     annotations, image_dir = Path(annotations), Path(image_dir)
     if missing not in MISSING_MODES:
@@ -233,26 +299,25 @@ def load_nocaps(
         raise ValueError(f"n_references={n_references} must be at least 1")
 
     data = _read_json(annotations)
-    images = _parse_images(data, annotations)
+    images = _parse_images(data, annotations, image_dir)
     captions = _parse_captions(data, annotations, set(images))
     pool = _filter_domains(images, domains, annotations)
-    _check_reference_counts(pool, captions, n_references, annotations)
+    _check_reference_counts(pool, images, captions, n_references, annotations)
     selected = _sample(pool, n_images, seed)
     selected = _resolve_missing(selected, images, annotations, image_dir, missing)
-    return _frame(selected, images, captions, image_dir, n_references)
+    return _frame(selected, images, captions, n_references)
 
 
 def _frame(
     ids: list[int],
     images: dict[int, dict[str, Any]],
     captions: dict[int, list[str]],
-    image_dir: Path,
     n_references: int,
 ) -> pd.DataFrame:
     """Build the output table with exactly `COLUMNS`, in that order."""
     rows = []
     for image_id in ids:
-        file_path = image_dir / images[image_id]["file_name"]
+        file_path = images[image_id]["path"]
         rows.append(
             {
                 "image_id": f"nocaps-{image_id}",

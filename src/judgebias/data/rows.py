@@ -5,6 +5,7 @@ MLLM-as-a-Judge files)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +37,40 @@ def json_records(path: str | Path, text: str, *, array: bool) -> list[tuple[int,
         if not isinstance(record, dict):
             raise row_error(path, line, "(row)", "not a JSON object")
     return records
+
+
+def read_text(path: str | Path) -> str:
+    """A data file's text (UTF-8); a file that is not UTF-8 is an error naming it."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+
+
+def csv_records(path: str | Path, *, sep: str = ",") -> list[tuple[int, dict[str, str]]]:
+    """(row number, record) of a CSV file with a header line: rows counted from 1 after
+    the header, every cell kept as text ("" when empty). A malformed file is an error
+    naming it and the row, as every other importer error does."""
+    import pandas as pd
+
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False, sep=sep,
+                            encoding="utf-8")
+    except pd.errors.EmptyDataError as exc:
+        raise ValueError(f"{path}: empty CSV file (no header line)") from exc
+    except pd.errors.ParserError as exc:
+        message = str(exc).strip().removeprefix("Error tokenizing data. C error: ")
+        raise ValueError(f"{path}: {_csv_row(message)}not valid CSV ({message})") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+    return list(enumerate(table.to_dict("records"), start=1))
+
+
+def _csv_row(message: str) -> str:
+    """"row <n>: " for pandas' parser message, which counts file lines from 1 ("in line
+    3") or from 0 ("at row 3"), the header included; "" if it names none."""
+    if match := re.search(r"in line (\d+)", message):
+        return f"row {int(match.group(1)) - 1}: "
+    if match := re.search(r"at row (\d+)", message):
+        return f"row {int(match.group(1))}: "
+    return ""

@@ -13,6 +13,7 @@ STUDY = Study(
     rules="workflow/rules/birch.smk",
     cli=f"{__name__}.cli:register",
     validate=f"{__name__}.params:validate",
+    warnings=f"{__name__}.params:warnings",
     plan=f"{__name__}.plan:planned_calls",
     report=f"{__name__}.report:report_section",
     sim=f"{__name__}.sim:TASKS",

@@ -51,24 +51,6 @@ def planted_informativeness(pairs: pd.DataFrame) -> pd.Series | None:
     return truth.where(a != b)
 
 
-def reference_labels(path: str) -> pd.Series:
-    """Human informativeness labels (YAML ``pair_id: A|B`` or CSV pair_id,label)."""
-    import yaml
-
-    if str(path).endswith((".csv", ".tsv")):
-        frame = pd.read_csv(path, sep="\t" if str(path).endswith(".tsv") else ",", dtype=str)
-        if set(frame.columns) < {"pair_id", "label"}:
-            raise ValueError(f"{path}: needs columns pair_id and label")
-        values = dict(zip(frame["pair_id"], frame["label"], strict=True))
-    else:
-        with open(path, encoding="utf-8") as handle:
-            values = {str(k): str(v) for k, v in (yaml.safe_load(handle) or {}).items()}
-    bad = {k: v for k, v in values.items() if v not in ("A", "B")}
-    if bad:
-        raise ValueError(f"{path}: labels must be A or B, got {dict(list(bad.items())[:3])}")
-    return pd.Series(values, dtype=object)
-
-
 class JudgeData:
     """One judge's correctness per variant (primary order), indexed by pair_id."""
 
@@ -172,10 +154,27 @@ def analyse_judge(judge: str, data: JudgeData, subsets: dict[str, pd.Series],
     return out
 
 
-def _frame(parts: list) -> pd.DataFrame:
+# The columns of the tables built row by row: written even when no row is (a variant not
+# run, a subset too small to down-sample on a small real benchmark), so the report and the
+# figures read the same table shape from every dataset.
+ROW_COLUMNS = {
+    "table1": ["judge", "acc_image", "acc_no_image", "irs", "n_pairs"],
+    "irs_subsets": ["judge", "subset", "irs", "n_pairs"],
+    "bias": ["judge", "variant", "statistic", "value", "acc_plus", "acc_minus", "n_plus",
+             "n_minus", "ds_mean", "ds_sd", "ds_min", "ds_max", "ds_n_draws"],
+    "table2": ["judge", "ib_before", "ib_after", "n_before", "n_after"],
+    "table4": ["judge", "method", "acc", "acc_ids", "acc_cds", "ib", "lb"],
+}
+
+
+def _frame(parts: list, columns: list[str] | None = None) -> pd.DataFrame:
+    """The rows and frames of one table; with `columns`, at least those, in that order."""
     frames = [p if isinstance(p, pd.DataFrame) else pd.DataFrame([p]) for p in parts]
     frames = [f for f in frames if not f.empty]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if columns is None:
+        return out
+    return out.reindex(columns=[*columns, *(c for c in out.columns if c not in columns)])
 
 
 def analyse(config: Mapping[str, Any], pairs_path: str, equalised_path: str | None,
@@ -201,7 +200,7 @@ def analyse(config: Mapping[str, Any], pairs_path: str, equalised_path: str | No
         for name, rows in analyse_judge(judge, data, subsets, pairs["domain"], equalised,
                                         block).items():
             tables.setdefault(name, []).extend(rows if isinstance(rows, list) else [rows])
-    result = {name: _frame(rows) for name, rows in tables.items()}
+    result = {name: _frame(rows, ROW_COLUMNS.get(name)) for name, rows in tables.items()}
     result["accuracy"] = accuracy_table(verdicts, preference)
     result["table7"] = labeller_table(block, pairs, informative, label_stats)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -219,7 +218,10 @@ def labeller_table(block: Mapping[str, Any], pairs: pd.DataFrame, informative: p
     """Table 7 analogue: the labeller against human labels (a file) or, on the synthetic
     default, against the planted informativeness; with its consistency across orders."""
     if block["reference_labels"]:
-        truth, against = reference_labels(block["reference_labels"]), "reference_labels file"
+        from judgebias.studies.birch.importers import read_reference_labels
+
+        truth = read_reference_labels(block["reference_labels"])
+        against = "reference_labels file"
     else:
         truth, against = planted_informativeness(pairs), "planted informativeness"
     row: dict[str, Any] = {"labeller": block["labeller"], "against": against, **label_stats}

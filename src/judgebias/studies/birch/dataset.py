@@ -41,6 +41,9 @@ def load_pairs(block: Mapping[str, Any], images: Path, seed: int) -> pd.DataFram
     missing = importers.check_images(pairs, f"birch.dataset.{name}")
     if missing:
         raise ConfigError("\n".join(missing))
+    if (pairs["preference"] == "tie").all():
+        raise ConfigError(f"birch.dataset.{name}: all {len(pairs)} pairs are human ties, "
+                          "which every measure drops: nothing would be measured")
     return pairs
 
 

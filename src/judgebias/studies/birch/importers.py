@@ -25,7 +25,6 @@ before any paid call.
 from __future__ import annotations
 
 import logging
-import os
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
@@ -35,7 +34,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from judgebias.data.rows import json_records, row_error
+from judgebias.data.paths import resolve_inside
+from judgebias.data.rows import csv_records, json_records, read_text, row_error
 from judgebias.studies.birch.tables import PAIRS, PREFERENCES
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ def _records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     source = Path(path)
     if not source.is_file():
         raise FileNotFoundError(2, "No such file", str(source))
-    records = json_records(path, source.read_text(encoding="utf-8"), array=True)
+    records = json_records(path, read_text(source), array=True)
     if not records:
         raise ValueError(f"{path}: no rows")
     return records
@@ -87,12 +87,13 @@ def _identifier(row: Mapping[str, Any], key: str, path: str, line: int) -> str:
     return text
 
 
-def _image_path(row: Mapping[str, Any], path: str, line: int) -> str:
+def _image_path(row: Mapping[str, Any], images_root: str, path: str, line: int
+                ) -> tuple[str, str]:
+    """The row's ``image_path`` as given, and the file it names inside `images_root`: an
+    absolute path or a ``..`` that climbs out of the folder is an error (data.paths)."""
     image = _string(row, "image_path", path, line)
-    if PurePosixPath(image).is_absolute() or Path(image).is_absolute():
-        raise row_error(path, line, "image_path", f"{image!r} must be relative to the "
-                         "benchmark's folder")
-    return image
+    where = f"{path}: row {line}: image_path"
+    return image, str(resolve_inside(images_root, image, what=where))
 
 
 def _check_seed(seed: Any) -> int:
@@ -184,8 +185,8 @@ def read_vl_rewardbench(path: str | Path, images_root: str, seed: int) -> pd.Dat
         human_error_analysis}``.
     images_root
         The folder holding the benchmark's ``images/`` folder: a pair's ``image`` is
-        ``os.path.join(images_root, image_path)``. Images are not opened here (see
-        :func:`check_images`).
+        ``image_path`` inside it (an absolute ``image_path``, or one whose ``..`` climbs
+        out of it, is an error). Images are not opened here (see :func:`check_images`).
     seed
         The order seed (a non-negative integer): each pair's answers are shown swapped
         or not by a draw seeded by (seed, pair id).
@@ -208,7 +209,7 @@ def read_vl_rewardbench(path: str | Path, images_root: str, seed: int) -> pd.Dat
         ``"{path}: row {line}: {key}: {message}"`` for a row that is not JSON, lacks a
         key, whose ``response`` or ``models`` is not a list of two strings, whose
         ``human_ranking`` is not two integers in {0, 1}, or whose ``image_path`` names no
-        folder under ``images/``; and for a repeated row.
+        folder under ``images/`` or leaves `images_root`; and for a repeated row.
 
     Notes
     -----
@@ -221,13 +222,13 @@ def read_vl_rewardbench(path: str | Path, images_root: str, seed: int) -> pd.Dat
     parsed = []
     for line, row in _records(path):
         item_id = _string(row, "id", path, line)
-        image = _image_path(row, path, line)
+        image, image_file = _image_path(row, images_root, path, line)
         query = _string(row, "query", path, line, empty=True)
         answers = _pair_of(row, "response", path, line)
         preference = _vl_ranking(row, path, line)
         models = _pair_of(row, "models", path, line, nullable=True)
         domain = _vl_domain(image, path, line)
-        parsed.append((line, item_id, image, query, answers, preference, models, domain))
+        parsed.append((line, item_id, image_file, query, answers, preference, models, domain))
 
     counts = Counter(p[1] for p in parsed)
     seen: dict[str, list[tuple[int, tuple[str, str], str]]] = {}
@@ -241,9 +242,8 @@ def read_vl_rewardbench(path: str | Path, images_root: str, seed: int) -> pd.Dat
         earlier.append((line, answers, preference))
         pair_id = f"{item_id}#{len(earlier)}" if counts[item_id] > 1 else item_id
         rows.append(_pair_row(pair_id=pair_id, source=VL_REWARDBENCH, domain=domain,
-                              query=query, image=os.path.join(images_root, image),
-                              answers=answers, models=models, preference=preference,
-                              swap=_swapped(seed, pair_id)))
+                              query=query, image=image, answers=answers, models=models,
+                              preference=preference, swap=_swapped(seed, pair_id)))
     repeated = sorted(i for i, n in counts.items() if n > 1)
     if repeated:
         log.info("%s: %d ids name more than one pair (pair ids '<id>#<k>'): %s", path,
@@ -300,8 +300,8 @@ def read_mllm_judge(path: str | Path, images_root: str, seed: int | None) -> pd.
         with the human label, A, B or C (C: a tie), under ``human_answer`` (the lite
         file) or ``human`` (the full file). Both keys may be present if they agree.
     images_root
-        The folder ``image_path`` is relative to: ``image`` is
-        ``os.path.join(images_root, image_path)``.
+        The folder ``image_path`` is relative to: ``image`` is ``image_path`` inside it
+        (an absolute ``image_path``, or one whose ``..`` climbs out of it, is an error).
     seed
         None keeps the file's order (every ``file_order`` "ab"); an integer shows each
         pair's answers swapped or not by a draw seeded by (seed, pair id).
@@ -333,14 +333,14 @@ def read_mllm_judge(path: str | Path, images_root: str, seed: int | None) -> pd.
             raise row_error(path, line, "pair_id" if has_pair_id else "id",
                              f"pair {pair_id!r} is also row {seen[pair_id]}")
         seen[pair_id] = line
-        image = _image_path(row, path, line)
+        _, image = _image_path(row, images_root, path, line)
         domain = _string(row, "original_dataset", path, line)
         query = _string(row, "instruction", path, line, empty=True)
         first, first_name = _mllm_answer(row, "answer1", path, line)
         second, second_name = _mllm_answer(row, "answer2", path, line)
         preference = _mllm_label(row, path, line)
         rows.append(_pair_row(pair_id=pair_id, source=MLLM_JUDGE, domain=domain,
-                              query=query, image=os.path.join(images_root, image),
+                              query=query, image=image,
                               answers=(first, second), models=(first_name, second_name),
                               preference=preference,
                               swap=seed is not None and _swapped(seed, pair_id)))
@@ -359,19 +359,13 @@ def _override_entries(path: str) -> list[tuple[str, str, str]]:
         raise FileNotFoundError(2, "No such file", str(source))
     suffix = source.suffix.lower()
     if suffix == ".csv":
-        table = pd.read_csv(source, dtype=str, keep_default_na=False)
-        missing = [c for c in ("pair_id", "preference") if c not in table.columns]
-        if missing:
-            raise ValueError(f"{path}: an override CSV needs the columns pair_id, "
-                             f"preference; missing {missing}")
+        records = _csv_columns(path, ("pair_id", "preference"), "an override CSV")
         return [(f"row {line}: pair_id {r['pair_id'].strip()!r}", r["pair_id"].strip(),
-                 r["preference"].strip())
-                for line, r in enumerate(table.to_dict("records"), start=1)]
+                 r["preference"].strip()) for line, r in records]
     if suffix not in (".yaml", ".yml"):
         raise ValueError(f"{path}: an override file is .yaml/.yml (pair_id: A|B|tie) or "
                          ".csv (columns pair_id, preference)")
-    # BaseLoader keeps every scalar as text: "12:3" would otherwise load as a number.
-    mapping = yaml.load(source.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+    mapping = _yaml_text_mapping(path)
     if mapping is None or mapping == "":
         return []
     if not isinstance(mapping, dict) or not all(isinstance(v, str)
@@ -379,6 +373,66 @@ def _override_entries(path: str) -> list[tuple[str, str, str]]:
         raise ValueError(f"{path}: an override YAML file is a mapping pair_id: A|B|tie")
     return [(f"pair_id {str(k).strip()!r}", str(k).strip(), v.strip())
             for k, v in mapping.items()]
+
+
+def _csv_columns(path: str, columns: tuple[str, ...], what: str
+                 ) -> list[tuple[int, dict[str, str]]]:
+    """(row, record) of a CSV file that must have `columns` (rows counted from 1)."""
+    records = csv_records(path)
+    header = records[0][1] if records else {}
+    missing = [c for c in columns if c not in header]
+    if records and missing:
+        raise ValueError(f"{path}: {what} needs the columns {', '.join(columns)}; "
+                         f"missing {missing}")
+    return records
+
+
+def _yaml_text_mapping(path: str) -> Any:
+    """A YAML file with every scalar kept as text (BaseLoader: "12:3" would otherwise load
+    as a number); a syntax error names the file and its line."""
+    try:
+        return yaml.load(read_text(path), Loader=yaml.BaseLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ValueError(f"{path}: {where}not valid YAML ({problem})") from exc
+
+
+def read_reference_labels(path: str | Path) -> pd.Series:
+    """Human informativeness labels for the Table 7 analogue (``birch.reference_labels``):
+    YAML ``pair_id: A|B``, or CSV/TSV with the columns ``pair_id`` and ``label``, labels in
+    the order shown. Read by `validate` (before any call) and by the analysis.
+
+    Raises ValueError naming the file and the entry (CSV rows counted from 1 after the
+    header) for a syntax error, a missing column, a label other than A or B, or a pair
+    id given twice.
+    """
+    path = str(path)
+    if not Path(path).is_file():
+        raise FileNotFoundError(2, "No such file", path)
+    if path.endswith((".csv", ".tsv")):
+        records = csv_records(path, sep="\t" if path.endswith(".tsv") else ",")
+        if records and not {"pair_id", "label"} <= set(records[0][1]):
+            raise ValueError(f"{path}: needs the columns pair_id and label")
+        entries = [(f"row {line}", r["pair_id"].strip(), r["label"].strip())
+                   for line, r in records]
+    else:
+        mapping = _yaml_text_mapping(path)
+        if mapping in (None, ""):
+            mapping = {}
+        if not isinstance(mapping, dict):
+            raise ValueError(f"{path}: reference labels in YAML are a mapping pair_id: A|B")
+        entries = [(f"pair_id {k!r}", str(k).strip(), v.strip() if isinstance(v, str)
+                    else v) for k, v in mapping.items()]
+    labels: dict[str, str] = {}
+    for where, pair_id, label in entries:
+        if label not in ("A", "B"):
+            raise ValueError(f"{path}: {where}: label {label!r} is not A or B")
+        if pair_id in labels:
+            raise ValueError(f"{path}: {where}: pair_id {pair_id!r} is given twice")
+        labels[pair_id] = label
+    return pd.Series(labels, dtype=object)
 
 
 def apply_overrides(pairs: pd.DataFrame, path: str | Path) -> pd.DataFrame:

@@ -36,8 +36,23 @@ def validate(params: Mapping[str, Any]) -> list[str]:
             errors += path_errors(f"birch.dataset.{name}.images", dataset[name]["images"],
                                   directory=True)
     errors += path_errors("birch.overrides", block["overrides"])
-    errors += path_errors("birch.reference_labels", block["reference_labels"])
+    errors += _reference_label_errors(block["reference_labels"])
     return errors
+
+
+def _reference_label_errors(path: str | None) -> list[str]:
+    """The Table 7 reference labels are read by the analysis, after every judge call:
+    their file is read here, so a bad one stops the run before any call."""
+    from judgebias.studies.birch.importers import read_reference_labels
+
+    errors = path_errors("birch.reference_labels", path)
+    if path is None or errors:
+        return errors
+    try:
+        read_reference_labels(path)
+    except ValueError as exc:
+        return [f"birch.reference_labels: {exc}"]
+    return []
 
 
 def sim_trait_errors(key: str, block: Any) -> list[str]:
@@ -60,3 +75,21 @@ def sim_trait_errors(key: str, block: Any) -> list[str]:
     if isinstance(block.get("noise"), int | float) and block["noise"] <= 0:
         errors.append(f"{where}.noise: must be > 0, got {block['noise']!r}")
     return errors
+
+
+def warnings(params: Mapping[str, Any]) -> list[str]:
+    """Simulated judges and labeller without a ``sim.birch`` block: they run, on the
+    default traits of judgebias.studies.birch.sim.Traits, which the user may not know.
+    (The lengthener reads no trait.)"""
+    from dataclasses import fields
+
+    from judgebias.studies.birch.sim import Traits
+
+    block, panel = params["birch"], params["panel"]
+    roles: dict[str, list[str]] = {key: ["judge"] for key in block["models"]}
+    roles.setdefault(block["labeller"], []).append("labeller")
+    defaults = ", ".join(f"{f.name} {f.default:g}" for f in fields(Traits))
+    return [f"panel.{key}.sim.birch: not given, so simulated BIRCH {' and '.join(jobs)} "
+            f"{key!r} runs on the default traits ({defaults}); plant its own in that block"
+            for key, jobs in roles.items()
+            if panel[key]["backend"] == "sim" and "birch" not in panel[key]["sim"]]

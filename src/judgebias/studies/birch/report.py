@@ -145,6 +145,9 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                           "labeller's match rate and Cohen's kappa against the reference "
                           "labels, and its consistency across the two orders.", "{:.3f}")]),
     ]
+    for table in (t for section in sections for t in section.tables if t.frame.empty):
+        table.caption += (" No rows: its variants are not all in birch.variants "
+                          f"({', '.join(block['variants'])}), or no pair qualified.")
     for section in sections:
         for table in section.tables:
             table.frame = _readable(table.frame)

@@ -9,7 +9,8 @@ object per line; a ``.json`` file may also hold one JSON array of objects). Colu
 ``item_id``             required; unique text id
 ``domain``              required; people | animal | illustration | indoor | outdoor
 ``instruction``         required; the instruction the image is judged against
-``image``               required; image file, relative to ``image_root`` (or absolute)
+``image``               required; image file, relative to ``image_root`` (an absolute
+                        path, or a ``..`` that climbs out of ``image_root``, is an error)
 ``human_score``         1-5; or ``annotator_1`` and ``annotator_2`` (each 1-5), whose mean
                         is then the human score (half points possible). Optional: a table
                         without scores is judged, only the human correlations are left out
@@ -65,7 +66,8 @@ import pandas as pd
 import pyarrow as pa
 
 from judgebias.artifacts import table_schema, write_bytes
-from judgebias.data.rows import json_records, row_error
+from judgebias.data.paths import resolve_inside
+from judgebias.data.rows import csv_records, json_records, read_text, row_error
 from judgebias.judging.answers import STATUS_OK
 from judgebias.studies.frame.annotators import simulate_annotators
 from judgebias.studies.frame.concepts import VOCABULARY, perturb, sample_concepts
@@ -283,10 +285,7 @@ def attach_humans(generated: pd.DataFrame, *, sds: Sequence[float] = (0.6, 0.9),
         if column not in items:
             items[column] = None
     if scores is not None:
-        imported = read_scores(scores)
-        unknown = sorted(set(imported) - set(items["item_id"]))
-        if unknown:
-            raise ValueError(f"{scores}: item_id {unknown[:5]} not in the benchmark")
+        imported = read_scores(scores, known=set(items["item_id"]))
         missing = [i for i in items["item_id"] if i not in imported]
         if missing:
             log.warning("%s: %d items have no human score %s", scores, len(missing),
@@ -320,14 +319,18 @@ def _typed(items: pd.DataFrame) -> pd.DataFrame:
     return items
 
 
-def read_scores(path: str | Path) -> dict[str, tuple[float | None, float | None, float]]:
+def read_scores(path: str | Path, known: set[str] | None = None
+                ) -> dict[str, tuple[float | None, float | None, float]]:
     """Human scores by item_id from a CSV or JSON-lines file: (annotator_1, annotator_2,
-    human_score); errors name the file, row and key."""
+    human_score); errors name the file, row and key (an item_id not in `known`, if
+    given, too)."""
     out: dict[str, tuple[float | None, float | None, float]] = {}
     for line, row in _records(path):
         item_id = _text(row, "item_id")
         if item_id is None:
             raise row_error(path, line, "item_id", "missing")
+        if known is not None and item_id not in known:
+            raise row_error(path, line, "item_id", f"{item_id!r} is not in the benchmark")
         if item_id in out:
             raise row_error(path, line, "item_id", f"{item_id!r} appears twice")
         first, second, human = _human(row, str(path), line)
@@ -365,12 +368,10 @@ def _records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
         raise FileNotFoundError(2, "No such file", str(source))
     suffix = source.suffix.lower()
     if suffix in (".csv", ".tsv"):
-        table = pd.read_csv(source, dtype=str, keep_default_na=False,
-                            sep="\t" if suffix == ".tsv" else ",")
-        return list(enumerate(table.to_dict("records"), start=1))
+        return csv_records(source, sep="\t" if suffix == ".tsv" else ",")
     if suffix not in (".jsonl", ".ndjson", ".json"):
         raise ValueError(f"{path}: a FRAME table is .csv, .tsv, .jsonl or .json")
-    return json_records(path, source.read_text(encoding="utf-8"), array=suffix == ".json")
+    return json_records(path, read_text(source), array=suffix == ".json")
 
 
 def _json(value: Any, path: str, line: int, key: str) -> Any:
@@ -471,7 +472,7 @@ def _image(row: Mapping[str, Any], key: str, image_root: str, path: str, line: i
     name = _text(row, key)
     if name is None:
         return None
-    image = Path(image_root) / name
+    image = resolve_inside(image_root, name, what=f"{path}: row {line}: {key}")
     if not image.is_file():
         raise row_error(path, line, key, f"file {image} does not exist")
     return image
@@ -520,4 +521,23 @@ def read_frame_table(path: str | Path, image_root: str | Path) -> pd.DataFrame:
                      "alignment": truth,
                      "boxes": json.dumps(boxes) if boxes is not None else None,
                      "source": _text(row, "source") or Path(path).name})
+    _check_domain_sizes(rows, seen, path)
+    if not any(r["image_b"] for r in rows):
+        log.warning("%s: no row has image_b, so Fig. 3's pairwise comparison (set A vs "
+                    "set B) has nothing to compare", path)
     return _typed(pd.DataFrame(rows, columns=ITEMS.names))
+
+
+def _check_domain_sizes(rows: list[dict[str, Any]], lines: Mapping[str, int], path: str
+                        ) -> None:
+    """Every domain needs two items (the synthetic benchmark's minimum too): Table 3's
+    cross-fitted effects choose a setting on one half of a domain's items and score it on
+    the other, so a lone item's cells would be paid for and come out empty."""
+    items: dict[str, list[str]] = {}
+    for row in rows:
+        items.setdefault(row["domain"], []).append(row["item_id"])
+    for domain, ids in items.items():
+        if len(ids) < 2:
+            raise row_error(path, lines[ids[0]], "domain", f"{domain!r} has only this "
+                             "item; a domain needs at least 2 (cross-fitting chooses on "
+                             "one half of its items and scores on the other)")

@@ -7,13 +7,25 @@ from typing import Any
 
 from judgebias.config import path_errors
 from judgebias.prompts import available_prompts, fields
-from judgebias.studies.frame.recipes import DOMAINS, MANIPULATIONS, OVERLAYS, POSITIONS, TONES
+from judgebias.studies.frame.recipes import (
+    DOMAINS,
+    MANIPULATIONS,
+    OVERLAYS,
+    POSITIONS,
+    TONES,
+    step,
+)
 
 PROMPT_FIELDS = {"standard": {"Instruction"}, "bias_aware": {"Instruction"},
                  "bias_definition": {"Instruction", "Perturbation", "Definition"},
                  "cot": {"Instruction"}}
 SIM_NUMBERS = ("leniency", "slope", "opinion", "noise", "saturation", "off_target")
 SIM_BLOCKS = ("susceptibility", "prompts", "cot", "pairwise")
+# The traits of the blocks of numbers under ``sim.frame`` (judgebias.studies.frame.sim,
+# not imported here: validation runs at every job's start-up).
+SIM_SUB_BLOCKS = {"prompts": ("bias_aware", "bias_definition", "cot"),
+                  "cot": ("lift", "bounding_box"),
+                  "pairwise": ("temperature", "tie", "position_bias")}
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:
@@ -25,6 +37,7 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     if frame["analysis_judge"] not in frame["models"]:
         errors.append(f"frame.analysis_judge: {frame['analysis_judge']!r} is not one of "
                       "frame.models")
+    errors += _combination_errors(frame["combinations"], frame["manipulations"])
     for key in frame["models"]:
         if key in panel and panel[key]["backend"] == "sim":
             errors += sim_trait_errors(f"panel.{key}.sim.frame", panel[key]["sim"].get("frame"))
@@ -40,8 +53,26 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     if pairwise["manipulation"] not in frame["manipulations"]:
         errors.append(f"frame.pairwise.manipulation: {pairwise['manipulation']!r} is not "
                       "in frame.manipulations")
+    errors += _same_recipe_errors(frame["manipulations"])
     errors += _dataset_errors(frame["dataset"], panel)
     errors += path_errors("frame.beauty.weights", frame["beauty"]["weights"])
+    return errors
+
+
+def _same_recipe_errors(manipulations: Mapping[str, list[Any]]) -> list[str]:
+    """Two grid values that name one recipe (a setting is written with 6 significant
+    digits: 1.3 and 1.3000001 are both ``brightness=1.3``) would count its cells twice;
+    the schema's uniqueItems catches exact repeats, this the near ones."""
+    errors = []
+    for name, values in manipulations.items():
+        first: dict[str, int] = {}
+        for i, value in enumerate(values):
+            recipe = step(name, value).id
+            if recipe in first:
+                errors.append(f"frame.manipulations.{name}[{i}]: {value!r} is the recipe "
+                              f"{recipe!r} again (first at frame.manipulations.{name}"
+                              f"[{first[recipe]}]: {values[first[recipe]]!r})")
+            first.setdefault(recipe, i)
     return errors
 
 
@@ -57,6 +88,9 @@ def _dataset_errors(dataset: Mapping[str, Any], panel: Mapping[str, Any]) -> lis
     writer = dataset["synthetic"]["writer"]
     errors = path_errors("frame.dataset.synthetic.annotators.scores",
                          dataset["synthetic"]["annotators"]["scores"])
+    if not any(dataset["synthetic"]["k_weights"]):
+        errors.append("frame.dataset.synthetic.k_weights: all zero; P(k concepts perturbed) "
+                      "is each weight over their sum, so at least one must be positive")
     if writer is not None and writer not in panel:
         errors.append(f"frame.dataset.synthetic.writer: model {writer!r} is not defined "
                       "under panel")
@@ -71,10 +105,49 @@ def sim_trait_errors(where: str, block: Any) -> list[str]:
     errors = [f"{where}.{key}: unknown trait (known: {', '.join(SIM_NUMBERS + SIM_BLOCKS)})"
               for key in block if key not in SIM_NUMBERS + SIM_BLOCKS]
     errors += [f"{where}.{key}: must be a number" for key in SIM_NUMBERS
-               if key in block and not isinstance(block[key], int | float)]
+               if key in block and not _is_number(block[key])]
     for name, planted in (block.get("susceptibility") or {}).items():
         errors += _susceptibility_errors(f"{where}.susceptibility.{name}", name, planted)
+    for name, known in SIM_SUB_BLOCKS.items():
+        errors += _sub_block_errors(f"{where}.{name}", block.get(name, {}), known)
     return errors
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _sub_block_errors(where: str, block: Any, known: tuple[str, ...]) -> list[str]:
+    """A misspelt trait would be ignored and its default used, so it is an error."""
+    if not isinstance(block, Mapping):
+        return [f"{where}: must be a mapping of {', '.join(known)}"]
+    return ([f"{where}.{key}: unknown trait (known: {', '.join(known)})"
+             for key in block if key not in known]
+            + [f"{where}.{key}: must be a number, got {value!r}"
+               for key, value in block.items() if key in known and not _is_number(value)])
+
+
+def warnings(params: Mapping[str, Any]) -> list[str]:
+    """A simulated analysis judge without the traits of its follow-ups: its pairwise
+    answers (Fig. 3) and mitigation prompts (Table 5) then run on the defaults."""
+    frame = params["frame"]
+    key = frame["analysis_judge"]
+    model = params["panel"][key]
+    if model["backend"] != "sim":
+        return []
+    block = model["sim"]["frame"]
+    where = f"panel.{key}.sim.frame"
+    lines = []
+    if "pairwise" not in block:
+        from judgebias.studies.frame.sim import PAIRWISE_DEFAULTS
+
+        defaults = ", ".join(f"{name} {value:g}" for name, value in PAIRWISE_DEFAULTS.items())
+        lines.append(f"{where}.pairwise: not given, so the analysis judge {key!r} answers "
+                     f"the pairwise comparisons (Fig. 3) with the defaults ({defaults})")
+    if frame["mitigation"] and "prompts" not in block:
+        lines.append(f"{where}.prompts: not given, so for the analysis judge {key!r} every "
+                     "mitigation prompt (Table 5) keeps the planted gains (multiplier 1)")
+    return lines
 
 
 def _susceptibility_errors(where: str, name: str, planted: Any) -> list[str]:
@@ -92,3 +165,11 @@ def _susceptibility_errors(where: str, name: str, planted: Any) -> list[str]:
     errors += [f"{where}.domains.{domain}: unknown domain (known: {', '.join(DOMAINS)})"
                for domain in planted.get("domains") or {} if domain not in DOMAINS]
     return errors
+
+
+def _combination_errors(sizes: list[int], manipulations: Mapping[str, Any]) -> list[str]:
+    """Table 6 combines the analysis judge's best single recipes, one per manipulation: a
+    size larger than the manipulations run would combine nothing (after every judge call)."""
+    return [f"frame.combinations: {size} combines {size} manipulations, but "
+            f"frame.manipulations runs {len(manipulations)}" for size in sizes
+            if size > len(manipulations)]

@@ -85,6 +85,7 @@ def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
 
     frame = config["frame"]
     cache_dir = Path(frame["render_cache"])
+    out_dir.mkdir(parents=True, exist_ok=True)  # the rule's output, even with no image to draw
     by_id = items.set_index("item_id")
     restorers: dict[str, Any] = {}
     rows, drawn, copied = [], 0, 0
@@ -101,7 +102,7 @@ def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
             rows.append((item_id, recipe, None, STATUS_UNAVAILABLE, str(restorers[beauty])))
             continue
         concepts = json.loads(item["concepts"]) if item["concepts"] else {}
-        boxes = tuple(tuple(int(v) for v in box) for box in json.loads(item["boxes"] or "[]"))
+        boxes = _boxes(item["boxes"])
         missing = _missing(steps, keyword(item["domain"], concepts), boxes)
         if missing:
             rows.append((item_id, recipe, None, STATUS_UNAVAILABLE, missing))
@@ -129,6 +130,14 @@ def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
     log.info("%d images: %d drawn, %d from the render cache, %d unavailable",
              len(rows), drawn, copied, sum(r[3] != STATUS_OK for r in rows))
     return pd.DataFrame(rows, columns=["item_id", "recipe", "image", "status", "message"])
+
+
+def _boxes(column: Any) -> tuple[tuple[int, ...], ...]:
+    """An item's boxes from its JSON ``boxes`` cell; an item without boxes (an imported
+    table's empty cell, read back as null or NaN) has none."""
+    if not isinstance(column, str) or not column:
+        return ()
+    return tuple(tuple(int(v) for v in box) for box in json.loads(column))
 
 
 def _missing(steps: tuple, keyword: str | None, boxes: tuple) -> str:

@@ -69,6 +69,8 @@ PAIR_MARK = "Two images were generated from the same instruction."
 INSTRUCTION = "Instruction:"
 PAIR_QUESTION = " Which image is better?"
 NAMED = re.compile(r"may have been altered using (.+?), which is defined as:")
+# The pairwise judge's traits (``sim.frame.pairwise``) where the block leaves them out.
+PAIRWISE_DEFAULTS = {"temperature": 0.5, "tie": 0.0, "position_bias": 0.0}
 
 
 @dataclass(frozen=True)
@@ -297,13 +299,13 @@ class PairwiseTask:
         instruction = instruction.strip()
         first, second = (latent_score(backend, model, traits, image, instruction)
                          for image in request.images)
-        options = traits.pairwise
-        temperature = options.get("temperature", 0.5)
+        options = {**PAIRWISE_DEFAULTS, **traits.pairwise}
+        temperature = options["temperature"]
         difference = first - second
         rng = request_rng(backend.seed, request)
-        if rng.random() < options.get("tie", 0.0) * math.exp(-abs(difference) / temperature):
+        if rng.random() < options["tie"] * math.exp(-abs(difference) / temperature):
             return text_tokens("tie")
-        logit = difference / temperature + options.get("position_bias", 0.0)
+        logit = difference / temperature + options["position_bias"]
         p_first = 1.0 / (1.0 + math.exp(-float(np.clip(logit, -700, 700))))
         return text_tokens("first" if rng.random() < p_first else "second")
 

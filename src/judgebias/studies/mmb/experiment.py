@@ -118,9 +118,12 @@ def factorial(config: Mapping[str, Any], pairs_path: str, pool_path: str,
     are left out of both (counted by the analysis), never imputed."""
     inputs = factorial_inputs(config, pairs_path, pool_path, judgements_path, clusters_path)
     largest = max(inputs.design.n_val)
-    if largest > len(inputs.hps.y_pool):
-        raise ValueError(f"mmb.design.n_val: {largest} validation pairs asked, but only "
-                         f"{len(inputs.hps.y_pool)} usable training pairs exist")
+    for name, split in [("HPSv2 training", inputs.hps),
+                        *((f"MJBench fold {f}", s) for f, s in inputs.mjb.items())]:
+        if largest > len(split.y_pool):
+            raise ValueError(f"mmb.design.n_val: {largest} validation pairs asked, but "
+                             f"{inputs.judge} answered only {len(split.y_pool)} {name} "
+                             "validation pairs usably")
     if max(inputs.design.n_prompts) > len(inputs.pool):
         raise ValueError(f"mmb.design.n_prompts: {max(inputs.design.n_prompts)} prompts "
                          f"asked, but the pool has {len(inputs.pool)}")

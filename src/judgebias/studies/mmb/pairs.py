@@ -5,10 +5,11 @@ The ``mmb.dataset`` params block::
 
     name: synthetic | hpdv2
     seed: 0                      # validation pair per training group; D_sup order; MJBench
+    val_candidates: null | n     # judge a seeded sample of n validation candidates only
     synthetic: {styles, n_test_groups, images_per_test_group, n_train_groups,
                 images_per_train_group, n_mjb_groups, images_per_mjb_group, gamma,
                 image_size, seed}            # judgebias.studies.mmb.synthetic.generate
-    hpdv2: {test: test.json, train: train.json, image_root: folder}
+    hpdv2: {test: test.json, train: train.json, image_root: HPD folder}
     mjbench: null | {path: bias.json, image_root: folder}   # synthetic: always generated
     mjbench_protocol: {n_folds: 10, counterpart: other | same, degradations: {name: params}}
 
@@ -19,6 +20,12 @@ training images, in a seeded order (the factorial takes the first 256 x K).
 MJBench protocol: prompts split into folds; each original paired with a degraded
 counterpart (of another image of its prompt by default), the original preferred, split
 "mjb_train"; all pairs of originals sharing a prompt, no preference, split "mjb_test".
+
+Published layouts: HPDv2 unpacks to ``HPD/{train,test}/`` with ``train.json`` and
+``test.json``; each file's image paths are relative to its own folder (``image_root``/test
+and ``image_root``/train). MJ-Bench's ``images_dir`` is relative to ``mjbench.image_root``.
+A path that is absolute or climbs out of its folder with ``..`` is an error naming the
+file, the row (counted from 1) and the key (judgebias.data.paths.resolve_inside).
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ import pandas as pd
 from PIL import Image
 
 from judgebias.artifacts import write_bytes
+from judgebias.config import input_errors
+from judgebias.data.paths import resolve_inside
 from judgebias.studies.mmb.degrade import degrade
 from judgebias.studies.mmb.synthetic import generate, planted_styles, png_bytes
 
@@ -42,41 +51,53 @@ PAIR_COLUMNS = ["pair_id", "group", "prompt", "image_a", "image_b", "preference"
 SUPPORT_COLUMNS = ["image_path", "group", "fold", "style"]
 
 
-def _records(path: str | Path, keys: Mapping[str, type]) -> list[dict[str, Any]]:
-    """A JSON list of records, each with `keys` of the given types (error names the row)."""
+def _records(path: str | Path, keys: Mapping[str, type], *,
+             either: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """A JSON list of records, each with `keys` of the given types and, when `either` is
+    given, one of those keys holding a list. Errors name the file and the row (counted
+    from 1); a JSON syntax error names the file."""
     with open(path, encoding="utf-8") as handle:
-        records = json.load(handle)
+        try:
+            records = json.load(handle)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc})") from exc
     if not isinstance(records, list):
         raise ValueError(f"{path}: expected a JSON list of records")
-    for i, record in enumerate(records):
+    for row, record in enumerate(records, start=1):
         if not isinstance(record, dict):
-            raise ValueError(f"{path}: record {i} is not an object")
+            raise ValueError(f"{path}: row {row} is not an object")
         for key, kind in keys.items():
             if key not in record:
-                raise ValueError(f"{path}: record {i} has no key {key!r}")
+                raise ValueError(f"{path}: row {row} has no key {key!r}")
             if not isinstance(record[key], kind):
-                raise ValueError(f"{path}: record {i} key {key!r} must be "
+                raise ValueError(f"{path}: row {row} key {key!r} must be "
                                  f"{kind.__name__}, got {type(record[key]).__name__}")
+        if either and not any(isinstance(record.get(k), list) for k in either):
+            raise ValueError(f"{path}: row {row} needs a list under "
+                             f"{' or '.join(map(repr, either))}")
     return records
 
 
-def _image(root: str | Path, relative: str, path: str | Path, row: int) -> str:
-    full = Path(root) / relative
+def _image(root: str | Path, relative: str, path: str | Path, row: int, key: str) -> str:
+    """`relative` inside `root` (never outside it: data.paths.resolve_inside), existing."""
+    full = resolve_inside(root, relative, what=f"{path}: row {row} key {key!r}")
     if not full.is_file():
-        raise ValueError(f"{path}: record {row}: image {full} does not exist")
+        raise ValueError(f"{path}: row {row}: image {full} does not exist")
     return str(full)
 
 
 def read_hpdv2_test(path: str | Path, image_root: str | Path) -> tuple[pd.DataFrame, int]:
     """HPDv2 test.json (list of {prompt, image_path[], rank[] (lower is better, averaged
-    over annotators, may tie), raw_annotation}): every pair of each group, A = the earlier
-    image, preference 1 if A ranks better; tied pairs dropped. Returns (pairs, n tied)."""
+    over annotators, may tie), raw_annotation}; image paths relative to `image_root`, the
+    published HPD/test folder): every pair of each group, A = the earlier image,
+    preference 1 if A ranks better; tied pairs dropped. Returns (pairs, n tied)."""
     rows, tied = [], 0
-    for g, record in enumerate(_records(path, {"prompt": str, "image_path": list,
-                                               "rank": list})):
+    records = _records(path, {"prompt": str, "image_path": list, "rank": list})
+    for g, record in enumerate(records):
         if len(record["image_path"]) != len(record["rank"]):
-            raise ValueError(f"{path}: record {g}: image_path and rank differ in length")
-        images = [_image(image_root, p, path, g) for p in record["image_path"]]
+            raise ValueError(f"{path}: row {g + 1}: image_path and rank differ in length")
+        images = [_image(image_root, p, path, g + 1, "image_path")
+                  for p in record["image_path"]]
         for i, j in combinations(range(len(images)), 2):
             ri, rj = float(record["rank"][i]), float(record["rank"][j])
             if ri == rj:
@@ -86,52 +107,68 @@ def read_hpdv2_test(path: str | Path, image_root: str | Path) -> tuple[pd.DataFr
                          "prompt": record["prompt"], "image_a": images[i],
                          "image_b": images[j], "preference": float(ri < rj),
                          "split": "test", "fold": None, "source": "hpdv2"})
-    return pd.DataFrame(rows), tied
+    return pd.DataFrame(rows, columns=PAIR_COLUMNS[:9]), tied
+
+
+TRAIN_IMAGE_KEYS = ("image_path", "file_path")  # the released file / HPSv2's README
 
 
 def read_hpdv2_train(path: str | Path, image_root: str | Path, seed: int
                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """HPDv2 train.json (list of {human_preference[] (1 = preferred), prompt, file_path[],
-    user_hash}), grouped by prompt: one validation candidate per group (a preferred vs a
-    non-preferred image, and which is A, drawn with `seed`), and every training image
-    (the support pool). Groups without both kinds of image give no pair."""
-    records = _records(path, {"prompt": str, "file_path": list, "human_preference": list})
-    groups: dict[str, list[tuple[str, int]]] = {}
-    for r, record in enumerate(records):
-        if len(record["file_path"]) != len(record["human_preference"]):
-            raise ValueError(f"{path}: record {r}: file_path and human_preference differ "
-                             "in length")
-        images = [_image(image_root, p, path, r) for p in record["file_path"]]
-        groups.setdefault(record["prompt"], []).extend(
-            zip(images, map(int, record["human_preference"]), strict=True))
+    """HPDv2 train.json (list of {human_preference[] (1 = preferred), prompt,
+    image_path[] (``file_path`` in HPSv2's README), user_hash}: one annotated comparison
+    per row, several rows per prompt; image paths relative to `image_root`, the published
+    HPD/train folder), grouped by prompt. Each group gives one validation candidate: one
+    of its rows with both a preferred and a non-preferred image (drawn with `seed`), a
+    preferred vs a non-preferred image of that row, and which is A (drawn with `seed`), so
+    every candidate is a comparison a person made. Every distinct training image goes to
+    the support pool. Groups without such a row give no pair."""
+    records = _records(path, {"prompt": str, "human_preference": list},
+                       either=TRAIN_IMAGE_KEYS)
+    groups: dict[str, list[list[tuple[str, int]]]] = {}
+    for r, record in enumerate(records, start=1):
+        key = next(k for k in TRAIN_IMAGE_KEYS if isinstance(record.get(k), list))
+        if len(record[key]) != len(record["human_preference"]):
+            raise ValueError(f"{path}: row {r}: {key} and human_preference differ in length")
+        images = [_image(image_root, p, path, r, key) for p in record[key]]
+        groups.setdefault(record["prompt"], []).append(
+            list(zip(images, map(int, record["human_preference"]), strict=True)))
     rng = np.random.default_rng(seed)
+    row_rng = np.random.default_rng([seed, 1])  # which row: its own draws
     pairs, pool = [], []
-    for g, (prompt, members) in enumerate(groups.items()):
+    for g, (prompt, rows) in enumerate(groups.items()):
         group = f"train-{g:06d}"
-        unique = list(dict.fromkeys(members))
-        pool += [{"image_path": image, "group": group} for image, _ in unique]
-        good = [image for image, liked in unique if liked == 1]
-        bad = [image for image, liked in unique if liked != 1]
-        if not good or not bad:
+        pool += [{"image_path": image, "group": group}
+                 for image in dict.fromkeys(image for row in rows for image, _ in row)]
+        strict = [row for row in rows if {liked == 1 for _, liked in row} == {True, False}]
+        if not strict:
             continue
+        row = strict[int(row_rng.integers(len(strict)))]
+        good = [image for image, liked in row if liked == 1]
+        bad = [image for image, liked in row if liked != 1]
         winner, loser = good[int(rng.integers(len(good)))], bad[int(rng.integers(len(bad)))]
         a_wins = bool(rng.integers(2))
         pairs.append({"pair_id": f"{group}", "group": group, "prompt": prompt,
                       "image_a": winner if a_wins else loser,
                       "image_b": loser if a_wins else winner, "preference": float(a_wins),
                       "split": "train", "fold": None, "source": "hpdv2"})
-    return pd.DataFrame(pairs), pd.DataFrame(pool)
+    return (pd.DataFrame(pairs, columns=PAIR_COLUMNS[:9]),
+            pd.DataFrame(pool, columns=["image_path", "group"]))
 
 
 def read_mjbench(path: str | Path, image_root: str | Path) -> pd.DataFrame:
-    """MJ-Bench bias file (one record per image: {prompt, images_dir, demographic,
-    occupation, ...}) as (image_path, group, prompt), grouped by prompt."""
+    """MJ-Bench bias file (one row per image: {demographic, occupation, images_dir (a path
+    relative to `image_root`, e.g. ``eval_images/occupation_religion/<occupation>_37/
+    old_female_muslim.jpg``), prompt, attribute flags, per-metric scores}) as
+    (image_path, group, prompt), grouped by prompt."""
     records = _records(path, {"prompt": str, "images_dir": str})
     prompts = list(dict.fromkeys(r["prompt"] for r in records))
     number = {p: i for i, p in enumerate(prompts)}
-    return pd.DataFrame([{"image_path": _image(image_root, r["images_dir"], path, i),
+    return pd.DataFrame([{"image_path": _image(image_root, r["images_dir"], path, row,
+                                               "images_dir"),
                           "group": f"mjb-{number[r['prompt']]:05d}", "prompt": r["prompt"]}
-                         for i, r in enumerate(records)])
+                         for row, r in enumerate(records, start=1)],
+                        columns=["image_path", "group", "prompt"])
 
 
 def mjbench_protocol(images: pd.DataFrame, out_dir: str | Path, *,
@@ -182,30 +219,47 @@ def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
                   ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """(pairs, support, summary) from the ``mmb.dataset`` block (module docstring). The
     support rows of the HPSv2 part (fold null) come in a seeded order; the factorial uses
-    the first support_per_cluster x max(K) of them."""
+    the first support_per_cluster x max(K) of them. `out_dir` receives the images this
+    step makes (the synthetic data, MJBench's degraded counterparts); it is created even
+    when there are none (HPDv2 alone), because the rule declares it as an output. The
+    summary names the files read (``files``) for the data checks' messages. A bad file is
+    a ConfigError naming its params key, the file and the row."""
     out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
     name = block["name"]
     protocol = block.get("mjbench_protocol") or {}
     styles: dict[str, str] = {}
     if name == "synthetic":
-        written = generate(out_dir, **block["synthetic"])
-        sources = {"test": written["test"], "train": written["train"], "root": out_dir,
-                   "mjbench": written["mjbench"], "mjbench_root": out_dir}
+        with input_errors("mmb.dataset.synthetic"):
+            written = generate(out_dir, **block["synthetic"])
+        hpd = {"test": written["test"], "train": written["train"],
+               "image_root": written["test"].parent}
+        mjb = {"path": written["mjbench"], "image_root": written["mjbench"].parent}
         styles = planted_styles(written["styles"])
+        keys = dict.fromkeys(("test", "train", "mjbench"), "mmb.dataset.synthetic")
     else:
         hpd, mjb = block["hpdv2"], block.get("mjbench")
-        sources = {"test": hpd["test"], "train": hpd["train"], "root": hpd["image_root"],
-                   "mjbench": mjb and mjb["path"], "mjbench_root": mjb and mjb["image_root"]}
-    test, tied = read_hpdv2_test(sources["test"], sources["root"])
-    train, pool = read_hpdv2_train(sources["train"], sources["root"], seed)
+        keys = {"test": "mmb.dataset.hpdv2.test", "train": "mmb.dataset.hpdv2.train",
+                "mjbench": "mmb.dataset.mjbench.path"}
+    root = Path(hpd["image_root"])
+    with input_errors(keys["test"]):
+        test, tied = read_hpdv2_test(hpd["test"], root / "test")
+    with input_errors(keys["train"]):
+        train, pool = read_hpdv2_train(hpd["train"], root / "train", seed)
+    candidates = block.get("val_candidates")
+    if candidates and candidates < len(train):  # a seeded sample, in the file's order
+        keep = np.random.default_rng([seed, 2]).choice(len(train), candidates, replace=False)
+        train = train.iloc[np.sort(keep)]
     pool = pool.iloc[np.random.default_rng(seed).permutation(len(pool))]
     parts, support = [test, train], [pool.assign(fold=None)]
-    if sources["mjbench"]:
-        originals = read_mjbench(sources["mjbench"], sources["mjbench_root"])
-        mjb_pairs, mjb_support = mjbench_protocol(
-            originals, out_dir, degradations=protocol.get("degradations") or {
-                "brightness_shift": {}}, n_folds=protocol.get("n_folds", 10),
-            counterpart=protocol.get("counterpart", "other"), seed=seed)
+    if mjb:
+        with input_errors(keys["mjbench"]):
+            originals = read_mjbench(mjb["path"], mjb["image_root"])
+        with input_errors("mmb.dataset.mjbench_protocol"):
+            mjb_pairs, mjb_support = mjbench_protocol(
+                originals, out_dir, degradations=protocol.get("degradations") or {
+                    "brightness_shift": {}}, n_folds=protocol.get("n_folds", 10),
+                counterpart=protocol.get("counterpart", "other"), seed=seed)
         parts.append(mjb_pairs)
         support.append(mjb_support)
     pairs = pd.concat(parts, ignore_index=True)
@@ -219,6 +273,8 @@ def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
                "tied_pairs_dropped": tied, "test_groups": int(test["group"].nunique()),
                "training_groups": int(pool["group"].nunique()),
                "support_pool": len(pool),
+               "files": {"test": str(hpd["test"]), "train": str(hpd["train"]),
+                         "mjbench": str(mjb["path"]) if mjb else None},
                "description": _description(name, block, pairs)}
     return pairs[PAIR_COLUMNS], support_table[SUPPORT_COLUMNS], summary
 

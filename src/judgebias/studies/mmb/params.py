@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from importlib import resources
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from judgebias.config import load_yaml, path_errors
 from judgebias.prompts import available_prompts, fields
@@ -72,11 +75,27 @@ def _design_errors(mmb: Mapping[str, Any]) -> list[str]:
         if report[key] not in design[key]:
             errors.append(f"mmb.report.{key}: {report[key]} is not one of "
                           f"mmb.design.{key} {design[key]}")
-    pool = len(builtin_pool())
-    if not mmb["instructions"]["extra"] and max(design["n_prompts"]) > pool:
-        errors.append(f"mmb.design.n_prompts: {max(design['n_prompts'])} prompts per "
-                      f"ensemble but the built-in pool has {pool}")
+    largest, pool = max(design["n_prompts"]), pool_size_bound(mmb["instructions"])
+    if pool is not None and largest > pool:
+        errors.append(f"mmb.design.n_prompts: {largest} prompts per ensemble, but the pool "
+                      f"can hold at most {pool} (built-in {len(builtin_pool())}, "
+                      "mmb.instructions.extra and grow.n)")
     return errors
+
+
+def pool_size_bound(instructions: Mapping[str, Any]) -> int | None:
+    """The most instructions the pool can hold: the built-in ones, the `extra` file's
+    entries and the `grow` writer's n (it may add fewer: the pool step checks again).
+    None when the extra file cannot be read (its own check reports it)."""
+    extra = 0
+    if instructions["extra"]:
+        try:
+            entries = load_yaml(Path(instructions["extra"]).read_text(encoding="utf-8"))
+        except (OSError, ValueError, yaml.YAMLError):
+            return None
+        extra = len(entries) if isinstance(entries, list) else 0
+    grown = instructions["grow"]["n"] if instructions["grow"] else 0
+    return len(builtin_pool()) + extra + grown
 
 
 def _dataset_errors(dataset: Mapping[str, Any]) -> list[str]:

@@ -135,47 +135,51 @@ def generate(out_dir: Path, *, styles: list[str] | None = None, n_test_groups: i
              images_per_train_group: int = 4, n_mjb_groups: int = 20,
              images_per_mjb_group: int = 3, gamma: float = 6.0, image_size: int = 64,
              seed: int = 0) -> dict[str, Path]:
-    """Write the images, ``hpdv2/test.json``, ``hpdv2/train.json``, ``mjbench/bias.json``
-    and ``styles.json`` (image path -> planted style) under `out_dir`; paths inside the
-    JSON files are relative to `out_dir` (the image root)."""
+    """Write the images and their files in the published layouts under `out_dir`: HPDv2's
+    ``hpdv2/test.json`` and ``hpdv2/train.json`` with images under ``hpdv2/test/`` and
+    ``hpdv2/train/`` (paths in each file relative to its folder), MJ-Bench's
+    ``mjbench/bias.json`` (paths relative to ``mjbench/``), and ``styles.json`` (image
+    path -> planted style)."""
     styles = list(styles or STYLES)
     rng = np.random.default_rng(seed)
     out_dir = Path(out_dir)
     planted: dict[str, str] = {}
 
-    def group(split: str, index: int, n_images: int) -> tuple[str, list[str], np.ndarray]:
+    def group(folder: Path, index: int, n_images: int) -> tuple[str, list[str], np.ndarray]:
         style = styles[index % len(styles)]
         prompt = f"a {style} picture of {SUBJECTS[index % len(SUBJECTS)]}, variant {index}"
         quality = rng.uniform(0.05, 1.0, n_images)
         paths = []
         for j, q in enumerate(quality):
-            relative = f"images/{split}/{index:04d}_{j}.png"
+            relative = f"{index:05d}_{j}.png"
             write_bytes(png_bytes(render(style, float(q), image_size,
-                                         int(rng.integers(2**31)))), out_dir / relative)
-            planted[str(out_dir / relative)] = style
+                                         int(rng.integers(2**31)))), folder / relative)
+            planted[str(folder / relative)] = style
             paths.append(relative)
         return prompt, paths, quality
 
+    hpd, mjbench = out_dir / "hpdv2", out_dir / "mjbench"
     test = []
     for i in range(n_test_groups):
-        prompt, paths, quality = group("test", i, images_per_test_group)
+        prompt, paths, quality = group(hpd / "test", i, images_per_test_group)
         u = _utilities(quality, gamma, rng)
         ranks = (np.argsort(np.argsort(-u)) + 1).tolist()
         test.append({"prompt": prompt, "image_path": paths, "rank": ranks,
                      "raw_annotation": [{"rank": ranks, "user_hash": f"sim-{i}"}]})
     train = []
     for i in range(n_train_groups):
-        prompt, paths, quality = group("train", 10_000 + i, images_per_train_group)
+        prompt, paths, quality = group(hpd / "train", 10_000 + i, images_per_train_group)
         u = _utilities(quality, gamma, rng)
         train.append({"human_preference": [int(j == u.argmax()) for j in range(len(u))],
                       "prompt": prompt, "file_path": paths, "user_hash": f"sim-{i}"})
     bias = []
     for i in range(n_mjb_groups):
-        prompt, paths, _ = group("mjbench", 20_000 + i, images_per_mjb_group)
+        prompt, paths, _ = group(mjbench / "images", 20_000 + i, images_per_mjb_group)
         bias += [{"demographic": f"group-{j}", "occupation": prompt.split(" of ")[-1],
-                  "images_dir": path, "prompt": prompt} for j, path in enumerate(paths)]
-    written = {"test": out_dir / "hpdv2/test.json", "train": out_dir / "hpdv2/train.json",
-               "mjbench": out_dir / "mjbench/bias.json", "styles": out_dir / "styles.json"}
+                  "images_dir": f"images/{path}", "prompt": prompt}
+                 for j, path in enumerate(paths)]
+    written = {"test": hpd / "test.json", "train": hpd / "train.json",
+               "mjbench": mjbench / "bias.json", "styles": out_dir / "styles.json"}
     for name, value in (("test", test), ("train", train), ("mjbench", bias),
                         ("styles", planted)):
         write_json(value, written[name])

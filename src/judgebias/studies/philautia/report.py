@@ -171,9 +171,26 @@ def report_section(config: Mapping[str, Any], results_root: Path) -> Section:
         title="Philautia: self- and family-preference of caption judges",
         intro=("Seed 000 (Philautia-Eval, Algorithm 1): every panel model captions every "
                "image and scores every caption; Φ is standardised per evaluator (columns) "
-               "then per generator (rows); the diagonal of Φ̃ is the philautia score."),
+               "then per generator (rows); the diagonal of Φ̃ is the philautia score. "
+               + images_note(config)),
         subsections=[_section_for_setting(config, s, results_root / s) for s in settings],
     )
+
+
+def images_note(config: Mapping[str, Any]) -> str:
+    """Which images were captioned, read from params: a real dataset, or the synthetic
+    stand-in said plainly (DESIGN.md principle 7)."""
+    dataset = config["philautia"]["dataset"]
+    if dataset["name"] == "nocaps":
+        nocaps = dataset["nocaps"]
+        sample = ("all images" if nocaps["n_images"] is None
+                  else f"a sample of {nocaps['n_images']} (seed {nocaps['seed']})")
+        domains = f", domains {', '.join(nocaps['domains'])}" if nocaps.get("domains") else ""
+        return (f"Images: nocaps validation ({Path(nocaps['annotations']).name}), {sample}"
+                f"{domains}; {nocaps['n_references']} human reference captions each.")
+    synthetic = dataset["synthetic"]
+    return (f"Images: {synthetic['n_images']} SYNTHETIC scenes (seed {synthetic['seed']}), "
+            f"not photographs; {synthetic['n_references']} generated reference captions each.")
 
 
 def _expected_note(config: Mapping[str, Any], results: Path) -> str:

@@ -28,6 +28,25 @@ STEP_COLUMNS = {"added": "evaluator added", "members": "members",
                 "selected": "chosen"}
 
 
+FORMAT_NAMES = {"flickr8k_expert": "Flickr8k-Expert", "nebula": "Nebula",
+                "table": "a judgement table"}
+
+
+def datasets_note(config: Mapping[str, Any]) -> str:
+    """What each judgement dataset is, read from params: the report says plainly when the
+    "human" ratings are simulated raters (DESIGN.md principle 7)."""
+    parts = []
+    for name, spec in config["pomms"]["datasets"].items():
+        if spec["format"] == "synthetic":
+            parts.append(f"`{name}`: SIMULATED raters of {spec['n_items']} synthetic items "
+                         f"(seed {spec['seed']}), not people")
+        else:
+            split = f" ({spec['split']} split)" if spec["format"] == "nebula" else ""
+            parts.append(f"`{name}`: {FORMAT_NAMES[spec['format']]}{split}, "
+                         f"{Path(spec['path']).name}")
+    return "Judgement datasets: " + "; ".join(parts) + "."
+
+
 def _tau_header(column: str) -> str:
     """"synthetic/val/tau_b" -> "τ_b synthetic val": the statistic, then where."""
     *where, statistic = column.split("/")
@@ -80,6 +99,7 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                   "evaluator and Pomms with the human judgements (all splits)", "{:.3f}"),
         ],
         notes=[
+            datasets_note(config),
             f"Pomms' most extreme Φ̃ entry is {metrics['pomms_most_extreme']:.2f} "
             f"({metrics['pomms_most_extreme_generator']}); the least extreme evaluator's most "
             f"extreme entry is {metrics['min_evaluator_most_extreme']:.2f}.",

@@ -1,0 +1,140 @@
+"""BIRCH's real-data paths end to end (issue 19): a handful of rows in each published
+format (VL-RewardBench's ``data.jsonl`` with its ``images/`` folder; an MLLM-as-a-Judge
+pair file), with real PNG and JPEG files written by Pillow, run through Snakemake with
+simulated judges to the report. The real-format importers are unit-tested in
+tests/test_birch_importers.py; here they run as the pipeline runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from conftest import make_project
+from PIL import Image, ImageDraw
+from test_birch_pipeline import birch_params
+from test_pipeline import BIN, run
+
+JUDGES = ["corvid-pro", "lumen-mini"]  # corvid-pro is also the labeller and lengthener
+
+
+def write_image(path: Path, colour: tuple[int, int, int]) -> None:
+    """A small real picture (a coloured disc on grey), PNG or JPEG by its suffix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image = Image.new("RGB", (96, 72), (128, 128, 128))
+    ImageDraw.Draw(image).ellipse([20, 10, 76, 62], fill=colour)
+    image.save(path)
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+COLOURS = [(200, 30, 30), (30, 160, 60), (40, 60, 200), (220, 200, 40), (150, 60, 170)]
+
+
+def vl_rewardbench(root: Path) -> Path:
+    """Five VL-RewardBench rows of the released shape (ranks, 0 = preferred; one row
+    without ``query_source``; one id repeated with other answers, as the real file does)
+    and their images under ``images/<sub-dataset>/``."""
+    folders = ["rlaif-v", "vlfeedback", "wildvision-battle", "rlaif-v", "rlaif-v"]
+    rows = []
+    for i, (folder, colour) in enumerate(zip(folders, COLOURS, strict=True)):
+        image = f"images/{folder}/item-{i}.{'jpg' if i % 2 else 'png'}"
+        write_image(root / image, colour)
+        answers = [f"The disc is coloured {colour}, large and centred on a grey background, "
+                   "with nothing else in view.", "It is grey."]
+        rows.append({
+            "id": "mathverse-7" if i >= 3 else f"{folder}-{i}", "image_path": image,
+            "query": f"What colour is the disc in picture {i}?",
+            "response": answers if i % 2 == 0 else answers[::-1],
+            "human_ranking": [0, 1] if i % 2 == 0 else [1, 0],  # the disc's colour wins
+            "models": ["VisualGLM-6b", "Qwen-VL-Chat"], "judge": "human",
+            "rationale": None, "meta": {"note": "majority vote"},
+            "human_error_analysis": ["recognition(object)"],
+            **({} if i == 2 else {"query_source": folder})})
+    return write_jsonl(root / "data.jsonl", rows)
+
+
+def mllm_judge(root: Path) -> Path:
+    """Four MLLM-as-a-Judge pair rows (the full file's ``human`` label; C is a tie)."""
+    rows = []
+    for i, (label, colour) in enumerate(zip("ABCA", COLOURS, strict=False)):
+        image = f"COCO/{i:012d}.{'png' if i % 2 else 'jpg'}"
+        write_image(root / image, colour)
+        rows.append({
+            "id": i, "pair_id": 0, "image_path": image, "original_dataset": "COCO",
+            "instruction": f"Describe the disc in picture {i}.",
+            "answer1": {"name": "gpt-4v", "answer": f"A {colour} disc on grey."},
+            "answer2": {"name": "llava-1.5", "answer": "A square box."},
+            "human": label})
+    return write_jsonl(root / "pair.jsonl", rows)
+
+
+def real_project(tmp_path: Path, default_params: dict, dataset: dict[str, Any],
+                 judges: list[str], variants: list[str] | None = None) -> Path:
+    params = birch_params(default_params)
+    params["birch"]["models"] = judges
+    params["birch"]["dataset"] = dataset
+    if variants:
+        params["birch"]["variants"] = variants
+    project = tmp_path / "project"
+    project.mkdir()
+    make_project(project, params)
+    run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+    return project
+
+
+def verdict_statuses(project: Path, judges: list[str], variants: list[str]) -> dict:
+    return {(j, v): pd.read_parquet(project / f"data/birch/verdicts/{j}/{v}.parquet")
+            ["status"].value_counts().to_dict() for j in judges for v in variants}
+
+
+@pytest.mark.slow
+def test_vl_rewardbench_runs_through_snakemake_to_the_report(tmp_path, default_params):
+    source = vl_rewardbench(tmp_path / "VL-RewardBench")
+    project = real_project(tmp_path, default_params, {"name": "vl_rewardbench",
+        "vl_rewardbench": {"path": str(source), "images": str(source.parent),
+                           "order_seed": 0}}, JUDGES)
+    summary = json.loads((project / "data/birch/summary.json").read_text())
+    assert summary["pairs"] == 5 and summary["source"] == "vl_rewardbench"
+    assert summary["domains"] == {"rlaif-v": 3, "vlfeedback": 1, "wildvision-battle": 1}
+    pairs = pd.read_parquet(project / "data/birch/pairs.parquet").set_index("pair_id")
+    assert sorted(pairs.index)[:2] == ["mathverse-7#1", "mathverse-7#2"]
+    # the human's choice, mapped through the shown order, is always the disc's colour
+    chosen = [row[f"answer_{row['preference'].lower()}"] for _, row in pairs.iterrows()]
+    assert all(text.startswith("The disc is coloured") for text in chosen)
+    assert all(Path(image).is_file() for image in pairs["image"])
+    variants = ["base", "no_image", "caption", "standard_ref", "birch", "equalised"]
+    statuses = verdict_statuses(project, JUDGES, variants)
+    assert all(counts == {"ok": 5} for counts in statuses.values()), statuses
+    metrics = json.loads((project / "results/birch/metrics.json").read_text())
+    assert metrics["counts"]["pairs"] == 5 and metrics["counts"]["human_ties"] == 0
+    assert set(metrics["judges"]) == set(JUDGES)
+    html = (project / "results/report.html").read_text()
+    assert "BIRCH: image reliance, informativeness bias" in html
+    assert "5 pairwise VQA items (vl_rewardbench); human ties dropped: 0." in html
+
+
+@pytest.mark.slow
+def test_mllm_as_a_judge_pairs_run_through_snakemake_to_the_report(tmp_path, default_params):
+    source = mllm_judge(tmp_path / "MLLM-as-a-Judge")
+    variants = ["base", "no_image", "birch"]
+    project = real_project(tmp_path, default_params, {"name": "mllm_judge",
+        "mllm_judge": {"path": str(source), "images": str(source.parent),
+                       "order_seed": None}}, JUDGES[:1], variants)
+    pairs = pd.read_parquet(project / "data/birch/pairs.parquet")
+    assert pairs["pair_id"].tolist() == ["0:0", "1:0", "2:0", "3:0"]
+    assert pairs["preference"].tolist() == ["A", "B", "tie", "A"]  # the file's order kept
+    assert set(pairs["domain"]) == {"COCO"} and set(pairs["model_a"]) == {"gpt-4v"}
+    statuses = verdict_statuses(project, JUDGES[:1], variants)
+    assert all(sum(counts.values()) == 4 for counts in statuses.values()), statuses
+    metrics = json.loads((project / "results/birch/metrics.json").read_text())
+    assert metrics["counts"]["pairs"] == 4 and metrics["counts"]["human_ties"] == 1
+    accuracy = pd.read_parquet(project / "results/birch/accuracy.parquet")
+    assert (accuracy["n_human_tie"] == 1).all()  # the tie is dropped from every verdict job
+    html = (project / "results/report.html").read_text()
+    assert "4 pairwise VQA items (mllm_judge); human ties dropped: 1." in html
