@@ -12,11 +12,17 @@ the same loop as philautia's plan (``build_requests`` then the journal keys) wit
 cache off (``IMAGE_CACHE_BYTES = 0``: every request reads and hashes, as before) and on,
 side by side, on synthetic 128-px scenes; prints Markdown with medians and the ratio.
 CI smoke run (tests/test_benchmarks.py): --images 20 --models 3 --settings 1 --repeat 1.
+
+It then times the whole ``judgebias.plan.plan_calls`` on a philautia project of the same
+shape (dataset table and every generator's captions written, an empty journal): the
+study's plan hook, the core's keys, de-duplication and journal look-up, i.e. what
+`judgebias plan` does. Run it with ``PYTHONPATH`` at two checkouts to compare versions.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -24,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from judgebias.data.scenes import random_scene, render, to_png_bytes
 from judgebias.judging import tasks
@@ -61,6 +68,49 @@ def timed(cache_bytes: int, cfg: dict, items: pd.DataFrame, models: int,
     return time.perf_counter() - start
 
 
+def _filler(field: pa.Field) -> object:
+    """A placeholder value of a schema field's type (the benchmark's captions)."""
+    kind = field.type
+    return ("" if pa.types.is_string(kind) else False if pa.types.is_boolean(kind)
+            else [] if pa.types.is_list(kind) else 0.0)
+
+
+def whole_plan(paths: list[str], models: int, settings: int, repeat: int) -> list[float]:
+    """Seconds of `plan_calls` on a philautia project of this shape, `repeat` times."""
+    from judgebias.artifacts import write_table
+    from judgebias.config import load_config, validate_params
+    from judgebias.plan import plan_calls
+    from judgebias.studies.philautia.tables import CAPTIONS, DATASET_TABLE, IMAGES, captions_path
+
+    params = load_config(Path(__file__).parents[1] / "params.yaml")
+    for study in ("pomms", "mmb", "frame", "birch"):
+        params.pop(study, None)
+    template = params["panel"]["lumen-large"]
+    params["panel"] = {f"m{i}": {**template, "model_id": f"sim/m{i}",
+                                 "sim": {**template["sim"], "signature": f"sig{i}"}}
+                       for i in range(models)}
+    params["philautia"]["models"] = list(params["panel"])
+    params["philautia"]["settings"] = dict(list(params["philautia"]["settings"].items())
+                                           [:settings])
+    params["journal_dir"] = "journal"
+    config = validate_params(params)
+    images = pd.DataFrame({"image_id": [f"img{i:05d}" for i in range(len(paths))],
+                           "image_path": paths, "image_sha256": "", "source": "bench",
+                           "scene": None, "references": [["A red circle."]] * len(paths)})
+    write_table(images, DATASET_TABLE, IMAGES)
+    for generator in config["panel"]:
+        captions = pd.DataFrame({f.name: [_filler(f)] * len(paths) for f in CAPTIONS})
+        captions = captions.assign(image_id=images["image_id"], generator=generator,
+                                   status="ok", label=f"A red circle, says {generator}.")
+        write_table(captions, captions_path(generator), CAPTIONS)
+    seconds = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        plan_calls(config)
+        seconds.append(time.perf_counter() - start)
+    return seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--images", type=int, default=4500)
@@ -82,12 +132,22 @@ def main() -> None:
         for _ in range(args.repeat):  # interleaved, so both see the same machine load
             before.append(timed(0, cfg, items, args.models, args.settings))
             after.append(timed(default, cfg, items, args.models, args.settings))
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            whole = whole_plan(paths, args.models, args.settings, args.repeat)
+        finally:
+            os.chdir(cwd)
     requests = args.images * args.models * args.settings * args.models
+    planned = args.images * args.models * (1 + args.settings * args.models)
     b, a = statistics.median(before), statistics.median(after)
+    w = statistics.median(whole)
     print(f"| {requests:,} requests | median (s) | requests/s |\n|---|---|---|\n"
           f"| read + hash per request (before) | {b:.2f} | {requests / b:,.0f} |\n"
           f"| once per file (now) | {a:.2f} | {requests / a:,.0f} |\n"
-          f"| ratio before / now | {b / a:.2f} | |")
+          f"| ratio before / now | {b / a:.2f} | |\n"
+          f"| `plan_calls`, whole philautia plan ({planned:,} requests) | {w:.2f} | "
+          f"{planned / w:,.0f} |")
 
 
 if __name__ == "__main__":

@@ -312,7 +312,7 @@ def test_plan_counts_what_is_left(params, tmp_path, key_env, monkeypatch, capsys
     from judgebias.studies.pomms.tables import JUDGEMENTS, judgement_images, judgements_path
 
     monkeypatch.chdir(tmp_path)
-    del params["frame"], params["birch"]  # their plans are their own (their pipeline tests)
+    del params["mmb"], params["frame"], params["birch"]  # their plans: tests/test_plan.py
     images = build_synthetic_dataset(tmp_path / "data/dataset", 6, 3)
     write_table(images, DATASET_TABLE, IMAGES)
     params["philautia"]["models"] = ["lumen-large", "lumen-mini", "corvid-pro"]
@@ -355,7 +355,7 @@ def test_plan_of_a_philautia_only_params_file(params, tmp_path, key_env, monkeyp
     from judgebias.cli import main
 
     monkeypatch.chdir(tmp_path)
-    del params["pomms"], params["frame"], params["birch"]
+    del params["pomms"], params["mmb"], params["frame"], params["birch"]
     params["philautia"]["models"] = ["lumen-large", "lumen-mini", "corvid-pro"]
     params["philautia"]["dataset"]["synthetic"]["n_images"] = 5
     params["journal_dir"] = str(tmp_path / "journal")

@@ -7,6 +7,7 @@ Thin by design: the core commands live here, and each registered study adds its 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -59,16 +60,14 @@ def _cmd_report(args: argparse.Namespace) -> None:
 
 
 def _cmd_plan(args: argparse.Namespace) -> None:
-    from judgebias.plan import plan_calls, plan_table
+    from judgebias.plan import plan_calls, plan_json, plan_text
 
-    config = load_config(args.params)
-    table = plan_table(plan_calls(config))
-    print(table.to_string(index=False))
-    print(f"total: {table['needed'].sum()} new calls of {table['requests'].sum()} "
-          f"({table['journaled'].sum()} journaled)")
-    if table["over_budget"].any():
-        over = ", ".join(table.loc[table["over_budget"], "model"])
-        raise ConfigError(f"over budget (max_requests): {over}")
+    plan = plan_calls(load_config(args.params))
+    print(json.dumps(plan_json(plan), indent=1, default=str) if args.json else plan_text(plan))
+    over = [p.model for p in plan.models if p.budget_left is not None
+            and p.needed > p.budget_left]
+    if over:
+        raise ConfigError(f"over budget (max_requests): {', '.join(over)}")
 
 
 def _cmd_serve_sim(args: argparse.Namespace) -> None:
@@ -121,7 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--results", nargs="+", default=[], metavar="STUDY=DIR",
                    help="each active study's results folder")
-    add("plan", _cmd_plan, "calls each model still needs (and tokens/cost where priced)")
+    p = add("plan", _cmd_plan, "calls each model still needs (and tokens/cost where priced)")
+    p.add_argument("--json", action="store_true",
+                   help="print the plan as JSON (model rows, study rows, notes)")
     p = add("serve-sim", _cmd_serve_sim,
             "serve the simulated panel as an OpenAI/Gemini-compatible API on loopback")
     from judgebias.devtools.serve_sim_args import add_arguments

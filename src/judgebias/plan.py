@@ -1,14 +1,19 @@
 """`judgebias plan`: how many calls each model still needs, before paying for any.
 
-Each active study lists the requests its jobs would send (its `plan` function, built with
-the same judging-core code the jobs use); the core looks their keys up in the journal and
-counts what is left (identical requests within a job are called once, so `needed` is an
-upper bound). Requests that depend on artifacts that do not exist yet (scores of
-captions not yet written) cannot be keyed; they are counted as needed and shown as
-waiting on upstream outputs. Where a model has `pricing`,
-it estimates tokens and cost: input from the prompt length (about 4 characters a token)
-plus `image_tokens` per image, output from the mean completion length already journaled
-for that model (or `max_tokens`, an upper bound, when nothing is journaled yet).
+Each active study lists the calls its model jobs will make (its ``plan`` hook, built with
+the same judging-core code the jobs use). Calls whose inputs exist are *keyed*: the core
+builds their journal keys, drops duplicates (the journal answers an identical request
+once, across jobs and studies) and looks them up, so "journaled" and "needed" are exact.
+Calls whose inputs are not built yet (captions not written, a pair table not imported, an
+anchor a judge has not written) cannot be keyed: the study counts them from params and
+data sizes, and they are reported as *estimated*, with a note saying what each estimate
+assumes (an upper bound where an earlier model answer can fail or be dropped). What no
+study counts (text-to-image generation, CLIP embeddings) is listed as not counted.
+
+Where a model has `pricing`, it estimates tokens and cost: input from the prompt length
+(about 4 characters a token) plus `image_tokens` per image, output from the mean
+completion length already journaled for that model (or `max_tokens`, an upper bound, when
+nothing is journaled yet).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,31 +33,59 @@ from judgebias.models.registry import backend_version
 
 
 @dataclass
+class PlannedCalls:
+    """What one job (or a group of jobs) of a study will ask one panel model: the requests
+    it can build now, and how many more it cannot key yet because an input they depend on
+    does not exist (`estimated`, counted from params and data sizes; `note` says how)."""
+
+    model: str
+    requests: list[ChatRequest] = field(default_factory=list)
+    estimated: int = 0
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class NotCounted:
+    """Work a study does that `judgebias plan` does not count (not a panel-model call, or
+    nothing it can count yet), said in one line."""
+
+    what: str
+
+
+@dataclass
+class Tally:
+    """Calls of one model: by one study (a `by study` row) or by all (a model row)."""
+
+    requests: int = 0
+    journaled: int = 0
+    needed: int = 0
+    estimated: int = 0
+
+
+@dataclass
 class ModelPlan:
     model: str
     backend: str
     requests: int = 0
     journaled: int = 0
     needed: int = 0
-    waiting_on_captions: int = 0
+    estimated: int = 0
     prompt_chars: int = 0
     images: int = 0
     budget_left: int | None = None
     output_tokens_each: float | None = None
     output_is_upper_bound: bool = False
     cost: float | None = None
-    notes: list[str] = field(default_factory=list)
+    by_study: dict[str, Tally] = field(default_factory=dict)
 
 
 @dataclass
-class PlannedCalls:
-    """What a study will ask one panel model: the requests it can build now, and how
-    many more it cannot key yet because an upstream artifact (captions) is missing."""
+class Plan:
+    """Every model's plan, the notes the studies gave, and what is not counted."""
 
-    model: str
-    requests: list[ChatRequest] = field(default_factory=list)
-    waiting: int = 0
-    note: str = ""
+    models: list[ModelPlan]
+    notes: list[tuple[str, str, str]]  # (study, model, note)
+    not_counted: list[tuple[str, str]]  # (study, what)
 
 
 def _mean_output_tokens(path: Path) -> float | None:
@@ -65,42 +98,72 @@ def _mean_output_tokens(path: Path) -> float | None:
     return sum(counts) / len(counts) if counts else None
 
 
-def _add(plan: ModelPlan, journal: Journal | None, name: str, version: str,
-         calls: PlannedCalls) -> None:
-    keys = [request_key(r, name, version) for r in calls.requests]
-    done = journal.lookup(keys) if journal is not None else {}
-    plan.requests += len(calls.requests) + calls.waiting
-    plan.journaled += sum(key in done for key in keys)
-    plan.needed += calls.waiting
-    plan.waiting_on_captions += calls.waiting
-    if calls.note and calls.note not in plan.notes:
-        plan.notes.append(calls.note)
-    for key, request in zip(keys, calls.requests, strict=True):
+def _collect(config: Mapping[str, Any]) -> tuple[dict[str, dict[str, list[PlannedCalls]]],
+                                                 list[tuple[str, str, str]],
+                                                 list[tuple[str, str]]]:
+    """The active studies' planned calls, by model then study, with their notes."""
+    from judgebias.study import active
+
+    planned: dict[str, dict[str, list[PlannedCalls]]] = {}
+    notes: list[tuple[str, str, str]] = []
+    not_counted: list[tuple[str, str]] = []
+    for study in active(config):
+        plan_study = study.load("plan")
+        if plan_study is None:
+            not_counted.append((study.name, "every call: the study declares no plan hook"))
+            continue
+        for calls in plan_study(config):
+            if isinstance(calls, NotCounted):
+                not_counted.append((study.name, calls.what))
+                continue
+            planned.setdefault(calls.model, {}).setdefault(study.name, []).append(calls)
+            if calls.note and (study.name, calls.model, calls.note) not in notes:
+                notes.append((study.name, calls.model, calls.note))
+    return planned, notes, not_counted
+
+
+def _plan_model(plan: ModelPlan, journal: Journal | None, version: str,
+                studies: Mapping[str, list[PlannedCalls]]) -> None:
+    """Key every request once per model (identical requests are one call, whichever job
+    or study makes them), look the keys up, and tally by study and in all."""
+    requests: dict[str, ChatRequest] = {}
+    study_keys: dict[str, set[str]] = {}
+    for study, groups in studies.items():
+        keys = study_keys.setdefault(study, set())
+        tally = plan.by_study.setdefault(study, Tally())
+        for calls in groups:
+            tally.estimated += calls.estimated
+            for request in calls.requests:
+                key = request_key(request, plan.backend, version)
+                keys.add(key)
+                requests.setdefault(key, request)
+    done = set(journal.lookup(requests)) if journal is not None and requests else set()
+    for study, keys in study_keys.items():
+        tally = plan.by_study[study]
+        tally.journaled = len(keys & done)
+        tally.requests = len(keys) + tally.estimated
+        tally.needed = tally.requests - tally.journaled
+    plan.estimated = sum(t.estimated for t in plan.by_study.values())
+    plan.requests = len(requests) + plan.estimated
+    plan.journaled = len(done)
+    plan.needed = plan.requests - plan.journaled
+    for key, request in requests.items():
         if key not in done:
-            plan.needed += 1
             plan.prompt_chars += len(request.prompt) + len(request.system)
             plan.images += len(request.images)
 
 
-def plan_calls(config: Mapping[str, Any]) -> list[ModelPlan]:
-    """Per panel model: requests every active study makes, journaled, still needed."""
-    from judgebias.study import active
-
-    planned: dict[str, list[PlannedCalls]] = {}
-    for study in active(config):
-        plan_study = study.load("plan")
-        for calls in plan_study(config) if plan_study is not None else []:
-            planned.setdefault(calls.model, []).append(calls)
+def plan_calls(config: Mapping[str, Any]) -> Plan:
+    """Per panel model: the calls every active study makes, journaled, still needed."""
+    planned, notes, not_counted = _collect(config)
     plans = []
     for key in (k for k in config["panel"] if k in planned):
         model = config["panel"][key]
-        name, version = model["backend"], backend_version(config, key)
-        plan = ModelPlan(key, name)
-        path = journal_path(config["journal_dir"], name, model["model_id"])
+        plan = ModelPlan(key, model["backend"])
+        path = journal_path(config["journal_dir"], model["backend"], model["model_id"])
         journal = Journal(path) if path.exists() else None
         try:
-            for calls in planned[key]:
-                _add(plan, journal, name, version, calls)
+            _plan_model(plan, journal, backend_version(config, key), planned[key])
             if model.get("max_requests") is not None:
                 started = journal.calls_started(model["model_id"]) if journal else 0
                 plan.budget_left = model["max_requests"] - started
@@ -109,7 +172,7 @@ def plan_calls(config: Mapping[str, Any]) -> list[ModelPlan]:
                 journal.close()
         _estimate_cost(plan, model, path)
         plans.append(plan)
-    return plans
+    return Plan(plans, notes, not_counted)
 
 
 def _estimate_cost(plan: ModelPlan, model: Mapping[str, Any], path: Path) -> None:
@@ -120,21 +183,70 @@ def _estimate_cost(plan: ModelPlan, model: Mapping[str, Any], path: Path) -> Non
     pricing = model.get("pricing")
     if pricing is None or not plan.needed:
         return
-    known = plan.needed - plan.waiting_on_captions
-    chars_each = plan.prompt_chars / known if known else 0
-    input_tokens = plan.needed * chars_each / 4 + plan.images * pricing.get("image_tokens", 765)
+    keyed = plan.needed - plan.estimated
+    chars_each = plan.prompt_chars / keyed if keyed else 0
+    images_each = plan.images / keyed if keyed else 1
+    input_tokens = plan.needed * (chars_each / 4
+                                  + images_each * pricing.get("image_tokens", 765))
     output_tokens = plan.needed * plan.output_tokens_each
     plan.cost = (input_tokens * pricing["input_per_mtok"]
                  + output_tokens * pricing["output_per_mtok"]) / 1e6
 
 
-def plan_table(plans: list[ModelPlan]) -> pd.DataFrame:
+def plan_table(plan: Plan) -> pd.DataFrame:
+    """One row per model: requests, journaled, needed, and how many of those are
+    estimated (not keyed yet), with budget, tokens and cost."""
     return pd.DataFrame([{
         "model": p.model, "backend": p.backend, "requests": p.requests,
-        "journaled": p.journaled, "needed": p.needed,
-        "waiting_on_captions": p.waiting_on_captions,
+        "journaled": p.journaled, "needed": p.needed, "estimated": p.estimated,
         "budget_left": "-" if p.budget_left is None else p.budget_left,
         "over_budget": p.budget_left is not None and p.needed > p.budget_left,
         "est_output_tokens": round(p.needed * (p.output_tokens_each or 0)),
         "est_cost_usd": "-" if p.cost is None else round(p.cost, 2),
-    } for p in plans])
+    } for p in plan.models], columns=["model", "backend", "requests", "journaled", "needed",
+                                      "estimated", "budget_left", "over_budget",
+                                      "est_output_tokens", "est_cost_usd"])
+
+
+def study_table(plan: Plan) -> pd.DataFrame:
+    """One row per (study, model): that study's calls (a request two studies share is
+    counted in both rows, once in the model's total)."""
+    return pd.DataFrame([{"study": study, "model": p.model, **asdict(tally)}
+                         for p in plan.models for study, tally in p.by_study.items()],
+                        columns=["study", "model", "requests", "journaled", "needed",
+                                 "estimated"]).sort_values(["study", "model"], kind="stable")
+
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    """`judgebias plan --json`: the model rows, the study rows, notes and what is not
+    counted, as plain JSON values."""
+    models = plan_table(plan).to_dict("records")
+    return {"models": models,
+            "studies": study_table(plan).to_dict("records"),
+            "total": {"requests": sum(p.requests for p in plan.models),
+                      "journaled": sum(p.journaled for p in plan.models),
+                      "needed": sum(p.needed for p in plan.models),
+                      "estimated": sum(p.estimated for p in plan.models)},
+            "notes": [{"study": s, "model": m, "note": n} for s, m, n in plan.notes],
+            "not_counted": [{"study": s, "what": w} for s, w in plan.not_counted]}
+
+
+def plan_text(plan: Plan) -> str:
+    """The human report: the model table, the total, the table by study, the notes."""
+    table, total = plan_table(plan), plan_json(plan)["total"]
+    lines = [table.to_string(index=False) if len(table) else "(no model calls planned)",
+             f"total: {total['needed']} new calls of {total['requests']} "
+             f"({total['journaled']} journaled); {total['estimated']} of the new calls are "
+             "estimated (their inputs are not built yet: counted from params and data "
+             "sizes, see the notes)"]
+    if len(table):
+        lines += ["", "by study:", study_table(plan).to_string(index=False)]
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for study, model, note in plan.notes:
+        grouped.setdefault((study, note), []).append(model)
+    if grouped:
+        lines += ["", "notes (what each estimate assumes):",
+                  *(f"  {s} ({', '.join(ms)}): {n}" for (s, n), ms in grouped.items())]
+    if plan.not_counted:
+        lines += ["", "not counted:", *(f"  {s}: {w}" for s, w in plan.not_counted)]
+    return "\n".join(lines)

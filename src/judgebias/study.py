@@ -10,8 +10,8 @@ A study is a package under judgebias.studies, named by one line of the registry
   ``judgebias validate`` prints, e.g. a simulated judge without its trait block),
 - its Snakemake rules file (``rules``, relative to the project root),
 - its CLI steps (``cli``: a function given ``add(name, function, help)``),
-- the model calls it will make (``plan``: params -> list of PlannedCalls, for
-  `judgebias plan`),
+- the model calls it will make (``plan``: params -> list of PlannedCalls, keyed or
+  estimated, and NotCounted lines, for `judgebias plan`),
 - its report section (``report``: (params, results folder) -> report Section),
 - the kinds of prompt the ``sim`` backend must answer for it, if the core's do not cover
   them (``sim``: a list of judgebias.models.sim.SimTask); their traits are read from a

@@ -1,6 +1,16 @@
-"""The calls BIRCH will make, for `judgebias plan`: the labeller (both orders), each
-judge's Base and no-image verdicts and preparatory passes once the pair table exists, and
-the variants that wait on a preparatory text (counted as waiting until it exists)."""
+"""The calls BIRCH will make, for `judgebias plan`: the labeller (both orders); each
+judge's preparatory passes (reference, caption, anchor: one per pair) and its verdicts in
+every variant (one per pair and order shown); the lengthener (one per pair whose answers
+differ in length).
+
+Once the pair table exists (or, for an imported benchmark, once its file is readable:
+it is read where it lies, as the data job will) every call is keyed, except those that
+wait on a model's text: a variant on a reference, caption or anchor not written yet
+(counted one per pair and order: an upper bound, since a pair whose text failed is not
+asked), and the equalised variant before the lengthener ran (counted one per lengthened
+pair and order: an upper bound, since pairs still too far apart are dropped; pairs of
+equal length are the base variant's own requests, asked once). A synthetic pair table
+not built yet is counted from `n_pairs`, the lengthener as if every pair needed it."""
 
 from __future__ import annotations
 
@@ -8,52 +18,106 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from judgebias.artifacts import read_table
 from judgebias.judging.tasks import build_requests
 from judgebias.plan import PlannedCalls
-from judgebias.studies.birch.tables import PAIRS, PAIRS_PATH
+from judgebias.studies.birch.tables import (
+    EQUALISED_PATH,
+    IMAGES,
+    PAIRS,
+    PAIRS_PATH,
+    TEXTS,
+    texts_path,
+)
+
+WAITS_ON_TEXT = "variants on a reference, caption or anchor not written yet: one per " \
+    "pair and order (an upper bound: a pair whose text failed is not asked)"
+WAITS_ON_LENGTHENER = "equalised variant before the lengthener ran: one per pair of " \
+    "unequal length and order (an upper bound: pairs still too far apart are dropped)"
+NO_PAIRS = "pair table not built: counted from birch.dataset.synthetic.n_pairs"
 
 
-def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
+def _pairs(config: Mapping[str, Any]) -> pd.DataFrame | None:
+    """The pair table: built, or an imported benchmark read in place (None: a synthetic
+    table not built yet)."""
+    from judgebias.studies.birch.dataset import load_pairs
+
+    if Path(PAIRS_PATH).exists():
+        return read_table(PAIRS_PATH, PAIRS)
+    if config["birch"]["dataset"]["name"] == "synthetic":
+        return None
+    return load_pairs(config["birch"], Path(IMAGES), config["seed"])  # no image written
+
+
+def _built(config: Mapping[str, Any], model: str, task: Any, items: pd.DataFrame) -> list:
+    requests, _ = build_requests(config, model, task, items)
+    return [r for r in requests if r is not None]
+
+
+def _variant(config: Mapping[str, Any], judge: str, variant: str, pairs: pd.DataFrame,
+             orders: tuple[str, ...]) -> PlannedCalls:
+    """One (judge, variant) verdicts job: keyed if its pairs and texts exist."""
+    from judgebias.studies.birch.jobs import NEEDS, judge_task, lengthen_items, shown, with_texts
+
+    if variant == "equalised" and not Path(EQUALISED_PATH).exists():
+        return PlannedCalls(judge, estimated=len(lengthen_items(pairs)) * len(orders),
+                            note=WAITS_ON_LENGTHENER)
+    if variant in NEEDS and not Path(texts_path(judge, NEEDS[variant])).exists():
+        return PlannedCalls(judge, estimated=len(pairs) * len(orders), note=WAITS_ON_TEXT)
+    texts = (read_table(texts_path(judge, NEEDS[variant]), TEXTS) if variant in NEEDS
+             else None)
+    table = read_table(EQUALISED_PATH, PAIRS) if variant == "equalised" else pairs
+    return PlannedCalls(judge, _built(config, judge, judge_task(variant),
+                                      shown(with_texts(table, texts), orders)))
+
+
+def _keyed(config: Mapping[str, Any], pairs: pd.DataFrame) -> list[PlannedCalls]:
     from judgebias.studies.birch.jobs import (
         NEEDS,
         ORDERS,
-        STEPS,
-        judge_task,
         label_task,
+        lengthen_items,
         shown,
         text_task,
-        with_texts,
     )
 
     block = config["birch"]
-    if not Path(PAIRS_PATH).exists():
-        return [PlannedCalls(k, note="BIRCH pairs not built yet")
-                for k in dict.fromkeys([block["labeller"], *block["models"]])]
-    pairs = read_table(PAIRS_PATH, PAIRS)
     orders = ORDERS if block["swap_order"] else ORDERS[:1]
-    labeller = PlannedCalls(block["labeller"], note="informativeness labeller, both orders")
-    labeller.requests = _built(config, block["labeller"], label_task(), shown(pairs, ORDERS))
-    planned = [labeller]
+    planned = [PlannedCalls(block["labeller"], _built(config, block["labeller"], label_task(),
+                                                      shown(pairs, ORDERS)))]
+    steps = sorted({NEEDS[v] for v in block["variants"] if v in NEEDS})
     for judge in block["models"]:
-        calls = PlannedCalls(judge)
-        for variant in block["variants"]:
-            if variant in NEEDS or variant == "equalised":
-                calls.waiting += len(pairs) * len(orders)
-                continue
-            calls.requests += _built(config, judge, judge_task(variant),
-                                     shown(with_texts(pairs, None), orders))
-        for step in sorted({NEEDS[v] for v in block["variants"] if v in NEEDS} & set(STEPS)):
-            calls.requests += _built(config, judge, text_task(step, block["caption_prompt"]),
-                                     shown(pairs, ORDERS[:1]))
-        calls.note = "variants on a reference, caption, anchor or equalised pairs wait"
-        planned.append(calls)
+        planned += [_variant(config, judge, v, pairs, orders) for v in block["variants"]]
+        planned += [PlannedCalls(judge, _built(config, judge,
+                                               text_task(step, block["caption_prompt"]),
+                                               shown(pairs, ORDERS[:1]))) for step in steps]
     if "equalised" in block["variants"]:
-        planned.append(PlannedCalls(block["lengthener"], waiting=len(pairs),
-                                    note="lengthener (at most one call per pair)"))
+        planned.append(PlannedCalls(block["lengthener"], _built(
+            config, block["lengthener"], text_task("lengthen", ""), lengthen_items(pairs))))
     return planned
 
 
-def _built(config: Mapping[str, Any], model: str, task: Any, items: Any) -> list:
-    requests, _ = build_requests(config, model, task, items)
-    return [r for r in requests if r is not None]
+def _counted(config: Mapping[str, Any]) -> list[PlannedCalls]:
+    """Every call counted from `n_pairs` (the synthetic pair table is not built yet)."""
+    from judgebias.studies.birch.jobs import NEEDS
+
+    block = config["birch"]
+    n = block["dataset"]["synthetic"]["n_pairs"]
+    orders = 2 if block["swap_order"] else 1
+    steps = {NEEDS[v] for v in block["variants"] if v in NEEDS}
+    planned = [PlannedCalls(block["labeller"], estimated=2 * n, note=NO_PAIRS)]
+    planned += [PlannedCalls(judge, estimated=n * (len(block["variants"]) * orders
+                                                   + len(steps)),
+                             note=f"{NO_PAIRS}; {WAITS_ON_TEXT}; {WAITS_ON_LENGTHENER}")
+                for judge in block["models"]]
+    if "equalised" in block["variants"]:
+        planned.append(PlannedCalls(block["lengthener"], estimated=n,
+                                    note=f"{NO_PAIRS} (the lengthener: at most one per pair)"))
+    return planned
+
+
+def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
+    pairs = _pairs(config)
+    return _counted(config) if pairs is None else _keyed(config, pairs)

@@ -1,41 +1,81 @@
-"""The calls FRAME will make, for `judgebias plan`: each judge's standard-prompt score of
-every original and every manipulated image whose render set exists (keyed, so journaled
-ones are recognised), counted as waiting where the items or renders are not built yet;
-and the analysis judge's follow-ups (mitigation prompts, combinations, pairwise), which
-wait on its best recipes, counted from the grid."""
+"""The calls FRAME will make, for `judgebias plan`: the instruction writer's (when
+`frame.dataset.synthetic.writer` names a panel model: one per distinct concept set, keyed
+from the concepts, which need no model); each judge's standard-prompt score of every
+original and every manipulated image whose render set exists (keyed, so journaled ones
+are recognised), estimated where the items or renders are not built yet (items x grid
+values of the domains each manipulation applies to); and the analysis judge's follow-ups
+(mitigation prompts, combinations, pairwise), keyed once its best recipes exist, else
+estimated from the grid (one best recipe per usable manipulation and domain).
+
+The estimates assume every item and render is usable: an upper bound where the writer
+drops an item or a render is unavailable (e.g. no object box to draw)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from math import comb
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from judgebias.artifacts import read_table
 from judgebias.judging.tasks import build_requests
-from judgebias.plan import PlannedCalls
-from judgebias.studies.frame.recipes import DOMAINS, MANIPULATIONS, applies
+from judgebias.plan import NotCounted, PlannedCalls
+from judgebias.studies.frame.recipes import MANIPULATIONS, applies
 from judgebias.studies.frame.steps import images_to_score
 from judgebias.studies.frame.tables import (
     COMBINED,
+    CONCEPTS_PATH,
     ITEMS_PATH,
     RENDERS,
     recipes_path,
     renders_path,
 )
 
+NO_RENDERS = ("items or renders not built: one score per original, and per grid value and "
+              "item of the domains each manipulation applies to")
+
 
 def _per_domain(config: Mapping[str, Any]) -> dict[str, int]:
-    """Items per domain: from the item table if built, else from the synthetic block."""
+    """Items per domain: from the item table if built, else from the dataset block."""
+    from judgebias.studies.frame.benchmark import ITEMS, _counts, read_frame_table
+
+    dataset = config["frame"]["dataset"]
     if Path(ITEMS_PATH).exists():
-        from judgebias.studies.frame.benchmark import ITEMS
+        items = read_table(ITEMS_PATH, ITEMS)
+    elif dataset["name"] == "table":
+        items = read_frame_table(dataset["table"]["path"], dataset["table"]["image_root"])
+    else:
+        block = dataset["synthetic"]
+        return _counts(block["n_per_domain"], block.get("domains"))
+    return items["domain"].value_counts().to_dict()
 
-        return read_table(ITEMS_PATH, ITEMS)["domain"].value_counts().to_dict()
+
+def _writer(config: Mapping[str, Any]) -> list[PlannedCalls]:
+    """The instruction writer's calls: the original and the perturbed concepts of every
+    item (one call where they are the same), keyed from the concept table, drawn here
+    if it is not built (it needs no model)."""
+    from judgebias.studies.frame.benchmark import draw_concepts
+    from judgebias.studies.frame.writer import concept_lines, writer_task
+
     block = config["frame"]["dataset"].get("synthetic") or {}
-    return {d: block.get("n_per_domain", 0) for d in block.get("domains", DOMAINS)}
+    writer = block.get("writer")
+    if config["frame"]["dataset"]["name"] != "synthetic" or not writer:
+        return []
+    concepts = (pd.read_parquet(CONCEPTS_PATH) if Path(CONCEPTS_PATH).exists() else
+                draw_concepts(block["n_per_domain"], block["domains"], block["k_weights"],
+                              block["seed"]))
+    items = pd.DataFrame({
+        "domain": [*concepts["domain"], *concepts["domain"]],
+        "concept_lines": [concept_lines(json.loads(c)) for c in
+                          [*concepts["concepts"], *concepts["perturbed_concepts"]]]})
+    requests, _ = build_requests(config, writer, writer_task(), items)
+    return [PlannedCalls(writer, [r for r in requests if r is not None])]
 
 
-def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
+def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
     from judgebias.studies.frame.benchmark import ITEMS
     from judgebias.studies.frame.jobs import score_task
 
@@ -45,15 +85,15 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
     items = read_table(ITEMS_PATH, ITEMS) if Path(ITEMS_PATH).exists() else None
     sets: list[tuple[str, Any]] = [("original", None)]
     sets += [(m, renders_path(m)) for m in grid]
-    planned = []
+    planned: list[PlannedCalls | NotCounted] = []
     for judge in frame["models"]:
         calls = PlannedCalls(judge)
         for name, path in sets:
             n = (sum(counts.values()) if path is None else
                  len(grid[name]) * sum(c for d, c in counts.items() if applies(name, d)))
             if items is None or (path is not None and not Path(path).exists()):
-                calls.waiting += n
-                calls.note = "FRAME items or renders not built yet"
+                calls.estimated += n
+                calls.note = NO_RENDERS
                 continue
             renders = None if path is None else read_table(path, RENDERS)
             requests, _ = build_requests(config, judge, score_task(config, "standard"),
@@ -61,13 +101,19 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
             calls.requests += [r for r in requests if r is not None]
         planned.append(calls)
     planned.append(_follow_ups(config, items, counts))
-    return planned
+    images = (frame["dataset"].get("synthetic") or {}).get("images") or {}
+    if frame["dataset"]["name"] == "synthetic":
+        planned.append(NotCounted(
+            f"text-to-image generation of sets A and B (backend {images.get('backend')}; "
+            "cached per prompt and seed, not a panel model)"))
+    return [*_writer(config), *planned]
 
 
 def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
                 ) -> PlannedCalls:
-    """The analysis judge's follow-ups: keyed once its best recipes and the renders they
-    need exist, else counted from the grid as waiting."""
+    """The analysis judge's follow-ups: mitigation prompts (Table 5), combinations
+    (Table 6) and pairwise (Fig. 3), each keyed once its inputs (best recipes, renders)
+    exist, else estimated from the grid (:func:`_estimated_follow_ups`)."""
     from judgebias.studies.frame.jobs import pairwise_task, prompt_items, score_task
     from judgebias.studies.frame.steps import mitigation_images, pairwise_shown
 
@@ -75,31 +121,54 @@ def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
     judge = frame["analysis_judge"]
     follow = PlannedCalls(judge)
     renders = [renders_path(m) for m in frame["manipulations"]]
-    ready = (items is not None and Path(recipes_path(judge)).exists()
-             and all(Path(p).exists() for p in [*renders, renders_path(COMBINED)]))
-    if ready:
-        import pandas as pd
-
-        best = pd.read_parquet(recipes_path(judge))
-        tasks = [(score_task(config, prompt), prompt_items(prompt, shown)) for prompt, shown
-                 in mitigation_images(config, items, best, renders).items()]
+    pairwise_renders = renders_path(frame["pairwise"]["manipulation"])
+    best = (pd.read_parquet(recipes_path(judge))
+            if items is not None and Path(recipes_path(judge)).exists() else None)
+    tasks, waiting = [], []
+    if best is not None and all(Path(p).exists() for p in renders):
+        tasks += [(score_task(config, prompt), prompt_items(prompt, shown)) for prompt, shown
+                  in mitigation_images(config, items, best, renders).items()]
+    else:
+        waiting.append("mitigation")
+    if items is not None and Path(renders_path(COMBINED)).exists():
         combined = read_table(renders_path(COMBINED), RENDERS)
         tasks.append((score_task(config, "standard"), images_to_score(items, combined)))
-        shown = pairwise_shown(config, items, best,
-                               renders_path(frame["pairwise"]["manipulation"]))
-        tasks.append((pairwise_task(config), shown))
-        for task, table in tasks:
-            requests, _ = build_requests(config, judge, task, table)
-            follow.requests += [r for r in requests if r is not None]
-        return follow
-    follow.note = "FRAME follow-ups (wait on the analysis judge's best recipes)"
-    grid = frame["manipulations"]
-    for domain, n in counts.items():
-        usable = [m for m in MANIPULATIONS if m in grid and applies(m, domain)]
-        per_prompt = n * (1 + len(usable))
-        for prompt in frame["mitigation"]:
-            follow.waiting += per_prompt + (n * (len(usable) - 1)
-                                            if prompt == "bias_definition" else 0)
-        follow.waiting += n * sum(comb(len(usable), k) for k in frame["combinations"])
-        follow.waiting += n * 2 * 2  # Fig. 3: two conditions, both orders
+    else:
+        waiting.append("combinations")
+    if best is not None and Path(pairwise_renders).exists():
+        tasks.append((pairwise_task(config), pairwise_shown(config, items, best,
+                                                            pairwise_renders)))
+    else:
+        waiting.append("pairwise")
+    for task, table in tasks:
+        requests, _ = build_requests(config, judge, task, table)
+        follow.requests += [r for r in requests if r is not None]
+    follow.estimated = _estimated_follow_ups(frame, counts, waiting)
+    if waiting:
+        follow.note = (f"{', '.join(waiting)} before the analysis judge's best recipes or "
+                       "their renders exist: one best recipe per usable manipulation and "
+                       "domain, every render usable")
     return follow
+
+
+def _estimated_follow_ups(frame: Mapping[str, Any], counts: Mapping[str, int],
+                          parts: list[str]) -> int:
+    """The follow-up calls of `parts`, from the items per domain and the grid: per domain
+    of n items with u usable manipulations, each mitigation prompt scores the originals
+    and the u best recipes (the bias-definition prompt an original once per manipulation
+    it names: 2nu), the combinations score n x sum_k C(u, k), and the pairwise judge sees
+    set A and, where the manipulation applies, its best recipe, against set B in both
+    orders."""
+    grid, total = frame["manipulations"], 0
+    for domain, n in counts.items():
+        u = len([m for m in MANIPULATIONS if m in grid and applies(m, domain)])
+        if "mitigation" in parts:
+            total += sum(2 * n * u if prompt == "bias_definition" else n * (1 + u)
+                         for prompt in frame["mitigation"])
+        if "combinations" in parts:
+            total += n * sum(comb(u, k) for k in frame["combinations"])
+        if "pairwise" in parts:
+            applies_here = frame["pairwise"]["manipulation"] in grid and applies(
+                frame["pairwise"]["manipulation"], domain)
+            total += n * 2 * (1 + applies_here)
+    return total

@@ -101,6 +101,13 @@ def judge_pairs(config: Mapping[str, Any], judge: str, pairs_path: str,
                          "p_source": [r[1] for r in read], **answers})
 
 
+def rephrase_sources(base: pd.DataFrame, n_new: int, seed: int) -> pd.DataFrame:
+    """The `n_new` instructions of the pool the writer rephrases (drawn with `seed`)."""
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(len(base), size=min(n_new, len(base)), replace=False)
+    return base.iloc[chosen].reset_index(drop=True)
+
+
 def grow_pool(config: Mapping[str, Any], writer: str, n_new: int, seed: int,
               base: pd.DataFrame) -> pd.DataFrame:
     """Seed 002 §5 ("LLM-driven rephrasings"): `writer` rewrites `n_new` instructions drawn
@@ -109,9 +116,8 @@ def grow_pool(config: Mapping[str, Any], writer: str, n_new: int, seed: int,
     A failed or truncated answer, one on several lines, and a duplicate of an existing
     text are dropped (the log says how many): a pool entry is always a real instruction.
     """
-    rng = np.random.default_rng(seed)
-    sources = base.iloc[rng.choice(len(base), size=min(n_new, len(base)), replace=False)]
-    answers = run_task(config, writer, "writer", writer_task(), sources.reset_index(drop=True))
+    sources = rephrase_sources(base, n_new, seed)
+    answers = run_task(config, writer, "writer", writer_task(), sources)
     known = {t.casefold() for t in base["text"]}
     added = []
     for source, status, text in zip(sources["id"], answers["status"], answers["label"],

@@ -1,35 +1,97 @@
 """The calls MMB will make, for `judgebias plan`: each judge on every (pair, instruction,
-order shown) once the pair table and the pool exist (counted as waiting before), and the
-writer's rephrasings when the pool grows."""
+order shown), keyed once the pair table and the instruction pool exist; and the writer's
+rephrasings (`mmb.instructions.grow`), always keyed (the instructions it rephrases are
+drawn from the built-in pool and the `extra` file, before any model answers).
+
+Before the pair table exists its size is counted from the data: for the synthetic set
+exactly from its params (every pair of each test group, one validation pair per training
+group, and per MJBench group an original-vs-degraded pair per image plus every pair of
+originals); for HPDv2 / MJ-Bench from their JSON files (tied test pairs and training
+groups without both a preferred and a non-preferred image are counted, so an upper
+bound). A pool the writer has not grown yet is counted with all `n` rephrasings kept (an
+upper bound: failed, multi-line and duplicate rephrasings are dropped)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from math import comb
 from pathlib import Path
 from typing import Any
 
 from judgebias.judging.tasks import build_requests
-from judgebias.plan import PlannedCalls
+from judgebias.plan import NotCounted, PlannedCalls
 from judgebias.studies.mmb.tables import INSTRUCTIONS_PATH, PAIRS_PATH
 
 
-def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
+def _groups(sizes: list[int]) -> int:
+    """MJBench pairs of groups of these sizes: each original against a degraded
+    counterpart, and every pair of originals."""
+    return sum(k + comb(k, 2) for k in sizes)
+
+
+def _count_pairs(dataset: Mapping[str, Any]) -> int:
+    """The pair table's size, counted from the dataset block (module docstring)."""
+    if dataset["name"] == "synthetic":
+        block = dataset["synthetic"]
+        return (block.get("n_test_groups", 30) * comb(block.get("images_per_test_group", 5), 2)
+                + block.get("n_train_groups", 160) * (block.get("images_per_train_group", 4) > 1)
+                + _groups([block.get("images_per_mjb_group", 3)]
+                          * block.get("n_mjb_groups", 20)))
+    hpd, mjb = dataset["hpdv2"], dataset.get("mjbench")
+    test = json.loads(Path(hpd["test"]).read_text(encoding="utf-8"))
+    train = json.loads(Path(hpd["train"]).read_text(encoding="utf-8"))
+    n = sum(comb(len(r["image_path"]), 2) for r in test) + len({r["prompt"] for r in train})
+    if mjb:
+        sizes: dict[str, int] = {}
+        for record in json.loads(Path(mjb["path"]).read_text(encoding="utf-8")):
+            sizes[record["prompt"]] = sizes.get(record["prompt"], 0) + 1
+        n += _groups(list(sizes.values()))
+    return n
+
+
+def _writer(config: Mapping[str, Any]) -> tuple[PlannedCalls | None, int]:
+    """The writer's rephrasing requests, and the pool size counted before it grows."""
+    from judgebias.studies.mmb.jobs import rephrase_sources, writer_task
+    from judgebias.studies.mmb.steps import base_pool
+
+    base, grow = base_pool(config), config["mmb"]["instructions"]["grow"]
+    if not grow:
+        return None, len(base)
+    sources = rephrase_sources(base, grow["n"], grow.get("seed", 0))
+    requests, _ = build_requests(config, grow["writer"], writer_task(), sources)
+    return (PlannedCalls(grow["writer"], [r for r in requests if r is not None]),
+            len(base) + len(sources))
+
+
+def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
     from judgebias.studies.mmb.jobs import judge_items, judge_task
 
     mmb = config["mmb"]
-    planned = []
-    ready = Path(PAIRS_PATH).exists() and Path(INSTRUCTIONS_PATH).exists()
-    items = judge_items(config, PAIRS_PATH, INSTRUCTIONS_PATH) if ready else None
-    for judge in mmb["models"]:
-        calls = PlannedCalls(judge)
-        if items is None:
-            calls.note = "MMB pairs or instruction pool not built yet"
-        else:
+    writer, pool_size = _writer(config)
+    planned: list[PlannedCalls | NotCounted] = [] if writer is None else [writer]
+    if Path(PAIRS_PATH).exists() and Path(INSTRUCTIONS_PATH).exists():
+        items = judge_items(config, PAIRS_PATH, INSTRUCTIONS_PATH)
+        for judge in mmb["models"]:
             requests, _ = build_requests(config, judge, judge_task(config), items)
-            calls.requests = [r for r in requests if r is not None]
-        planned.append(calls)
-    grow = mmb["instructions"]["grow"]
-    if grow and not Path(INSTRUCTIONS_PATH).exists():
-        planned.append(PlannedCalls(grow["writer"], waiting=grow["n"],
-                                    note="instruction writer (mmb.instructions.grow)"))
+            planned.append(PlannedCalls(judge, [r for r in requests if r is not None]))
+    else:
+        if Path(PAIRS_PATH).exists():
+            from judgebias.artifacts import read_table
+            from judgebias.studies.mmb.tables import PAIRS
+
+            n_pairs = len(read_table(PAIRS_PATH, PAIRS))
+        else:
+            n_pairs = _count_pairs(mmb["dataset"])
+        if Path(INSTRUCTIONS_PATH).exists():
+            from judgebias.studies.mmb.tables import read_pool
+
+            pool_size = len(read_pool(INSTRUCTIONS_PATH))
+        orders = 2 if mmb["order"] == "both" else 1
+        note = (f"pairs or instruction pool not built: {n_pairs} pairs x {pool_size} "
+                f"instructions x {orders} order(s)")
+        planned += [PlannedCalls(judge, estimated=n_pairs * pool_size * orders, note=note)
+                    for judge in mmb["models"]]
+    planned.append(NotCounted("CLIP image embeddings (mmb.embedding: a local model, "
+                              "not a panel model; cached per image)"))
     return planned

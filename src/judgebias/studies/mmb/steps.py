@@ -103,16 +103,12 @@ def build_pool(config: Mapping[str, Any], out: str) -> None:
     """The instruction pool: the built-in one, the `extra` file's, and, with `grow`, the
     writer model's rephrasings (seed 002 §5). Ids must be unique; texts are kept verbatim."""
     from judgebias.studies.mmb.jobs import grow_pool
-    from judgebias.studies.mmb.params import builtin_pool
 
     spec = config["mmb"]["instructions"]
-    pool = pd.DataFrame(builtin_pool(), columns=["id", "kind", "text"])
-    if spec["extra"]:
-        with input_errors("mmb.instructions.extra"):
-            pool = pd.concat([pool, read_instructions(spec["extra"])], ignore_index=True)
+    pool = base_pool(config)
     if spec["grow"]:
         grown = grow_pool(config, spec["grow"]["writer"], spec["grow"]["n"],
-                          spec["grow"]["seed"], pool)
+                          spec["grow"].get("seed", 0), pool)
         log.info("writer %s added %d of %d asked instructions", spec["grow"]["writer"],
                  len(grown), spec["grow"]["n"])
         pool = pd.concat([pool, grown[["id", "kind", "text"]]], ignore_index=True)
@@ -124,6 +120,19 @@ def build_pool(config: Mapping[str, Any], out: str) -> None:
         raise ConfigError(f"mmb.design.n_prompts: {largest} prompts per ensemble, but the "
                           f"pool has {len(pool)} instructions")
     write_text(yaml.safe_dump(pool.to_dict("records"), sort_keys=False, width=1000), out)
+
+
+def base_pool(config: Mapping[str, Any]) -> pd.DataFrame:
+    """The pool before the writer grows it: the built-in instructions and the `extra`
+    file's."""
+    from judgebias.studies.mmb.params import builtin_pool
+
+    spec = config["mmb"]["instructions"]
+    pool = pd.DataFrame(builtin_pool(), columns=["id", "kind", "text"])
+    if spec["extra"]:
+        with input_errors("mmb.instructions.extra"):
+            pool = pd.concat([pool, read_instructions(spec["extra"])], ignore_index=True)
+    return pool
 
 
 def read_instructions(path: str) -> pd.DataFrame:

@@ -1,6 +1,8 @@
-"""The calls the philautia study will make, for `judgebias plan`: every caption request,
-and every score request whose caption exists; score requests on captions not written yet
-are counted as waiting (one per image)."""
+"""The calls the philautia study will make, for `judgebias plan`: every caption request
+(one per generator and image), and every score request (one per evaluator, setting,
+generator and image) whose caption exists. Before the dataset is built, or while a
+generator's captions are not written, they are estimated: one per image (the dataset's
+`n_images`), an upper bound where a caption fails (a failed caption is not scored)."""
 
 from __future__ import annotations
 
@@ -15,14 +17,18 @@ from judgebias.studies.philautia.jobs import caption_rows, caption_task, judge_t
 from judgebias.studies.philautia.tables import CAPTIONS, DATASET_TABLE, IMAGES, captions_path
 from judgebias.study import study_models
 
+NO_DATASET = "dataset not built: one caption per image (n_images) and one score per " \
+    "(setting, generator, image), if every caption succeeds"
+NO_CAPTIONS = "scores of captions not written yet: one per image, if every caption succeeds"
+
 
 def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
     models, settings = study_models(config, "philautia"), config["philautia"]["settings"]
     if not Path(DATASET_TABLE).exists():
         spec = config["philautia"]["dataset"]
         n_images = spec[spec["name"]].get("n_images") or 0
-        return [PlannedCalls(m, waiting=n_images * (1 + len(models) * len(settings)),
-                             note="dataset not built yet") for m in models]
+        return [PlannedCalls(m, estimated=n_images * (1 + len(models) * len(settings)),
+                             note=NO_DATASET) for m in models]
     images = read_table(DATASET_TABLE, IMAGES)
     rows = {g: caption_rows(images, read_table(captions_path(g), CAPTIONS)) for g in models
             if Path(captions_path(g)).exists()}
@@ -31,11 +37,12 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
         requests, _ = build_requests(config, key, caption_task(config), images)
         calls = PlannedCalls(key, [r for r in requests if r is not None])
         for setting in settings:
+            task = judge_task(config, setting)
             for generator in models:
                 if generator not in rows:
-                    calls.waiting += len(images)
+                    calls.estimated += len(images)
+                    calls.note = NO_CAPTIONS
                     continue
-                task = judge_task(config, setting)
                 requests, _ = build_requests(config, key, task, rows[generator])
                 calls.requests += [r for r in requests if r is not None]
         planned.append(calls)
