@@ -160,6 +160,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (PermanentError, BudgetExceeded) as exc:
         log.error("stopped: %s", exc)
         return 3
+    except Exception:
+        # A bug, not bad input: the traceback goes to the job's log file too (a rule's
+        # `log:` was left empty before, and Snakemake's own output is easily lost).
+        log.exception("judgebias %s failed unexpectedly", args.command)
+        raise
     finally:
         # Called in-process (tests, notebooks), leave logging as it was found.
         for handler in handlers:
