@@ -23,3 +23,4 @@ def test_readme_panel_example_validates(params):
     assert {config["panel"][m]["backend"] for m in example["panel"]} == {
         "vllm", "openai", "gemini"}
     assert study_models(config, "philautia") == list(example["panel"])
+
