@@ -15,7 +15,7 @@ from pathlib import Path
 from judgebias.artifacts import ArtifactError, read_table
 from judgebias.config import ConfigError, load_config, missing_secrets
 from judgebias.models.api import PermanentError
-from judgebias.models.journal import BudgetExceeded
+from judgebias.models.journal import BudgetExceeded, TooManyFailures
 
 log = logging.getLogger("judgebias")
 
@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, ArtifactError) as exc:
         log.error("%s", exc)
         return 2
-    except (PermanentError, BudgetExceeded) as exc:
+    except (PermanentError, BudgetExceeded, TooManyFailures) as exc:
         log.error("stopped: %s", exc)
         return 3
     finally:

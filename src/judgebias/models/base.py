@@ -76,8 +76,10 @@ class TokenLogprob:
 class ChatResponse:
     """What a backend returns for one request.
 
-    `status` is "ok" for a completed answer; anything else ("failed", "empty", ...) is
-    kept with its `error` text and never turned into a number downstream.
+    `status` is "ok" for a completed answer; anything else is kept with its `error` text
+    and never turned into a number downstream. "failed" means no answer came back (the
+    only status a job's `max_failures` counts); "empty" and "refused" are the model's or
+    provider's answer.
     """
 
     text: str
