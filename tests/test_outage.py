@@ -1,0 +1,145 @@
+"""An outage is a failed job, and a rerun retries it (issue 19, part 2).
+
+Over HTTP with the real OpenAI SDK path: `serve-sim` on loopback answers the panel, one
+model's endpoint goes down (or 5% of all requests fail), and the pipeline runs through
+Snakemake. A failed call never satisfies a job: the first run fails with one clear
+message and writes no output for the failed jobs; once the endpoint is back, the rerun
+completes, paying each success once and retrying each failure once (journal).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import make_project
+from test_backends import KEY, KEY_ENV, RecordingServer, api_params
+from test_pipeline import BIN, PANEL, run, small_params
+
+from judgebias.config import validate_params
+from judgebias.devtools.serve_sim import Faults
+from judgebias.models.journal import request_key
+from judgebias.models.openai_backend import PROTOCOL_VERSION
+from judgebias.studies.philautia.tables import captions_path, scores_path
+
+SETTING = "ref_free"
+DOWN = "corvid-pro"
+N_IMAGES = 8
+FAST_RETRIES = {"openai": {"concurrency": 4, "max_retries": 1, "backoff_initial_s": 0.01,
+                           "backoff_max_s": 0.02}}
+
+
+def outage_params(default_params: dict, url: str) -> dict:
+    """Philautia alone, one setting, 3 models all answered over HTTP by serve-sim."""
+    params = small_params(default_params)
+    params.pop("pomms")
+    params["philautia"]["dataset"]["synthetic"]["n_images"] = N_IMAGES
+    params["philautia"]["settings"] = {SETTING: params["philautia"]["settings"][SETTING]}
+    params = api_params(params, "openai", url, PANEL)
+    params["backends"] = copy.deepcopy(FAST_RETRIES)
+    return params
+
+
+def snakemake(project: Path) -> tuple[int, str]:
+    done = run([str(BIN / "snakemake"), "--cores", "2", "--keep-going"], project, check=False)
+    return done.returncode, done.stdout + done.stderr
+
+
+def answered_keys(server: RecordingServer) -> Counter:
+    """How often each request was answered (the calls a provider would bill)."""
+    return Counter(request_key(r, "openai", PROTOCOL_VERSION) for r in server.answered)
+
+
+def model_jobs(models: list[str]) -> dict[str, tuple[str, str]]:
+    """Output path -> (model calling, generator of the captions) of every caption and
+    score job."""
+    jobs = {captions_path(m): (m, m) for m in models}
+    jobs.update({scores_path(SETTING, e, g): (e, g) for e in models for g in models})
+    return jobs
+
+
+@pytest.mark.slow
+def test_a_model_outage_fails_its_jobs_and_the_rerun_retries_exactly_them(
+        default_params, tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, KEY)
+    down = default_params["panel"][DOWN]["model_id"]
+    with RecordingServer(validate_params(default_params), api_key=KEY,
+                         down_models=frozenset({down})) as server:
+        project = make_project(tmp_path, outage_params(default_params, server.url))
+        code, out = snakemake(project)
+        assert code != 0
+        first = server.stats["model_outcomes"]
+        paid_first = answered_keys(server)
+
+        # The failed jobs wrote nothing; every job of the models that were up did.
+        written = {path for path in model_jobs(PANEL) if (project / path).exists()}
+        assert written == {path for path, calls in model_jobs(PANEL).items()
+                           if DOWN not in calls}
+        log = (project / f"logs/caption/{DOWN}.log").read_text()
+        assert (f"stopped: panel.{DOWN} (generator): {N_IMAGES} of {N_IMAGES} calls failed "
+                f"({N_IMAGES} x gave up after 1 retries") in log
+        assert "503" in log and "Nothing was written" in log and "Traceback" not in log
+        assert not (project / "results/philautia").exists()
+
+        # The endpoint is back: the rerun completes.
+        server.down_models = frozenset()
+        server.reset_stats()
+        server.answered.clear()
+        code, out = snakemake(project)
+        assert code == 0, out
+        second = server.stats["model_outcomes"]
+        paid_second = answered_keys(server)
+
+    # Successes were paid once: nothing answered in the first run is asked again, and
+    # the models that were up answer only what depended on the failed jobs' outputs.
+    assert max(paid_first.values()) == 1 and max(paid_second.values()) == 1
+    assert not set(paid_first) & set(paid_second)
+    # The failures were retried once: each of the down model's requests failed twice in
+    # the first run (max_retries 1) and was answered once in the second, together with
+    # its scores of its own captions, which waited for them.
+    failed_requests = first[down]["down"] // 2
+    assert first[down] == {"down": 2 * failed_requests}
+    assert failed_requests == N_IMAGES * len(PANEL)  # its captions + scores of 2 generators
+    assert second[down] == {"ok": failed_requests + N_IMAGES}
+    for model in PANEL:
+        if model != DOWN:
+            model_id = default_params["panel"][model]["model_id"]
+            assert first[model_id] == {"ok": N_IMAGES * len(PANEL)}  # captions + 2 scores
+            assert second[model_id] == {"ok": N_IMAGES}  # its scores of DOWN's captions
+    scores = pd.concat(pd.read_parquet(project / path) for path in model_jobs(PANEL)
+                       if "/scores/" in path)
+    assert (scores["status"] != "failed").all()
+
+
+@pytest.mark.slow
+def test_random_failures_fail_their_jobs_until_a_rerun_completes(
+        default_params, tmp_path, monkeypatch):
+    """5% of requests answer 500, with max_retries 0 so some calls really fail, and the
+    threshold at its default (0): the runs that meet a failure fail, the reruns retry
+    only the failed calls, and the result holds no failed row."""
+    monkeypatch.setenv(KEY_ENV, KEY)
+    faults = Faults(rate_500=0.05)
+    with RecordingServer(validate_params(default_params), api_key=KEY, faults=faults,
+                         seed=3) as server:
+        params = outage_params(default_params, server.url)
+        params["backends"]["openai"]["max_retries"] = 0
+        project = make_project(tmp_path, params)
+        codes = []
+        for _ in range(6):
+            code, out = snakemake(project)
+            codes.append(code)
+            if code == 0:
+                break
+        failures = server.stats["outcomes"]["500"]
+        paid = answered_keys(server)
+    assert codes[0] != 0 and codes[-1] == 0, codes
+    assert "calls failed" in out or failures > 0
+    # every request answered exactly once; every 500 was one failed call, retried
+    requests = N_IMAGES * len(PANEL) * (1 + len(PANEL))
+    assert len(paid) == requests and max(paid.values()) == 1
+    assert failures > 0
+    for path in model_jobs(PANEL):
+        assert (pd.read_parquet(project / path)["status"] != "failed").all(), path
