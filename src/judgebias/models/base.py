@@ -72,6 +72,11 @@ class TokenLogprob:
     top: tuple[tuple[str, float], ...] = ()
 
 
+# The status of a call that produced no answer (network, server, quota: after the
+# backend's retries): what a job's `max_failures` counts (judgebias.models.runner).
+STATUS_FAILED = "failed"
+
+
 @dataclass(frozen=True)
 class ChatResponse:
     """What a backend returns for one request.

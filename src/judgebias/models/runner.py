@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from judgebias.models.base import Backend, ChatRequest, ChatResponse
+from judgebias.models.base import STATUS_FAILED, Backend, ChatRequest, ChatResponse
 from judgebias.models.journal import Journal, TooManyFailures, request_key
 
 log = logging.getLogger(__name__)
@@ -61,15 +61,11 @@ class Progress:
             self.bar.close()
 
 
-# The status of a call that produced no answer (network, server, quota: after the backend's
-# retries). An answer the model did give -- empty, refused, truncated, unparseable -- is a
-# result with its own status, never a failure.
-STATUS_FAILED = "failed"
-
-
 def check_failures(responses: Sequence[ChatResponse], max_share: float, label: str) -> int:
     """Raise TooManyFailures if more than `max_share` of `responses` failed; else return
-    how many failed (accepted by the user: they stay rows with status "failed").
+    how many failed (accepted by the user: they stay rows with status "failed"). An answer
+    the model did give -- empty, refused, truncated, unparseable -- is a result with its
+    own status, never a failure.
 
     The message names the model, how many of how many failed, and the reasons counted.
     """
