@@ -10,6 +10,7 @@ completes, paying each success once and retrying each failure once (journal).
 from __future__ import annotations
 
 import copy
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pandas as pd
 import pytest
 from conftest import make_project
 from test_backends import KEY, KEY_ENV, RecordingServer, api_params
+from test_birch_pipeline import birch_params
 from test_pipeline import BIN, PANEL, run, small_params
 
 from judgebias.config import validate_params
@@ -143,3 +145,38 @@ def test_random_failures_fail_their_jobs_until_a_rerun_completes(
     assert failures > 0
     for path in model_jobs(PANEL):
         assert (pd.read_parquet(project / path)["status"] != "failed").all(), path
+
+
+def dead_endpoint(params: dict, model: str) -> dict:
+    """`model` answered over HTTP by an endpoint that is down (nothing listens on the
+    port), with its failures accepted (max_failures 1.0): every call of it fails, fast."""
+    params = copy.deepcopy(params)
+    entry = params["panel"][model]
+    entry.pop("sim")
+    entry.update(backend="openai", base_url="http://127.0.0.1:9/v1")
+    params["backends"] = {"openai": {"max_retries": 0, "timeout_s": 2}}
+    params["max_failures"] = {model: 1.0}
+    return params
+
+
+@pytest.mark.slow
+def test_an_accepted_outage_runs_birch_to_the_report_with_the_counts(default_params,
+                                                                    tmp_path):
+    """BIRCH with one of its two judges down and its failures accepted: every job runs,
+    the analysis leaves the judge's rows out (it crashed with KeyError 'ds_mean' before)
+    and the metrics and the report count them."""
+    params = birch_params(default_params)
+    params["birch"]["dataset"]["synthetic"]["n_pairs"] = 20
+    params["birch"]["models"] = ["corvid-pro", "lumen-large"]
+    project = make_project(tmp_path, dead_endpoint(params, "lumen-large"))
+    run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+    metrics = json.loads((project / "results/birch/metrics.json").read_text())
+    verdicts = pd.concat(pd.read_parquet(p) for p in
+                         (project / "data/birch/verdicts/lumen-large").glob("*.parquet"))
+    failed = int((verdicts["status"] == "failed").sum())
+    assert failed > 0 and metrics["failed_calls"] == {
+        "lumen-large": {"failed": failed, "rows": len(verdicts)}}
+    assert metrics["judges"]["lumen-large"]["base"]["acc"] is None
+    assert metrics["judges"]["corvid-pro"]["base"]["acc"] is not None
+    report = (project / "results/report.html").read_text()
+    assert f"lumen-large {failed} of {len(verdicts)} rows" in report

@@ -249,7 +249,7 @@ def metrics(block: Mapping[str, Any], pairs: pd.DataFrame, subsets: dict[str, pd
             row["birch"] = _clean(base.loc[(judge, "birch")].to_dict())
         irs = result["table1"]
         if not irs.empty:
-            row["irs"] = float(irs.set_index("judge").loc[judge, "irs"])
+            row |= _clean({"irs": float(irs.set_index("judge").loc[judge, "irs"])})
         per_judge[judge] = row
     counts = {"pairs": len(pairs), "human_ties": int((pairs["preference"] == "tie").sum()),
               "ids": int((subsets["ib"] == "IDS").sum()),
