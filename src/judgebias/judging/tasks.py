@@ -162,10 +162,10 @@ def answer_requests(config: Mapping[str, Any], model_key: str, role: str,
     journal key). A failed call never satisfies a job: if more than the model's
     ``max_failures`` share (params; default 0) of the calls failed, this raises
     TooManyFailures once every answer is journaled, and the job writes nothing, so a rerun
-    retries exactly the failed calls. A model on the vllm backend first takes its own GPUs (Snakemake only
-    caps how many are in use; judgebias.models.gpu makes sure two jobs never share a
-    device), unless every answer is already journaled: a rerun from the journal needs
-    no GPU.
+    retries exactly the failed calls. A model on the vllm backend first takes its own
+    GPUs (Snakemake only caps how many are in use; judgebias.models.gpu makes sure two
+    jobs never share a device), unless every answer is already journaled: a rerun from
+    the journal needs no GPU.
     """
     model = config["panel"][model_key]
     gpus = model.get("resources", {}).get("gpus", 0) if model["backend"] == "vllm" else 0
