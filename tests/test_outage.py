@@ -23,8 +23,10 @@ from test_pipeline import BIN, PANEL, run, small_params
 
 from judgebias.config import validate_params
 from judgebias.devtools.serve_sim import Faults
-from judgebias.models.journal import request_key
+from judgebias.models.base import ChatResponse
+from judgebias.models.journal import TooManyFailures, request_key
 from judgebias.models.openai_backend import PROTOCOL_VERSION
+from judgebias.models.runner import check_failures
 from judgebias.studies.philautia.tables import captions_path, scores_path
 
 SETTING = "ref_free"
@@ -32,6 +34,23 @@ DOWN = "corvid-pro"
 N_IMAGES = 8
 FAST_RETRIES = {"openai": {"concurrency": 4, "max_retries": 1, "backoff_initial_s": 0.01,
                            "backoff_max_s": 0.02}}
+
+
+def test_only_calls_without_an_answer_count_and_only_beyond_the_accepted_share():
+    ok = ChatResponse("The final score is $70$.")
+    answers = [ok, ChatResponse("", status="empty", error="the model returned no text"),
+               ChatResponse("", status="refused", finish_reason="blocked", error="SAFETY")]
+    assert check_failures(answers * 10, 0.0, "panel.m (judge)") == 0  # results, not failures
+    failed = [ChatResponse("", status="failed", error=f"gave up after 1 retries: {reason}")
+              for reason in ("503: overloaded", "503: overloaded", "connection: refused")]
+    assert check_failures([ok] * 97 + failed, 0.03, "panel.m (judge)") == 3
+    with pytest.raises(TooManyFailures) as stopped:
+        check_failures([ok] * 97 + failed, 0.02, "panel.m (judge)")
+    message = str(stopped.value)
+    assert message.startswith("panel.m (judge): 3 of 100 calls failed (2 x gave up after 1 "
+                              "retries: 503: overloaded; 1 x gave up after 1 retries: "
+                              "connection: refused); max_failures accepts 0.02 of them.")
+    assert "retry the 3 failed calls (the 97 answers are journaled" in message
 
 
 def outage_params(default_params: dict, url: str) -> dict:
