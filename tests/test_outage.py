@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from conftest import make_project
 from test_backends import KEY, KEY_ENV, RecordingServer, api_params
 from test_birch_pipeline import birch_params
-from test_pipeline import BIN, PANEL, run, small_params
+from test_pipeline import BIN, PANEL, planned_jobs, run, small_params, write_params
 
 from judgebias.config import validate_params
 from judgebias.devtools.serve_sim import Faults
@@ -113,6 +114,11 @@ def test_a_model_outage_fails_its_jobs_and_the_rerun_retries_exactly_them(
         assert code == 0, out
         second = server.stats["model_outcomes"]
         paid_second = answered_keys(server)
+
+    # The threshold is declared by no job: changing it reruns nothing.
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    write_params(project, {**params, "max_failures": {DOWN: 0.5}})
+    assert planned_jobs(project) == Counter()
 
     # Successes were paid once: nothing answered in the first run is asked again, and
     # the models that were up answer only what depended on the failed jobs' outputs.
