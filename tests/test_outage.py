@@ -14,12 +14,14 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import make_project
+from conftest import long_table, make_project
 from test_backends import KEY, KEY_ENV, RecordingServer, api_params
 from test_birch_pipeline import birch_params
+from test_philautia import planted
 from test_pipeline import BIN, PANEL, planned_jobs, run, small_params, write_params
 
 from judgebias.config import validate_params
@@ -28,6 +30,8 @@ from judgebias.models.base import ChatResponse
 from judgebias.models.journal import TooManyFailures, request_key
 from judgebias.models.openai_backend import PROTOCOL_VERSION
 from judgebias.models.runner import check_failures
+from judgebias.studies.philautia.analysis import analyse
+from judgebias.studies.pomms.steps import candidates
 from judgebias.studies.philautia.tables import captions_path, scores_path
 
 SETTING = "ref_free"
@@ -205,3 +209,27 @@ def test_an_accepted_outage_runs_birch_to_the_report_with_the_counts(default_par
     assert metrics["judges"]["corvid-pro"]["base"]["acc"] is not None
     report = (project / "results/report.html").read_text()
     assert f"lumen-large {failed} of {len(verdicts)} rows" in report
+
+
+def test_philautia_leaves_out_an_all_failed_evaluator_and_counts_it():
+    """An evaluator every call of which failed (and a generator whose captions all
+    failed): the analysis runs on the rest, that model's philautia score is null, and the
+    counts name the failed rows."""
+    models = [f"model{i}" for i in range(4)]
+    table = long_table(planted(30, n_models=4, bias=0.06, seed=0), models)
+    table["status"] = "ok"
+    dead = (table["evaluator"] == "model1") | (table["generator"] == "model2")
+    table.loc[dead, ["score", "status"]] = [np.nan, "failed"]
+    metrics = analyse(table, models, {"model0": "fam", "model1": "fam"}, n_boot=50,
+                      n_permutations=200, seed=0).metrics()
+    json.dumps(metrics, allow_nan=False)
+    assert metrics["counts"]["excluded_by_status"] == {"failed": int(dead.sum())}
+    assert metrics["philautia"]["model1"]["score"] is None
+    assert metrics["philautia"]["model0"]["score"] is not None
+
+
+def test_pomms_selects_only_among_evaluators_with_a_usable_score():
+    """A row with any NaN score is left out of Pomms' fit, so an evaluator whose calls
+    all failed would leave no row: it is left out of the candidates instead."""
+    rows = pd.DataFrame({"a": [0.1, 0.5, 0.9], "b": [np.nan] * 3, "c": [0.2, np.nan, 0.7]})
+    assert candidates(rows, ["a", "b", "c"]) == ["a", "c"]
