@@ -31,8 +31,8 @@ from judgebias.models.journal import TooManyFailures, request_key
 from judgebias.models.openai_backend import PROTOCOL_VERSION
 from judgebias.models.runner import check_failures
 from judgebias.studies.philautia.analysis import analyse
-from judgebias.studies.pomms.steps import candidates
 from judgebias.studies.philautia.tables import captions_path, scores_path
+from judgebias.studies.pomms.steps import candidates
 
 SETTING = "ref_free"
 DOWN = "corvid-pro"
