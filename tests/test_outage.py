@@ -233,3 +233,28 @@ def test_pomms_selects_only_among_evaluators_with_a_usable_score():
     all failed would leave no row: it is left out of the candidates instead."""
     rows = pd.DataFrame({"a": [0.1, 0.5, 0.9], "b": [np.nan] * 3, "c": [0.2, np.nan, 0.7]})
     assert candidates(rows, ["a", "b", "c"]) == ["a", "c"]
+
+
+def test_frame_metrics_of_a_judge_without_usable_answers_are_null():
+    """FRAME's per-judge tables have no row for a judge whose every call failed: its
+    metrics are null (the report shows n/a), the other judge's are numbers."""
+    from judgebias.studies.frame.analysis import metrics as frame_metrics
+    from judgebias.studies.frame.report import _percent
+
+    config = {"frame": {"models": ["up", "down"], "analysis": {"alpha": 0.05}}}
+    tables = {
+        "attack_success": pd.DataFrame({"judge": ["up", "up"],
+                                        "reading": ["in_sample", "cross_fitted"],
+                                        "success_rate": [40.0, 25.0]}),
+        "table3_cross_fitted": pd.DataFrame({"judge": ["up"], "p_value": [0.01]}),
+        "human_correlation": pd.DataFrame({"judge": ["up", "down"],
+                                           "pearson": [0.6, np.nan]}),
+    }
+    judges = frame_metrics(config, pd.DataFrame({"domain": ["people"]}), tables)["judges"]
+    assert judges["up"] == {"attack_success_in_sample": 40.0,
+                            "attack_success_cross_fitted": 25.0, "cells_significant": 1,
+                            "pearson_with_humans": 0.6}
+    assert judges["down"] == {"attack_success_in_sample": None,
+                              "attack_success_cross_fitted": None, "cells_significant": 0,
+                              "pearson_with_humans": None}
+    assert _percent(None) == "n/a" and _percent(40.0) == "40.0%"
