@@ -33,7 +33,10 @@ def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
             *(f"{results_root}/figures/{f}.png" for f in FIGURES)]
 
 
-def _cell(mean: float, change: float) -> str:
+def _cell(mean: float | None, change: float | None) -> str:
+    """"mean (change %)", or "-" where there is no mean (a judge without usable answers)."""
+    if pd.isna(mean) or pd.isna(change):
+        return "-"
     return f"{mean:.2f} ({change:+.1f}%)"
 
 
