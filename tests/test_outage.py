@@ -239,7 +239,7 @@ def test_frame_metrics_of_a_judge_without_usable_answers_are_null():
     """FRAME's per-judge tables have no row for a judge whose every call failed: its
     metrics are null (the report shows n/a), the other judge's are numbers."""
     from judgebias.studies.frame.analysis import metrics as frame_metrics
-    from judgebias.studies.frame.report import _percent
+    from judgebias.studies.frame.report import _cell, _percent
 
     config = {"frame": {"models": ["up", "down"], "analysis": {"alpha": 0.05}}}
     tables = {
@@ -258,3 +258,4 @@ def test_frame_metrics_of_a_judge_without_usable_answers_are_null():
                               "attack_success_cross_fitted": None, "cells_significant": 0,
                               "pearson_with_humans": None}
     assert _percent(None) == "n/a" and _percent(40.0) == "40.0%"
+    assert _cell(None, None) == "-" and _cell(3.5, 12.0) == "3.50 (+12.0%)"
