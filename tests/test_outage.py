@@ -259,3 +259,13 @@ def test_frame_metrics_of_a_judge_without_usable_answers_are_null():
                               "pearson_with_humans": None}
     assert _percent(None) == "n/a" and _percent(40.0) == "40.0%"
     assert _cell(None, None) == "-" and _cell(3.5, 12.0) == "3.50 (+12.0%)"
+
+
+def test_mmb_report_says_a_judge_was_left_out_by_its_failed_calls():
+    from judgebias.studies.mmb.report import judge_notes
+
+    assert judge_notes({"left_out": True, "failed_answers": 40, "answers": 40}) == [
+        "Left out of every table and figure: 40 of its 40 calls failed (accepted by "
+        "max_failures), leaving too few pairs with a usable answer for every instruction."]
+    notes = judge_notes({"failed_answers": 3, "pairs_used": 20, "pairs_dropped": 2})
+    assert notes[0] == "3 failed calls were accepted (max_failures); they are left out."
