@@ -8,12 +8,12 @@ from __future__ import annotations
 import io
 
 import numpy as np
-import openai
 import pytest
 from PIL import Image
 
 from judgebias.config import validate_params
 from judgebias.devtools.serve_sim import Faults, SimServer
+from judgebias.models.journal import TooManyFailures
 from judgebias.studies.frame import imagegen
 
 KEY = "sk-frame-images-test"
@@ -74,9 +74,13 @@ def test_a_failed_call_caches_nothing_and_a_refusal_is_its_own_error(
     monkeypatch.setenv("FRAME_IMAGES_KEY", KEY)
     config = validate_params(params)
     with SimServer(config, api_key=KEY, faults=Faults(rate_500=1.0)) as server:
-        with pytest.raises(openai.InternalServerError):
+        with pytest.raises(TooManyFailures, match=r"InternalServerError.*run again to retry"):
             imagegen.cached_generate(_openai(server, max_retries=0), tmp_path, PROMPT, 1)
         assert server.stats["requests"] == 1
+    with SimServer(config, api_key=KEY, down_models=frozenset({"dall-e-3"})) as server:
+        with pytest.raises(TooManyFailures, match="dall-e-3 failed"):  # an outage
+            imagegen.cached_generate(_openai(server, max_retries=1), tmp_path, PROMPT, 1)
+        assert server.stats["outcomes"]["down"] == 2
     assert not any(tmp_path.rglob("*.png"))  # nothing cached: the rerun asks again
     with SimServer(config, api_key=KEY) as server:
         with pytest.raises(imagegen.ImageRefused, match="refused the prompt"):

@@ -16,6 +16,7 @@ from judgebias.artifacts import write_table
 from judgebias.config import ConfigError, validate_params
 from judgebias.judging.answers import LabelProbabilities
 from judgebias.models.base import ChatRequest, Sampling
+from judgebias.models.journal import TooManyFailures
 from judgebias.models.sim import SimBackend, SimModel
 from judgebias.studies.mmb import synthetic
 from judgebias.studies.mmb.jobs import grow_pool, judge_pairs
@@ -129,6 +130,9 @@ def test_no_logprobs_degrades_to_the_smoothed_choice(config, tmp_path):
 
 def test_a_failed_answer_keeps_its_status_and_no_number(config, tmp_path):
     config["panel"][JUDGE]["sim"].pop("mmb")  # the sim cannot answer: failed, not a number
+    with pytest.raises(TooManyFailures):  # a failed call never satisfies the job ...
+        judge_pairs(config, JUDGE, *_inputs(config, tmp_path))
+    config["max_failures"] = {JUDGE: 1.0}  # ... unless the user accepts failures
     rows = judge_pairs(config, JUDGE, *_inputs(config, tmp_path))
     assert set(rows["status"]) == {"failed"} and rows["p_a"].isna().all()
     assert set(rows["p_source"]) == {"none"}

@@ -407,6 +407,25 @@ def test_fault_500(config, images):
         assert srv.stats["outcomes"]["500"] == 2
 
 
+def test_a_down_model_gets_503_until_it_is_back(config, images):
+    """An outage of one model's endpoint: 503 for that model id only, on both APIs, counted
+    per model; switched off while the server runs."""
+    down, up = (dataclasses.replace(_requests(images)[0], model=m) for m in ("sim/lumen-large",
+                                                                 "sim/corvid-pro"))
+    with SimServer(config, down_models=frozenset({down.model})) as srv:
+        with pytest.raises(openai.InternalServerError, match="overloaded") as caught:
+            _openai_call(_openai_client(srv.url), down)
+        assert caught.value.status_code == 503
+        with pytest.raises(genai_errors.ServerError, match="UNAVAILABLE"):
+            _genai_call(_genai_client(srv.url), down)
+        _openai_call(_openai_client(srv.url), up)
+        srv.down_models = frozenset()
+        _openai_call(_openai_client(srv.url), down)
+        stats = srv.stats
+    assert stats["model_outcomes"] == {down.model: {"down": 2, "ok": 1}, up.model: {"ok": 1}}
+    assert stats["outcomes"]["down"] == 2
+
+
 def test_fault_garbled_body_does_not_parse(config, images):
     request = _requests(images)[0]
     with SimServer(config, faults=Faults(rate_garbled=1.0)) as srv:
@@ -508,6 +527,7 @@ def test_cli_arguments_and_missing_key_env(config):
     add_arguments(parser)
     args = parser.parse_args(["--port", "0", "--rate-429", "0.1", "--retry-after", "3",
                               "--no-logprobs-models", "sim/lumen-mini, sim/corvid-lite",
+                              "--down-models", "sim/corvid-pro",
                               "--api-key-env", "JUDGEBIAS_TEST_UNSET_VAR_XYZ"])
     assert args.host == "127.0.0.1" and args.fault_seed == 0
     os.environ.pop("JUDGEBIAS_TEST_UNSET_VAR_XYZ", None)
@@ -516,6 +536,7 @@ def test_cli_arguments_and_missing_key_env(config):
     args.api_key_env = None
     srv = server_from_args(config, args)
     assert srv.no_logprobs_models == {"sim/lumen-mini", "sim/corvid-lite"}
+    assert srv.down_models == {"sim/corvid-pro"}
     assert srv.faults.rate_429 == 0.1 and srv.faults.retry_after_s == 3
     assert srv.quota is None
     args = parser.parse_args(["--requests-per-minute", "600", "--burst", "4"])

@@ -18,6 +18,7 @@ from judgebias.judging.answers import LabelProbabilities
 from judgebias.judging.tasks import JudgeTask, run_task
 from judgebias.models import sim
 from judgebias.models.base import ChatRequest, TokenLogprob
+from judgebias.models.journal import TooManyFailures
 
 P_MORE = 0.8  # the planted judge prefers the image with more objects with this probability
 
@@ -72,11 +73,16 @@ def test_pairwise_task_with_system_prompt_and_label_probabilities(pairs):
         assert probs["A"] + probs["B"] == pytest.approx(1.0)
     assert rows["probs"][4] == "" and rows["raw_text"][4] == ""
     # the system prompt is part of the journal key: the same task without it is new work,
-    # and the sim's planted judge refuses it (kept as a failure, never a number)
+    # and the sim's planted judge fails it: the job stops (max_failures 0) ...
     again = run_task(config, "corvid-pro", "evaluator", task, items)
     pd.testing.assert_frame_equal(rows, again)
     plain = JudgeTask(prompt=task.prompt, answer=task.answer, fields=task.fields,
                       images=task.images)
-    bare = run_task(config, "corvid-pro", "evaluator", plain, items.iloc[:1])
+    with pytest.raises(TooManyFailures, match=r"panel.corvid-pro \(evaluator\): 1 of 1 calls "
+                       "failed .*expects a system prompt"):
+        run_task(config, "corvid-pro", "evaluator", plain, items.iloc[:1])
+    # ... unless the user accepts failures: then the row is kept as a failure, never a number
+    bare = run_task({**config, "max_failures": {"corvid-pro": 1.0}}, "corvid-pro", "evaluator",
+                    plain, items.iloc[:1])
     assert bare["status"][0] == "failed" and bare["request_key"][0] != rows["request_key"][0]
     assert bare["label"].isna().all()

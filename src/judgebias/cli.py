@@ -16,7 +16,7 @@ from pathlib import Path
 from judgebias.artifacts import ArtifactError, read_table
 from judgebias.config import ConfigError, load_config, missing_secrets, params_warnings
 from judgebias.models.api import PermanentError
-from judgebias.models.journal import BudgetExceeded
+from judgebias.models.journal import BudgetExceeded, TooManyFailures
 
 log = logging.getLogger("judgebias")
 
@@ -157,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, ArtifactError) as exc:
         log.error("%s", exc)
         return 2
-    except (PermanentError, BudgetExceeded) as exc:
+    except (PermanentError, BudgetExceeded, TooManyFailures) as exc:
         log.error("stopped: %s", exc)
         return 3
     except Exception:

@@ -189,6 +189,8 @@ def _reference_errors(params: Mapping[str, Any]) -> list[str]:
         errors += _model_errors(key, model, panel, families)
     errors += _sim_style_errors(params)
     errors += _sim_block_errors(panel)
+    errors += [f"max_failures.{key}: model {key!r} is not defined under panel"
+               for key in params["max_failures"] if key not in panel]
     for study in active(params):
         missing = [name for name in study.requires if params.get(name) is None]
         if missing:
@@ -360,8 +362,11 @@ def missing_secrets(params: Mapping[str, Any], keys: Iterable[str]) -> list[str]
     return errors
 
 
-# Top-level keys that change how calls are made, never what is answered.
-CLIENT_ONLY_KEYS = frozenset({"backends"})
+# Top-level keys that change how calls are made, never what is answered. `max_failures`
+# only decides whether a job with failed calls may write its output (with those rows
+# marked "failed", counted by every analysis); declaring it would rerun every job of a
+# model, successful or not, whenever it changes.
+CLIENT_ONLY_KEYS = frozenset({"backends", "max_failures"})
 
 
 def result_keys(params: Mapping[str, Any]) -> list[str]:

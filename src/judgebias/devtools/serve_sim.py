@@ -33,6 +33,9 @@ authentication check, and apply to both APIs: 429 (with ``Retry-After``), 500, a
 (sleep ``stall_s``, then answer normally), a dropped connection (closed without any
 response) and a garbled 200 (a truncated JSON body). ``latency_s`` is slept by every
 generation request that is not failed fast by a 429/500 fault, each in its own thread.
+An outage of one model's endpoint (:attr:`SimServer.down_models`, ``--down-models``)
+answers every generation request for those model ids with 503, counted as ``down``; it
+can be switched on and off while the server runs.
 
 A quota (:class:`RequestQuota`, ``--requests-per-minute``) limits generation requests as
 providers do: a token bucket refilled at ``requests_per_minute / 60`` per second and
@@ -81,7 +84,8 @@ from judgebias.models.sim import SIM_VERSION, SimBackend, SimModel, score_logpro
 
 log = logging.getLogger("judgebias.serve_sim")
 
-OUTCOMES = ("ok", "rate_limited", "429", "500", "stall", "drop", "garbled", "401", "400", "404")
+OUTCOMES = ("ok", "rate_limited", "429", "500", "stall", "drop", "garbled", "down", "401", "400",
+            "404")
 NO_COMPUTE_TEXT = "The caption is accurate. The final score is $80$."
 MAX_BODY_BYTES = 64 * 1024 * 1024
 MAX_TOP_LOGPROBS = 20
@@ -195,19 +199,22 @@ class RequestQuota:
 
 
 class ServerStats:
-    """Thread-safe request counters: total, per model id and per outcome."""
+    """Thread-safe request counters: total, per model id, per outcome, and per model id
+    and outcome."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._total = 0
         self._models: Counter[str] = Counter()
         self._outcomes: Counter[str] = Counter()
+        self._model_outcomes: Counter[tuple[str, str]] = Counter()
 
     def record(self, model: str | None, outcome: str) -> None:
         with self._lock:
             self._total += 1
             if model is not None:
                 self._models[model] += 1
+                self._model_outcomes[model, outcome] += 1
             self._outcomes[outcome] += 1
 
     def reset(self) -> None:
@@ -215,15 +222,20 @@ class ServerStats:
             self._total = 0
             self._models.clear()
             self._outcomes.clear()
+            self._model_outcomes.clear()
 
     def snapshot(self) -> dict[str, Any]:
-        """``{"requests": N, "models": {id: n}, "outcomes": {outcome: n}}``; every outcome
-        in :data:`OUTCOMES` is present (0 when none), so callers can index it directly."""
+        """``{"requests": N, "models": {id: n}, "outcomes": {outcome: n},
+        "model_outcomes": {id: {outcome: n}}}``; every outcome in :data:`OUTCOMES` is
+        present in ``outcomes`` (0 when none), so callers can index it directly."""
         with self._lock:
             outcomes = {name: 0 for name in OUTCOMES}
             outcomes.update(self._outcomes)
+            by_model: dict[str, dict[str, int]] = {}
+            for (model, outcome), n in self._model_outcomes.items():
+                by_model.setdefault(model, {})[outcome] = n
             return {"requests": self._total, "models": dict(self._models),
-                    "outcomes": outcomes}
+                    "outcomes": outcomes, "model_outcomes": by_model}
 
 
 # ------------------------------------------------------------------------------- world
@@ -508,9 +520,10 @@ _OPENAI_ERRORS = {
     404: ("invalid_request_error", "model_not_found"),
     429: ("requests", "rate_limit_exceeded"),
     500: ("server_error", None),
+    503: ("server_error", None),
 }
 _GEMINI_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND",
-                  429: "RESOURCE_EXHAUSTED", 500: "INTERNAL"}
+                  429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
 
 
 def openai_error(status: int, message: str, code: str | None = None,
@@ -533,6 +546,10 @@ _FAULT_MESSAGES = {
     ("gemini", 429): "Resource has been exhausted (e.g. check quota). "
                      "(simulated by serve-sim)",
     ("gemini", 500): "An internal error has occurred. (simulated by serve-sim)",
+    ("openai", 503): "The engine is currently overloaded, please try again later. "
+                     "(an outage simulated by serve-sim)",
+    ("gemini", 503): "The model is overloaded. Please try again later. "
+                     "(an outage simulated by serve-sim)",
     ("gemini", 401): "API key not valid. Please pass a valid API key.",
 }
 
@@ -617,6 +634,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if route == "models":
             self._send(api, _Reply(200, sim.model_list(api)), "ok")
+            return
+        if sim.down_models and (down := self._peek_model(api, path, body)) in sim.down_models:
+            self._send(api, _Reply(503, self._error(api, 503, _FAULT_MESSAGES[(api, 503)]),
+                                   down), "down")
             return
         wait = sim.quota.take() if sim.quota is not None else None
         if wait is not None:
@@ -812,7 +833,8 @@ class SimServer:
     def __init__(self, config: Mapping[str, Any], *, host: str = "127.0.0.1", port: int = 0,
                  api_key: str | None = None, latency_s: float = 0.0, no_compute: bool = False,
                  faults: Faults = Faults(), no_logprobs_models: frozenset[str] = frozenset(),
-                 quota: RequestQuota | None = None, seed: int = 0) -> None:
+                 quota: RequestQuota | None = None, seed: int = 0,
+                 down_models: frozenset[str] = frozenset()) -> None:
         self.host = check_loopback(host)
         if not 0 <= int(port) <= 65535:
             raise ServeSimError(f"serve-sim: bad port {port}")
@@ -824,6 +846,8 @@ class SimServer:
         self.no_compute = bool(no_compute)
         self.faults = faults
         self.no_logprobs_models = frozenset(no_logprobs_models)
+        # Model ids whose endpoint is down (503); reassign to switch an outage on or off.
+        self.down_models = frozenset(down_models)
         self.backend = sim_panel(config)
         self.model_ids = tuple(self.backend.models)
         self.stats_ = ServerStats()
@@ -992,11 +1016,13 @@ def server_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> Sim
                     rate_500=args.rate_500, rate_stall=args.rate_stall, stall_s=args.stall_s,
                     rate_drop=args.rate_drop, rate_garbled=args.rate_garbled)
     no_logprobs = frozenset(m.strip() for m in args.no_logprobs_models.split(",") if m.strip())
+    down = frozenset(m.strip() for m in args.down_models.split(",") if m.strip())
     quota = (RequestQuota(args.requests_per_minute, args.burst)
              if args.requests_per_minute is not None else None)
     return SimServer(config, host=args.host, port=args.port, api_key=api_key,
                      latency_s=args.latency, no_compute=args.no_compute, faults=faults,
-                     no_logprobs_models=no_logprobs, quota=quota, seed=args.fault_seed)
+                     no_logprobs_models=no_logprobs, quota=quota, seed=args.fault_seed,
+                     down_models=down)
 
 
 def run_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> int:

@@ -37,4 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="P(200 with a truncated JSON body)")
     parser.add_argument("--no-logprobs-models", default="", metavar="IDS",
                         help="comma-separated model ids that reject log-prob requests (400)")
+    parser.add_argument("--down-models", default="", metavar="IDS",
+                        help="comma-separated model ids whose endpoint is down: every "
+                             "generation request for them gets 503 (an outage)")
     parser.add_argument("--fault-seed", type=int, default=0, help="seed of the fault draws")

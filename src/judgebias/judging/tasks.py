@@ -30,7 +30,7 @@ from judgebias.judging.answers import STATUS_OK, STATUS_TRUNCATED, Answer, Answe
 from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.registry import backend_version, build_backend, sampling_for
-from judgebias.models.runner import RunStats, run_requests
+from judgebias.models.runner import RunStats, check_failures, run_requests
 
 log = logging.getLogger(__name__)
 
@@ -159,10 +159,13 @@ def answer_requests(config: Mapping[str, Any], model_key: str, role: str,
     """Answer a job's requests through the model's backend, journaled and within budget.
 
     Returns the answers, what the job did, and the backend version (part of every
-    journal key). A model on the vllm backend first takes its own GPUs (Snakemake only
-    caps how many are in use; judgebias.models.gpu makes sure two jobs never share a
-    device), unless every answer is already journaled: a rerun from the journal needs
-    no GPU.
+    journal key). A failed call never satisfies a job: if more than the model's
+    ``max_failures`` share (params; default 0) of the calls failed, this raises
+    TooManyFailures once every answer is journaled, and the job writes nothing, so a rerun
+    retries exactly the failed calls. A model on the vllm backend first takes its own
+    GPUs (Snakemake only caps how many are in use; judgebias.models.gpu makes sure two
+    jobs never share a device), unless every answer is already journaled: a rerun from
+    the journal needs no GPU.
     """
     model = config["panel"][model_key]
     gpus = model.get("resources", {}).get("gpus", 0) if model["backend"] == "vllm" else 0
@@ -181,6 +184,8 @@ def answer_requests(config: Mapping[str, Any], model_key: str, role: str,
     log.info("%s: %d requests, %d from the journal, %d new calls, %d failed, retries %s",
              model_key, stats.total, stats.journaled, stats.called, stats.failed,
              stats.retries or "none")
+    accepted = config.get("max_failures", {}).get(model_key, 0.0)
+    check_failures(responses, accepted, f"panel.{model_key} ({role})")
     return responses, stats, version
 
 

@@ -72,12 +72,19 @@ class TokenLogprob:
     top: tuple[tuple[str, float], ...] = ()
 
 
+# The status of a call that produced no answer (network, server, quota: after the
+# backend's retries): what a job's `max_failures` counts (judgebias.models.runner).
+STATUS_FAILED = "failed"
+
+
 @dataclass(frozen=True)
 class ChatResponse:
     """What a backend returns for one request.
 
-    `status` is "ok" for a completed answer; anything else ("failed", "empty", ...) is
-    kept with its `error` text and never turned into a number downstream.
+    `status` is "ok" for a completed answer; anything else is kept with its `error` text
+    and never turned into a number downstream. "failed" means no answer came back (the
+    only status a job's `max_failures` counts); "empty" and "refused" are the model's or
+    provider's answer.
     """
 
     text: str

@@ -67,7 +67,9 @@ def build_contents(request: ChatRequest) -> list[Any]:
 def to_response(result: types.GenerateContentResponse) -> ChatResponse:
     if not result.candidates:
         reason = getattr(result.prompt_feedback, "block_reason", None)
-        return ChatResponse(text="", status="failed", finish_reason="blocked",
+        # The provider refused the prompt: an answer (never retried by the API layer, never
+        # counted against max_failures), not a failed call.
+        return ChatResponse(text="", status="refused", finish_reason="blocked",
                             error=f"no candidate returned (block reason: {reason})")
     candidate = result.candidates[0]
     parts = candidate.content.parts if candidate.content and candidate.content.parts else []

@@ -61,6 +61,13 @@ class BudgetExceeded(RuntimeError):
     """A job would make more calls than the model's `max_requests` budget allows."""
 
 
+class TooManyFailures(RuntimeError):
+    """More of a job's calls failed than the model's `max_failures` share accepts
+    (judgebias.models.runner.check_failures): the job stops without writing its output,
+    so Snakemake (or DVC) runs it again, and since only successes are journaled, the rerun
+    retries exactly the failed calls."""
+
+
 def request_key(request: ChatRequest, backend: str, backend_version: str = "") -> str:
     """Stable hash of everything that determines a model's answer to `request`."""
     payload = {

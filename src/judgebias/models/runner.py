@@ -1,15 +1,17 @@
-"""Running a job's requests through a backend, journaled (never lose, never pay twice)."""
+"""Running a job's requests through a backend, journaled (never lose, never pay twice),
+and refusing to let failed calls stand in for answers (:func:`check_failures`)."""
 
 from __future__ import annotations
 
 import logging
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from judgebias.models.base import Backend, ChatRequest, ChatResponse
-from judgebias.models.journal import Journal, request_key
+from judgebias.models.base import STATUS_FAILED, Backend, ChatRequest, ChatResponse
+from judgebias.models.journal import Journal, TooManyFailures, request_key
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,28 @@ class Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def check_failures(responses: Sequence[ChatResponse], max_share: float, label: str) -> int:
+    """Raise TooManyFailures if more than `max_share` of `responses` failed; else return
+    how many failed (accepted by the user: they stay rows with status "failed"). An answer
+    the model did give -- empty, refused, truncated, unparseable -- is a result with its
+    own status, never a failure.
+
+    The message names the model, how many of how many failed, and the reasons counted.
+    """
+    failed = [r for r in responses if r.status == STATUS_FAILED]
+    if len(failed) <= max_share * len(responses):
+        return len(failed)
+    reasons = Counter(r.error or "no reason given" for r in failed).most_common()
+    shown = "; ".join(f"{n} x {reason[:160]}" for reason, n in reasons[:3])
+    more = f"; and {len(reasons) - 3} other reasons" if len(reasons) > 3 else ""
+    answered = len(responses) - len(failed)
+    raise TooManyFailures(
+        f"{label}: {len(failed)} of {len(responses)} calls failed ({shown}{more}); "
+        f"max_failures accepts {max_share:g} of them. Nothing was written: run again to "
+        f"retry the {len(failed)} failed calls (the {answered} answers are journaled and "
+        "are not paid again), or accept failures with max_failures in the params file.")
 
 
 def _empty_as_failure(response: ChatResponse) -> ChatResponse:

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from judgebias.artifacts import read_table, write_frame, write_json
+from judgebias.judging.values import failed_calls
 from judgebias.studies.birch import measures as m
 from judgebias.studies.birch.tables import LABEL_ANSWERS, PAIRS, TABLES, VERDICTS
 
@@ -30,6 +31,9 @@ log = logging.getLogger(__name__)
 PRIMARY = "ab"
 METHODS = ("base", "standard_ref", "birch")  # Table 4 / 8
 STATISTICS = {"IB": ("ib", "IDS", "CDS"), "LB": ("lb", "longer", "shorter")}
+# The down-sampled columns of a bias row with an empty subset (a judge without a usable
+# verdict, e.g. every call failed): NaN, zero draws, so every table keeps its columns.
+NO_DRAWS = {f"ds_{k}": v for k, v in m.summarise_draws(pd.DataFrame({"bias": []})).items()}
 
 
 def informativeness_labels(labels: pd.DataFrame) -> tuple[pd.Series, dict[str, int]]:
@@ -88,7 +92,7 @@ def bias_rows(judge: str, variant: str, correct: pd.Series, subsets: dict[str, p
         full = m.bias(correct, subsets[key], plus=plus, minus=minus)
         row = {"judge": judge, "variant": variant, "statistic": statistic,
                "value": full.value, "acc_plus": full.plus.value, "acc_minus": full.minus.value,
-               "n_plus": full.plus.n, "n_minus": full.minus.n}
+               "n_plus": full.plus.n, "n_minus": full.minus.n, **NO_DRAWS}
         if full.plus.n and full.minus.n:
             sampled = m.downsample(correct, subsets[key], plus=plus, minus=minus,
                                    ratios=tuple(spec["ratios"]), draws=spec["draws"],
@@ -185,7 +189,8 @@ def analyse(config: Mapping[str, Any], pairs_path: str, equalised_path: str | No
     block = config["birch"]
     pairs = read_table(pairs_path, PAIRS).set_index("pair_id", drop=False)
     preference = pairs["preference"]
-    informative, label_stats = informativeness_labels(read_table(labels_path, LABEL_ANSWERS))
+    labels = read_table(labels_path, LABEL_ANSWERS)
+    informative, label_stats = informativeness_labels(labels)
     subsets = {"ib": m.informativeness_subsets(preference, informative.reindex(pairs.index)),
                "lb": m.length_subsets(preference, pairs["answer_a"], pairs["answer_b"])}
     equalised = None
@@ -194,6 +199,7 @@ def analyse(config: Mapping[str, Any], pairs_path: str, equalised_path: str | No
         equalised = {"ib": m.informativeness_subsets(eq["preference"],
                                                      informative.reindex(eq.index))}
     verdicts = pd.concat([read_table(p, VERDICTS) for p in verdict_paths], ignore_index=True)
+    failed = failed_calls(verdicts, "judge") | failed_calls(labels, "labeller")
     tables: dict[str, list] = {}
     for judge in block["models"]:
         data = JudgeData(verdicts[verdicts["judge"] == judge], preference)
@@ -209,8 +215,8 @@ def analyse(config: Mapping[str, Any], pairs_path: str, equalised_path: str | No
     simulated = {k for k in block["models"] if config["panel"][k]["backend"] == "sim"}
     figures.draw_all(result, m.observed_cds_ratio(subsets["ib"]), simulated,
                      out_dir / "figures")
-    write_json(metrics(block, pairs, subsets, label_stats, result, equalised_path),
-               out_dir / "metrics.json")
+    write_json(metrics(block, pairs, subsets, label_stats, result, equalised_path)
+               | {"failed_calls": failed}, out_dir / "metrics.json")
 
 
 def labeller_table(block: Mapping[str, Any], pairs: pd.DataFrame, informative: pd.Series,
@@ -245,7 +251,7 @@ def metrics(block: Mapping[str, Any], pairs: pd.DataFrame, subsets: dict[str, pd
             row["birch"] = _clean(base.loc[(judge, "birch")].to_dict())
         irs = result["table1"]
         if not irs.empty:
-            row["irs"] = float(irs.set_index("judge").loc[judge, "irs"])
+            row |= _clean({"irs": float(irs.set_index("judge").loc[judge, "irs"])})
         per_judge[judge] = row
     counts = {"pairs": len(pairs), "human_ties": int((pairs["preference"] == "tie").sum()),
               "ids": int((subsets["ib"] == "IDS").sum()),

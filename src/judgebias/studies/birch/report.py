@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgebias.judging.values import failed_note
 from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.birch.tables import DATA, FIGURES, TABLES
 
@@ -152,4 +153,5 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
         for table in section.tables:
             table.frame = _readable(table.frame)
     return Section("BIRCH: image reliance, informativeness bias and the truthful anchor",
-                   intro=intro, subsections=sections)
+                   intro=intro, subsections=sections,
+                   notes=failed_note(metrics.get("failed_calls", {})))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from judgebias.artifacts import read_table, write_frame, write_json
+from judgebias.judging.values import failed_calls
 from judgebias.studies.frame import effects, figures, humans
 from judgebias.studies.frame import pairwise as pairs
 from judgebias.studies.frame.benchmark import ITEMS
@@ -112,7 +114,9 @@ def analyse(config: Mapping[str, Any], items_path: str, score_paths: list[str],
     figures.null_figure(cross, simulated, out / "figures/null.png")
     figures.examples(gallery(config, items, scores, analyst_best, renders), simulated,
                      out / "figures/examples.png")
-    write_json(metrics(config, items, tables), out / "metrics.json")
+    failed = failed_calls(pd.concat([scores, follow, verdicts], ignore_index=True), "judge")
+    write_json(metrics(config, items, tables) | {"failed_calls": failed},
+               out / "metrics.json")
 
 
 def metrics(config: Mapping[str, Any], items: pd.DataFrame,
@@ -127,12 +131,21 @@ def metrics(config: Mapping[str, Any], items: pd.DataFrame,
     for judge in config["frame"]["models"]:
         mine = cross[cross["judge"] == judge]
         out["judges"][judge] = {
-            "attack_success_in_sample": float(success.loc[(judge, "in_sample"),
-                                                          "success_rate"]),
-            "attack_success_cross_fitted": float(success.loc[(judge, "cross_fitted"),
-                                                             "success_rate"]),
+            "attack_success_in_sample": _number(success, (judge, "in_sample"),
+                                                "success_rate"),
+            "attack_success_cross_fitted": _number(success, (judge, "cross_fitted"),
+                                                   "success_rate"),
             "cells_significant": int((mine["p_value"] < config["frame"]["analysis"]["alpha"]
                                       ).sum()),
-            "pearson_with_humans": float(correlation.loc[judge, "pearson"]),
+            "pearson_with_humans": _number(correlation, judge, "pearson"),
         }
     return json.loads(json.dumps(out))
+
+
+def _number(table: pd.DataFrame, key: Any, column: str) -> float | None:
+    """One judge's metric; None where it has none (no usable answer: every call failed,
+    accepted by max_failures)."""
+    if key not in table.index:
+        return None
+    value = float(table.loc[key, column])
+    return None if math.isnan(value) else value

@@ -38,6 +38,7 @@ from typing import Any, Protocol
 from PIL import Image, UnidentifiedImageError
 
 from judgebias.artifacts import write_bytes
+from judgebias.models.journal import TooManyFailures
 
 BACKENDS = ("offline", "openai", "diffusers")
 DEFAULT_CACHE_DIR = ".judgebias/images"
@@ -124,6 +125,13 @@ class OpenAIImages:
             answer = self.client.images.generate(**kwargs)
         except openai.BadRequestError as exc:
             raise ImageRefused(f"{self.model} refused the prompt: {exc.message}") from exc
+        except (openai.APIConnectionError, openai.InternalServerError,
+                openai.RateLimitError) as exc:
+            # An outage: a failed job, never an answer. The images made so far are cached,
+            # so running the job again asks only for the rest.
+            raise TooManyFailures(f"{_WHERE}: {self.model} failed after the SDK's retries "
+                                  f"({type(exc).__name__}: {exc}); nothing was written: run "
+                                  "again to retry (the images made so far are cached)") from exc
         data = (answer.data or [None])[0]
         if data is None or not data.b64_json:
             raise RuntimeError(f"{self.model}: the images API answered without b64_json")

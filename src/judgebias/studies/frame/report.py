@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgebias.judging.values import failed_note
 from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.frame.recipes import DOMAIN_TITLES, SHORT_NAMES, TABLE_ORDER
 from judgebias.studies.frame.tables import DATA, FIGURES, TABLES
@@ -32,7 +33,10 @@ def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
             *(f"{results_root}/figures/{f}.png" for f in FIGURES)]
 
 
-def _cell(mean: float, change: float) -> str:
+def _cell(mean: float | None, change: float | None) -> str:
+    """"mean (change %)", or "-" where there is no mean (a judge without usable answers)."""
+    if pd.isna(mean) or pd.isna(change):
+        return "-"
     return f"{mean:.2f} ({change:+.1f}%)"
 
 
@@ -143,8 +147,10 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                         f"{analyst}'s best setting, with every judge's score")],
         tables=tables,
         notes=["Attack success (in-sample / cross-fitted): " + ", ".join(
-            f"{j} {m['attack_success_in_sample']:.1f}% / {m['attack_success_cross_fitted']:.1f}%"
-            for j, m in metrics["judges"].items())],
+            f"{j} {_percent(m['attack_success_in_sample'])} / "
+            f"{_percent(m['attack_success_cross_fitted'])}"
+            for j, m in metrics["judges"].items()),
+            *failed_note(metrics.get("failed_calls", {}))],
         subsections=judges,
     )
 
@@ -187,3 +193,8 @@ def _win_rates(table: pd.DataFrame) -> pd.DataFrame:
     return out.rename(columns={"a_win_rate": "A win rate", "b_win_rate": "B win rate",
                                "share_tie": "tie share", "n_items": "items",
                                "change": "change in A's rate", "p_change": "p (sign flip)"})
+
+
+def _percent(value: float | None) -> str:
+    """A judge without usable answers (every call failed) has no rate: shown as "n/a"."""
+    return "n/a" if value is None else f"{value:.1f}%"

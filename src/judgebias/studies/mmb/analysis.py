@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from judgebias.artifacts import read_table, write_frame, write_json
+from judgebias.models.base import STATUS_FAILED
 from judgebias.studies.mmb.cluster import mean_entropy
 from judgebias.studies.mmb.estimator import MultimodalBayesianEnsemble
 from judgebias.studies.mmb.experiment import FactorialInputs, coverage_grid, factorial_inputs
@@ -104,7 +105,14 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
     summary: dict[str, Any] = {}
     for judge, judgements_path, factorial_path in zip(
             mmb["models"], judgements_paths, factorial_paths, strict=True):
+        judged = read_table(judgements_path, JUDGEMENTS)
+        answers.append(answer_counts(judged))
         configurations = pd.read_parquet(factorial_path)
+        if configurations.empty:  # left out by its factorial (accepted failed calls)
+            summary[judge] = {"left_out": True,
+                              "failed_answers": int((judged["status"] == STATUS_FAILED).sum()),
+                              "answers": len(judged)}
+            continue
         runs = at_k(configurations, k)
         first = significance_table(runs, TABLE1_METRICS, table="table1", report=report)
         in_cell = runs[(runs["n_prompts"] == cell[0]) & (runs["n_val"] == cell[1])]
@@ -127,9 +135,10 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
         tables["top_prompts"].append(top)
         tables["tau_sweep"].append(tau_sweep(
             config, [pairs_path, pool_path, judgements_path, clusters_path]).assign(judge=judge))
-        judged = read_table(judgements_path, JUDGEMENTS)
-        answers.append(answer_counts(judged))
         summary[judge] = judge_summary(second, top, inputs)
+    if not tables["table1"]:
+        raise ValueError("mmb.models: no judge has enough pairs with a usable answer for "
+                         "every instruction (every one was left out by its failed calls)")
     frames = {name: pd.concat(parts, ignore_index=True) for name, parts in tables.items()}
     frames["answers"] = pd.concat(answers, ignore_index=True)
     for name, frame in frames.items():
@@ -219,7 +228,7 @@ def judge_summary(second: pd.DataFrame, top: pd.DataFrame, inputs: FactorialInpu
                                         and ece.loc["MMB", "is_best"]
                                         and not ece.loc[m, "bold"]],
         "pairs_used": inputs.pairs_used, "pairs_dropped": inputs.pairs_dropped,
-        "smoothed_answers": inputs.smoothed_answers,
+        "smoothed_answers": inputs.smoothed_answers, "failed_answers": inputs.failed_answers,
         "top_prompt_matches": int(styled["matches"].sum()) if len(styled) else None,
         "clusters_with_style": len(styled),
     }

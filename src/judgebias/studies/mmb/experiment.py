@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from judgebias.artifacts import read_table, write_frame
+from judgebias.models.base import STATUS_FAILED
 from judgebias.studies.mmb.cluster import softmax_cosines
 from judgebias.studies.mmb.factorial import Design, Split, run_factorial, run_nopref
 from judgebias.studies.mmb.steps import HPS, MJB
@@ -55,6 +56,7 @@ class FactorialInputs:
     pairs_used: int
     pairs_dropped: int
     smoothed_answers: int
+    failed_answers: int  # calls that failed, kept because max_failures accepted them
 
 
 def factorial_inputs(config: Mapping[str, Any], pairs_path: str, pool_path: str,
@@ -103,7 +105,8 @@ def factorial_inputs(config: Mapping[str, Any], pairs_path: str, pool_path: str,
                       curves_for=[mmb["report"]["n_prompts"]],
                       n_jobs=min(2, os.cpu_count() or 1)),
         pairs_used=len(usable), pairs_dropped=len(pairs) - len(usable),
-        smoothed_answers=int((judgements["p_source"] == "smoothed_choice").sum()))
+        smoothed_answers=int((judgements["p_source"] == "smoothed_choice").sum()),
+        failed_answers=int((judgements["status"] == STATUS_FAILED).sum()))
 
 
 def coverage_grid(points: int) -> np.ndarray:
@@ -118,12 +121,23 @@ def factorial(config: Mapping[str, Any], pairs_path: str, pool_path: str,
     are left out of both (counted by the analysis), never imputed."""
     inputs = factorial_inputs(config, pairs_path, pool_path, judgements_path, clusters_path)
     largest = max(inputs.design.n_val)
-    for name, split in [("HPSv2 training", inputs.hps),
-                        *((f"MJBench fold {f}", s) for f, s in inputs.mjb.items())]:
-        if largest > len(split.y_pool):
-            raise ValueError(f"mmb.design.n_val: {largest} validation pairs asked, but "
-                             f"{inputs.judge} answered only {len(split.y_pool)} {name} "
-                             "validation pairs usably")
+    splits = [("HPSv2 training", inputs.hps),
+              *((f"MJBench fold {f}", s) for f, s in inputs.mjb.items())]
+    short = [(name, len(split.y_pool)) for name, split in splits if largest > len(split.y_pool)]
+    if short and inputs.failed_answers:
+        # Accepted failed calls (max_failures) left too few usable pairs: the judge is left
+        # out of the analysis, which says so, instead of stopping every other judge's.
+        log.warning("%s: %d failed calls left too few usable validation pairs (%s) for the "
+                    "%d that mmb.design.n_val asks; the judge is left out", inputs.judge,
+                    inputs.failed_answers, ", ".join(f"{n}: {k}" for n, k in short), largest)
+        write_frame(pd.DataFrame(), out_dir / "configurations.parquet")
+        write_frame(pd.DataFrame(), out_dir / "nopref.parquet")
+        return
+    if short:
+        name, usable = short[0]
+        raise ValueError(f"mmb.design.n_val: {largest} validation pairs asked, but "
+                         f"{inputs.judge} answered only {usable} {name} validation pairs "
+                         "usably")
     if max(inputs.design.n_prompts) > len(inputs.pool):
         raise ValueError(f"mmb.design.n_prompts: {max(inputs.design.n_prompts)} prompts "
                          f"asked, but the pool has {len(inputs.pool)}")

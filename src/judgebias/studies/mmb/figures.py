@@ -23,7 +23,8 @@ COLORS = {"STD": "#9e9e9e", "BEST": "#8d6e63", "AVG": "#1f77b4", "BPE": "#ff7f0e
 
 def draw_all(config: Mapping[str, Any], frames: Mapping[str, pd.DataFrame], out: Path
              ) -> None:
-    judges = config["mmb"]["models"]
+    analysed = set(frames["table2"]["judge"])  # a judge left out has no rows
+    judges = [j for j in config["mmb"]["models"] if j in analysed]
     simulated = simulated_models(config, judges)
     fig1(frames["table2"], judges, simulated, out / "fig1.png")
     fig3(frames["error_coverage"], judges, simulated, out / "fig3.png")

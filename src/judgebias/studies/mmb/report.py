@@ -80,6 +80,10 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
     k, cell = metrics["k"], metrics["cell"]
     subsections = []
     for judge in mmb["models"]:
+        if metrics["judges"][judge].get("left_out"):
+            subsections.append(Section(title=f"Judge {judge}", notes=judge_notes(
+                metrics["judges"][judge])))
+            continue
         mine = {name: frame[frame["judge"] == judge] for name, frame in read.items()
                 if "judge" in frame.columns}
         first = paper_table(mine["table1"], ["n_prompts", "n_val"], order=METHODS)
@@ -176,9 +180,17 @@ def protocol_notes(config: Mapping[str, Any], summary: Mapping[str, Any]) -> lis
 
 
 def judge_notes(summary: Mapping[str, Any]) -> list[str]:
-    notes = [f"{summary['pairs_used']} pairs with a usable answer for every instruction; "
-             f"{summary['pairs_dropped']} left out (a failed or unparseable answer is never "
-             "imputed)."]
+    if summary.get("left_out"):
+        return [f"Left out of every table and figure: {summary['failed_answers']} of its "
+                f"{summary['answers']} calls failed (accepted by max_failures), leaving too "
+                "few pairs with a usable answer for every instruction."]
+    notes = []
+    if summary.get("failed_answers"):
+        notes.append(f"{summary['failed_answers']} failed calls were accepted "
+                     "(max_failures); they are left out.")
+    notes.append(f"{summary['pairs_used']} pairs with a usable answer for every instruction; "
+                 f"{summary['pairs_dropped']} left out (a failed or unparseable answer is "
+                 "never imputed).")
     if summary.get("smoothed_answers"):
         notes.append(f"{summary['smoothed_answers']} answers had no log-probs: p comes from "
                      "the parsed choice (2/3 or 1/3), so calibration metrics are coarse.")

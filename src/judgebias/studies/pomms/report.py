@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgebias.judging.values import failed_note
 from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.pomms.tables import TABLES
 
@@ -108,5 +109,9 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
             f"(here {metrics['ensemble_philautia']:.2f}).",
             "τ is computed with every human rating as its own row (caption-metric "
             "convention); answers that failed are excluded and counted, never imputed.",
+            *failed_note(metrics.get("failed_calls", {})),
+            *([f"Evaluators without one usable score, left out of the selection: "
+               f"{', '.join(metrics['evaluators_left_out'])}."]
+              if metrics.get("evaluators_left_out") else []),
         ],
     )

@@ -4,6 +4,7 @@ judgebias.studies.pomms.estimator."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pandas as pd
 
 from judgebias.agreement import agreement
 from judgebias.artifacts import read_columns, read_table, write_frame, write_json
-from judgebias.judging.values import numeric_values
+from judgebias.judging.values import failed_calls, numeric_values
 from judgebias.studies.pomms.estimator import (
     POMMS,
     Pomms,
@@ -25,6 +26,8 @@ from judgebias.studies.pomms.estimator import (
 from judgebias.studies.pomms.params import judgement_setting
 from judgebias.studies.pomms.tables import ITEM_SCORES, JUDGEMENTS
 from judgebias.study import study_models
+
+log = logging.getLogger(__name__)
 
 SCORE_SCALE = 100.0  # the philautia setting's G-VEval scores, 0..100
 
@@ -49,15 +52,27 @@ def judged_ratings(config: Mapping[str, Any], judgements: Sequence[str],
     return pd.concat(frames, ignore_index=True)
 
 
+def candidates(rows: pd.DataFrame, models: Sequence[str]) -> list[str]:
+    """The evaluators Pomms may select: those with at least one usable score on the
+    training rows. An evaluator every call of which failed (accepted by max_failures)
+    would otherwise drop every row, since a row with any NaN score is left out."""
+    usable = [m for m in models if rows[m].notna().any()]
+    if len(usable) < len(models):
+        log.warning("Pomms leaves out evaluators without one usable score: %s",
+                    sorted(set(models) - set(usable)))
+    return usable
+
+
 def fit_pomms(config: Mapping[str, Any], ratings: pd.DataFrame,
               scores_long: pd.DataFrame | None = None) -> Pomms:
     """Forward selection + Elastic Net on the training dataset: fitted on its train split,
     scored on its val split (seed 000 §6.3, `validation_split`); the ensemble size by
     ``pomms.select`` (min_philautia reads `scores_long`, the philautia setting's long
     table, as Table 2 chose Pomms (iv) by its philautia score)."""
-    pomms, models = config["pomms"], study_models(config, "philautia")
+    pomms = config["pomms"]
     rows = ratings[(ratings["dataset"] == pomms["train_dataset"])
                    & ratings["split"].isin(["train", "val"])]
+    models = candidates(rows, study_models(config, "philautia"))
     estimator = Pomms(max_features=pomms["max_features"], alpha=pomms["alpha"],
                       l1_ratio=pomms["l1_ratio"], positive=pomms["positive"],
                       scoring=pomms["scoring"], select=pomms["select"],
@@ -98,5 +113,10 @@ def run_pomms(config: Mapping[str, Any], judgements: Sequence[str],
         "intercept": float(estimator.intercept_),
         "n_train": int(estimator.n_train_), "n_validation": int(estimator.n_validation_),
         "n_dropped": int(estimator.n_dropped_),
+        "evaluators_left_out": [m for m in models
+                                if m not in list(estimator.feature_names_in_)],
+        "failed_calls": failed_calls(pd.concat(
+            [read_columns(p, ITEM_SCORES, ["evaluator", "status"]) for p in item_scores],
+            ignore_index=True), "evaluator"),
         **second.summary(),
     }, out_dir / "metrics.json")
