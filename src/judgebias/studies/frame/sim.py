@@ -69,6 +69,7 @@ PAIR_MARK = "Two images were generated from the same instruction."
 INSTRUCTION = "Instruction:"
 PAIR_QUESTION = " Which image is better?"
 NAMED = re.compile(r"may have been altered using (.+?), which is defined as:")
+IMAGE_LABEL = re.compile(r"\s*\bImage(?: \d+)?:\s*$")  # "Image:" before the image (Figs. 4-7)
 
 
 @dataclass(frozen=True)
@@ -266,7 +267,7 @@ class ScoreTask:
         if len(request.images) != 1:
             raise ValueError(f"a FRAME score needs 1 image, got {len(request.images)}")
         traits = JudgeTraits.of(model)
-        instruction = request.prompt.rsplit(INSTRUCTION, 1)[-1].strip()
+        instruction = IMAGE_LABEL.sub("", request.prompt.rsplit(INSTRUCTION, 1)[-1]).strip()
         prompt, named = prompt_kind(request.prompt)
         latent = latent_score(backend, model, traits, request.images[0], instruction,
                               prompt, named)
