@@ -125,7 +125,7 @@ def test_the_render_step_restores_the_face_from_local_weights(checkpoints, offli
     out = render_set(config, items, jobs, tmp_path / "r").set_index("recipe")
     assert out.loc["beauty_filter=gfpgan", "status"] == "ok", out.loc["beauty_filter=gfpgan"]
     assert out.loc["padding=10", "status"] == "ok"
-    rendered = np.asarray(Image.open(out.loc["beauty_filter=gfpgan", "path"]).convert("RGB"))
+    rendered = np.asarray(Image.open(out.loc["beauty_filter=gfpgan", "image"]).convert("RGB"))
 
     restorer = m.restorer("gfpgan", weights=weights, face_models=faces, device="cpu")
     restored = m.beauty_filter(image, restorer)
