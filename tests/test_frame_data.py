@@ -176,7 +176,7 @@ def test_gfpgan_without_weights_is_reported_unavailable_and_the_rest_renders(tmp
                                     "bounding_box=annotated"]})
     out = render_set(config, items, jobs, tmp_path / "r").set_index("recipe")
     assert out.loc["beauty_filter=gfpgan", "status"] == "unavailable"
-    assert "pip install gfpgan" in out.loc["beauty_filter=gfpgan", "message"]
+    assert "judgebias[gfpgan]" in out.loc["beauty_filter=gfpgan", "message"]
     assert out.loc["padding=10", "status"] == "ok"
     assert "no box annotation" in out.loc["bounding_box=annotated", "message"]
 

@@ -202,7 +202,7 @@ def test_apply_names_what_an_outdoor_item_lacks():
 def test_gfpgan_unavailable_says_what_to_install(tmp_path):
     with pytest.raises(m.BeautyFilterUnavailable) as err:
         m.restorer("gfpgan", weights=str(tmp_path / "GFPGANv1.4.pth"))
-    assert "pip install gfpgan" in str(err.value)
+    assert "judgebias[gfpgan]" in str(err.value)
     assert "frame.beauty.weights" in str(err.value)
     with pytest.raises(ValueError, match="unknown beauty filter"):
         m.restorer("airbrush")

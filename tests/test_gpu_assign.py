@@ -254,16 +254,21 @@ def test_image_types_from_magic_bytes():
     assert base64.b64decode(url.split(",", 1)[1]) == png
 
 
-def test_chat_messages_put_images_before_the_prompt():
+def test_chat_messages_follow_the_requests_layout():
+    """The images where the request places them (after the text by default), as the
+    openai backend sends them (tests/test_layout.py compares all three backends)."""
     png, jpeg = _image("PNG"), _image("JPEG")
     request = ChatRequest(model="m", prompt="Describe it.", images=(png, jpeg))
     [message] = chat_messages(request)
     assert message["role"] == "user"
     parts = message["content"]
-    assert [p["type"] for p in parts] == ["image_url", "image_url", "text"]
-    assert parts[0]["image_url"]["url"] == image_data_url(png)
-    assert parts[1]["image_url"]["url"].startswith("data:image/jpeg;base64,")
-    assert parts[2]["text"] == "Describe it."
+    assert [p["type"] for p in parts] == ["text", "image_url", "image_url"]
+    assert parts[0]["text"] == "Describe it."
+    assert parts[1]["image_url"]["url"] == image_data_url(png)
+    assert parts[2]["image_url"]["url"].startswith("data:image/jpeg;base64,")
+    marked = ChatRequest(model="m", prompt="A: B: end", images=(png, jpeg), image_at=(3, 6))
+    assert [p.get("text", p["type"]) for p in chat_messages(marked)[0]["content"]] == [
+        "A: ", "image_url", "B: ", "image_url", "end"]
     assert chat_messages(ChatRequest(model="m", prompt="x"))[0]["content"] == [
         {"type": "text", "text": "x"}]
 

@@ -355,15 +355,16 @@ def parse_openai(body: Any) -> tuple[ChatRequest, bool]:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise BadRequest("'messages' must be a non-empty array")
-    texts: list[str] = []
+    user: list[list[str | bytes]] = []  # each user message's text and image parts, in order
     system: list[str] = []
-    images: list[bytes] = []
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") not in (
                 "system", "developer", "user"):
             raise BadRequest(f"messages[{i}]: a system, developer or user message expected")
         content = message.get("content")
-        into = system if message["role"] in ("system", "developer") else texts
+        into: list[Any] = system if message["role"] in ("system", "developer") else []
+        if into is not system:
+            user.append(into)
         if isinstance(content, str):
             into.append(content)
             continue
@@ -374,8 +375,9 @@ def parse_openai(body: Any) -> tuple[ChatRequest, bool]:
             kind = part.get("type") if isinstance(part, dict) else None
             if kind == "text" and isinstance(part.get("text"), str):
                 into.append(part["text"])
-            elif kind == "image_url" and isinstance(part.get("image_url"), dict):
-                images.append(_data_url(part["image_url"].get("url"), where))
+            elif (kind == "image_url" and isinstance(part.get("image_url"), dict)
+                  and into is not system):
+                into.append(_data_url(part["image_url"].get("url"), where))
             else:
                 raise BadRequest(f"{where}: a text or image_url part expected")
     logprobs = body.get("logprobs") or False
@@ -388,8 +390,8 @@ def parse_openai(body: Any) -> tuple[ChatRequest, bool]:
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
     sampling = _sampling(body.get("temperature"), body.get("top_p"), max_tokens,
                          body.get("seed"), k)
-    return ChatRequest(model=model, prompt="\n".join(texts), images=tuple(images),
-                       sampling=sampling, system="\n".join(system)), logprobs
+    return ChatRequest.from_parts(model, _one_turn(user), sampling=sampling,
+                                  system="\n".join(system)), logprobs
 
 
 def _data_url(url: Any, where: str) -> bytes:
@@ -405,8 +407,7 @@ def parse_gemini(model: str, body: Any) -> tuple[ChatRequest, bool]:
     """A Gemini generateContent body -> (request, log-probs requested)."""
     if not isinstance(body, dict):
         raise BadRequest("request body must be a JSON object")
-    texts: list[str] = []
-    images: list[bytes] = []
+    user: list[list[str | bytes]] = []  # each user turn's text and image parts, in order
     system = _get(body, "systemInstruction", "system_instruction")
     contents = body.get("contents")
     if not isinstance(contents, list) or not contents:
@@ -415,7 +416,9 @@ def parse_gemini(model: str, body: Any) -> tuple[ChatRequest, bool]:
     blocks = ([("systemInstruction", system)] if system is not None else []) + [
         (f"contents[{i}]", c) for i, c in enumerate(contents)]
     for where, content in blocks:
-        into = system_texts if where == "systemInstruction" else texts
+        into: list[Any] = system_texts if where == "systemInstruction" else []
+        if where != "systemInstruction":
+            user.append(into)
         parts = content.get("parts") if isinstance(content, dict) else None
         if not isinstance(parts, list):
             raise BadRequest(f"{where}.parts must be an array")
@@ -426,8 +429,8 @@ def parse_gemini(model: str, body: Any) -> tuple[ChatRequest, bool]:
             inline = _get(part, "inlineData", "inline_data")
             if isinstance(part.get("text"), str):
                 into.append(part["text"])
-            elif isinstance(inline, dict):
-                images.append(_b64decode(inline.get("data"), f"{at}.inlineData.data"))
+            elif isinstance(inline, dict) and into is not system_texts:
+                into.append(_b64decode(inline.get("data"), f"{at}.inlineData.data"))
             else:
                 raise BadRequest(f"{at}: a text or inlineData part expected")
     config = _get(body, "generationConfig", "generation_config") or {}
@@ -441,8 +444,17 @@ def parse_gemini(model: str, body: Any) -> tuple[ChatRequest, bool]:
     sampling = _sampling(config.get("temperature"), _get(config, "topP", "top_p"),
                          _get(config, "maxOutputTokens", "max_output_tokens"),
                          config.get("seed"), k)
-    return ChatRequest(model=model, prompt="\n".join(texts), images=tuple(images),
-                       sampling=sampling, system="\n".join(system_texts)), wants
+    return ChatRequest.from_parts(model, _one_turn(user), sampling=sampling,
+                                  system="\n".join(system_texts)), wants
+
+
+def _one_turn(turns: list[list[str | bytes]]) -> list[str | bytes]:
+    """The user turns as one sequence of parts: within a turn the parts join as they are
+    (how judgebias's backends split one prompt around its images), turns with a newline."""
+    joined: list[str | bytes] = []
+    for i, turn in enumerate(turns):
+        joined += (["\n"] if i else []) + turn
+    return joined
 
 
 # ---------------------------------------------------------------------------- rendering

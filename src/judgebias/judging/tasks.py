@@ -72,7 +72,9 @@ class JudgeTask:
         Template placeholder -> items column holding its value (a string, or a list of
         strings written one per line).
     images : tuple of str
-        Items columns holding image file paths, attached in this order.
+        Items columns holding image file paths, attached in this order: at the
+        template's image places (``{{image}}``, the k-th takes the k-th), or after the
+        text where the template marks none.
     system : str or None
         Template id of the system prompt, if the protocol has one.
     """
@@ -132,6 +134,11 @@ def build_requests(config: Mapping[str, Any], model_key: str, task: JudgeTask,
     "no_image" where an image path is missing."""
     model = config["panel"][model_key]
     sampling, system = sampling_for(model), prompts.render(task.system) if task.system else ""
+    places = prompts.image_places(task.prompt)
+    if places not in (0, len(task.images)):
+        raise ValueError(f"prompt {task.prompt!r} marks {places} image places "
+                         f"({prompts.IMAGE_MARKER}) but the task attaches "
+                         f"{len(task.images)} ({', '.join(task.images) or 'none'})")
     requests: list[ChatRequest | None] = []
     statuses: list[str] = []
     seen: dict[str, tuple[bytes, str]] = {}  # this call's files: one stat each
@@ -144,13 +151,13 @@ def build_requests(config: Mapping[str, Any], model_key: str, task: JudgeTask,
         if status != STATUS_OK:
             requests.append(None)
             continue
-        text = prompts.render(task.prompt, {name: row[column]
-                                            for name, column in task.fields.items()})
+        text, image_at = prompts.render_layout(
+            task.prompt, {name: row[column] for name, column in task.fields.items()})
         images = [seen[p] if p in seen else seen.setdefault(p, read_image(p)) for p in paths]
         requests.append(ChatRequest(
             model=model["model_id"], prompt=text, system=system, sampling=sampling,
             images=tuple(data for data, _ in images), revision=model["revision"],
-            digests=tuple(digest for _, digest in images)))
+            digests=tuple(digest for _, digest in images), image_at=image_at))
     return requests, statuses
 
 

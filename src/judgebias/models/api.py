@@ -166,6 +166,17 @@ def image_data_url(image: bytes) -> str:
     return f"data:{image_mime_type(image)};base64,{payload}"
 
 
+def openai_chat_messages(request: ChatRequest) -> list[dict[str, Any]]:
+    """The request as OpenAI chat messages: the optional system message, then one user
+    message whose content is the request's text and image parts in their order
+    (:meth:`ChatRequest.parts`). The OpenAI API and vLLM's ``LLM.chat`` both take it."""
+    content = [{"type": "text", "text": part} if isinstance(part, str)
+               else {"type": "image_url", "image_url": {"url": image_data_url(part)}}
+               for part in request.parts()]
+    system = [{"role": "system", "content": request.system}] if request.system else []
+    return [*system, {"role": "user", "content": content}]
+
+
 class ApiBackend:
     """Base of the HTTP backends: subclasses implement `_open`, `_call` and `_classify`."""
 

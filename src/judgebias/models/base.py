@@ -43,6 +43,17 @@ class ChatRequest:
     only what is in the request. `digests` may carry the images' sha256 (hex) when the
     caller already knows them (judgebias.judging.tasks.read_image computes each file's
     once), so journal keys do not hash the same bytes again for every request.
+
+    The user message is one ordered sequence of text and image parts (:meth:`parts`), and
+    every backend sends exactly that sequence (issue 19: an open judge on vLLM and an API
+    judge must see a prompt in the same shape, or their comparison is confounded).
+    `image_at` places image i right before character ``image_at[i]`` of `prompt` (a
+    template's image markers, judgebias.prompts); empty, every image follows the whole
+    text. That default is how G-VEval's own scorer sends its prompt (github.com/ztangaj/
+    gveval, evaluation/gveval/scorer.py, commit fee3fd7: the text part, then the image)
+    and what the openai and gemini backends always sent, so journaled API answers to
+    unmarked prompts keep their keys. `prompt` is always the text parts joined, so a
+    reader of the text (the sim) reads what the model reads, labels ("Image 1:") included.
     """
 
     model: str  # the provider's model id (e.g. "gpt-4o-2024-08-06", "sim/lumen-large")
@@ -52,6 +63,56 @@ class ChatRequest:
     revision: str = ""
     system: str = ""
     digests: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    image_at: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.image_at:
+            return
+        if len(self.image_at) != len(self.images):
+            raise ValueError(f"image_at places {len(self.image_at)} images, the request "
+                             f"has {len(self.images)}")
+        if (list(self.image_at) != sorted(self.image_at) or self.image_at[0] < 0
+                or self.image_at[-1] > len(self.prompt)):
+            raise ValueError(f"image_at {list(self.image_at)} must be non-decreasing offsets "
+                             f"into the prompt (0..{len(self.prompt)})")
+        if all(at == len(self.prompt) for at in self.image_at):  # the default, spelled out
+            object.__setattr__(self, "image_at", ())
+
+    @classmethod
+    def from_parts(cls, model: str, parts: Sequence[str | bytes], **fields: Any
+                   ) -> ChatRequest:
+        """The request whose user message is `parts` (str: text, bytes: an image file),
+        in order; the inverse of :meth:`parts` (serve-sim rebuilds requests with it)."""
+        texts: list[str] = []
+        images: list[bytes] = []
+        offsets: list[int] = []
+        length = 0
+        for part in parts:
+            if isinstance(part, bytes):
+                images.append(part)
+                offsets.append(length)
+            else:
+                texts.append(part)
+                length += len(part)
+        return cls(model=model, prompt="".join(texts), images=tuple(images),
+                   image_at=tuple(offsets), **fields)
+
+    def parts(self) -> list[str | bytes]:
+        """The user message in order: text (str) and image (bytes) parts, no empty text.
+
+        Every backend's payload is built from this, so all send the same sequence.
+        """
+        offsets = self.image_at or (len(self.prompt),) * len(self.images)
+        parts: list[str | bytes] = []
+        start = 0
+        for image, at in zip(self.images, offsets, strict=True):
+            if at > start:
+                parts.append(self.prompt[start:at])
+            parts.append(image)
+            start = at
+        if start < len(self.prompt) or not self.images:
+            parts.append(self.prompt[start:])
+        return parts
 
     def image_hashes(self) -> list[str]:
         if len(self.digests) == len(self.images):

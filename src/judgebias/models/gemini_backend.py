@@ -1,10 +1,11 @@
 """The `gemini` backend: Google's Gemini API through google-genai.
 
-Images travel as inline parts; log-probs are requested (`response_logprobs`, `logprobs=k`)
-where the model offers them. Some Gemini models reject log-prob requests with a 400: the
-first such answer switches log-probs off for the rest of the job (detected once, logged
-once), the request is sent again without them, and every row records whether it had
-log-probs (`logprobs_available`), so the parsed score is used for those rows.
+The user turn is the request's text and image parts in their order, images inline.
+Log-probs are requested (`response_logprobs`, `logprobs=k`) where the model offers them.
+Some Gemini models reject log-prob requests with a 400: the first such answer switches
+log-probs off for the rest of the job (detected once, logged once), the request is sent
+again without them, and every row records whether it had log-probs
+(`logprobs_available`), so the parsed score is used for those rows.
 
 google-genai's own retries are off (`attempts=1`): judgebias.models.api retries.
 """
@@ -57,10 +58,11 @@ _TRANSPORT_ERRORS = _transport_errors()
 
 
 def build_contents(request: ChatRequest) -> list[Any]:
-    """The prompt text, then the images as inline parts (as the OpenAI backend orders them)."""
-    parts: list[Any] = [types.Part.from_text(text=request.prompt)]
-    parts += [types.Part.from_bytes(data=image, mime_type=image_mime_type(image))
-              for image in request.images]
+    """One user turn: the request's text and image parts (inline) in their order, the
+    same sequence every backend sends (:meth:`ChatRequest.parts`)."""
+    parts = [types.Part.from_text(text=part) if isinstance(part, str)
+             else types.Part.from_bytes(data=part, mime_type=image_mime_type(part))
+             for part in request.parts()]
     return [types.Content(role="user", parts=parts)]
 
 

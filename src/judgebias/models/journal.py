@@ -2,7 +2,8 @@
 
 Every completed call is written to an SQLite database the moment it returns, keyed by a
 hash of everything that determines the answer (backend, backend version, model, revision,
-prompt text, image hashes, sampling parameters incl. seed). A job killed at any point
+prompt text, image hashes and where each image sits in the text, sampling parameters incl.
+seed). A job killed at any point
 resumes by looking its requests up first; a rerun with unchanged inputs makes zero calls.
 
 Only successful answers are reusable. Failed or empty answers are recorded in a separate
@@ -81,6 +82,8 @@ def request_key(request: ChatRequest, backend: str, backend_version: str = "") -
     }
     if request.system:  # absent when empty, so keys of system-less requests never change
         payload["system"] = request.system
+    if request.image_at:  # where the images sit (absent: after the text, the default)
+        payload["image_at"] = list(request.image_at)
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -89,7 +92,7 @@ def request_summary(request: ChatRequest) -> str:
     """What is stored about a request: the prompts and image hashes, never credentials."""
     return json.dumps({"model": request.model, "revision": request.revision,
                        "system": request.system, "prompt": request.prompt,
-                       "images": request.image_hashes(),
+                       "images": request.image_hashes(), "image_at": list(request.image_at),
                        "sampling": request.sampling.as_dict()}, sort_keys=True)
 
 

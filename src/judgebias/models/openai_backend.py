@@ -1,8 +1,11 @@
 """The `openai` backend: the OpenAI API and any OpenAI-compatible server (`vllm serve`,
 hosted providers, `judgebias serve-sim`) through `base_url`.
 
-Images travel as base64 data URLs in `image_url` content parts; log-probs are asked for
-with `logprobs=True, top_logprobs=k` and kept token by token with their alternatives.
+The user message is the request's text and image parts in their order (the template's
+image markers, judgebias.prompts), images as base64 data URLs in `image_url` parts
+(:func:`judgebias.models.api.openai_chat_messages`, which the vllm backend shares).
+Log-probs are asked for with `logprobs=True, top_logprobs=k` and kept token by token
+with their alternatives.
 The SDK's own retries are off (max_retries=0): judgebias.models.api retries, so that it
 can count them, honour Retry-After, and stop at once on permanent errors.
 """
@@ -19,7 +22,7 @@ from judgebias.models.api import (
     ApiBackend,
     PermanentError,
     TransientError,
-    image_data_url,
+    openai_chat_messages,
     parse_retry_after,
     permanent,
 )
@@ -29,14 +32,6 @@ from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
 # differently encoded requests are never confused. (The SDK version is not: it does not
 # change what the model is asked, and including it would re-pay every call on upgrade.)
 PROTOCOL_VERSION = "openai-chat-1"
-
-
-def build_messages(request: ChatRequest) -> list[dict[str, Any]]:
-    content: list[dict[str, Any]] = [{"type": "text", "text": request.prompt}]
-    content += [{"type": "image_url", "image_url": {"url": image_data_url(image)}}
-                for image in request.images]
-    system = [{"role": "system", "content": request.system}] if request.system else []
-    return [*system, {"role": "user", "content": content}]
 
 
 def to_response(completion: Any) -> ChatResponse:
@@ -65,7 +60,7 @@ class OpenAIBackend(ApiBackend):
     async def _call(self, client: openai.AsyncOpenAI, request: ChatRequest) -> ChatResponse:
         sampling = request.sampling
         kwargs: dict[str, Any] = {
-            "model": request.model, "messages": build_messages(request),
+            "model": request.model, "messages": openai_chat_messages(request),
             "temperature": sampling.temperature, "top_p": sampling.top_p,
             "max_tokens": sampling.max_tokens, "seed": sampling.seed,
         }

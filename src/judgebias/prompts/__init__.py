@@ -26,6 +26,29 @@ reference-based prompt (its text and the ``{{Caption}}`` slot) is G-VEval's own
 ``prompts/img/combined.txt`` word for word.
 A `{{...}}` right after a dollar sign is not a placeholder: the G-VEval prompts print
 ``The final score is ${{score}}$.`` as an instruction to the model, and it stays as is.
+
+Image places (issue 19). ``{{image}}`` marks where an attached image goes: the k-th marker
+takes the task's k-th image, and the text before it carries its label where the paper
+gives one. A template marks the place of every image its task attaches, or of none; an
+unmarked template's images follow the whole text (the default layout, see
+:class:`judgebias.models.base.ChatRequest`). Every backend sends the text and images in
+that order. Where each paper puts its images:
+
+- ``birch_reference``, ``birch_anchor``, ``birch_judge_reference``: under "Inputs",
+  before the user instruction, where seed 003 prints ``{ image }`` (Figs. 19, 20, 21).
+  ``birch_judge_base`` and ``birch_judge_caption`` are Fig. 21 without the reference
+  (ours, spec birch.md), so the image sits at the same place.
+- ``frame_standard``, ``frame_bias_aware``, ``frame_bias_definition``, ``frame_cot``: after
+  the instruction, labelled "Image:" (seed 004, Figs. 4-7 print "- Image: (The
+  AI-generated image ...)" under the user prompt; the bullet is the figure's list
+  styling and is left out). ``frame_pairwise``: "Image 1:" then "Image 2:" after the
+  question (Fig. 8).
+- ``caption_llava_ov``: the image first, as LLaVA-OneVision's own conversations put it
+  (``<image>`` then the question) and seed 000 §5 takes the prompt from there.
+- ``gveval_ref``, ``gveval_ref_free``: unmarked, so after the text, as G-VEval's scorer
+  sends it (``evaluation/gveval/scorer.py``, commit fee3fd7: text part, then image part;
+  seed 000 Appendix C prints no place). ``mmb_pairwise`` (ours; seed 002 prints no
+  prompt) likewise: the two images after the text, in the order "Image A", "Image B".
 """
 
 from __future__ import annotations
@@ -34,8 +57,10 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
+from itertools import accumulate
 
-_PLACEHOLDER = re.compile(r"(?<!\$)\{\{([A-Za-z][A-Za-z0-9_ ]*)\}\}")
+IMAGE_MARKER = "{{image}}"
+_PLACEHOLDER = re.compile(r"(?<!\$)\{\{(?!image\}\})([A-Za-z][A-Za-z0-9_ ]*)\}\}")
 
 
 @cache
@@ -59,8 +84,23 @@ def fields(prompt_id: str) -> frozenset[str]:
     return frozenset(_PLACEHOLDER.findall(template(prompt_id)))
 
 
+@cache
+def image_places(prompt_id: str) -> int:
+    """How many image places (``{{image}}``) a template marks; 0: the default layout."""
+    return template(prompt_id).count(IMAGE_MARKER)
+
+
 def render(prompt_id: str, values: Mapping[str, str | Sequence[str]] | None = None) -> str:
-    """Fill every placeholder of a template from `values` (placeholder name -> text).
+    """The filled text of a template, as :func:`render_layout` makes it, without where
+    its images go (what a reader of the text sees: a system prompt, the sim's tests)."""
+    return render_layout(prompt_id, values)[0]
+
+
+def render_layout(prompt_id: str, values: Mapping[str, str | Sequence[str]] | None = None
+                  ) -> tuple[str, tuple[int, ...]]:
+    """The filled text, without its image markers, and the offset in that text where each
+    marked image goes (empty for an unmarked template): `ChatRequest`'s ``prompt`` and
+    ``image_at``. Placeholders are filled from `values` (placeholder name -> text).
 
     A list value is written one item per line, stripped (our format for the G-VEval
     reference list, not G-VEval's ``'a'; 'b'; 'c`` join: see the module docstring). A
@@ -87,4 +127,6 @@ def render(prompt_id: str, values: Mapping[str, str | Sequence[str]] | None = No
             raise ValueError(f"prompt {prompt_id!r}: {match.group(1)} is an empty list")
         return "\n".join(lines)
 
-    return _PLACEHOLDER.sub(fill, template(prompt_id))
+    pieces = [_PLACEHOLDER.sub(fill, piece)
+              for piece in template(prompt_id).split(IMAGE_MARKER)]
+    return "".join(pieces), tuple(accumulate(len(piece) for piece in pieces[:-1]))

@@ -280,49 +280,108 @@ class FaceRestorer(Protocol):
     def restore(self, image: Image.Image) -> Image.Image: ...
 
 
-_GFPGAN_HELP = ("install it with `pip install gfpgan` (it pulls basicsr and facexlib) and "
+GFPGAN_CONFIG = {"out_size": 512, "num_style_feat": 512, "channel_multiplier": 2,
+                 "decoder_load_path": None, "fix_decoder": False, "num_mlp": 8,
+                 "input_is_latent": True, "different_w": True, "narrow": 1, "sft_half": True}
+"""GFPGANv1Clean as GFPGANer builds it for ``arch="clean"`` (GFPGANv1.3/1.4 weights), which
+is also the network spandrel builds from such a checkpoint."""
+FACE_SIZE = 512  # GFPGANer's FaceRestoreHelper(face_size=512, crop_ratio=(1, 1))
+DETECTOR = "retinaface_resnet50"  # GFPGANer's det_model
+FACE_MODEL_FILES = {  # facexlib's file names (its release URLs' base names)
+    "detection_Resnet50_Final.pth": "facexlib releases v0.1.0 (RetinaFace ResNet-50)",
+    "parsing_parsenet.pth": "facexlib releases v0.2.2 (ParseNet)",
+}
+NOISE_SEED = 0  # GFPGAN's decoder draws fresh noise per call: seeded, so a render repeats
+_GFPGAN_HELP = ("install it with `pip install 'judgebias[gfpgan]'` (spandrel and facexlib), "
                 "set params key `frame.beauty.weights` to a GFPGAN weights file, e.g. "
-                "GFPGANv1.4.pth from https://github.com/TencentARC/GFPGAN/releases")
+                "GFPGANv1.4.pth from https://github.com/TencentARC/GFPGAN/releases, and "
+                "`frame.beauty.face_models` to a folder holding facexlib's "
+                f"{' and '.join(FACE_MODEL_FILES)}")
 
 
 class GFPGANRestorer:
-    """The paper's beauty filter: GFPGAN (App. B.3, github.com/TencentARC/GFPGAN).
+    """The paper's beauty filter: GFPGAN (App. B.3, github.com/TencentARC/GFPGAN), run as
+    its ``GFPGANer.enhance`` does (gfpgan 1.3.8, ``gfpgan/utils.py``): facexlib's RetinaFace
+    finds every face and its five landmarks, each face is aligned to 512 x 512, restored
+    by GFPGANv1Clean, and pasted back through facexlib's ParseNet face mask.
 
-    The package and the weights are checked when the restorer is made, so a run fails before
-    it starts rather than on its first People image. ``upscale=1`` keeps the image's size;
-    `device` "auto" lets GFPGAN choose (CUDA when available).
+    Why not the ``gfpgan`` package: it imports basicsr, which imports
+    ``torchvision.transforms.functional_tensor`` (removed in torchvision 0.17), and basicsr
+    1.4.2 is published as a source archive whose build installs torch again; facexlib
+    downloads its detector at first use. Here the network comes from spandrel (maintained,
+    it loads GFPGAN checkpoints, ``params_ema`` included, into the same GFPGANv1Clean) and
+    the face helper from facexlib, which both import cleanly with current torch. Every
+    weight is read from local files only: the GFPGAN file (`weights`) and facexlib's
+    detector and parser in `face_models`, checked before anything is built, so an offline
+    node reports the filter unavailable instead of trying a download.
+
+    ``upscale=1`` keeps the image's size; `device` "auto" takes CUDA when available.
     """
 
     name = "gfpgan"
 
-    def __init__(self, weights: str, upscale: int = 1, device: str = "auto") -> None:
+    def __init__(self, weights: str | None, face_models: str | None = None, upscale: int = 1,
+                 device: str = "auto") -> None:
         try:
-            from gfpgan import GFPGANer
+            import torch
+            from facexlib.utils.face_restoration_helper import FaceRestoreHelper
+            from spandrel import ModelLoader
         except ImportError as err:
             raise BeautyFilterUnavailable(f"the beauty filter needs GFPGAN: {_GFPGAN_HELP}") \
                 from err
         if not weights or not Path(weights).is_file():
             raise BeautyFilterUnavailable(f"GFPGAN weights file {weights!r} not found: "
                                           f"{_GFPGAN_HELP}")
-        torch_device = None
-        if device != "auto":
-            import torch
-
-            torch_device = torch.device(device)
-        self._restorer = GFPGANer(model_path=str(weights), upscale=upscale, arch="clean",
-                                  channel_multiplier=2, bg_upsampler=None,
-                                  device=torch_device)
+        missing = [name for name in FACE_MODEL_FILES
+                   if not face_models or not (Path(face_models) / name).is_file()]
+        if missing:
+            raise BeautyFilterUnavailable(
+                f"frame.beauty.face_models {face_models!r} lacks {', '.join(missing)} "
+                f"({'; '.join(FACE_MODEL_FILES[m] for m in missing)}): {_GFPGAN_HELP}")
+        self._torch = torch
+        self._device = torch.device(device if device != "auto" else
+                                    "cuda" if torch.cuda.is_available() else "cpu")
+        model = ModelLoader(self._device).load_from_file(weights)
+        if model.architecture.id != "GFPGAN":
+            raise ValueError(f"frame.beauty.weights: {weights} holds a "
+                             f"{model.architecture.name} model, not GFPGAN")
+        self._gfpgan = model.model.eval()
+        self._helper = FaceRestoreHelper(upscale, face_size=FACE_SIZE, crop_ratio=(1, 1),
+                                         det_model=DETECTOR, save_ext="png", use_parse=True,
+                                         device=self._device, model_rootpath=str(face_models))
 
     def restore(self, image: Image.Image) -> Image.Image:
         """Restore every face and paste it back; an image without a face comes back as is."""
-        bgr = np.ascontiguousarray(np.asarray(_rgb(image))[:, :, ::-1])
-        _, _, output = self._restorer.enhance(bgr, has_aligned=False, only_center_face=False,
-                                              paste_back=True)
-        if output is None:
+        helper = self._helper
+        helper.clean_all()
+        helper.read_image(np.ascontiguousarray(np.asarray(_rgb(image))[:, :, ::-1]))
+        helper.get_face_landmarks_5(only_center_face=False, eye_dist_threshold=5)
+        helper.align_warp_face()
+        if not helper.cropped_faces:
             return image.copy()
-        out = Image.fromarray(np.ascontiguousarray(output[:, :, ::-1]), "RGB")
+        for face in helper.cropped_faces:
+            helper.add_restored_face(self._restore_face(face))
+        helper.get_inverse_affine(None)
+        output = helper.paste_faces_to_input_image(upsample_img=None)
+        out = Image.fromarray(np.ascontiguousarray(output[:, :, ::-1]).astype(np.uint8), "RGB")
         return out if out.size == image.size else out.resize(image.size,
                                                                Image.Resampling.LANCZOS)
+
+    def _restore_face(self, face_bgr: np.ndarray) -> np.ndarray:
+        """One aligned 512 x 512 BGR face through GFPGAN, as GFPGANer.enhance does it:
+        RGB in [-1, 1] in, ``return_rgb=False``, the output clamped to [-1, 1] and
+        rounded to 8-bit BGR (basicsr's tensor2img)."""
+        torch = self._torch
+        rgb = torch.from_numpy(np.ascontiguousarray(face_bgr[:, :, ::-1]) / 255.0)
+        tensor = ((rgb.permute(2, 0, 1).float() - 0.5) / 0.5).unsqueeze(0).to(self._device)
+        cuda = self._device.type == "cuda"
+        devices = [self._device.index if self._device.index is not None
+                   else torch.cuda.current_device()] if cuda else []
+        with torch.no_grad(), torch.random.fork_rng(devices=devices):
+            torch.manual_seed(NOISE_SEED)
+            output = self._gfpgan(tensor, return_rgb=False)[0]
+        restored = (output.squeeze(0).float().cpu().clamp(-1, 1) + 1) / 2
+        return (restored.permute(1, 2, 0).numpy()[:, :, ::-1] * 255.0).round().astype(np.uint8)
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,8 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     errors += _same_recipe_errors(frame["manipulations"])
     errors += _dataset_errors(frame["dataset"], panel)
     errors += path_errors("frame.beauty.weights", frame["beauty"]["weights"])
+    errors += path_errors("frame.beauty.face_models", frame["beauty"]["face_models"],
+                          directory=True)
     return errors
 
 

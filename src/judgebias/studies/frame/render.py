@@ -60,8 +60,8 @@ def _restorer(config: Mapping[str, Any], name: str) -> Any:
 
     beauty = config["frame"]["beauty"]
     if name == "gfpgan":
-        return restorer(name, weights=beauty["weights"], upscale=beauty["upscale"],
-                        device=beauty["device"])
+        return restorer(name, weights=beauty["weights"], face_models=beauty["face_models"],
+                        upscale=beauty["upscale"], device=beauty["device"])
     return restorer(name)
 
 

@@ -71,6 +71,7 @@ PAIR_QUESTION = " Which image is better?"
 NAMED = re.compile(r"may have been altered using (.+?), which is defined as:")
 # The pairwise judge's traits (``sim.frame.pairwise``) where the block leaves them out.
 PAIRWISE_DEFAULTS = {"temperature": 0.5, "tie": 0.0, "position_bias": 0.0}
+IMAGE_LABEL = re.compile(r"\s*\bImage(?: \d+)?:\s*$")  # "Image:" before the image (Figs. 4-7)
 
 
 @dataclass(frozen=True)
@@ -268,7 +269,7 @@ class ScoreTask:
         if len(request.images) != 1:
             raise ValueError(f"a FRAME score needs 1 image, got {len(request.images)}")
         traits = JudgeTraits.of(model)
-        instruction = request.prompt.rsplit(INSTRUCTION, 1)[-1].strip()
+        instruction = IMAGE_LABEL.sub("", request.prompt.rsplit(INSTRUCTION, 1)[-1]).strip()
         prompt, named = prompt_kind(request.prompt)
         latent = latent_score(backend, model, traits, request.images[0], instruction,
                               prompt, named)
