@@ -72,7 +72,9 @@ def test_front_doors_agree_in_both_directions(tmp_path, default_params):
     # A judging prompt through DVC: DVC pays for the new requests once; Snakemake then
     # plans no model job (before, it planned every score job of the setting again).
     template = project / "src/judgebias/prompts/templates/gveval_ref_free.txt"
-    template.write_text(template.read_text() + " ")
+    text = template.read_text()
+    assert "should be an integer" in text
+    template.write_text(text.replace("should be an integer", "must be an integer"))
     assert any(rule == "score" for rule, _ in planned_jobs(project))
     paid_before = journaled_calls(project)
     run([str(BIN / "judgebias"), "dvc-repro", "--", "-q"], project)
