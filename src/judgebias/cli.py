@@ -92,6 +92,25 @@ def _cmd_dvc_record(args: argparse.Namespace) -> None:
     print(record(snakefile=Path(args.snakefile)))
 
 
+def _cmd_snakemake_record(args: argparse.Namespace) -> None:
+    from judgebias.workflow.dvcsync import record_snakemake
+
+    _print_recorded(record_snakemake(snakefile=Path(args.snakefile)))
+
+
+def _cmd_dvc_repro(args: argparse.Namespace) -> None:
+    from judgebias.workflow.dvcsync import repro
+
+    dvc_args = args.dvc_args[1:] if args.dvc_args[:1] == ["--"] else args.dvc_args
+    _print_recorded(repro(dvc_args=dvc_args, snakefile=Path(args.snakefile)))
+
+
+def _print_recorded(rules: list[str]) -> None:
+    print("Snakemake's records are up to date"
+          + (f" (brought up to date: {', '.join(rules)})" if rules else "")
+          + "; snakemake has nothing to do.")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The core commands, then every registered study's steps (judgebias.study)."""
     from judgebias.study import registered
@@ -134,6 +153,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("dvc-record", _cmd_dvc_record,
             "record the outputs Snakemake built in dvc.lock without running (dvc commit)")
     p.add_argument("--snakefile", default="Snakefile")
+    p = add("snakemake-record", _cmd_snakemake_record,
+            "record the outputs `dvc repro` built in Snakemake's metadata without running "
+            "(snakemake --touch, only where dvc status is clean)")
+    p.add_argument("--snakefile", default="Snakefile")
+    p = add("dvc-repro", _cmd_dvc_repro,
+            "dvc repro, then snakemake-record: the DVC front door, leaving snakemake nothing "
+            "to do")
+    p.add_argument("--snakefile", default="Snakefile")
+    p.add_argument("dvc_args", nargs=argparse.REMAINDER,
+                   help="passed on to dvc repro, after `--` where they start with a dash "
+                   "(`judgebias dvc-repro -- -q report`)")
     for study in registered().values():
         study.load("cli")(add)
     return parser

@@ -1,4 +1,8 @@
-"""Record what Snakemake built in dvc.lock, without running anything (`judgebias dvc-record`).
+"""Keep the two front doors' books in step, in both directions, without rerunning anything.
+
+`judgebias dvc-record` records what Snakemake built in dvc.lock; `judgebias
+snakemake-record` records what `dvc repro` built in Snakemake's metadata, and
+`judgebias dvc-repro` is `dvc repro` followed by it.
 
 Snakemake and DVC keep separate books: Snakemake its `.snakemake/` metadata and file
 times, DVC the hashes in `dvc.lock`. After `snakemake --cores N` every output exists, but
@@ -23,22 +27,62 @@ link type), which shuffles the modification times Snakemake compares.
 Before committing it checks that dvc.yaml is the one the Snakefile derives for the current
 params (judgebias.workflow.dvc_export): a stale dvc.yaml would record stages that do not
 match what Snakemake ran.
+
+The other direction. `dvc repro` after a param edit reruns exactly the stages the edit
+touches and records them in dvc.lock, but Snakemake keeps its own provenance per output
+(`.snakemake/metadata`: the params, code and inputs of the run that wrote it), which still
+holds the old values, so `snakemake -n` plans those jobs again ("Params have changed since
+last execution"); for a judging prompt or sampling edit that is every model job again
+(free through the journal, but not in time). `snakemake --touch` is Snakemake's mechanism
+for "these outputs are current": it runs no command, it touches the outputs of the jobs it
+would run (in DAG order) and writes their metadata records with the current params, code
+and inputs. It is only sound when the outputs really are current, which is what DVC
+knows: dvc.yaml is derived from the same DAG (every job a stage with the same command,
+inputs, declared params and outputs), so when it is current and `dvc status` reports
+nothing changed, every output Snakemake would rebuild is one DVC has just built or
+verified for the current params. :func:`record_snakemake` checks both before touching,
+and refuses otherwise.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from judgebias.config import ConfigError
 
 UP_TO_DATE = "Data and pipelines are up to date."
+NOTHING_TO_DO = "Nothing to be done"
 
 
 def _dvc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dvc", *args], cwd=cwd, capture_output=True,
                           text=True)
+
+
+def _snakemake(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd,
+                          capture_output=True, text=True)
+
+
+def _check_current(root: Path, dvc_yaml: Path, snakefile: Path) -> None:
+    """Refuse a dvc.yaml that is not the one the Snakefile derives for the current params."""
+    from judgebias.workflow.dvc_export import render_dvc_yaml
+
+    current = render_dvc_yaml(root / snakefile)
+    if not (root / dvc_yaml).is_file() or (root / dvc_yaml).read_text() != current:
+        raise ConfigError(f"{dvc_yaml} is not the one the Snakefile derives for these "
+                          "params: run `judgebias export-dvc` first")
+
+
+def _dvc_status(root: Path) -> tuple[bool, str]:
+    """Whether `dvc status` reports everything up to date, and what it said."""
+    status = _dvc("status", cwd=root)
+    text = (status.stdout + status.stderr).strip()
+    return status.returncode == 0 and UP_TO_DATE in text, text
 
 
 def record(root: Path = Path("."), dvc_yaml: Path = Path("dvc.yaml"),
@@ -50,18 +94,52 @@ def record(root: Path = Path("."), dvc_yaml: Path = Path("dvc.yaml"),
     """
     root = root.absolute()
     if check_current:
-        from judgebias.workflow.dvc_export import render_dvc_yaml
-
-        current = render_dvc_yaml(root / snakefile)
-        if not (root / dvc_yaml).is_file() or (root / dvc_yaml).read_text() != current:
-            raise ConfigError(f"{dvc_yaml} is not the one the Snakefile derives for these "
-                              "params: run `judgebias export-dvc` first")
+        _check_current(root, dvc_yaml, snakefile)
     done = _dvc("commit", "--force", "--no-relink", "--quiet", cwd=root)
     if done.returncode != 0:
         raise ConfigError("dvc commit failed (did `snakemake` build every output?):\n"
                           + (done.stderr or done.stdout).strip())
-    status = _dvc("status", cwd=root)
-    text = (status.stdout + status.stderr).strip()
-    if status.returncode != 0 or UP_TO_DATE not in text:
+    clean, text = _dvc_status(root)
+    if not clean:
         raise ConfigError(f"after recording, dvc status still reports changes:\n{text}")
     return text
+
+
+def record_snakemake(root: Path = Path("."), dvc_yaml: Path = Path("dvc.yaml"),
+                     snakefile: Path = Path("Snakefile")) -> list[str]:
+    """Record what DVC built in Snakemake's metadata (`snakemake --touch`); returns the
+    jobs whose records were brought up to date.
+
+    Raises ConfigError when dvc.yaml is stale, when `dvc status` reports a change (the
+    outputs are not current: run `dvc repro` first), or when `snakemake -n` still plans a
+    job afterwards.
+    """
+    root = root.absolute()
+    _check_current(root, dvc_yaml, snakefile)
+    clean, text = _dvc_status(root)
+    if not clean:
+        raise ConfigError("dvc status reports changes, so the outputs are not current for "
+                          f"these params: run `dvc repro` first\n{text}")
+    common = ("--snakefile", str(snakefile), "--cores", "1")
+    touched = _snakemake(*common, "--touch", cwd=root)
+    if touched.returncode != 0:
+        raise ConfigError(f"snakemake --touch failed:\n{touched.stderr.strip()}")
+    planned = _snakemake(*common, "--dry-run", cwd=root)
+    said = (planned.stdout + planned.stderr).strip()
+    if planned.returncode != 0 or NOTHING_TO_DO not in said:
+        raise ConfigError(f"after recording, snakemake still plans jobs:\n{said}")
+    rules = re.findall(r"^\s*(?:local)?rule (\w+):", touched.stdout + touched.stderr,
+                       flags=re.MULTILINE)
+    return sorted(set(rules) - {"all"})  # `all` has no outputs: nothing recorded
+
+
+def repro(root: Path = Path("."), dvc_args: Sequence[str] = (),
+          dvc_yaml: Path = Path("dvc.yaml"), snakefile: Path = Path("Snakefile")) -> list[str]:
+    """`dvc repro` (passing `dvc_args` on), then :func:`record_snakemake`: the DVC front
+    door, leaving Snakemake nothing to do. Returns the jobs whose records were updated."""
+    root = root.absolute()
+    _check_current(root, dvc_yaml, snakefile)
+    done = subprocess.run([sys.executable, "-m", "dvc", "repro", *dvc_args], cwd=root)
+    if done.returncode != 0:
+        raise ConfigError(f"dvc repro failed (exit {done.returncode}); see its output above")
+    return record_snakemake(root, dvc_yaml, snakefile)
