@@ -5,10 +5,11 @@ section is saved for CI to keep (in $JUDGEBIAS_ARTIFACTS/report-screenshots, els
 test-artifacts/report-screenshots under the repository root).
 
 Text inside figures (issue 19): a figure is a picture, so the page cannot see its text.
-Every figure carries the box of each text line matplotlib drew into it
+Every figure file carries the box of each text line matplotlib drew into it
 (`judgebias.report.figures.text_layout`, measured by the renderer that drew the pixels);
-the browser says how wide it shows each figure, which scales those boxes to what the
-reader sees. No two lines may overlap, and no line may be shown smaller than `MIN_TEXT_PX`.
+the report links each figure to its file, and the browser says how wide it shows the
+figure, which scales those boxes to what the reader sees. No two lines may overlap, and
+no line may be shown smaller than `MIN_TEXT_PX`.
 
 Each study's pipeline test opens the report its own project already built (tests marked
 ``browser``), so no pipeline runs twice for this. Chromium is driven over the DevTools
@@ -27,6 +28,7 @@ import re
 import shutil
 import subprocess
 import time
+import urllib.parse
 from pathlib import Path
 
 import numpy as np
@@ -163,7 +165,14 @@ _LAYOUT = """(() => {
 
 _IMAGES = """Array.from(document.images).map(i => ({
   alt: i.alt.slice(0, 90), complete: i.complete, width: i.naturalWidth,
-  shown: i.getBoundingClientRect().width, src: i.src}))"""
+  shown: i.getBoundingClientRect().width,
+  link: i.closest('a') ? i.closest('a').href : null}))"""
+
+# Each table's row labels and the header over them (empty for an unnamed index).
+_ROW_LABELS = """Array.from(document.querySelectorAll('table')).map(t => ({
+  caption: t.caption ? t.caption.textContent.slice(0, 90) : '(no caption)',
+  corner: t.querySelector('thead th') ? t.querySelector('thead th').textContent : '',
+  rows: Array.from(t.querySelectorAll('tbody th[scope=row]')).map(th => th.textContent)}))"""
 
 _SECTIONS = """Array.from(document.querySelectorAll('body > section')).map(s => {
   const r = s.getBoundingClientRect();
@@ -245,14 +254,19 @@ def text_problems(layout: dict, shown_width: float) -> list[str]:
 
 
 def figure_text_problems(images: list[dict], limit: int = 8) -> list[str]:
-    """`text_problems` of every image on the page (`_IMAGES`: its data URI and shown
-    width), at most `limit` per figure; an image without a text layout is a problem too,
-    since nobody could check it."""
+    """`text_problems` of every image on the page (`_IMAGES`: its shown width and the
+    link to its file), at most `limit` per figure; an image without a text layout is a
+    problem too, since nobody could check it."""
     from judgebias.report.figures import text_layout
 
     problems = []
     for image in images:
-        layout = text_layout(base64.b64decode(image["src"].partition(",")[2]))
+        link = urllib.parse.urlparse(image["link"] or "")
+        path = Path(urllib.parse.unquote(link.path))
+        if link.scheme != "file" or not path.is_file():
+            problems.append(f"{image['alt']}: not linked to its file ({image['link']})")
+            continue
+        layout = text_layout(path.read_bytes())
         if layout is None:
             problems.append(f"{image['alt']}: no text layout (draw it with "
                             "judgebias.report.figures.save_figure)")
@@ -267,7 +281,8 @@ def figure_text_problems(images: list[dict], limit: int = 8) -> list[str]:
 def check_report(browser: Browser, report: Path, studies: list[str], name: str) -> None:
     """Open `report`: the sections of `studies` are there and photographed (into
     ``<artifacts>/<name>/``), images load, text in figures is readable as shown, tables
-    fit their column, headers are words."""
+    fit their column, headers are words, rows are not labelled 0, 1, 2, ... and no cell
+    says True or False."""
     _open(browser, report)
     out = artifacts_dir() / name
     shots = _screenshots(browser, out)  # before the checks, so a failure has its pictures
@@ -304,3 +319,10 @@ def check_report(browser: Browser, report: Path, studies: list[str], name: str) 
                                ".map(th => th.textContent)")
     raw = sorted({h for h in headers if re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)+", h)})
     assert not raw, f"raw column names as table headers: {raw}"
+    numbered = [t["caption"] for t in browser.evaluate(_ROW_LABELS)
+                if not t["corner"] and len(t["rows"]) > 1
+                and t["rows"] == [str(k) for k in range(len(t["rows"]))]]
+    assert not numbered, f"tables labelled by row number (a raw pandas index): {numbered}"
+    cells = browser.evaluate("Array.from(document.querySelectorAll('td'))"
+                             ".map(td => td.textContent)")
+    assert not {"True", "False"} & set(cells), "tables print raw True/False"

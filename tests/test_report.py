@@ -485,3 +485,44 @@ def test_report_reads_well_in_chromium(project, browser) -> None:
          "--results", "philautia=results/philautia", "pomms=results/pomms")
     check_report(browser, root / "results/report.html", ["Philautia", "Pomms"],
                  "philautia-pomms")
+
+
+def _planted_unreadable_figure(path: Path) -> Path:
+    """A bar chart whose long tick labels run into each other and whose note is set in
+    3 pt type (6 px at 150 dpi), both drawn by matplotlib like any study figure."""
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(3.5, 2.5))
+    ax = fig.add_subplot()
+    ax.bar(range(6), [3, 1, 4, 1, 5, 9])
+    ax.set_xticks(range(6), [f"a long category name {i}" for i in range(6)])
+    ax.text(0, 8, "a note in tiny type", fontsize=3)
+    return save_figure(fig, path)
+
+
+@pytest.mark.browser
+def test_browser_check_catches_overlapping_and_tiny_text_in_figures(tmp_path: Path,
+                                                                     browser) -> None:
+    """tests/report_browser.py fails a report whose figure has labels running into each
+    other or text under 8 px as shown, names the figure and the text, and passes the same
+    report with a readable figure (a heatmap whose rotated labels have overlapping upright
+    bounding boxes but do not touch)."""
+    from report_browser import check_report
+
+    readable = heatmap(_matrix(6), tmp_path / "figures" / "readable.png", "Phi-tilde",
+                       diverging=True, highlight_diagonal=True)
+    planted = _planted_unreadable_figure(tmp_path / "figures" / "planted.png")
+    table = Table(_matrix(3), "Values")
+
+    def report(figure: Path, caption: str) -> Path:
+        section = Section("Planted", figures=[Figure(figure, caption)], tables=[table])
+        return write_report(Report(title="t", sections=[section]),
+                            tmp_path / f"{caption}.html")
+
+    check_report(browser, report(readable, "readable"), ["Planted"], "planted-readable")
+    with pytest.raises(AssertionError, match="text in figures that cannot be read") as error:
+        check_report(browser, report(planted, "planted"), ["Planted"], "planted-unreadable")
+    message = str(error.value)
+    assert "planted: 'a long category name 0' overlaps 'a long category name 1'" in message
+    assert "planted: 'a note in tiny type' is 6.3 px high as shown (< 8)" in message
+    assert "readable" not in message
