@@ -111,8 +111,8 @@ def _domain_groups(ax, domains: list[str]) -> None:
 # Gallery geometry (inches and points): each cell is one image above its judges' scores,
 # one line per judge, sized to the longest line so neighbouring cells never touch.
 SCORE_PT, LABEL_PT = 7.5, 8.5
-CHAR_WIDTH = 0.62  # a DejaVu Sans character is at most ~0.62 em wide on average
-ROW_LABEL_IN, HEADER_IN, GAP_IN = 1.0, 0.32, 0.14
+CHAR_WIDTH = 0.56  # DejaVu Sans: ~0.53 em per character of a judge name and score
+ROW_LABEL_IN, HEADER_IN, GAP_IN = 0.85, 0.32, 0.14
 
 
 def examples(gallery: pd.DataFrame, simulated: set[str], path: Path) -> None:
