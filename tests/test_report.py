@@ -23,6 +23,7 @@ from judgebias.report.figures import (
 )
 from judgebias.report.html import (
     EMBED_WIDTH,
+    PHOTO_BYTES,
     Figure,
     Report,
     Section,
@@ -184,33 +185,37 @@ def test_figures_carry_the_box_of_every_text_line_they_draw(tmp_path: Path) -> N
     assert text_layout(plain.getvalue()) is None  # not drawn by save_figure
 
 
-def test_report_embeds_wide_images_downscaled_and_links_the_full_size_file(
+def test_report_embeds_large_photographs_downscaled_and_links_the_full_size_file(
         tmp_path: Path) -> None:
-    """An image wider than the page is embedded at EMBED_WIDTH; each figure links to its
-    full-size file, relative to the report's folder, and is laid out at least as wide as
-    its smallest text needs to be 8 px high; narrow figures are embedded as is."""
+    """A large photographic figure (over PHOTO_BYTES) is embedded EMBED_WIDTH wide as
+    JPEG; each figure links to its full-size file, relative to the report's folder, and
+    is laid out at least as wide as its smallest text needs to be 8 px high; a chart
+    is embedded as is."""
     from matplotlib.figure import Figure as MplFigure
 
-    fig = MplFigure(figsize=(16, 3))  # 2400 px at 150 dpi
-    fig.add_subplot().set_title("a wide figure")
-    wide = save_figure(fig, tmp_path / "results" / "study" / "figures" / "wide.png")
-    narrow = heatmap(_matrix(3), tmp_path / "results" / "study" / "figures" / "narrow.png",
-                     "t", diverging=True)
-    report = Report(title="t", sections=[Section("s", figures=[Figure(wide, "wide"),
-                                                               Figure(narrow, "narrow")])])
+    fig = MplFigure(figsize=(12, 8))  # 1800 px at 150 dpi, of noise
+    ax = fig.add_subplot()
+    ax.imshow(np.random.default_rng(0).integers(0, 255, (200, 300, 3), dtype=np.uint8))
+    ax.set_title("a gallery")
+    photo = save_figure(fig, tmp_path / "results" / "study" / "figures" / "photo.png")
+    chart = heatmap(_matrix(3), tmp_path / "results" / "study" / "figures" / "chart.png",
+                    "t", diverging=True)
+    assert photo.stat().st_size > PHOTO_BYTES
+    report = Report(title="t", sections=[Section("s", figures=[Figure(photo, "photo"),
+                                                               Figure(chart, "chart")])])
     text = write_report(report, tmp_path / "results" / "report.html").read_text()
-    assert '<a href="study/figures/wide.png"' in text
-    assert '<a href="study/figures/narrow.png"' in text
-    embedded = [base64.b64decode(uri) for uri in
-                re.findall(r'src="data:image/png;base64,([^"]+)"', text)]
-    with Image.open(wide) as full, Image.open(io.BytesIO(embedded[0])) as shown:
-        assert full.width > EMBED_WIDTH and shown.width == EMBED_WIDTH
+    assert '<a href="study/figures/photo.png"' in text
+    assert '<a href="study/figures/chart.png"' in text
+    (jpeg,) = re.findall(r'src="data:image/jpeg;base64,([^"]+)"', text)
+    with Image.open(photo) as full, Image.open(io.BytesIO(base64.b64decode(jpeg))) as shown:
+        assert shown.format == "JPEG" and shown.width == EMBED_WIDTH
         assert shown.height == round(full.height * EMBED_WIDTH / full.width)
-    assert embedded[1] == narrow.read_bytes()
-    layout = text_layout(wide.read_bytes())
+    (png,) = re.findall(r'src="data:image/png;base64,([^"]+)"', text)
+    assert base64.b64decode(png) == chart.read_bytes()
+    layout = text_layout(photo.read_bytes())
     smallest = min(t["px"] for t in layout["texts"])  # the tick labels, 10 pt
     need = int(np.ceil(layout["width"] * 8 / smallest))
-    assert need < EMBED_WIDTH and f"min-width: min(100%, {need}px)" in text
+    assert f"min-width: min(100%, {need}px)" in text
     assert "full-size" not in render_report(report)  # no folder, no links
 
 

@@ -8,9 +8,10 @@ Why it is built this way:
 - Self-contained: images are embedded as base64 data URIs and the CSS is inline, with no
   external scripts, fonts or links, so the file can be mailed, archived by DVC, or opened
   offline years later and look the same.
-- Small: an image wider than the page can show (`EMBED_WIDTH`) is embedded downscaled,
-  and the figure links to its full-size file next to the report (the pipeline's own
-  figure), so a gallery of photographs does not make the report tens of megabytes.
+- Small: a large image (a gallery of photographs) is embedded downscaled to what the
+  page can show (`EMBED_WIDTH`), as JPEG if it is photographic, and every figure links
+  to its full-size file next to the report (the pipeline's own figure), so the report
+  stays a few megabytes.
 - Figure i of a section is laid out next to table i of the same section (figure first,
   then its table), because every figure should sit beside the numbers it was drawn from.
 - Simulated models are announced in a banner at the top and marked " (sim)" wherever their
@@ -40,12 +41,12 @@ import pandas as pd
 from judgebias.artifacts import write_bytes
 from judgebias.report.figures import SIM_SUFFIX, text_layout
 
-EMBED_WIDTH = 1600
-"""Widest image embedded as is, in pixels: the page is at most 1200 CSS pixels wide, so
-this keeps figures sharp on a high-density screen; wider images are downscaled."""
+EMBED_WIDTH = 1200
+"""Width, in pixels, large images are embedded at: the page's content is at most 1152 CSS
+pixels wide, so more pixels would only add bytes (the full-size file is a click away)."""
 
 PHOTO_BYTES = 400_000
-"""A PNG larger than this is checked for being a photograph (see `_embedded`)."""
+"""An image file larger than this is embedded downscaled (see `_embedded`)."""
 
 LEGIBLE_PX = 8.0
 """The smallest text, in CSS pixels, a figure may be laid out to show (`_legible_width`)."""
@@ -173,31 +174,28 @@ def _figure_file(path: Path) -> tuple[str, bytes]:
 
 
 def _embedded(mime: str, data: bytes) -> tuple[str, bytes]:
-    """What the report embeds of a figure: the file itself, or for a raster image wider
-    than `EMBED_WIDTH` a Lanczos-downscaled copy; a large photographic PNG (a gallery)
-    goes in as JPEG when that is less than half its size. Charts stay PNG: their flat
-    colours and thin text are what PNG keeps small and sharp."""
-    if mime not in ("image/png", "image/jpeg"):
+    """What the report embeds of a figure: the file itself, unless it is larger than
+    `PHOTO_BYTES` (a gallery of photographs); then the smallest of the file, a copy
+    downscaled to `EMBED_WIDTH` (Lanczos) as PNG, and that copy as JPEG when it is less
+    than half the PNG (a photograph; charts stay PNG, which keeps thin text sharp)."""
+    if mime not in ("image/png", "image/jpeg") or len(data) <= PHOTO_BYTES:
         return mime, data
     from PIL import Image
 
     with Image.open(io.BytesIO(data)) as image:
-        if image.width <= EMBED_WIDTH and len(data) <= PHOTO_BYTES:
-            return mime, data
         picture = image.convert("RGB")
     if picture.width > EMBED_WIDTH:
         picture = picture.resize(
             (EMBED_WIDTH, round(picture.height * EMBED_WIDTH / picture.width)),
             Image.Resampling.LANCZOS)
-    jpeg = io.BytesIO()
-    picture.save(jpeg, format="JPEG", quality=88)
-    if mime == "image/jpeg":
-        return mime, jpeg.getvalue()
-    png = io.BytesIO()
+    jpeg, png = io.BytesIO(), io.BytesIO()
+    picture.save(jpeg, format="JPEG", quality=80)
     picture.save(png, format="PNG", optimize=True)
-    if len(png.getvalue()) > PHOTO_BYTES and 2 * len(jpeg.getvalue()) < len(png.getvalue()):
-        return "image/jpeg", jpeg.getvalue()
-    return mime, png.getvalue()
+    candidates = [(data, mime), (png.getvalue(), "image/png")]
+    if mime == "image/jpeg" or 2 * len(jpeg.getvalue()) < len(png.getvalue()):
+        candidates.append((jpeg.getvalue(), "image/jpeg"))
+    smallest, kind = min(candidates, key=lambda c: len(c[0]))
+    return kind, smallest
 
 
 def _legible_width(data: bytes, shown_from: int) -> int | None:
