@@ -4,6 +4,7 @@ files `report_inputs` lists, which the report rule declares."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -151,14 +152,19 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
     )
 
 
+def _rate(value: float | None) -> str:
+    """A percentage, or a dash where there is none (too few items to cross-fit)."""
+    return "–" if value is None or math.isnan(value) else f"{value:.0f}%"
+
+
 def headline(metrics: Mapping[str, Any], cross: pd.DataFrame, alpha: float) -> str:
     """The result in one sentence: per judge, the attack success rate the paper's
     in-sample reading reports, the cross-fitted one, and the cells whose cross-fitted
     gain is significant."""
     cells = cross.groupby("judge").size()
     judges = "; ".join(
-        f"{judge} {m['attack_success_in_sample']:.0f}% → "
-        f"{m['attack_success_cross_fitted']:.0f}% ({m['cells_significant']} of "
+        f"{judge} {_rate(m['attack_success_in_sample'])} → "
+        f"{_rate(m['attack_success_cross_fitted'])} ({m['cells_significant']} of "
         f"{int(cells.get(judge, 0))} cells significant)"
         for judge, m in metrics["judges"].items())
     return ("Attack success, the paper's in-sample reading → cross-fitted (setting chosen "
