@@ -195,7 +195,7 @@ def test_report_embeds_large_photographs_downscaled_and_links_the_full_size_file
 
     fig = MplFigure(figsize=(12, 8))  # 1800 px at 150 dpi, of noise
     ax = fig.add_subplot()
-    ax.imshow(np.random.default_rng(0).integers(0, 255, (200, 300, 3), dtype=np.uint8))
+    ax.imshow(np.random.default_rng(0).integers(0, 255, (600, 900, 3), dtype=np.uint8))
     ax.set_title("a gallery")
     photo = save_figure(fig, tmp_path / "results" / "study" / "figures" / "photo.png")
     chart = heatmap(_matrix(3), tmp_path / "results" / "study" / "figures" / "chart.png",
