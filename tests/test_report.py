@@ -197,7 +197,8 @@ def test_report_embeds_large_photographs_downscaled_and_links_the_full_size_file
     ax = fig.add_subplot()
     ax.imshow(np.random.default_rng(0).integers(0, 255, (600, 900, 3), dtype=np.uint8))
     ax.set_title("a gallery")
-    photo = save_figure(fig, tmp_path / "results" / "study" / "figures" / "photo.png")
+    photo = save_figure(fig, tmp_path / "results" / "study" / "figures" / "photo.png",
+                        photographs=True)
     chart = heatmap(_matrix(3), tmp_path / "results" / "study" / "figures" / "chart.png",
                     "t", diverging=True)
     assert photo.stat().st_size > PHOTO_BYTES

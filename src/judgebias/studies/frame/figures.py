@@ -152,7 +152,7 @@ def examples(gallery: pd.DataFrame, simulated: set[str], path: Path) -> None:
                 fig.text(left / width, y, judge, ha="left", va="top", fontsize=SCORE_PT)
                 fig.text((left + cell_w - 0.12) / width, y, score, ha="right", va="top",
                          fontsize=SCORE_PT)
-    save_figure(fig, path)
+    save_figure(fig, path, photographs=True)
 
 
 def _scores(text: str, simulated: set[str]) -> list[tuple[str, str]]:
