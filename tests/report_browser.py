@@ -4,6 +4,13 @@ column it sits in, no header may be a raw column name, and a PNG screenshot of e
 section is saved for CI to keep (in $JUDGEBIAS_ARTIFACTS/report-screenshots, else
 test-artifacts/report-screenshots under the repository root).
 
+Text inside figures (issue 19): a figure is a picture, so the page cannot see its text.
+Every figure file carries the box of each text line matplotlib drew into it
+(`judgebias.report.figures.text_layout`, measured by the renderer that drew the pixels);
+the report links each figure to its file, and the browser says how wide it shows the
+figure, which scales those boxes to what the reader sees. No two lines may overlap, and
+no line may be shown smaller than `MIN_TEXT_PX`.
+
 Each study's pipeline test opens the report its own project already built (tests marked
 ``browser``), so no pipeline runs twice for this. Chromium is driven over the DevTools
 protocol (one websocket, `websockets`' synchronous client), so nothing but Debian's
@@ -21,11 +28,20 @@ import re
 import shutil
 import subprocess
 import time
+import urllib.parse
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+MIN_TEXT_PX = 8.0
+"""The smallest font size (CSS pixels, as shown at the window's width) a figure may use."""
+
+OVERLAP_PX = 1.0
+"""How deep (figure pixels) two text boxes may run into each other before they overlap:
+glyph boxes that merely touch are fine."""
 
 
 def artifacts_dir() -> Path:
@@ -149,7 +165,14 @@ _LAYOUT = """(() => {
 
 _IMAGES = """Array.from(document.images).map(i => ({
   alt: i.alt.slice(0, 90), complete: i.complete, width: i.naturalWidth,
-  shown: i.getBoundingClientRect().width}))"""
+  shown: i.getBoundingClientRect().width,
+  link: i.closest('a') ? i.closest('a').href : null}))"""
+
+# Each table's row labels and the header over them (empty for an unnamed index).
+_ROW_LABELS = """Array.from(document.querySelectorAll('table')).map(t => ({
+  caption: t.caption ? t.caption.textContent.slice(0, 90) : '(no caption)',
+  corner: t.querySelector('thead th') ? t.querySelector('thead th').textContent : '',
+  rows: Array.from(t.querySelectorAll('tbody th[scope=row]')).map(th => th.textContent)}))"""
 
 _SECTIONS = """Array.from(document.querySelectorAll('body > section')).map(s => {
   const r = s.getBoundingClientRect();
@@ -194,9 +217,72 @@ def _screenshots(browser: Browser, out: Path) -> list[Path]:
     return written
 
 
+def _depth(a: np.ndarray, b: np.ndarray) -> float:
+    """How far two convex boxes (corners in order) run into each other: the smallest
+    overlap of their shadows on the normals of their edges (separating axis theorem);
+    zero or less: apart."""
+    depth = np.inf
+    for box in (a, b):
+        edges = np.roll(box, -1, axis=0) - box
+        for normal in np.stack([-edges[:, 1], edges[:, 0]], axis=1):
+            length = float(np.hypot(*normal))
+            if length == 0:
+                continue
+            on_a, on_b = a @ (normal / length), b @ (normal / length)
+            depth = min(depth, min(on_a.max(), on_b.max()) - max(on_a.min(), on_b.min()))
+    return float(depth)
+
+
+def text_problems(layout: dict, shown_width: float) -> list[str]:
+    """Text in one figure, shown `shown_width` CSS pixels wide, that a reader cannot read:
+    lines smaller than `MIN_TEXT_PX` as shown, and lines whose boxes overlap."""
+    texts = layout["texts"]
+    scale = shown_width / layout["width"]
+    problems = [f"{t['text']!r} is {t['px'] * scale:.1f} px high as shown (< {MIN_TEXT_PX:g})"
+                for t in texts if t["px"] * scale < MIN_TEXT_PX]
+    boxes = [np.asarray(t["box"], dtype=float) for t in texts]
+    if len(boxes) < 2:
+        return problems
+    low = np.array([b.min(axis=0) for b in boxes])
+    high = np.array([b.max(axis=0) for b in boxes])
+    # Upright bounding boxes first (cheap, all pairs at once), then the rotated boxes.
+    shared = np.minimum(high[:, None], high[None]) - np.maximum(low[:, None], low[None])
+    near = np.argwhere(np.triu((shared > OVERLAP_PX).all(axis=2), k=1))
+    problems += [f"{texts[i]['text']!r} overlaps {texts[j]['text']!r}"
+                 for i, j in near if _depth(boxes[i], boxes[j]) > OVERLAP_PX]
+    return problems
+
+
+def figure_text_problems(images: list[dict], limit: int = 8) -> list[str]:
+    """`text_problems` of every image on the page (`_IMAGES`: its shown width and the
+    link to its file), at most `limit` per figure; an image without a text layout is a
+    problem too, since nobody could check it."""
+    from judgebias.report.figures import text_layout
+
+    problems = []
+    for image in images:
+        link = urllib.parse.urlparse(image["link"] or "")
+        path = Path(urllib.parse.unquote(link.path))
+        if link.scheme != "file" or not path.is_file():
+            problems.append(f"{image['alt']}: not linked to its file ({image['link']})")
+            continue
+        layout = text_layout(path.read_bytes())
+        if layout is None:
+            problems.append(f"{image['alt']}: no text layout (draw it with "
+                            "judgebias.report.figures.save_figure)")
+            continue
+        found = text_problems(layout, image["shown"])
+        problems += [f"{image['alt']}: {p}" for p in found[:limit]]
+        if len(found) > limit:
+            problems.append(f"{image['alt']}: ... {len(found) - limit} more")
+    return problems
+
+
 def check_report(browser: Browser, report: Path, studies: list[str], name: str) -> None:
     """Open `report`: the sections of `studies` are there and photographed (into
-    ``<artifacts>/<name>/``), images load, tables fit their column, headers are words."""
+    ``<artifacts>/<name>/``), images load, text in figures is readable as shown, tables
+    fit their column, headers are words, rows are not labelled 0, 1, 2, ... and no cell
+    says True or False."""
     _open(browser, report)
     out = artifacts_dir() / name
     shots = _screenshots(browser, out)  # before the checks, so a failure has its pictures
@@ -213,7 +299,10 @@ def check_report(browser: Browser, report: Path, studies: list[str], name: str) 
     images = browser.evaluate(_IMAGES)
     assert images
     broken = [i for i in images if not (i["complete"] and i["width"] > 0 and i["shown"] > 0)]
-    assert not broken, f"images that did not load: {broken}"
+    assert not broken, f"images that did not load: {[i['alt'] for i in broken]}"
+    unreadable = figure_text_problems(images)
+    assert not unreadable, "text in figures that cannot be read:\n" + "\n".join(
+        f"  {p}" for p in unreadable)
 
     layout = browser.evaluate(_LAYOUT)
     assert layout["tables"]
@@ -230,3 +319,10 @@ def check_report(browser: Browser, report: Path, studies: list[str], name: str) 
                                ".map(th => th.textContent)")
     raw = sorted({h for h in headers if re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)+", h)})
     assert not raw, f"raw column names as table headers: {raw}"
+    numbered = [t["caption"] for t in browser.evaluate(_ROW_LABELS)
+                if not t["corner"] and len(t["rows"]) > 1
+                and t["rows"] == [str(k) for k in range(len(t["rows"]))]]
+    assert not numbered, f"tables labelled by row number (a raw pandas index): {numbered}"
+    cells = browser.evaluate("Array.from(document.querySelectorAll('td'))"
+                             ".map(td => td.textContent)")
+    assert not {"True", "False"} & set(cells), "tables print raw True/False"

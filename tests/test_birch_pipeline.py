@@ -62,6 +62,7 @@ def test_default_run_writes_every_table_and_the_report(birch_project):
     html = (birch_project / "results/report.html").read_text()
     assert "BIRCH: image reliance, informativeness bias" in html
     assert "Table 7 analogue" in html
+    assert html.index('class="headline"') < html.index("pairwise VQA items")
 
 
 @pytest.mark.slow

@@ -56,6 +56,7 @@ def test_planted_answer_is_recovered(mmb_project, default_params):
     assert sweep["mean_entropy"].is_monotonic_increasing
     html = (mmb_project / "results/report.html").read_text()
     assert "MMB: calibrating a pairwise image judge" in html and "<strong>" in html
+    assert re.search(r"<td>(def|tpl|reph|per)-\d+: \w", html)  # instructions with their text
 
 
 @pytest.mark.slow

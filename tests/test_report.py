@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import io
 import re
 from pathlib import Path
 
@@ -16,9 +17,20 @@ from judgebias.report.figures import (
     display_name,
     heatmap,
     interval_plot,
+    save_figure,
     self_cells,
+    text_layout,
 )
-from judgebias.report.html import Figure, Report, Section, Table, render_report, write_report
+from judgebias.report.html import (
+    EMBED_WIDTH,
+    PHOTO_BYTES,
+    Figure,
+    Report,
+    Section,
+    Table,
+    render_report,
+    write_report,
+)
 
 MODELS = [
     "GPT-4o",
@@ -135,6 +147,79 @@ def test_interval_plot_validates(tmp_path: Path) -> None:
         interval_plot(bad, tmp_path / "x.png", "t")
 
 
+def test_figures_carry_the_box_of_every_text_line_they_draw(tmp_path: Path) -> None:
+    """The layout holds what the renderer drew, where the saved pixels have it: upright
+    lines agree with matplotlib's own extents (shifted by the tight crop), a rotated
+    line's box is rotated with it, and tick labels outside the axes are not listed."""
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(4, 3))
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1])
+    ax.set_xticks([0, 1, 5], ["left", "right", "outside"])  # 5 is beyond the x limits
+    ax.set_xlim(-0.1, 1.1)
+    ax.set_ylabel("a long vertical label")
+    ax.set_title("Two\nlines")
+    path = save_figure(fig, tmp_path / "f.png")
+    layout = text_layout(path.read_bytes())
+    with Image.open(path) as image:
+        assert (layout["width"], layout["height"]) == image.size
+    texts = {t["text"]: np.asarray(t["box"]) for t in layout["texts"]}
+    assert {"left", "right", "Two", "lines", "a long vertical label"} <= set(texts)
+    assert "outside" not in texts
+    assert all(t["px"] == pytest.approx(10 * 150 / 72, abs=0.01) for t in layout["texts"]
+               if t["text"] in ("left", "right"))
+    # Upright: as wide as matplotlib's extent (the crop only moves it), and no taller:
+    # the box holds the glyphs ("left" has no descender), the extent a whole line.
+    left = fig.axes[0].get_xticklabels()[0].get_window_extent(dpi=150)
+    box = texts["left"]
+    assert np.ptp(box[:, 0]) == pytest.approx(left.width, abs=1.5)
+    assert 0.6 * left.height < np.ptp(box[:, 1]) <= left.height
+    # The y label runs up the page: taller than wide, left of the tick labels.
+    vertical = texts["a long vertical label"]
+    assert np.ptp(vertical[:, 1]) > 5 * np.ptp(vertical[:, 0])
+    assert vertical[:, 0].max() < box[:, 0].min()
+    assert texts["Two"][:, 1].max() <= texts["lines"][:, 1].min() + 1  # first line on top
+    plain = io.BytesIO()
+    Image.new("RGB", (4, 4)).save(plain, format="PNG")
+    assert text_layout(plain.getvalue()) is None  # not drawn by save_figure
+
+
+def test_report_embeds_large_photographs_downscaled_and_links_the_full_size_file(
+        tmp_path: Path) -> None:
+    """A large photographic figure (over PHOTO_BYTES) is embedded EMBED_WIDTH wide as
+    JPEG; each figure links to its full-size file, relative to the report's folder, and
+    is laid out at least as wide as its smallest text needs to be 8 px high; a chart
+    is embedded as is."""
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(12, 8))  # 1800 px at 150 dpi, of noise
+    ax = fig.add_subplot()
+    ax.imshow(np.random.default_rng(0).integers(0, 255, (600, 900, 3), dtype=np.uint8))
+    ax.set_title("a gallery")
+    photo = save_figure(fig, tmp_path / "results" / "study" / "figures" / "photo.png",
+                        photographs=True)
+    chart = heatmap(_matrix(3), tmp_path / "results" / "study" / "figures" / "chart.png",
+                    "t", diverging=True)
+    assert photo.stat().st_size > PHOTO_BYTES
+    report = Report(title="t", sections=[Section("s", figures=[Figure(photo, "photo"),
+                                                               Figure(chart, "chart")])])
+    text = write_report(report, tmp_path / "results" / "report.html").read_text()
+    assert '<a href="study/figures/photo.png"' in text
+    assert '<a href="study/figures/chart.png"' in text
+    (jpeg,) = re.findall(r'src="data:image/jpeg;base64,([^"]+)"', text)
+    with Image.open(photo) as full, Image.open(io.BytesIO(base64.b64decode(jpeg))) as shown:
+        assert shown.format == "JPEG" and shown.width == EMBED_WIDTH
+        assert shown.height == round(full.height * EMBED_WIDTH / full.width)
+    (png,) = re.findall(r'src="data:image/png;base64,([^"]+)"', text)
+    assert base64.b64decode(png) == chart.read_bytes()
+    layout = text_layout(photo.read_bytes())
+    smallest = min(t["px"] for t in layout["texts"])  # the tick labels, 10 pt
+    need = int(np.ceil(layout["width"] * 8 / smallest))
+    assert f"min-width: min(100%, {need}px)" in text
+    assert "full-size" not in render_report(report)  # no folder, no links
+
+
 # --------------------------------------------------------------------------- html
 
 
@@ -213,7 +298,7 @@ def test_html_layout_toc_and_provenance(report: Report) -> None:
     text = render_report(report)
     # Figure i comes first, then its table, inside one pair block.
     pair = text.split('<div class="pair">')[1]
-    assert pair.index("<figure>") < pair.index("<table>")
+    assert pair.index("<figure") < pair.index("<table>")
     assert 'href="#sec-1"' in text and 'href="#sec-1-1"' in text and 'href="#sec-2"' in text
     assert 'id="sec-1-1"' in text and "<h3>Intervals</h3>" in text
     assert "<p>Second paragraph.</p>" in text
@@ -228,7 +313,7 @@ def test_html_is_deterministic_and_written_atomically(report: Report, tmp_path: 
     assert render_report(report) == render_report(report)
     out_dir = tmp_path / "out"
     path = write_report(report, out_dir / "report.html")
-    assert path.read_text(encoding="utf-8") == render_report(report)
+    assert path.read_text(encoding="utf-8") == render_report(report, out_dir)
     assert [p.name for p in out_dir.iterdir()] == ["report.html"]
 
 
@@ -244,7 +329,7 @@ def test_html_formats_missing_and_mixed_cells() -> None:
     text = render_report(Report(title="t", sections=[Section("s", tables=[Table(frame, "c")])]))
     assert "<td>–</td>" in text
     assert '<td class="num">3</td>' in text
-    assert "<td>True</td>" in text
+    assert "<td>yes</td>" in text and "<td>no</td>" in text and "True" not in text
 
 
 # ------------------------------------------------------------------ the full report
@@ -409,3 +494,44 @@ def test_report_reads_well_in_chromium(project, browser) -> None:
          "--results", "philautia=results/philautia", "pomms=results/pomms")
     check_report(browser, root / "results/report.html", ["Philautia", "Pomms"],
                  "philautia-pomms")
+
+
+def _planted_unreadable_figure(path: Path) -> Path:
+    """A bar chart whose long tick labels run into each other and whose note is set in
+    3 pt type (6 px at 150 dpi), both drawn by matplotlib like any study figure."""
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(3.5, 2.5))
+    ax = fig.add_subplot()
+    ax.bar(range(6), [3, 1, 4, 1, 5, 9])
+    ax.set_xticks(range(6), [f"a long category name {i}" for i in range(6)])
+    ax.text(0, 8, "a note in tiny type", fontsize=3)
+    return save_figure(fig, path)
+
+
+@pytest.mark.browser
+def test_browser_check_catches_overlapping_and_tiny_text_in_figures(tmp_path: Path,
+                                                                     browser) -> None:
+    """tests/report_browser.py fails a report whose figure has labels running into each
+    other or text under 8 px as shown, names the figure and the text, and passes the same
+    report with a readable figure (a heatmap whose rotated labels have overlapping upright
+    bounding boxes but do not touch)."""
+    from report_browser import check_report
+
+    readable = heatmap(_matrix(6), tmp_path / "figures" / "readable.png", "Phi-tilde",
+                       diverging=True, highlight_diagonal=True)
+    planted = _planted_unreadable_figure(tmp_path / "figures" / "planted.png")
+    table = Table(_matrix(3), "Values")
+
+    def report(figure: Path, caption: str) -> Path:
+        section = Section("Planted", figures=[Figure(figure, caption)], tables=[table])
+        return write_report(Report(title="t", sections=[section]),
+                            tmp_path / f"{caption}.html")
+
+    check_report(browser, report(readable, "readable"), ["Planted"], "planted-readable")
+    with pytest.raises(AssertionError, match="text in figures that cannot be read") as error:
+        check_report(browser, report(planted, "planted"), ["Planted"], "planted-unreadable")
+    message = str(error.value)
+    assert "planted: 'a long category name 0' overlaps 'a long category name 1'" in message
+    assert "planted: 'a note in tiny type' is 6.3 px high as shown (< 8)" in message
+    assert "readable" not in message

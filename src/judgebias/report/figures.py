@@ -16,13 +16,22 @@ Why the details below:
   principle 4).
 - Models that are simulated get a " (sim)" suffix on every label, because reports must say
   plainly when a model is simulated (DESIGN.md principle 7).
+- Every PNG carries the box of each text line matplotlib drew into it (a zTXt chunk, see
+  `text_layout`), measured by the renderer that drew the pixels. A figure is a picture, so
+  a browser cannot see its text; with the boxes, a test can check that no label overlaps
+  another and none is too small to read at the size the report shows the figure
+  (tests/report_browser.py).
 """
 
 from __future__ import annotations
 
 import io
+import json
 import math
-from collections.abc import Iterable, Sequence
+import struct
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +60,8 @@ _PNG_METADATA: dict[str, str | None] = {"Software": None}
 
 INTERVAL_COLUMNS = ("model", "estimate", "ci_low", "ci_high")
 
-
+TEXT_LAYOUT_KEY = "judgebias text layout"
+"""Keyword of the PNG chunk that lists every text line drawn in a figure (`text_layout`)."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -65,11 +75,106 @@ def display_name(name: object, simulated: Iterable[str] | None = None) -> str:
     return text
 
 
-def save_figure(fig: MplFigure, path: Path) -> Path:
-    """Render `fig` to PNG bytes in memory, then write them atomically."""
+def save_figure(fig: MplFigure, path: Path, *, photographs: bool = False) -> Path:
+    """Render `fig` to PNG bytes in memory, with the layout of its text (`text_layout`),
+    then write them atomically.
+
+    A chart is stored with a 256-colour palette (median cut): its flat fills, lines and
+    text need no more, and the file is about a third the size, which keeps the report
+    small. A figure that shows `photographs` keeps every colour."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI, metadata=_PNG_METADATA, bbox_inches="tight")
-    return write_bytes(buffer.getvalue(), Path(path))
+    with _recording_text(fig) as layout:
+        fig.savefig(buffer, format="png", dpi=DPI, metadata=_PNG_METADATA,
+                    bbox_inches="tight")
+    png = buffer.getvalue() if photographs else _palette_png(buffer.getvalue())
+    data = json.dumps(layout, separators=(",", ":"), ensure_ascii=True)
+    return write_bytes(png_with_text_chunk(png, TEXT_LAYOUT_KEY, data), Path(path))
+
+
+def _palette_png(png: bytes) -> bytes:
+    """The image with at most 256 colours (median cut, deterministic), as PNG."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        palette = image.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT)
+    out = io.BytesIO()
+    palette.save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
+def text_layout(png: bytes) -> dict | None:
+    """The text layout `save_figure` stored in a PNG, or None if it has none.
+
+    {"width": w, "height": h, "texts": [{"text": line, "px": font size in pixels,
+    "box": four corners [x, y]}]}: every text line the renderer drew, its box rotated with
+    it (glyph ascent to descent), in the PNG's pixels with y pointing down."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        stored = image.text.get(TEXT_LAYOUT_KEY) if image.format == "PNG" else None
+    return None if stored is None else json.loads(stored)
+
+
+def png_with_text_chunk(png: bytes, key: str, text: str) -> bytes:
+    """`png` with a compressed text chunk (zTXt, PNG spec 11.3.4.4) before its IEND."""
+    body = key.encode("latin-1") + b"\0\0" + zlib.compress(text.encode("latin-1"), 9)
+    chunk = (struct.pack(">I", len(body)) + b"zTXt" + body
+             + struct.pack(">I", zlib.crc32(b"zTXt" + body)))
+    end = png.rindex(b"IEND") - 4  # the IEND chunk starts with its 4-byte length
+    return png[:end] + chunk + png[end:]
+
+
+@contextmanager
+def _recording_text(fig: MplFigure) -> Iterator[dict]:
+    """While `fig` is saved, record every text line its renderer draws.
+
+    `savefig(bbox_inches="tight")` draws twice (once to measure, once into the cropped
+    canvas); each draw starts the record afresh, so what is left describes the pixels that
+    were written. The renderer's own `draw_text` is wrapped for the draw and put back."""
+    layout: dict = {"width": 0, "height": 0, "texts": []}
+
+    def draw(renderer) -> None:
+        width, height = renderer.get_canvas_width_height()
+        layout.update(width=int(width), height=int(height), texts=[])
+        own = "draw_text" in vars(renderer)  # savefig's dry run swaps in a no-op
+        real = renderer.draw_text
+
+        def draw_text(gc, x, y, s, prop, angle, ismath=False, mtext=None):
+            if s.strip():
+                layout["texts"].append(_text_box(renderer, x, y, s, prop, angle, ismath))
+            return real(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+
+        renderer.draw_text = draw_text
+        try:
+            MplFigure.draw(fig, renderer)
+        finally:
+            if own:
+                renderer.draw_text = real
+            else:
+                del renderer.draw_text
+
+    fig.draw = draw
+    try:
+        yield layout
+    finally:
+        del fig.draw
+
+
+def _text_box(renderer, x: float, y: float, text: str, prop, angle: float,
+              ismath: bool | str) -> dict:
+    """One drawn line: its font size in pixels and the corners of its box.
+
+    The renderer gets the left end of the baseline at (x, y) (y down) and the angle in
+    degrees counter-clockwise; the box runs from the descent below the baseline to the
+    ascent above it, along the line's width."""
+    width, height, descent = renderer.get_text_width_height_descent(text, prop, ismath)
+    cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+    corners = ((0, -descent), (width, -descent), (width, height - descent),
+               (0, height - descent))
+    return {"text": text,
+            "px": round(float(renderer.points_to_pixels(prop.get_size_in_points())), 2),
+            "box": [[round(x + u * cos - v * sin, 1), round(y - (u * sin + v * cos), 1)]
+                    for u, v in corners]}
 
 
 def color_limits(values: np.ndarray, *, diverging: bool) -> tuple[float, float]:

@@ -8,6 +8,10 @@ Why it is built this way:
 - Self-contained: images are embedded as base64 data URIs and the CSS is inline, with no
   external scripts, fonts or links, so the file can be mailed, archived by DVC, or opened
   offline years later and look the same.
+- Small: a large image (a gallery of photographs) is embedded downscaled to what the
+  page can show (`EMBED_WIDTH`), as JPEG if it is photographic, and every figure links
+  to its full-size file next to the report (the pipeline's own figure), so the report
+  stays a few megabytes.
 - Figure i of a section is laid out next to table i of the same section (figure first,
   then its table), because every figure should sit beside the numbers it was drawn from.
 - Simulated models are announced in a banner at the top and marked " (sim)" wherever their
@@ -23,7 +27,10 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import math
+import os
+import urllib.parse
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +39,17 @@ import numpy as np
 import pandas as pd
 
 from judgebias.artifacts import write_bytes
-from judgebias.report.figures import SIM_SUFFIX
+from judgebias.report.figures import SIM_SUFFIX, text_layout
+
+EMBED_WIDTH = 1200
+"""Width, in pixels, large images are embedded at: the page's content is at most 1152 CSS
+pixels wide, so more pixels would only add bytes (the full-size file is a click away)."""
+
+PHOTO_BYTES = 400_000
+"""An image file larger than this is embedded downscaled (see `_embedded`)."""
+
+LEGIBLE_PX = 8.0
+"""The smallest text, in CSS pixels, a figure may be laid out to show (`_legible_width`)."""
 
 _MIME_TYPES = {
     ".png": "image/png",
@@ -48,6 +65,8 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans
        max-width: 1200px; margin: 0 auto; padding: 1.5rem; color: #1a1a1a; line-height: 1.45; }
 h1 { border-bottom: 2px solid #333; padding-bottom: 0.3rem; }
 h2 { border-bottom: 1px solid #bbb; padding-bottom: 0.2rem; margin-top: 2.2rem; }
+p.headline { font-weight: 600; background: #eef4fb; border-left: 4px solid #2b6cb0;
+             padding: 0.5rem 0.8rem; }
 .sim-banner { background: #fff3cd; border: 2px solid #d39e00; color: #5c4400;
               padding: 0.8rem 1rem; font-weight: 600; margin: 1rem 0; border-radius: 4px; }
 nav.toc { background: #f6f6f6; border: 1px solid #ddd; padding: 0.6rem 1.2rem; }
@@ -55,6 +74,7 @@ nav.toc ul { margin: 0.2rem 0; padding-left: 1.2rem; }
 .pair { display: flex; flex-wrap: wrap; gap: 1.5rem; align-items: flex-start; margin: 1rem 0; }
 figure { margin: 0; flex: 1 1 480px; max-width: 100%; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figure a { display: block; }
 figcaption, table caption { font-size: 0.9rem; color: #444; text-align: left;
                             caption-side: top; padding-bottom: 0.3rem; }
 .table-wrap { flex: 1 1 auto; max-width: 100%; overflow-x: auto; }
@@ -103,7 +123,10 @@ class Table:
 
 @dataclass
 class Section:
-    """A titled part of the report; `figures[i]` is laid out next to `tables[i]`."""
+    """A titled part of the report; `figures[i]` is laid out next to `tables[i]`.
+
+    `headline`, if given, is the result in a sentence with its key numbers, shown first
+    (before the intro that explains the method), so a reader need not dig for it."""
 
     title: str
     intro: str = ""
@@ -111,6 +134,7 @@ class Section:
     tables: list[Table] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     subsections: list[Section] = field(default_factory=list)
+    headline: str = ""
 
 
 @dataclass
@@ -138,16 +162,52 @@ def _paragraphs(text: str) -> str:
     return "".join(f"<p>{_esc(p)}</p>\n" for p in parts)
 
 
-def _data_uri(path: Path) -> str:
-    """The file as a base64 data URI, so the report needs no file next to it."""
+def _figure_file(path: Path) -> tuple[str, bytes]:
+    """(MIME type, bytes) of a figure file, with an error naming a missing or unknown one."""
     path = Path(path)
     mime = _MIME_TYPES.get(path.suffix.lower())
     if mime is None:
         raise ValueError(f"report: unsupported figure type {path.suffix!r} for {path}")
     if not path.is_file():
         raise FileNotFoundError(f"report: figure file not found: {path}")
-    encoded = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f"data:{mime};base64,{encoded}"
+    return mime, path.read_bytes()
+
+
+def _embedded(mime: str, data: bytes) -> tuple[str, bytes]:
+    """What the report embeds of a figure: the file itself, unless it is larger than
+    `PHOTO_BYTES` (a gallery of photographs); then the smallest of the file, a copy
+    downscaled to `EMBED_WIDTH` (Lanczos) as PNG, and that copy as JPEG when it is less
+    than half the PNG (a photograph; charts stay PNG, which keeps thin text sharp)."""
+    if mime not in ("image/png", "image/jpeg") or len(data) <= PHOTO_BYTES:
+        return mime, data
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        picture = image.convert("RGB")
+    if picture.width > EMBED_WIDTH:
+        picture = picture.resize(
+            (EMBED_WIDTH, round(picture.height * EMBED_WIDTH / picture.width)),
+            Image.Resampling.LANCZOS)
+    jpeg, png = io.BytesIO(), io.BytesIO()
+    picture.save(jpeg, format="JPEG", quality=80)
+    picture.save(png, format="PNG", optimize=True)
+    candidates = [(data, mime), (png.getvalue(), "image/png")]
+    if mime == "image/jpeg" or 2 * len(jpeg.getvalue()) < len(png.getvalue()):
+        candidates.append((jpeg.getvalue(), "image/jpeg"))
+    smallest, kind = min(candidates, key=lambda c: len(c[0]))
+    return kind, smallest
+
+
+def _legible_width(data: bytes, shown_from: int) -> int | None:
+    """The narrowest width (CSS pixels) to lay a figure out at so that its smallest text
+    (`text_layout`, in the pixels of the file `data`) is at least `LEGIBLE_PX` high; at
+    most `shown_from`, the width of the embedded image, which is never enlarged. None
+    when the figure records no text."""
+    layout = text_layout(data)
+    if not layout or not layout["texts"]:
+        return None
+    smallest = min(t["px"] for t in layout["texts"])
+    return min(shown_from, math.ceil(layout["width"] * LEGIBLE_PX / smallest))
 
 
 def _label_text(label: object) -> str:
@@ -179,7 +239,7 @@ def _cell_html(value: object, float_fmt: str, simulated: frozenset[str]) -> tupl
     if _is_missing(value):
         return "–", False
     if isinstance(value, (bool, np.bool_)):
-        return _esc(value), False
+        return ("yes" if value else "no"), False
     if isinstance(value, (float, np.floating)):
         return _esc(float_fmt.format(float(value))), True
     if isinstance(value, (int, np.integer)):
@@ -193,20 +253,37 @@ def _cell_html(value: object, float_fmt: str, simulated: frozenset[str]) -> tupl
 
 
 class _Counter:
-    """Running figure / table numbers across the whole report."""
+    """Running figure / table numbers across the whole report, and the folder the report
+    is written to (figures link to their files relative to it; None: no links)."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path | None = None) -> None:
         self.figures = 0
         self.tables = 0
+        self.folder = folder
 
 
 def _figure_html(figure: Figure, counter: _Counter) -> str:
+    """The embedded image, laid out no narrower than its text needs to be legible, and
+    linked to its full-size file when the report has a folder."""
+    from PIL import Image
+
     counter.figures += 1
     caption = f"Figure {counter.figures}. {figure.caption}"
-    return (
-        f'<figure><img src="{_data_uri(figure.path)}" alt="{_esc(figure.caption)}">'
-        f"<figcaption>{_esc(caption)}</figcaption></figure>\n"
-    )
+    original_mime, original = _figure_file(figure.path)
+    mime, data = _embedded(original_mime, original)
+    uri = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    width = None
+    if mime != "image/svg+xml":
+        with Image.open(io.BytesIO(data)) as image:
+            width = _legible_width(original, image.width)
+    style = f' style="min-width: min(100%, {width}px)"' if width else ""
+    image = f'<img src="{uri}" alt="{_esc(figure.caption)}">'
+    if counter.folder is not None:
+        target = Path(os.path.relpath(os.path.abspath(figure.path),
+                                      os.path.abspath(counter.folder))).as_posix()
+        image = (f'<a href="{_esc(urllib.parse.quote(target))}" '
+                 f'title="open the full-size figure">{image}</a>')
+    return f"<figure{style}>{image}<figcaption>{_esc(caption)}</figcaption></figure>\n"
 
 
 def _header_rows(frame: pd.DataFrame, simulated: frozenset[str]) -> str:
@@ -295,6 +372,7 @@ def _section_html(
     parts = [
         f'<section id="{_section_id(path)}">\n',
         f"<h{level}>{_esc(section.title)}</h{level}>\n",
+        f'<p class="headline">{_esc(section.headline)}</p>\n' if section.headline else "",
         _paragraphs(section.intro),
         _pairs_html(section, counter, simulated),
     ]
@@ -342,10 +420,11 @@ def _provenance_html(provenance: dict[str, str]) -> str:
 # --------------------------------------------------------------------------- public API
 
 
-def render_report(report: Report) -> str:
-    """Render `report` as one self-contained HTML document (a pure function of its input)."""
+def render_report(report: Report, folder: Path | None = None) -> str:
+    """Render `report` as one self-contained HTML document (a pure function of its
+    input). With `folder`, where the report is written, each figure links to its file."""
     simulated = frozenset(str(m) for m in report.simulated_models)
-    counter = _Counter()
+    counter = _Counter(folder)
     sections = "".join(
         _section_html(section, (k,), counter, simulated)
         for k, section in enumerate(report.sections, start=1)
@@ -367,4 +446,4 @@ def render_report(report: Report) -> str:
 
 def write_report(report: Report, path: Path) -> Path:
     """Render `report` and write it to `path` atomically (UTF-8). Returns `path`."""
-    return write_bytes(render_report(report).encode("utf-8"), Path(path))
+    return write_bytes(render_report(report, Path(path).parent).encode("utf-8"), Path(path))

@@ -153,5 +153,24 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
         for table in section.tables:
             table.frame = _readable(table.frame)
     return Section("BIRCH: image reliance, informativeness bias and the truthful anchor",
-                   intro=intro, subsections=sections,
+                   headline=headline(metrics), intro=intro, subsections=sections,
                    notes=failed_note(metrics.get("failed_calls", {})))
+
+
+def _points(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def headline(metrics: Mapping[str, Any]) -> str:
+    """The result in one sentence: per judge, how much the image matters (IRS), the
+    informativeness bias of Base and with the BIRCH anchor, and the accuracy of both."""
+    judges = []
+    for judge, row in metrics["judges"].items():
+        base, birch = row["base"], row.get("birch", {})
+        parts = [f"IRS {_points(row.get('irs'))}" if "irs" in row else "",
+                 f"IB {_points(base.get('ib'))} → {_points(birch.get('ib'))}",
+                 f"accuracy {_points(base.get('acc'))} → {_points(birch.get('acc'))}"]
+        judges.append(f"{judge}: " + ", ".join(p for p in parts if p))
+    return ("Image reliance (IRS: accuracy with minus without the image), informativeness "
+            "bias (IB: Acc_IDS − Acc_CDS) and accuracy, Base → BIRCH, in %: "
+            + "; ".join(judges) + ".")

@@ -67,9 +67,10 @@ def fig3(rates: pd.DataFrame, judge: str, simulated: set[str], path: Path) -> No
 def null_figure(cross: pd.DataFrame, simulated: set[str], path: Path) -> None:
     """Ours: per judge and cell, the paper's in-sample maximum gain, the 95th percentile
     of its permutation null (what a judge with no susceptibility "gains" by picking the
-    best of the grid on the same items), and the cross-fitted gain with its interval."""
+    best of the grid on the same items), and the cross-fitted gain with its interval.
+    Cells are grouped by domain (named above each group), the manipulation below."""
     judges = list(dict.fromkeys(cross["judge"]))
-    fig = MplFigure(figsize=(10, 2.4 * len(judges)))
+    fig = MplFigure(figsize=(10, 2.9 * len(judges)))
     for row, judge in enumerate(judges):
         ax = fig.add_subplot(len(judges), 1, row + 1)
         cell = cross[cross["judge"] == judge].reset_index(drop=True)
@@ -81,32 +82,80 @@ def null_figure(cross: pd.DataFrame, simulated: set[str], path: Path) -> None:
                           cell["ci_high"] - cell["cross_fitted_gain"]],
                     fmt="o", color="#1f77b4", ms=3, lw=0.8, label="cross-fitted (95% CI)")
         ax.axhline(0, color="black", lw=0.5)
-        ax.set_xticks(x, [f"{DOMAIN_TITLES[d][:5]} {SHORT_NAMES[m]}" for d, m in
-                          zip(cell["domain"], cell["manipulation"], strict=True)],
-                      rotation=90, fontsize=6)
+        ax.set_xticks(x, [SHORT_NAMES[m].rstrip(".") for m in cell["manipulation"]],
+                      rotation=90, fontsize=8)
+        ax.set_xlim(-0.6, len(cell) - 0.4)
+        _domain_groups(ax, list(cell["domain"]))
         ax.set_ylabel("score change", fontsize=8)
+        ax.tick_params(axis="y", labelsize=8)
         ax.set_title(display_name(judge, simulated), fontsize=9)
         if row == 0:
-            ax.legend(fontsize=7, ncol=3, loc="upper left")
+            ax.legend(fontsize=8, ncol=3, loc="lower left", bbox_to_anchor=(0, 1.25),
+                      frameon=False)
     fig.tight_layout()
     save_figure(fig, path)
+
+
+def _domain_groups(ax, domains: list[str]) -> None:
+    """Name each run of cells of one domain on a top axis, and separate the runs."""
+    starts = [i for i, d in enumerate(domains) if i == 0 or d != domains[i - 1]]
+    ends = [*starts[1:], len(domains)]
+    top = ax.secondary_xaxis("top")
+    top.set_xticks([(a + b - 1) / 2 for a, b in zip(starts, ends, strict=True)],
+                   [DOMAIN_TITLES.get(domains[a], domains[a]) for a in starts], fontsize=8)
+    top.tick_params(length=0)
+    for boundary in starts[1:]:
+        ax.axvline(boundary - 0.5, color="#bbbbbb", lw=0.8)
+
+
+# Gallery geometry (inches and points): each cell is one image above its judges' scores,
+# one line per judge, sized to the longest line so neighbouring cells never touch.
+SCORE_PT, LABEL_PT = 7.5, 8.5
+CHAR_WIDTH = 0.56  # DejaVu Sans: ~0.53 em per character of a judge name and score
+ROW_LABEL_IN, HEADER_IN, GAP_IN = 0.85, 0.32, 0.14
 
 
 def examples(gallery: pd.DataFrame, simulated: set[str], path: Path) -> None:
     """Example images: per example item (rows), the original and each manipulation at
-    the analysis judge's best setting (columns), titled with every judge's score."""
+    the analysis judge's best setting (columns, named once at the top), each image above
+    every judge's score, one judge per line."""
     rows = list(dict.fromkeys(gallery["item_id"]))
     columns = list(dict.fromkeys(gallery["label"]))
-    fig = MplFigure(figsize=(1.9 * len(columns), 2.3 * len(rows)))
+    cells = {(e.item_id, e.label): e for e in gallery.itertuples()}
+    scores = {key: _scores(e.scores, simulated) for key, e in cells.items()}
+    lines = max((len(v) for v in scores.values()), default=0)
+    longest = max((len(j) + len(s) + 2 for v in scores.values() for j, s in v), default=8)
+    cell_w = max(1.2, longest * SCORE_PT * CHAR_WIDTH / 72 + 0.12)
+    image_h = cell_w - 0.12
+    row_h = image_h + lines * SCORE_PT * 1.3 / 72 + GAP_IN + 0.06
+    width, height = ROW_LABEL_IN + cell_w * len(columns), HEADER_IN + row_h * len(rows)
+    fig = MplFigure(figsize=(width, height))
+    for c, label in enumerate(columns):
+        fig.text((ROW_LABEL_IN + (c + 0.5) * cell_w) / width, 1 - 0.5 * HEADER_IN / height,
+                 label, ha="center", va="center", fontsize=LABEL_PT, weight="bold")
     for r, item in enumerate(rows):
+        top = height - HEADER_IN - r * row_h
+        domain = gallery.loc[gallery["item_id"] == item, "domain"].iloc[0]
+        fig.text(0.05 / width, (top - image_h / 2) / height,
+                 f"{DOMAIN_TITLES.get(domain, domain)}\n{item}", ha="left", va="center",
+                 fontsize=LABEL_PT)
         for c, label in enumerate(columns):
-            ax = fig.add_subplot(len(rows), len(columns), r * len(columns) + c + 1)
-            ax.axis("off")
-            shown = gallery[(gallery["item_id"] == item) & (gallery["label"] == label)]
-            if shown.empty:
+            if (item, label) not in cells:
                 continue
-            entry = shown.iloc[0]
-            ax.imshow(np.asarray(Image.open(entry["image"]).convert("RGB")))
-            ax.set_title(f"{label}\n{entry['scores']}", fontsize=6)
-    fig.tight_layout()
-    save_figure(fig, path)
+            left = ROW_LABEL_IN + c * cell_w + 0.06
+            ax = fig.add_axes(((left) / width, (top - image_h) / height,
+                               (cell_w - 0.12) / width, image_h / height))
+            ax.imshow(np.asarray(Image.open(cells[item, label].image).convert("RGB")))
+            ax.axis("off")
+            for k, (judge, score) in enumerate(scores[item, label]):
+                y = (top - image_h - 0.04 - k * SCORE_PT * 1.3 / 72) / height
+                fig.text(left / width, y, judge, ha="left", va="top", fontsize=SCORE_PT)
+                fig.text((left + cell_w - 0.12) / width, y, score, ha="right", va="top",
+                         fontsize=SCORE_PT)
+    save_figure(fig, path, photographs=True)
+
+
+def _scores(text: str, simulated: set[str]) -> list[tuple[str, str]]:
+    """"judge:score judge:score" (the gallery table's cell) as (shown name, score)."""
+    pairs = [entry.rsplit(":", 1) for entry in text.split()]
+    return [(display_name(judge, simulated), score) for judge, score in pairs]

@@ -4,6 +4,7 @@ files `report_inputs` lists, which the report rule declares."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -103,16 +104,24 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                        f"({b.replace('_', '-')})" for a, b in success.columns]
     corr = read["human_correlation"].set_index("judge").rename(columns=CORRELATION_COLUMNS)
     significance = read["significance"]
+    alpha = frame["analysis"]["alpha"]
+    tests = significance.groupby("judge").agg(
+        tests=("q_value", "size"),
+        q_below_alpha=("q_value", lambda q: int((q < alpha).sum()))
+    ).rename(columns={"q_below_alpha": f"q < {alpha}"})
     tables = [
-        Table(read["table2"].set_index("domain"), "Table 2 analogue: human score "
-              "distribution (bins [1,2), [2,3), [3,4), [4,5])", "{:.2f}"),
-        Table(read["table7"].set_index("domain").rename(columns=CORRELATION_COLUMNS),
-              "Table 7 analogue: inter-annotator "
-              "agreement", "{:.3f}"),
         Table(success, "Fig. 2 analogue: attack success rate (share of the applicable "
               "domain x manipulation cells with a strictly positive change) and mean % "
               "change of the successful cells; the paper's in-sample reading and the "
               "cross-fitted one", "{:.1f}"),
+        Table(tests, "Paired Wilcoxon tests of every (domain, manipulation, setting), "
+              "Benjamini-Hochberg q-values (beyond the paper)", "{:.0f}"),
+        Table(_win_rates(read["win_rates"]), f"Fig. 3 analogue ({analyst}): win rates of "
+              "set A vs set B (both orders averaged; win 1, tie 0.5)", "{:.3f}"),
+        Table(read["table2"].set_index("domain"), "Table 2 analogue: human score "
+              "distribution (bins [1,2), [2,3), [3,4), [4,5])", "{:.2f}"),
+        Table(read["table7"].set_index("domain").rename(columns=CORRELATION_COLUMNS),
+              "Table 7 analogue: inter-annotator agreement", "{:.3f}"),
         Table(corr, "Each judge's agreement with the human scores on the originals "
               "(beyond the paper)", "{:.3f}"),
         Table(_table4(read["table4"]), "Table 4 analogue: the beauty filter (People)"),
@@ -120,39 +129,52 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
               "mean over the four non-Outdoor domains"),
         Table(_table6(read["table6"]), f"Table 6 analogue ({analyst}): best single, pair "
               "and triple of the best recipes (the chosen recipes: Table 11)"),
-        Table(_win_rates(read["win_rates"]), f"Fig. 3 analogue ({analyst}): win rates of "
-              "set A vs set B (both orders averaged; win 1, tie 0.5)", "{:.3f}"),
-        Table(significance.groupby("judge").agg(
-            tests=("q_value", "size"), q_below_alpha=(
-                "q_value", lambda q: int((q < frame["analysis"]["alpha"]).sum())))
-              .rename(columns={"q_below_alpha": f"q < {frame['analysis']['alpha']}"}),
-              "Paired Wilcoxon tests of every (domain, manipulation, setting), "
-              "Benjamini-Hochberg q-values (beyond the paper)", "{:.0f}"),
         Table(read["answers"].set_index(["judge", "prompt"]), "Answers per judge and "
               "prompt by status (an unusable answer is never a score)", "{:.0f}"),
     ]
+    gallery = Section(
+        title="Example images",
+        figures=[Figure(out / "figures/examples.png", "Example images: each manipulation "
+                        f"at {analyst}'s best setting, with every judge's score (0-5) "
+                        "under each image")])
     return Section(
         title="FRAME: visual manipulations that inflate LVLM judges' scores",
+        headline=headline(metrics, read["table3_cross_fitted"], alpha),
         intro=(f"Seed 004. {summary['description']} ({summary['items']} items). Every judge "
                "scores every original and every manipulated image (Appendix B.3 grids) "
                "with the Fig. 4 prompt; the paper's Table 3 picks each cell's best setting "
                "on the same items it reports, which gains even for a judge with no "
                "susceptibility, so the cross-fitted reading and the in-sample maximum's "
                "permutation null sit next to it."),
-        figures=[Figure(out / "figures/fig2.png", "Fig. 2 analogue"),
+        figures=[Figure(out / "figures/fig2.png", "Fig. 2 analogue: attack success rate "
+                        "and mean gain per judge, in-sample and cross-fitted"),
                  Figure(out / "figures/null.png", "In-sample maximum vs its null and the "
                         "cross-fitted gain, per cell"),
-                 Figure(out / "figures/fig3.png", "Fig. 3 analogue: pairwise win rates"),
-                 Figure(out / "figures/examples.png", "Example images: each manipulation at "
-                        f"{analyst}'s best setting, with every judge's score")],
+                 Figure(out / "figures/fig3.png", "Fig. 3 analogue: pairwise win rates")],
         tables=tables,
-        notes=["Attack success (in-sample / cross-fitted): " + ", ".join(
-            f"{j} {_percent(m['attack_success_in_sample'])} / "
-            f"{_percent(m['attack_success_cross_fitted'])}"
-            for j, m in metrics["judges"].items()),
-            *failed_note(metrics.get("failed_calls", {}))],
-        subsections=judges,
+        notes=failed_note(metrics.get("failed_calls", {})),
+        subsections=[gallery, *judges],
     )
+
+
+def _rate(value: float | None) -> str:
+    """A percentage, or a dash where there is none (too few items to cross-fit)."""
+    return "–" if value is None or math.isnan(value) else f"{value:.0f}%"
+
+
+def headline(metrics: Mapping[str, Any], cross: pd.DataFrame, alpha: float) -> str:
+    """The result in one sentence: per judge, the attack success rate the paper's
+    in-sample reading reports, the cross-fitted one, and the cells whose cross-fitted
+    gain is significant."""
+    cells = cross.groupby("judge").size()
+    judges = "; ".join(
+        f"{judge} {_rate(m['attack_success_in_sample'])} → "
+        f"{_rate(m['attack_success_cross_fitted'])} ({m['cells_significant']} of "
+        f"{int(cells.get(judge, 0))} cells significant)"
+        for judge, m in metrics["judges"].items())
+    return ("Attack success, the paper's in-sample reading → cross-fitted (setting chosen "
+            f"on other items), and cells with a cross-fitted gain at p < {alpha}: "
+            f"{judges}.")
 
 
 def _table4(table: pd.DataFrame) -> pd.DataFrame:
@@ -194,7 +216,3 @@ def _win_rates(table: pd.DataFrame) -> pd.DataFrame:
                                "share_tie": "tie share", "n_items": "items",
                                "change": "change in A's rate", "p_change": "p (sign flip)"})
 
-
-def _percent(value: float | None) -> str:
-    """A judge without usable answers (every call failed) has no rate: shown as "n/a"."""
-    return "n/a" if value is None else f"{value:.1f}%"

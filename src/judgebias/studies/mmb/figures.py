@@ -93,4 +93,4 @@ def fig4(top: pd.DataFrame, path: Path, per_cluster: int = 4) -> None:
                         f"top: {entry.top} (w = {entry.weight:.2f}){planted}",
                 fontsize=8, va="center")
     fig.tight_layout()
-    save_figure(fig, path)
+    save_figure(fig, path, photographs=True)

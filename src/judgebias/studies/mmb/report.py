@@ -13,7 +13,7 @@ import pandas as pd
 from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.mmb.embed import EmbeddingSpec
 from judgebias.studies.mmb.metrics import METRICS
-from judgebias.studies.mmb.tables import DATA, FIGURES, TABLES
+from judgebias.studies.mmb.tables import DATA, FIGURES, INSTRUCTIONS_PATH, TABLES, read_pool
 
 METHODS = ["STD", "BEST", "AVG", "BPE", "MMB"]
 # Displayed headers (the parquet files keep their column names).
@@ -23,7 +23,7 @@ TOP_COLUMNS = {"top": "top instruction", "planted": "planted best instruction",
 
 
 def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
-    return [f"{results_root}/metrics.json", f"{DATA}/summary.json",
+    return [f"{results_root}/metrics.json", f"{DATA}/summary.json", INSTRUCTIONS_PATH,
             *(f"{results_root}/{t}.parquet" for t in TABLES),
             *(f"{results_root}/figures/{f}.png" for f in FIGURES)]
 
@@ -58,6 +58,19 @@ def _grid(tests: pd.DataFrame, index: str, columns: str) -> tuple[pd.DataFrame, 
     return values, bold
 
 
+def top_instructions(top: pd.DataFrame, pool: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 4's table: each cluster's top instruction and the planted best one, each as
+    "id: its text" (an id alone tells a reader nothing), one row per cluster."""
+    texts = dict(zip(pool["id"], pool["text"], strict=True))
+
+    def spelled(ids: pd.Series) -> pd.Series:
+        return ids.map(lambda i: i if pd.isna(i) or i not in texts else f"{i}: {texts[i]}")
+
+    table = top[["cluster", "style", "top", "weight", "planted", "matches", "size"]]
+    return table.assign(top=spelled(table["top"]), planted=spelled(table["planted"])
+                        ).set_index("cluster").rename(columns=TOP_COLUMNS)
+
+
 def by_k(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 3's layout: one row per K, one column per metric."""
     values, bold = _grid(tests, "k", "metric")
@@ -77,6 +90,7 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
     metrics = json.loads((out / "metrics.json").read_text())
     summary = json.loads(Path(f"{DATA}/summary.json").read_text())
     read = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
+    pool = read_pool(INSTRUCTIONS_PATH)
     k, cell = metrics["k"], metrics["cell"]
     subsections = []
     for judge in mmb["models"]:
@@ -97,9 +111,7 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                   f"{mmb['report']['alpha']})", bold=second[1]),
             Table(first[0], f"Table 1 analogue ({judge}): ECE, MCE, AUC-PR per (prompts, "
                   "validation pairs) cell; bold as in the paper", bold=first[1]),
-            Table(mine["top_prompts"][["cluster", "style", "top", "weight", "planted",
-                                       "matches", "size"]].set_index("cluster")
-                  .rename(columns=TOP_COLUMNS),
+            Table(top_instructions(mine["top_prompts"], pool),
                   f"Fig. 4 analogue ({judge}): the top instruction of each cluster "
                   "(MMB fitted on every validation candidate) and the planted best "
                   "instruction of the cluster's dominant style", "{:.2f}"),

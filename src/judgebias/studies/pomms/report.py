@@ -54,6 +54,14 @@ def _tau_header(column: str) -> str:
     return f"{AGREEMENT_COLUMNS.get(statistic, statistic)} {' '.join(where)}"
 
 
+def _agreement(table: pd.DataFrame) -> pd.DataFrame:
+    """The long agreement table indexed by what each row is about (dataset, split,
+    evaluator), not by row number."""
+    keys = [c for c in ("dataset", "split", "metric") if c in table.columns]
+    return (table.set_index(keys).rename_axis(index={"metric": "evaluator"})
+            .rename(columns=AGREEMENT_COLUMNS))
+
+
 def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
     return [f"{results_root}/metrics.json", f"{results_root}/figures/phi_tilde_pomms.png",
             *(f"{results_root}/{t}.parquet" for t in TABLES)]
@@ -96,7 +104,7 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                   .rename_axis("selection step").rename(columns=STEP_COLUMNS),
                   "Selection steps: validation τ and the ensemble's philautia score of each "
                   f"step; the chosen one by {SELECT_RULES[metrics['select']]}", "{:.3f}"),
-            Table(agreement_table.rename(columns=AGREEMENT_COLUMNS), "Agreement of every "
+            Table(_agreement(agreement_table), "Agreement of every "
                   "evaluator and Pomms with the human judgements (all splits)", "{:.3f}"),
         ],
         notes=[
