@@ -237,9 +237,9 @@ def test_pomms_selects_only_among_evaluators_with_a_usable_score():
 
 def test_frame_metrics_of_a_judge_without_usable_answers_are_null():
     """FRAME's per-judge tables have no row for a judge whose every call failed: its
-    metrics are null (the report shows n/a), the other judge's are numbers."""
+    metrics are null (the report shows a dash), the other judge's are numbers."""
     from judgebias.studies.frame.analysis import metrics as frame_metrics
-    from judgebias.studies.frame.report import _cell, _percent
+    from judgebias.studies.frame.report import _cell, _rate
 
     config = {"frame": {"models": ["up", "down"], "analysis": {"alpha": 0.05}}}
     tables = {
@@ -257,7 +257,7 @@ def test_frame_metrics_of_a_judge_without_usable_answers_are_null():
     assert judges["down"] == {"attack_success_in_sample": None,
                               "attack_success_cross_fitted": None, "cells_significant": 0,
                               "pearson_with_humans": None}
-    assert _percent(None) == "n/a" and _percent(40.0) == "40.0%"
+    assert _rate(None) == "–" and _rate(40.0) == "40%"
     assert _cell(None, None) == "-" and _cell(3.5, 12.0) == "3.50 (+12.0%)"
 
 
