@@ -78,11 +78,11 @@ def bare_throughput(url: str, concurrency: int, n: int) -> float:
 
     import openai
 
-    from judgebias.models.openai_backend import build_messages
+    from judgebias.models.api import openai_chat_messages
 
     request = ChatRequest(model="sim/lumen-large", prompt="Rate caption.",
                           images=(bench_image(),), sampling=Sampling(top_logprobs=5))
-    messages = build_messages(request)
+    messages = openai_chat_messages(request)
 
     async def run() -> float:
         client = openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="bench-key", max_retries=0)

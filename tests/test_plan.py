@@ -38,8 +38,8 @@ def small_all_studies(default_params: dict) -> dict:
     mmb["dataset"]["mjbench_protocol"]["n_folds"] = 2
     mmb["instructions"]["grow"] = {"writer": "lumen-large", "n": 3}
     mmb["clustering"].update(ks=[1, 2], seeds=1, support_per_cluster=8)
-    mmb["design"].update(n_prompts=[5], n_val=[5], train_seeds=1, sampling_seeds=2)
-    mmb["report"] = {"n_prompts": 5, "n_val": 5, "k": 2}
+    mmb["design"].update(n_prompts=[5], n_val=[4], train_seeds=1, sampling_seeds=2)
+    mmb["report"] = {"n_prompts": 5, "n_val": 4, "k": 2}
     frame = params["frame"]
     frame["models"] = JUDGES
     frame["dataset"]["synthetic"].update(n_per_domain=2, writer="lumen-large")
