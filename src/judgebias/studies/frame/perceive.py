@@ -76,6 +76,18 @@ def reference_quantile(p: np.ndarray | float) -> np.ndarray:
     return np.interp(p, _KNOT_P, _KNOT_V)
 
 
+def brightest(rgb: np.ndarray) -> np.ndarray:
+    """Each pixel's highest channel (the HSV value V times 255 for uint8), the same numbers
+    as ``rgb.max(axis=2)``: two element-wise maxima over the channel planes, which numpy
+    runs ~15 times faster than a reduction over a 3-long last axis (issue 24)."""
+    return np.maximum(np.maximum(rgb[..., 0], rgb[..., 1]), rgb[..., 2])
+
+
+def darkest(rgb: np.ndarray) -> np.ndarray:
+    """Each pixel's lowest channel, ``rgb.min(axis=2)`` computed as :func:`brightest`."""
+    return np.minimum(np.minimum(rgb[..., 0], rgb[..., 1]), rgb[..., 2])
+
+
 def normalise_tones(rgb: np.ndarray) -> np.ndarray:
     """The renderer's tone contract: an image whose V has the reference distribution.
 
@@ -90,7 +102,7 @@ def normalise_tones(rgb: np.ndarray) -> np.ndarray:
     x = np.asarray(rgb, dtype=np.float64)
     if x.ndim != 3 or x.shape[2] != 3:
         raise ValueError(f"normalise_tones takes an (H, W, 3) array, got shape {x.shape}")
-    v = x.max(axis=2)
+    v = brightest(x)
     _, inverse, counts = np.unique(v.ravel(), return_inverse=True, return_counts=True)
     mid_rank = (np.cumsum(counts) - counts / 2) / v.size
     new_v = reference_quantile(mid_rank)[inverse].reshape(v.shape)
@@ -156,8 +168,8 @@ def _leading(flags: np.ndarray) -> int:
     return len(flags) if flags.all() else int(np.argmin(flags))
 
 
-def _border(brightest: np.ndarray) -> tuple[int, int, int, int]:
-    dark = brightest <= BORDER_BLACK
+def _border(value: np.ndarray) -> tuple[int, int, int, int]:
+    dark = value <= BORDER_BLACK
     rows, cols = dark.all(axis=1), dark.all(axis=0)
     return _leading(rows), _leading(rows[::-1]), _leading(cols), _leading(cols[::-1])
 
@@ -204,7 +216,7 @@ def _candidate_stroke(size: tuple[int, int], text: str, position: str, font_size
     blank = Image.new("RGB", size, (128, 128, 128))
     drawn = np.asarray(manipulate.text_overlay(blank, text, position, font_size, wrap))
     x0, y0, x1, y1 = extent = manipulate.overlay_extent(size, text, position, font_size, wrap)
-    return extent, np.packbits(drawn[y0:y1, x0:x1].max(axis=2) <= STROKE_BLACK).tobytes()
+    return extent, np.packbits(brightest(drawn[y0:y1, x0:x1]) <= STROKE_BLACK).tobytes()
 
 
 def _text_kind(box: tuple[int, int, int, int], position: str, stroke: np.ndarray,
@@ -329,14 +341,16 @@ def features(image: bytes | Image.Image | np.ndarray, *, instruction: str | None
     picture the manipulations were applied to before padding (recipes.py puts padding last).
     """
     pixels = _as_array(image)
-    border = _border(pixels.max(axis=2))
+    value = brightest(pixels)
+    border = _border(value)
     top, bottom, left, right = border
     height, width = pixels.shape[:2]
-    content = pixels[top:height - bottom, left:width - right]
+    inside = (slice(top, height - bottom), slice(left, width - right))
+    content = pixels[inside]
     if content.size == 0:
         raise ValueError("the image is entirely black: no picture inside the border")
     ch, cw = content.shape[:2]
-    v, lowest = content.max(axis=2), content.min(axis=2)
+    v, lowest = value[inside], darkest(content)
 
     stroke = v <= STROKE_BLACK
     text = red = None

@@ -49,6 +49,7 @@ from PIL import Image
 from scipy import ndimage
 
 from judgebias.studies.frame.concepts import VOCABULARY, domain_of, parse_instruction
+from judgebias.studies.frame.perceive import brightest, darkest
 
 Box = tuple[int, int, int, int]
 
@@ -194,7 +195,7 @@ def crop_border(rgb: np.ndarray) -> np.ndarray:
     """`rgb` without its black border: the leading and trailing rows and columns whose
     channels are all <= 2 (black padding, seed 004 Table 1; pictures never hold pure black
     under the tone contract of perceive.py)."""
-    dark = rgb.max(axis=2) <= 2
+    dark = brightest(rgb) <= 2
     rows, cols = dark.all(axis=1), dark.all(axis=0)
 
     def lead(flags: np.ndarray) -> int:
@@ -207,34 +208,55 @@ def crop_border(rgb: np.ndarray) -> np.ndarray:
 def ink(rgb: np.ndarray) -> np.ndarray:
     """The reader's glyph pixels: saturated (lowest channel below INK_RATIO of the highest)
     and not a box outline's pure red (R >= 250, G and B <= 5, manipulate.bounding_box)."""
-    rgb = rgb.astype(np.int16)
-    high, low = rgb.max(axis=2), rgb.min(axis=2)
+    high, low = brightest(rgb), darkest(rgb)
     box = (rgb[..., 0] >= 250) & (rgb[..., 1] <= 5) & (rgb[..., 2] <= 5)
     return (low < INK_RATIO * high) & (high >= 8) & ~box
 
 
-def _glyphs(card: np.ndarray, radius: float) -> list[int]:
-    """The codes of the glyphs on one card (left to right), each by its hue class (the
-    majority of its pixels) and its outline; inked areas smaller than MIN_AREA of the
-    smallest glyph of `radius` (a triangle, 2 r^2) are specks, not glyphs."""
-    mask = ink(card)
-    labels, n = ndimage.label(mask)
+def hue_classes(rgb: np.ndarray) -> np.ndarray:
+    """Each pixel's hue class as a 3-bit number, R 4 + G 2 + B 1 for each channel that is
+    high (at least HIGH_RATIO of the pixel's highest channel, compared in float32)."""
+    channels = rgb.astype(np.float32)
+    limit = HIGH_RATIO * brightest(channels)
+    return ((channels[..., 0] >= limit) * 4 + (channels[..., 1] >= limit) * 2
+            + (channels[..., 2] >= limit))
+
+
+def _holes(own: np.ndarray) -> int:
+    """How many pixels ``ndimage.binary_fill_holes(own)`` adds to `own`: the background
+    pieces (4-connected, the cross binary_fill_holes floods through) that touch no edge of
+    the array, counted with one labelling instead of a flood fill."""
+    background, count = ndimage.label(~own)
+    if not count:
+        return 0
+    sizes = np.bincount(background.ravel(), minlength=count + 1)
+    sizes[0] = 0  # `own` itself
+    sizes[background[[0, -1], :]] = 0
+    sizes[background[:, [0, -1]]] = 0
+    return int(sizes.sum())
+
+
+HUE_OF_CLASS = np.full(8, -1)  # hue class (3 bits, hue_classes) -> index into HUES; -1: none
+HUE_OF_CLASS[[4, 2, 1, 6, 5, 3]] = np.arange(len(HUES))
+
+
+def _glyphs(inked: np.ndarray, hues: np.ndarray, radius: float) -> list[int]:
+    """The codes of the glyphs on one card (left to right), from its :func:`ink` mask and
+    its :func:`hue_classes`: each glyph by its hue class (the majority of its pixels) and
+    its outline; inked areas smaller than MIN_AREA of the smallest glyph of `radius` (a
+    triangle, 2 r^2) are specks, not glyphs."""
+    labels, n = ndimage.label(inked)
     if not n:
         return []
     areas = np.bincount(labels.ravel(), minlength=n + 1)
-    rgb = card.astype(np.float32)
-    high = rgb >= HIGH_RATIO * rgb.max(axis=2, keepdims=True)
-    hue_key = high[..., 0] * 4 + high[..., 1] * 2 + high[..., 2]
-    keys = {4: 0, 2: 1, 1: 2, 6: 3, 5: 4, 3: 5}
+    votes = np.bincount((labels * 8 + hues).ravel(), minlength=(n + 1) * 8)
+    majority = HUE_OF_CLASS[votes.reshape(n + 1, 8).argmax(axis=1)]
     codes = []
     for label, found in enumerate(ndimage.find_objects(labels), start=1):
-        if found is None or areas[label] < MIN_AREA * 2 * radius**2:
+        if found is None or areas[label] < MIN_AREA * 2 * radius**2 or majority[label] < 0:
             continue
         own = labels[found] == label
-        hue = keys.get(int(np.bincount(hue_key[found][own], minlength=8).argmax()))
-        if hue is None:
-            continue
-        filled = ndimage.binary_fill_holes(own).sum()
+        filled = areas[label] + _holes(own)
         fill = areas[label] / own.size
         if filled > 1.15 * areas[label]:
             shape = 3
@@ -244,7 +266,7 @@ def _glyphs(card: np.ndarray, radius: float) -> list[int]:
             shape = 0
         else:
             shape = 2
-        codes.append(shape * len(HUES) + hue)
+        codes.append(shape * len(HUES) + int(majority[label]))
     return codes
 
 
@@ -256,15 +278,16 @@ def read_scene(image: Image.Image | np.ndarray, domain: str) -> dict[str, str | 
                                  else image))
     height, width = rgb.shape[:2]
     inset = max(1, round(INSET * width))
+    inked, hues = ink(rgb), hue_classes(rgb)  # per pixel: once for the picture, not per card
     values = VOCABULARY[domain]
     shown: dict[str, str | None] = {}
     for slot, (x0, y0, x1, y1) in layout(domain, width, height).items():
-        card = rgb[y0 + inset:y1 + 1 - inset, x0 + inset:x1 + 1 - inset]
+        card = (slice(y0 + inset, y1 + 1 - inset), slice(x0 + inset, x1 + 1 - inset))
         if slot == "object":
             radius = min((x1 - x0 + 1) / OBJECT_PLACES, y1 - y0) * OBJECT_RADIUS[0]
         else:
             radius = min(x1 - x0, y1 - y0) * BADGE_RADIUS[0]
-        codes = _glyphs(card, radius)
+        codes = _glyphs(inked[card], hues[card], radius)
         if slot == "object":
             numbers = values["number"]
             shown["number"] = numbers[len(codes) - 1] if 1 <= len(codes) <= len(numbers) else None
