@@ -25,6 +25,7 @@ import numpy as np
 import PIL
 import pytest
 from PIL import Image
+from scipy import ndimage
 
 from judgebias.studies.frame import manipulate, perceive, scene, sim
 from judgebias.studies.frame.concepts import compose_instruction, keyword, sample_concepts
@@ -127,6 +128,22 @@ def test_the_fixture_covers_every_detector(expected):
     detected = {d[0] for p in expected["pictures"].values() for d in p["look"]["detected"]}
     assert detected >= {"brightness", "gamma", "authenticity_overlay", "keyword_overlay",
                         "instruction_overlay", "bounding_box", "beauty_filter", "padding"}
+
+
+def test_the_fast_helpers_equal_what_they_replace():
+    """brightest/darkest, dilate and _holes against numpy's and scipy's own, on random
+    masks and pixels of every small shape (edges included)."""
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        shape = tuple(int(v) for v in rng.integers(1, 14, 2))
+        mask = rng.random(shape) < rng.random()
+        for size in (3, 5):
+            assert (perceive.dilate(mask, size) == ndimage.maximum_filter(mask, size)).all()
+        assert scene._holes(mask) == ndimage.binary_fill_holes(mask).sum() - mask.sum()
+        for pixels in (rng.integers(0, 256, (*shape, 3)).astype(np.uint8),
+                       rng.random((*shape, 3)) * 255):
+            assert (perceive.brightest(pixels) == pixels.max(axis=2)).all()
+            assert (perceive.darkest(pixels) == pixels.min(axis=2)).all()
 
 
 if __name__ == "__main__":

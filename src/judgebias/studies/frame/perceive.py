@@ -66,6 +66,8 @@ EDGE_TRIM = 3  # px of the picture's edge left out of tone and grain when it has
 # Laplacian of white noise has sd sqrt(20) * 0.04); SmoothingRestorer brings it to ~0.04.
 BEAUTY_THRESHOLD = 0.07
 
+EIGHT_CONNECTED = np.ones((3, 3), bool)  # ndimage.label's structure for box outlines
+
 _KNOT_P = np.array([k[0] for k in REFERENCE_KNOTS])
 _KNOT_V = np.array([k[1] for k in REFERENCE_KNOTS])
 _TONE_X = np.log(np.interp(TONE_P, _KNOT_P, _KNOT_V))
@@ -168,10 +170,29 @@ def _leading(flags: np.ndarray) -> int:
     return len(flags) if flags.all() else int(np.argmin(flags))
 
 
-def _border(value: np.ndarray) -> tuple[int, int, int, int]:
+def black_border(value: np.ndarray) -> tuple[int, int, int, int]:
+    """Rows and columns (top, bottom, left, right) of black padding around a picture, from
+    its :func:`brightest` channel: those whose every channel is <= BORDER_BLACK."""
     dark = value <= BORDER_BLACK
     rows, cols = dark.all(axis=1), dark.all(axis=0)
     return _leading(rows), _leading(rows[::-1]), _leading(cols), _leading(cols[::-1])
+
+
+def dilate(mask: np.ndarray, size: int) -> np.ndarray:
+    """``ndimage.maximum_filter(mask, size)`` of a boolean mask for an odd `size`, as ORs of
+    shifted copies (a few times faster). The filter's "reflect" edges add nothing: a
+    mirrored pixel lies inside the window it is mirrored into, so padding with False gives
+    the same mask."""
+    out = mask.copy()
+    for axis in (0, 1):
+        source = out.copy()
+        for shift in range(1, size // 2 + 1):
+            ahead = [slice(None)] * 2
+            behind = [slice(None)] * 2
+            ahead[axis], behind[axis] = slice(shift, None), slice(None, -shift)
+            out[tuple(behind)] |= source[tuple(ahead)]
+            out[tuple(ahead)] |= source[tuple(behind)]
+    return out
 
 
 def _bbox(mask: np.ndarray) -> tuple[int, int, int, int]:
@@ -328,8 +349,10 @@ def _smoothness(v: np.ndarray, exclude: np.ndarray | None, gamma_value: float) -
     lap = 4 * centre - f[:-2, 1:-1] - f[2:, 1:-1] - f[1:-1, :-2] - f[1:-1, 2:]
     relative = np.abs(lap) / np.maximum(centre, 1.0)
     if exclude is not None:
-        relative = relative[~ndimage.maximum_filter(exclude, 3)[1:-1, 1:-1]]
-    return float(np.median(relative)) * gamma_value if relative.size else 0.0
+        relative = relative[~dilate(exclude, 3)[1:-1, 1:-1]]
+    if not relative.size:
+        return 0.0
+    return float(np.median(relative, overwrite_input=True)) * gamma_value  # a fresh array
 
 
 def features(image: bytes | Image.Image | np.ndarray, *, instruction: str | None = None,
@@ -342,7 +365,7 @@ def features(image: bytes | Image.Image | np.ndarray, *, instruction: str | None
     """
     pixels = _as_array(image)
     value = brightest(pixels)
-    border = _border(value)
+    border = black_border(value)
     top, bottom, left, right = border
     height, width = pixels.shape[:2]
     inside = (slice(top, height - bottom), slice(left, width - right))
@@ -357,7 +380,7 @@ def features(image: bytes | Image.Image | np.ndarray, *, instruction: str | None
     text_box = text_position = text_kind = None
     text_lines = 0
     if stroke.any():
-        near_stroke = ndimage.maximum_filter(stroke, 2 * TEXT_REACH + 1)
+        near_stroke = dilate(stroke, 2 * TEXT_REACH + 1)
         text = stroke | (near_stroke & (lowest >= TEXT_WHITE))
         text_box = _bbox(text)
         x0, y0, x1, y1 = text_box
@@ -373,7 +396,7 @@ def features(image: bytes | Image.Image | np.ndarray, *, instruction: str | None
         red = is_red
         # text drawn over an outline cuts it; the text's pixels join the pieces again
         joined = red | text if text is not None else red
-        labels, _ = ndimage.label(joined, structure=np.ones((3, 3), bool))
+        labels, _ = ndimage.label(joined, structure=EIGHT_CONNECTED)
         found = ndimage.find_objects(np.where(red, labels, 0))
         boxes = tuple((s[1].start, s[0].start, s[1].stop - 1, s[0].stop - 1)
                       for s in found if s is not None)

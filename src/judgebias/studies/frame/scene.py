@@ -49,7 +49,7 @@ from PIL import Image
 from scipy import ndimage
 
 from judgebias.studies.frame.concepts import VOCABULARY, domain_of, parse_instruction
-from judgebias.studies.frame.perceive import brightest, darkest
+from judgebias.studies.frame.perceive import black_border, brightest, darkest
 
 Box = tuple[int, int, int, int]
 
@@ -195,13 +195,7 @@ def crop_border(rgb: np.ndarray) -> np.ndarray:
     """`rgb` without its black border: the leading and trailing rows and columns whose
     channels are all <= 2 (black padding, seed 004 Table 1; pictures never hold pure black
     under the tone contract of perceive.py)."""
-    dark = brightest(rgb) <= 2
-    rows, cols = dark.all(axis=1), dark.all(axis=0)
-
-    def lead(flags: np.ndarray) -> int:
-        return int(np.argmin(flags)) if not flags.all() else len(flags)
-
-    top, bottom, left, right = lead(rows), lead(rows[::-1]), lead(cols), lead(cols[::-1])
+    top, bottom, left, right = black_border(brightest(rgb))
     return rgb[top:rgb.shape[0] - bottom, left:rgb.shape[1] - right]
 
 
@@ -216,17 +210,15 @@ def ink(rgb: np.ndarray) -> np.ndarray:
 def hue_classes(rgb: np.ndarray) -> np.ndarray:
     """Each pixel's hue class as a 3-bit number, R 4 + G 2 + B 1 for each channel that is
     high (at least HIGH_RATIO of the pixel's highest channel, compared in float32)."""
-    channels = rgb.astype(np.float32)
-    limit = HIGH_RATIO * brightest(channels)
-    return ((channels[..., 0] >= limit) * 4 + (channels[..., 1] >= limit) * 2
-            + (channels[..., 2] >= limit))
+    limit = HIGH_RATIO * brightest(rgb).astype(np.float32)  # uint8 and float32 compare
+    return ((rgb[..., 0] >= limit) * 4 + (rgb[..., 1] >= limit) * 2 + (rgb[..., 2] >= limit))
 
 
 def _holes(own: np.ndarray) -> int:
     """How many pixels ``ndimage.binary_fill_holes(own)`` adds to `own`: the background
     pieces (4-connected, the cross binary_fill_holes floods through) that touch no edge of
     the array, counted with one labelling instead of a flood fill."""
-    background, count = ndimage.label(~own)
+    background, count = ndimage.label(~own, structure=FOUR_CONNECTED)
     if not count:
         return 0
     sizes = np.bincount(background.ravel(), minlength=count + 1)
@@ -236,6 +228,7 @@ def _holes(own: np.ndarray) -> int:
     return int(sizes.sum())
 
 
+FOUR_CONNECTED = ndimage.generate_binary_structure(2, 1)  # ndimage.label's default, made once
 HUE_OF_CLASS = np.full(8, -1)  # hue class (3 bits, hue_classes) -> index into HUES; -1: none
 HUE_OF_CLASS[[4, 2, 1, 6, 5, 3]] = np.arange(len(HUES))
 
@@ -245,7 +238,7 @@ def _glyphs(inked: np.ndarray, hues: np.ndarray, radius: float) -> list[int]:
     its :func:`hue_classes`: each glyph by its hue class (the majority of its pixels) and
     its outline; inked areas smaller than MIN_AREA of the smallest glyph of `radius` (a
     triangle, 2 r^2) are specks, not glyphs."""
-    labels, n = ndimage.label(inked)
+    labels, n = ndimage.label(inked, structure=FOUR_CONNECTED)
     if not n:
         return []
     areas = np.bincount(labels.ravel(), minlength=n + 1)
