@@ -146,6 +146,44 @@ def test_the_fast_helpers_equal_what_they_replace():
             assert (perceive.darkest(pixels) == pixels.min(axis=2)).all()
 
 
+def test_ink_and_hue_tables_equal_the_per_pixel_arithmetic():
+    """Every (channel, highest channel) pair, with the third channel at a few levels, in
+    every channel order: the lookup tables give the float arithmetic's answers."""
+    a, b = (v.ravel() for v in np.meshgrid(np.arange(256), np.arange(256)))
+    third = np.repeat([0, 5, 128, 250, 255], a.size)
+    base = np.stack([np.tile(a, 5), np.tile(b, 5), third], axis=1)
+    pixels = np.concatenate([base[:, order] for order in ((0, 1, 2), (1, 2, 0), (2, 0, 1))]
+                            ).astype(np.uint8)[None]
+    wide = pixels.astype(np.int16)
+    high, low = wide.max(axis=2), wide.min(axis=2)
+    box = (wide[..., 0] >= 250) & (wide[..., 1] <= 5) & (wide[..., 2] <= 5)
+    assert (scene.ink(pixels) == ((low < scene.INK_RATIO * high) & (high >= 8) & ~box)).all()
+    rgb = pixels.astype(np.float32)
+    flags = rgb >= scene.HIGH_RATIO * rgb.max(axis=2, keepdims=True)
+    classes = flags[..., 0] * 4 + flags[..., 1] * 2 + flags[..., 2]
+    assert (scene._hue_classes(pixels, perceive.brightest(pixels)) == classes).all()
+
+
+def test_the_smoothness_median_over_keys_is_numpys_median_of_the_ratios():
+    """_smoothness's definition, float32 ratios and np.median, against its key counting,
+    on uniform, narrow and clipped V with and without pixels left out."""
+    rng = np.random.default_rng(1)
+    for i in range(600):
+        shape = tuple(int(v) for v in rng.integers(3, 50, 2))
+        v = (rng.integers(0, 256, shape) if i % 3 == 0 else
+             rng.normal(rng.uniform(0, 255), rng.uniform(0.5, 20), shape))
+        v = np.clip(v, 0, 255).astype(np.uint8)
+        exclude = None if i % 3 == 1 else rng.random(shape) < rng.uniform(0, 0.95)
+        f = v.astype(np.float32)
+        centre = f[1:-1, 1:-1]
+        lap = 4 * centre - f[:-2, 1:-1] - f[2:, 1:-1] - f[1:-1, :-2] - f[1:-1, 2:]
+        relative = np.abs(lap) / np.maximum(centre, 1.0)
+        if exclude is not None:
+            relative = relative[~ndimage.maximum_filter(exclude, 3)[1:-1, 1:-1]]
+        expected = float(np.median(relative)) * 1.7 if relative.size else 0.0
+        assert perceive._smoothness(v, exclude, 1.7) == expected
+
+
 if __name__ == "__main__":
     if sys.argv[1:] != ["--record"]:
         sys.exit(f"usage: python {sys.argv[0]} --record   (see the module docstring)")

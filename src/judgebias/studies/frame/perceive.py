@@ -342,17 +342,54 @@ def _smoothness(v: np.ndarray, exclude: np.ndarray | None, gamma_value: float) -
     """Median relative Laplacian of V, corrected for gamma (which scales it by 1 / g).
 
     Pixels near text, boxes or clipped white are left out: their Laplacian is the overlay's,
-    not the picture's grain. Brightness leaves a relative measure unchanged.
+    not the picture's grain. Brightness leaves a relative measure unchanged. `v` is uint8,
+    so each pixel's ``|lap| / max(centre, 1)`` (float32) is one of a fixed set of ratios,
+    named by the integer key ``|lap| * 256 + max(centre, 1)``; the median is taken over
+    the keys (:func:`_median_ratio`), the same number as ``np.median`` of the ratios.
     """
-    f = v.astype(np.float32)
+    f = v.astype(np.int16)
     centre = f[1:-1, 1:-1]
     lap = 4 * centre - f[:-2, 1:-1] - f[2:, 1:-1] - f[1:-1, :-2] - f[1:-1, 2:]
-    relative = np.abs(lap) / np.maximum(centre, 1.0)
+    keys = np.abs(lap).astype(np.int32) * 256 + np.maximum(centre, 1)
     if exclude is not None:
-        relative = relative[~dilate(exclude, 3)[1:-1, 1:-1]]
-    if not relative.size:
-        return 0.0
-    return float(np.median(relative, overwrite_input=True)) * gamma_value  # a fresh array
+        keys = keys[~dilate(exclude, 3)[1:-1, 1:-1]]
+    return _median_ratio(keys) * gamma_value if keys.size else 0.0
+
+
+LAPLACIAN_MAX = 4 * 255  # |4 V - four neighbours| of uint8 V
+RANK_BUCKET_BITS = 8  # ranks per coarse bucket of _kth_rank: 2 ** 8
+
+
+@lru_cache(maxsize=1)
+def _ratio_table() -> tuple[np.ndarray, np.ndarray]:
+    """Every ratio ``float32(|lap|) / float32(max(centre, 1))`` _smoothness can meet, as
+    (the distinct values ascending, each key's rank among them); computed with the same
+    float32 division as a per-pixel ratio, so a key's value is that pixel's ratio."""
+    lap = np.arange(LAPLACIAN_MAX + 1, dtype=np.float32)[:, None]
+    centre = np.maximum(np.arange(256, dtype=np.float32), 1.0)[None, :]
+    distinct, rank = np.unique((lap / centre).ravel(), return_inverse=True)
+    return distinct, rank.astype(np.intp)
+
+
+def _median_ratio(keys: np.ndarray) -> float:
+    """``float(np.median(ratios))`` of the ratios the keys name (:func:`_smoothness`),
+    without sorting them all: the ranks are counted in coarse buckets (2 **
+    RANK_BUCKET_BITS ranks each), the middle one or two ranks are selected inside the
+    buckets that hold them, and np.median of their one or two float32 values gives its
+    own mean of the middle pair."""
+    distinct, rank = _ratio_table()
+    ranks = np.take(rank, keys).ravel()
+    counts = np.bincount(ranks >> RANK_BUCKET_BITS)
+    n = ranks.size
+    middle = [n // 2] if n % 2 else [n // 2 - 1, n // 2]
+    below = np.cumsum(counts)
+    first, last = (int(b) for b in np.searchsorted(below, [middle[0], middle[-1]],
+                                                    side="right"))
+    skipped = int(below[first] - counts[first])  # ranks in the buckets before `first`
+    inside = ranks[(ranks >= first << RANK_BUCKET_BITS)
+                   & (ranks < (last + 1) << RANK_BUCKET_BITS)]
+    picked = [k - skipped for k in middle]
+    return float(np.median(distinct[np.partition(inside, picked)[picked]]))
 
 
 def features(image: bytes | Image.Image | np.ndarray, *, instruction: str | None = None,

@@ -201,17 +201,39 @@ def crop_border(rgb: np.ndarray) -> np.ndarray:
 
 def ink(rgb: np.ndarray) -> np.ndarray:
     """The reader's glyph pixels: saturated (lowest channel below INK_RATIO of the highest)
-    and not a box outline's pure red (R >= 250, G and B <= 5, manipulate.bounding_box)."""
-    high, low = brightest(rgb), darkest(rgb)
+    and not a box outline's pure red (R >= 250, G and B <= 5, manipulate.bounding_box).
+    `rgb` is uint8."""
+    return _ink(rgb, brightest(rgb))
+
+
+def _ink(rgb: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """:func:`ink` from the pixels and their :func:`brightest` channel `high`."""
     box = (rgb[..., 0] >= 250) & (rgb[..., 1] <= 5) & (rgb[..., 2] <= 5)
-    return (low < INK_RATIO * high) & (high >= 8) & ~box
+    return (darkest(rgb) < np.take(INK_BELOW, high)) & ~box
 
 
-def hue_classes(rgb: np.ndarray) -> np.ndarray:
+def _hue_classes(rgb: np.ndarray, high: np.ndarray) -> np.ndarray:
     """Each pixel's hue class as a 3-bit number, R 4 + G 2 + B 1 for each channel that is
-    high (at least HIGH_RATIO of the pixel's highest channel, compared in float32)."""
-    limit = HIGH_RATIO * brightest(rgb).astype(np.float32)  # uint8 and float32 compare
-    return ((rgb[..., 0] >= limit) * 4 + (rgb[..., 1] >= limit) * 2 + (rgb[..., 2] >= limit))
+    high (at least HIGH_RATIO of the pixel's highest channel `high`, in float32)."""
+    limit = np.take(HIGH_FROM, high)
+    red, green, blue = (np.greater_equal(rgb[..., c], limit).view(np.uint8) for c in range(3))
+    return (red << 2) | (green << 1) | blue
+
+
+def _levels_passing(condition: np.ndarray) -> np.ndarray:
+    """Per highest channel h (column), how many channel levels 0..255 (rows) pass."""
+    return condition.sum(axis=0).astype(np.uint16)
+
+
+_LEVEL = np.arange(256, dtype=np.uint8)
+# The two per-pixel tests as tables indexed by the highest channel (uint8), so a picture is
+# read by one lookup instead of float arithmetic on every pixel. Both tests are monotone in
+# the channel level, so each is one threshold per h, counted from the very expressions:
+# ink: lowest channel < INK_RATIO * h (in float64) and h >= 8  <=>  lowest < INK_BELOW[h];
+INK_BELOW = _levels_passing((_LEVEL[:, None] < INK_RATIO * _LEVEL[None, :])
+                            & (_LEVEL[None, :] >= 8))
+# high channel: c >= HIGH_RATIO * h (in float32)  <=>  c >= HIGH_FROM[h].
+HIGH_FROM = _levels_passing(_LEVEL[:, None] < HIGH_RATIO * _LEVEL[None, :].astype(np.float32))
 
 
 def _holes(own: np.ndarray) -> int:
@@ -267,15 +289,24 @@ def read_scene(image: Image.Image | np.ndarray, domain: str) -> dict[str, str | 
     """Which value each slot shows, from the pixels alone (module docstring); None where a
     card shows no readable value. The number is the count of object glyphs, the object the
     code most of them show."""
-    rgb = crop_border(np.asarray(image.convert("RGB") if isinstance(image, Image.Image)
-                                 else image))
+    pixels = np.asarray(image.convert("RGB") if isinstance(image, Image.Image) else image)
+    value = brightest(pixels)
+    top, bottom, left, right = black_border(value)
+    inside = (slice(top, pixels.shape[0] - bottom), slice(left, pixels.shape[1] - right))
+    rgb, value = pixels[inside], value[inside]  # crop_border's picture
     height, width = rgb.shape[:2]
     inset = max(1, round(INSET * width))
-    inked, hues = ink(rgb), hue_classes(rgb)  # per pixel: once for the picture, not per card
+    cards = layout(domain, width, height)
+    # per pixel, once for the rows the cards span (not per card, not the whole picture)
+    first = min(y0 for _, y0, _, _ in cards.values()) + inset
+    last = max(y1 for _, _, _, y1 in cards.values()) + 1 - inset
+    band = slice(first, last)
+    inked, hues = _ink(rgb[band], value[band]), _hue_classes(rgb[band], value[band])
     values = VOCABULARY[domain]
     shown: dict[str, str | None] = {}
-    for slot, (x0, y0, x1, y1) in layout(domain, width, height).items():
-        card = (slice(y0 + inset, y1 + 1 - inset), slice(x0 + inset, x1 + 1 - inset))
+    for slot, (x0, y0, x1, y1) in cards.items():
+        rows = (y0 + inset - first, y1 + 1 - inset - first)
+        card = (slice(rows[0], max(rows)), slice(x0 + inset, x1 + 1 - inset))
         if slot == "object":
             radius = min((x1 - x0 + 1) / OBJECT_PLACES, y1 - y0) * OBJECT_RADIUS[0]
         else:
