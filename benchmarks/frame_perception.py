@@ -9,11 +9,14 @@ the manipulations), so this per-image cost is most of the default pipeline's fra
 jobs. The workload is ``--images`` offline renders (scene.render, 256 px, the five domains
 in turn), each through one of the default grids' manipulation kinds (manipulate.apply,
 recipes cycled, one that does not apply to the domain falls back to the original), as PNG
-bytes. Per picture it times, median over pictures and ``--repeat`` passes:
+bytes. Per picture it times (CPU time of the process, ``time.process_time``, which a
+shared machine's other work inflates less than wall time), median over pictures and
+``--repeat`` passes:
 
-* ``features``: perceive.features from the PNG bytes (decode included);
+* ``decode``: the PNG bytes to an RGB uint8 array (Pillow), which every reading needs;
+* ``features``: perceive.features from the decoded pixels;
 * ``read_scene``: scene.read_scene from the decoded pixels, and ``_glyphs``, the share of
-  it spent in the per-card glyph reader (timed by wrapping ``scene._glyphs``);
+  it spent in the glyph reader (timed by wrapping ``scene._glyphs``);
 * ``latent_score``: sim.latent_score for the judge from the PNG bytes with sim.look's cache
   cleared, i.e. everything a fresh request costs before its noise; ``images/s`` is
   pictures / total latent_score time.
@@ -44,7 +47,7 @@ RECIPES = ("original", "brightness=1.3", "gamma=1.5", "authenticity_overlay=top-
            "keyword_overlay=center", "instruction_overlay=bottom-right", "padding=40",
            "bounding_box=annotated", "beauty_filter=smoothing",
            "gamma=2.3+instruction_overlay=center+padding=50")
-STAGES = ("features", "read_scene", "_glyphs", "latent_score")
+STAGES = ("decode", "features", "read_scene", "_glyphs", "latent_score")
 
 
 def pictures(count: int) -> list[tuple[bytes, str, str | None, str]]:
@@ -103,9 +106,11 @@ def measure(count: int, judge: str) -> dict:
     digest = hashlib.sha256()
     for png, instruction, word, domain in pictures(count):
         start = time.process_time()
-        found = perceive.features(png, instruction=instruction, keyword=word)
-        times["features"].append(time.process_time() - start)
         pixels = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+        times["decode"].append(time.process_time() - start)
+        start = time.process_time()
+        found = perceive.features(pixels, instruction=instruction, keyword=word)
+        times["features"].append(time.process_time() - start)
         glyph_time[0] = 0.0
         start = time.process_time()
         shown = scene.read_scene(pixels, domain)

@@ -255,34 +255,52 @@ HUE_OF_CLASS = np.full(8, -1)  # hue class (3 bits, hue_classes) -> index into H
 HUE_OF_CLASS[[4, 2, 1, 6, 5, 3]] = np.arange(len(HUES))
 
 
-def _glyphs(inked: np.ndarray, hues: np.ndarray, radius: float) -> list[int]:
-    """The codes of the glyphs on one card (left to right), from its :func:`ink` mask and
-    its :func:`hue_classes`: each glyph by its hue class (the majority of its pixels) and
-    its outline; inked areas smaller than MIN_AREA of the smallest glyph of `radius` (a
-    triangle, 2 r^2) are specks, not glyphs."""
-    labels, n = ndimage.label(inked, structure=FOUR_CONNECTED)
+def _glyphs(inked: np.ndarray, hues: np.ndarray, windows: dict[str, tuple[slice, slice]],
+            radii: dict[str, float]) -> dict[str, list[int]]:
+    """The codes of the glyphs on each card (in reading order), from the :func:`ink` mask
+    and hue classes of the rows the cards span and each card's window there: each glyph
+    by its hue class (the majority of its pixels) and its outline; inked areas smaller
+    than MIN_AREA of the smallest glyph of the card's radius (a triangle, 2 r^2) are
+    specks, not glyphs.
+
+    All cards are labelled at once: only their windows' ink is kept, and two windows
+    never touch (a gap and two insets between cards, the bands far apart), so each
+    connected piece lies in one window and is the piece that labelling that window alone
+    finds, in the same order (labels follow the raster order of their first pixel).
+    """
+    mask = np.zeros_like(inked)
+    owner = np.full(inked.shape, -1, np.int8)  # which window (index into `slots`) a pixel is in
+    slots = list(windows)
+    for index, window in enumerate(windows.values()):
+        mask[window] = inked[window]
+        owner[window] = index
+    codes: dict[str, list[int]] = {slot: [] for slot in slots}
+    labels, n = ndimage.label(mask, structure=FOUR_CONNECTED)
     if not n:
-        return []
+        return codes
     areas = np.bincount(labels.ravel(), minlength=n + 1)
     votes = np.bincount((labels * 8 + hues).ravel(), minlength=(n + 1) * 8)
     majority = HUE_OF_CLASS[votes.reshape(n + 1, 8).argmax(axis=1)]
-    codes = []
     for label, found in enumerate(ndimage.find_objects(labels), start=1):
-        if found is None or areas[label] < MIN_AREA * 2 * radius**2 or majority[label] < 0:
+        slot = slots[owner[found[0].start, found[1].start]]
+        area = int(areas[label])
+        if area < MIN_AREA * 2 * radii[slot] ** 2 or majority[label] < 0:
             continue
-        own = labels[found] == label
-        filled = areas[label] + _holes(own)
-        fill = areas[label] / own.size
-        if filled > 1.15 * areas[label]:
-            shape = 3
-        elif fill > 0.88:
-            shape = 1
-        elif fill > 0.64:
-            shape = 0
-        else:
-            shape = 2
-        codes.append(shape * len(HUES) + int(majority[label]))
+        codes[slot].append(_shape(labels[found] == label, area) * len(HUES)
+                           + int(majority[label]))
     return codes
+
+
+def _shape(own: np.ndarray, area: int) -> int:
+    """A glyph's shape (index into SHAPES) from its pixels in its bounding box: a ring has
+    a hole (filling it adds over 15 %), a square fills its box, a disc ~79 %, a triangle
+    half. Only a box with room for such a hole is searched for one."""
+    if own.size > 1.15 * area and area + _holes(own) > 1.15 * area:
+        return 3
+    fill = area / own.size
+    if fill > 0.88:
+        return 1
+    return 0 if fill > 0.64 else 2
 
 
 def read_scene(image: Image.Image | np.ndarray, domain: str) -> dict[str, str | None]:
@@ -301,17 +319,17 @@ def read_scene(image: Image.Image | np.ndarray, domain: str) -> dict[str, str | 
     first = min(y0 for _, y0, _, _ in cards.values()) + inset
     last = max(y1 for _, _, _, y1 in cards.values()) + 1 - inset
     band = slice(first, last)
-    inked, hues = _ink(rgb[band], value[band]), _hue_classes(rgb[band], value[band])
-    values = VOCABULARY[domain]
-    shown: dict[str, str | None] = {}
+    windows, radii = {}, {}
     for slot, (x0, y0, x1, y1) in cards.items():
         rows = (y0 + inset - first, y1 + 1 - inset - first)
-        card = (slice(rows[0], max(rows)), slice(x0 + inset, x1 + 1 - inset))
-        if slot == "object":
-            radius = min((x1 - x0 + 1) / OBJECT_PLACES, y1 - y0) * OBJECT_RADIUS[0]
-        else:
-            radius = min(x1 - x0, y1 - y0) * BADGE_RADIUS[0]
-        codes = _glyphs(inked[card], hues[card], radius)
+        windows[slot] = (slice(rows[0], max(rows)), slice(x0 + inset, x1 + 1 - inset))
+        radii[slot] = (min((x1 - x0 + 1) / OBJECT_PLACES, y1 - y0) * OBJECT_RADIUS[0]
+                       if slot == "object" else min(x1 - x0, y1 - y0) * BADGE_RADIUS[0])
+    glyphs = _glyphs(_ink(rgb[band], value[band]), _hue_classes(rgb[band], value[band]),
+                     windows, radii)
+    values = VOCABULARY[domain]
+    shown: dict[str, str | None] = {}
+    for slot, codes in glyphs.items():
         if slot == "object":
             numbers = values["number"]
             shown["number"] = numbers[len(codes) - 1] if 1 <= len(codes) <= len(numbers) else None
