@@ -234,13 +234,17 @@ def paired_effects(differences: np.ndarray, original_means: np.ndarray,
                        index=range(m))
     if n < 2:
         return out.reindex(columns=STATISTICS)
-    constant = np.ptp(d, axis=1) == 0  # no spread, no t statistic: p 1 if all 0, else 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        test = stats.ttest_1samp(d, 0.0, axis=1)
+    # a row without spread has no t statistic: its interval is its value, t_p 1 if it is
+    # 0, else 0 (an infinite t)
+    out["ci_low"], out["ci_high"] = change, change
+    out["t_p"] = np.where(change == 0, 1.0, 0.0)
+    varying = np.ptp(d, axis=1) > 0
+    if varying.any():
+        test = stats.ttest_1samp(d[varying], 0.0, axis=1)
         interval = test.confidence_interval(CONFIDENCE)
-    out["ci_low"] = np.where(constant, change, interval.low)
-    out["ci_high"] = np.where(constant, change, interval.high)
-    out["t_p"] = np.where(constant, np.where(change == 0, 1.0, 0.0), test.pvalue)
+        out.loc[varying, "ci_low"] = interval.low
+        out.loc[varying, "ci_high"] = interval.high
+        out.loc[varying, "t_p"] = test.pvalue
     out["permutation_p"] = sign_flip_p(d, n_resamples, seed)
     out["sign_p"] = _sign_test_p(d)
     return out[STATISTICS]
@@ -248,6 +252,7 @@ def paired_effects(differences: np.ndarray, original_means: np.ndarray,
 
 def _fdr(p: pd.Series) -> pd.Series:
     """Benjamini-Hochberg q-values of the finite p-values (NaN stays NaN)."""
+    p = p.astype(float)
     q = pd.Series(np.nan, index=p.index)
     finite = p.notna()
     if finite.any():
@@ -266,7 +271,7 @@ def preset_effects(scores: pd.DataFrame, judge: str, recipes: pd.DataFrame,
 
     pairs = paired(scores, judge).merge(recipes[["domain", "recipe"]].drop_duplicates(),
                                         on=["domain", "recipe"])
-    rows = [pd.DataFrame(columns=["domain", "recipe", *STATISTICS])]
+    rows = [pd.DataFrame({"domain": [], "recipe": []} | {k: [] for k in STATISTICS})]
     for (domain, recipe), cell in pairs.groupby(["domain", "recipe"], sort=False):
         cell_seed = [seed, zlib.crc32(f"{domain}/{recipe}".encode())]
         rows.append(paired_effects(
