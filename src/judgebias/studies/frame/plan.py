@@ -4,9 +4,10 @@ from the concepts, which need no model); each judge's standard-prompt score of e
 original and every manipulated image whose render set exists (keyed, so journaled ones
 are recognised), estimated where the items or renders are not built yet (items x grid
 values of the domains each manipulation applies to; with `frame.presets: paper`, items x
-the preset recipes of their domain: judgebias.studies.frame.presets); and the analysis judge's follow-ups
-(mitigation prompts, combinations, pairwise), keyed once its best recipes exist, else
-estimated from the grid (one best recipe per usable manipulation and domain).
+the preset recipes of their domain: judgebias.studies.frame.presets); and the analysis
+judge's follow-ups (mitigation prompts, combinations, pairwise), keyed once its best
+recipes exist, else estimated from the grid (one best recipe per usable manipulation and
+domain).
 
 The estimates assume every item and render is usable: an upper bound where the writer
 drops an item or a render is unavailable (e.g. no object box to draw)."""

@@ -70,7 +70,7 @@ import yaml
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from judgebias.studies.frame.recipes import DOMAINS, DOMAIN_TITLES, applies, step
+from judgebias.studies.frame.recipes import DOMAIN_TITLES, DOMAINS, applies, step
 
 log = logging.getLogger(__name__)
 
