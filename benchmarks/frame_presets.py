@@ -1,6 +1,7 @@
-"""Null rejection and coverage of the FRAME presets' statistics (judgebias.studies.frame.
-presets.paired_effects): a judge scored at a pre-specified recipe (seed 004 Tables 9-10), no
-selection, so the plain paired t interval and the exact tests should hold their level.
+"""Null rejection and coverage of the FRAME presets' statistics
+(judgebias.studies.frame.presets_analysis.paired_effects): a judge scored at a
+pre-specified recipe (seed 004 Tables 9-10), no selection, so the plain paired t interval
+and the exact tests should hold their level.
 
 Each data set is one preset cell: n items, each scored once as the original and once
 manipulated, by a simulated 0-5 judge (the FRAME sim's form, judgebias.studies.frame.sim):
@@ -24,7 +25,8 @@ alpha = 0.05 (two-sided) of the paired t-test, the exact sign-flip permutation t
 exact sign test; coverage of the 95 % t interval; Monte-Carlo standard error in the header.
 
 Full run (`python benchmarks/frame_presets.py`, 2,000 data sets per row; 42 s on 2 shared
-CPU cores): the table and its reading are in judgebias.studies.frame.presets' docstring.
+CPU cores): the table and its reading are in judgebias.studies.frame.presets_analysis'
+docstring.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from judgebias.studies.frame.presets import paired_effects
+from judgebias.studies.frame.presets_analysis import paired_effects
 
 ALPHA = 0.05
 OPINION = 0.3

@@ -1,7 +1,7 @@
 """FRAME presets (`frame.presets: paper`, issue 20 item 4): the paper's Tables 9-10 as
-recipes, tested with no selection (judgebias.studies.frame.presets). Hand-computed cases
-of every statistic, the transcription against the printed tables, and one small pipeline
-run with a judge that has no bias at all."""
+recipes, tested with no selection (judgebias.studies.frame.presets, presets_analysis).
+Hand-computed cases of every statistic, the transcription against the printed tables, and
+one small pipeline run with a judge that has no bias at all."""
 
 from __future__ import annotations
 
@@ -17,14 +17,8 @@ from scipy import stats
 from test_pipeline import BIN, run
 
 from judgebias.studies.frame import presets
-from judgebias.studies.frame.presets import (
-    paired_effects,
-    paper_judges,
-    paper_table,
-    preset_effects,
-    preset_recipes,
-    sign_flip_p,
-)
+from judgebias.studies.frame.presets import paper_judges, paper_table, preset_recipes
+from judgebias.studies.frame.presets_analysis import paired_effects, preset_effects, sign_flip_p
 
 GPT41_MINI = {"presets": "paper", "preset_judges": ["gpt-4.1-mini"]}
 
@@ -159,16 +153,17 @@ def test_a_planted_shift_is_found_and_no_shift_is_not():
 
 
 def tiny_presets_params(default_params: dict) -> dict:
-    """FRAME alone: one simulated judge with no bias at all, two domains, a one-value grid
-    of two manipulations, no mitigation or combinations, the presets of two paper judges."""
+    """FRAME alone: one simulated judge with no bias at all, two domains of 6 items, a
+    one-value grid of two manipulations (GPT-4.1-mini's People settings, so two presets
+    are journal hits), one mitigation prompt, pairs only, GPT-4.1-mini's presets."""
     params = copy.deepcopy(default_params)
     for study in ("philautia", "pomms", "mmb", "birch"):
         params.pop(study)
     frame = params["frame"]
-    frame.update(models=["lumen-mini"], analysis_judge="lumen-mini", mitigation=[],
-                 combinations=[], presets="paper", preset_judges=["gpt-4.1-mini", "gpt-4o"],
-                 manipulations={"brightness": [1.5], "instruction_overlay": ["top-right"]})
-    frame["dataset"]["synthetic"].update(n_per_domain=8, domains=["people", "animal"])
+    frame.update(models=["lumen-mini"], analysis_judge="lumen-mini", mitigation=["bias_aware"],
+                 combinations=[2], presets="paper", preset_judges=["gpt-4.1-mini"],
+                 manipulations={"brightness": [0.9], "instruction_overlay": ["top-right"]})
+    frame["dataset"]["synthetic"].update(n_per_domain=6, domains=["people", "animal"])
     frame["analysis"]["n_permutations"] = 100
     return params
 
@@ -181,15 +176,17 @@ def test_presets_through_the_pipeline_find_nothing_in_a_judge_without_bias(
     project = make_project(tmp_path, params)
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
     table = pd.read_parquet(project / "results/frame/presets.parquet")
-    assert len(table) == 2 * 2 * 6  # 2 paper judges x 2 domains x 6 manipulations
-    assert set(table["source"]) == {"Table 9, GPT-4.1-mini", "Table 9, GPT-4o"}
-    assert (table["n"] == 8).all() and table["permutation_p"].between(0, 1).all()
+    assert len(table) == 2 * 6  # 2 domains x 6 manipulations
+    assert set(table["source"]) == {"Table 9, GPT-4.1-mini"}
+    assert (table["n"] == 6).all() and table["permutation_p"].between(0, 1).all()
     assert (table["q_value"] >= 0.05).all(), table
     covers = (table["ci_low"] <= 0) & (table["ci_high"] >= 0)
     assert covers.mean() >= 0.8, table[~covers]
     renders = pd.read_parquet(project / "data/frame/renders/presets.parquet")
     distinct = table[["domain", "recipe"]].drop_duplicates()
-    assert len(renders) == 8 * len(distinct) and (renders["status"] == "ok").all()
+    assert len(renders) == 6 * len(distinct) and (renders["status"] == "ok").all()
+    log = (project / "logs/frame/score/lumen-mini/presets.log").read_text()
+    assert "12 from the journal" in log, log  # People's Bright. 0.9 and Inst. top-right
     html = (project / "results/report.html").read_text()
     assert "The paper&#x27;s recipes, no selection" in html or \
         "The paper's recipes, no selection" in html

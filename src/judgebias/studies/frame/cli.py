@@ -75,13 +75,13 @@ def _pairwise(args: argparse.Namespace) -> None:
 
 
 def _presets_render(args: argparse.Namespace) -> None:
-    from judgebias.studies.frame.presets import render_presets
+    from judgebias.studies.frame.presets_analysis import render_presets
 
     render_presets(load_config(args.params), args.items, args.out, Path(args.out_dir))
 
 
 def _presets(args: argparse.Namespace) -> None:
-    from judgebias.studies.frame.presets import analyse_presets
+    from judgebias.studies.frame.presets_analysis import analyse_presets
 
     analyse_presets(load_config(args.params), args.scores, args.out)
 
