@@ -206,10 +206,13 @@ def preset_effects(scores: pd.DataFrame, judge: str, recipes: pd.DataFrame,
     """Every preset cell of one panel judge (module docstring), tested once per distinct
     (domain, recipe), the q-values across those cells, then one row per paper judge whose
     table lists the recipe. Permutations are seeded per cell from (seed, domain, recipe).
+    Only the domains of the benchmark (those in `scores`) are reported; a cell there with
+    no usable pair keeps its row, with n = 0 and no test.
 
     Columns: :data:`COLUMNS` (``q_value``: the permutation test's q)."""
     from judgebias.studies.frame.effects import paired
 
+    recipes = recipes[recipes["domain"].isin(set(scores["domain"]))]  # the benchmark's
     pairs = paired(scores, judge).merge(recipes[["domain", "recipe"]].drop_duplicates(),
                                         on=["domain", "recipe"])
     rows = [pd.DataFrame({"domain": [], "recipe": []} | {k: [] for k in STATISTICS})]
