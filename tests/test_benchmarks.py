@@ -17,6 +17,7 @@ SMOKE = {
     "dvc_scale.py": ["--models", "6", "--images", "20", "--repeat", "1", "--small"],
     "expected_score_bias.py": ["--draws", "200"],
     "frame_perception.py": ["--images", "6", "--repeat", "1"],
+    "frame_presets.py": ["--datasets", "50", "--sizes", "12"],
     "job_startup.py": ["--repeat", "1"],
     "mmb_factorial.py": ["--test", "300", "--pool", "60", "--prompts", "25",
                          "--sampling-seeds", "2", "--ks", "2", "4", "--cluster-seeds", "1",

@@ -13,6 +13,7 @@ import pandas as pd
 
 from judgebias.judging.values import failed_note
 from judgebias.report.html import Figure, Section, Table
+from judgebias.studies.frame import presets
 from judgebias.studies.frame.recipes import DOMAIN_TITLES, SHORT_NAMES, TABLE_ORDER
 from judgebias.studies.frame.tables import DATA, FIGURES, TABLES
 
@@ -31,7 +32,8 @@ CORRELATION_COLUMNS = {
 def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
     return [f"{results_root}/metrics.json", f"{DATA}/summary.json",
             *(f"{results_root}/{t}.parquet" for t in TABLES),
-            *(f"{results_root}/figures/{f}.png" for f in FIGURES)]
+            *(f"{results_root}/figures/{f}.png" for f in FIGURES),
+            *presets.report_inputs(config, results_root)]
 
 
 def _cell(mean: float | None, change: float | None) -> str:
@@ -153,7 +155,7 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                  Figure(out / "figures/fig3.png", "Fig. 3 analogue: pairwise win rates")],
         tables=tables,
         notes=failed_note(metrics.get("failed_calls", {})),
-        subsections=[gallery, *judges],
+        subsections=[gallery, *judges, *presets.report_section(config, out)],
     )
 
 
