@@ -62,21 +62,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # small matrices: threads only contend
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+if __name__ == "__main__":  # small matrices: BLAS threads only contend (set before numpy)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import yaml  # noqa: E402
+import numpy as np
+import pandas as pd
+import yaml
 
-from judgebias.config import validate_params  # noqa: E402
-from judgebias.data.synthetic import build_synthetic_dataset  # noqa: E402
-from judgebias.judging.tasks import build_requests  # noqa: E402
-from judgebias.models.registry import build_backend  # noqa: E402
-from judgebias.models.sim import latent_mean, parse_evaluation_prompt, score_logprobs  # noqa: E402
-from judgebias.studies.philautia.jobs import caption_task, judge_task  # noqa: E402
-from judgebias.studies.philautia.phi import model_families  # noqa: E402
-from judgebias.studies.philautia.selfpref import self_preference, siblings  # noqa: E402
+from judgebias.config import validate_params
+from judgebias.data.synthetic import build_synthetic_dataset
+from judgebias.judging.tasks import build_requests
+from judgebias.models.registry import build_backend
+from judgebias.models.sim import latent_mean, parse_evaluation_prompt, score_logprobs
+from judgebias.studies.philautia.jobs import caption_task, judge_task
+from judgebias.studies.philautia.phi import model_families
+from judgebias.studies.philautia.selfpref import self_preference, siblings
 
 REPO = Path(__file__).resolve().parents[1]
 SETTINGS = ("ref_based", "ref_free")
@@ -238,7 +239,8 @@ class Scorer:
 
     def mean(self, means: np.ndarray) -> np.ndarray:
         """The expected score averaged over z (Gauss-Hermite quadrature)."""
-        return sum(w * self(means, np.full(means.shape, z)) for z, w in zip(NODES, WEIGHTS))
+        return sum(w * self(means, np.full(means.shape, z))
+                   for z, w in zip(NODES, WEIGHTS, strict=True))
 
 
 def truth(world: World, scorer: Scorer, setting: str) -> pd.DataFrame:
