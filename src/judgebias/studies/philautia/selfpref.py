@@ -74,6 +74,18 @@ degrees-of-freedom adjustment). Intervals use t with G - 1 degrees of freedom
 checks that the absorbed fit's coefficients equal statsmodels' OLS with explicit dummies
 and its covariance equals statsmodels' up to exactly that degrees-of-freedom factor.
 
+What own and family mean. Seed 001 §2 defines self-preference as an evaluator rating its
+own text more favourably than other text, and seed 000 §4.1 reads it off the diagonal of
+Phi~, i.e. from everything the judge gives its own captions. own_e is that total in
+points: it includes whatever e would give its own caption for resembling its family.
+family_e is what e adds to a sibling's caption; own_vs_family (own - family) is
+self-preference on top of family preference. The sim plants the same split:
+``self_preference`` is the whole bonus a caption with the judge's own signature gets, and
+a family bonus goes to siblings' captions only (never on top of ``self_preference``). A
+judge with family bonus b and self-preference s therefore has own = s, family = b, own -
+family = s - b (tests/test_selfpref.py checks this on the sim's own judgements, both
+settings: the own effect does not absorb the family bonus).
+
 What a planted sim preference means here (judgebias.models.sim): a judge's systematic
 opinion is m = clip(leniency + spread (a - 0.5) + bonus, 0, 1), the expected score
 (philautia.score: expected) is about 100 m' with m' = clip(m + noise z, 0, 1), so a
