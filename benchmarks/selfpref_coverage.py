@@ -18,7 +18,8 @@ Worlds (`WORLDS`; none is the default panel):
 * ``no_bias``: the same 8 judges without any preference: every truth is 0, so coverage
   is the rate at which the intervals cover zero.
 * ``solo_and_cross``: the default's six models with the default's cross-model
-  preferences (+-0.01), lumen's family preference +0.03, corvid-pro +0.05 for itself,
+  preferences (+-0.01), lumen's family preference +0.03 (lumen-large and lumen-base;
+  lumen-base also +0.01 for itself), corvid-pro +0.05 and corvid-lite -0.02 for itself,
   lumen-mini no bias at all, corvid-lite in a family of its own (no sibling: its family
   effect is not estimable). Cross-model preferences are not in the estimator's model;
   they leak into own/family by about their size / (M - 1) (selfpref's docstring).
