@@ -22,7 +22,8 @@ Worlds (`WORLDS`; none is the default panel):
   lumen-base also +0.01 for itself), corvid-pro +0.05 and corvid-lite -0.02 for itself,
   lumen-mini no bias at all, corvid-lite in a family of its own (no sibling: its family
   effect is not estimable). Cross-model preferences are not in the estimator's model;
-  they leak into own/family by about their size / (M - 1) (selfpref's docstring).
+  they leak into own/family through the judge's evaluator effect and slope (measured:
+  corvid-lite's own effect, selfpref's docstring).
 
 Where the scores come from. Each world's panel is built in ``params.yaml`` form and
 validated; per seed, the synthetic images are built (`build_synthetic_dataset`), every
