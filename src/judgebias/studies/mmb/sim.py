@@ -54,7 +54,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -66,6 +66,9 @@ PAIR_MARK = "\n\nBoth images were generated for the prompt:"
 REPHRASE_MARK = "Rewrite the following instruction for judging"
 INSTRUCTION_MARK = "Instruction:"
 LABELS = ("A", "B")
+
+if TYPE_CHECKING:
+    from judgebias.studies.mmb.synthetic import Percept
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,8 @@ def slope(traits: JudgeTraits, instruction: str, style: str | None) -> float:
 
 def position_bias(traits: JudgeTraits, instruction: str) -> float:
     """b(a) of the module docstring: the instruction's pull towards the first image."""
-    return traits.position_bias * (2.0 * float(_uniforms("position", traits.world, instruction)[0]) - 1.0)
+    draw = float(_uniforms("position", traits.world, instruction)[0])
+    return traits.position_bias * (2.0 * draw - 1.0)
 
 
 def expert_instruction(traits: JudgeTraits, style: str, pool: Mapping[str, str]) -> str | None:
@@ -145,13 +149,19 @@ class PairwiseTask:
             raise ValueError(f"a pairwise judgement needs 2 images, got {len(request.images)}")
         first, second = (perceive(image) for image in request.images)
         instruction = request.prompt.split(PAIR_MARK, 1)[0].strip()
-        beta = (slope(traits, instruction, first.style)
-                + slope(traits, instruction, second.style)) / 2
         opinion = request_rng(backend.seed, request, with_sampling=False).standard_normal()
-        logit = (beta * (first.quality - second.quality) + position_bias(traits, instruction)
-                 + traits.brightness_bias * (first.brightness - second.brightness)
-                 + traits.noise * opinion)
+        logit = judge_logit(traits, instruction, first, second, opinion)
         return verdict_tokens(logit, request, request_rng(backend.seed, request))
+
+
+def judge_logit(traits: JudgeTraits, instruction: str, first: Percept, second: Percept,
+                opinion: float) -> float:
+    """The module docstring's logit of "the first image is better"; `opinion` is z."""
+    beta = (slope(traits, instruction, first.style)
+            + slope(traits, instruction, second.style)) / 2
+    return (beta * (first.quality - second.quality) + position_bias(traits, instruction)
+            + traits.brightness_bias * (first.brightness - second.brightness)
+            + traits.noise * opinion)
 
 
 def verdict_tokens(logit: float, request: ChatRequest, rng: np.random.Generator

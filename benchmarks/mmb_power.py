@@ -1,0 +1,161 @@
+"""Benchmark: how much validation data MMB needs before it helps, and whether its
+comparison with AVG and BPE (studies/mmb/comparison.py) holds its level and coverage.
+
+    .venv/bin/python benchmarks/mmb_power.py [--worlds 2000] [--boot 400]
+        [--power-worlds 20] [--per-cluster 0 1 2 5 10 20 40] [--seed 0]
+
+Three tables, Markdown:
+
+1. Power view (issue 20, item 8). Simulated judges (studies/mmb/world.py: the sim
+   backend's law without images, each judge its own landscape) in the default world and in
+   one the default does not use (no position or brightness bias), at the default's size
+   (30 test groups x 10 pairs, 160 validation candidates, 4 styles = K clusters of purity
+   0.9, 10 instructions, 3 training x 5 sampling seeds). Against validation pairs per
+   cluster: mean ECE of AVG, BPE and MMB, MMB's top-instruction recovery (share of
+   clusters whose top instruction, fitted on the whole pool, is the planted best one), and
+   the power of the comparison (share of judges where MMB's ECE is below AVG's with
+   p < 0.05).
+2. Null (the comparison's test). Data sets where MMB's and the baseline's runs follow one
+   law, so they are equally calibrated by construction: p = sigmoid(x + e) with the
+   pair's true logit x (humans: y ~ Bernoulli(sigmoid(x))) and e normal, skewed (centred
+   exponential) or discrete (a smoothed choice, 2/3 or 1/3 as a backend without log-probs
+   gives). Rejection rate at alpha = 0.05 with its Monte-Carlo standard error.
+3. Coverage (the comparison's interval). Planted worlds where the baseline is
+   over-confident (sigmoid(2x + e)) or under-confident (sigmoid(x / 2 + e)); the true D
+   (difference of expected ECE at this test size) is the mean of D over 20,000 fresh data
+   sets; coverage of the 95 % interval with its Monte-Carlo standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from judgebias.studies.mmb.comparison import cell_predictions, compare_ece, weighted_ece
+from judgebias.studies.mmb.factorial import Design
+from judgebias.studies.mmb.params import builtin_pool
+from judgebias.studies.mmb.power import recovery
+from judgebias.studies.mmb.sim import JudgeTraits, landscape_key
+from judgebias.studies.mmb.synthetic import STYLES
+from judgebias.studies.mmb.world import simulate_world
+
+DEFAULT_TRAITS = {"gamma": 6.0, "position_bias": 0.5, "brightness_bias": 3.0, "noise": 0.3}
+EXPERTS = {"pastel landscape": "landscape painter", "neon sci-fi": "graphic designer",
+           "ink sketch": "comic book inker", "pixel mosaic": "pixel artist"}
+WORLDS = {"default (position + brightness bias)": {},
+          "no nuisance bias": {"position_bias": 0.0, "brightness_bias": 0.0}}
+GROUPS, PER_GROUP, RUNS = 30, 10, 6
+
+
+def power_table(args: argparse.Namespace) -> pd.DataFrame:
+    pool = [p["text"] for p in builtin_pool()]
+    styles = list(STYLES)
+    design = Design(n_prompts=[10], n_val=[0], train_seeds=range(3), sampling_seeds=range(5))
+    rows = []
+    for name, change in WORLDS.items():
+        for judge in range(args.power_worlds):
+            traits = JudgeTraits(experts=EXPERTS, world=landscape_key(args.seed, f"j{judge}"),
+                                 **{**DEFAULT_TRAITS, **change})
+            world = simulate_world(traits, pool, styles=styles, n_test_groups=GROUPS,
+                                   images_per_test_group=5, n_val_pairs=160, purity=0.9,
+                                   rng=np.random.default_rng([args.seed, judge]))
+            ones = np.ones(len(world.split.y_test))
+            for per_cluster in args.per_cluster:
+                n_val = per_cluster * len(styles)
+                runs = cell_predictions(world.split, design, 10, n_val, len(styles))
+                ece = {m: float(weighted_ece(p, world.split.y_test, ones).mean())
+                       for m, p in runs.items()}
+                test = compare_ece(runs["MMB"], runs["AVG"], world.split.y_test,
+                                   world.test_groups, n_boot=args.boot, seed=judge)
+                rows.append({"world": name, "per cluster": per_cluster, **ece,
+                             "recovery": recovery(world.split, world.split.R_pool[
+                                 (len(styles), 0)], n_val, world.planted,
+                                 train_seeds=design.train_seeds),
+                             "power vs AVG": test["p_value"] < 0.05 and test["difference"] < 0})
+    return pd.DataFrame(rows).groupby(["world", "per cluster"]).mean().round(3)
+
+
+NOISE: dict[str, Callable[[np.random.Generator, tuple[int, int]], np.ndarray]] = {
+    "normal": lambda rng, shape: rng.normal(0.0, 0.5, shape),
+    "skewed": lambda rng, shape: rng.exponential(0.7, shape) - 0.7,
+    "discrete": lambda rng, shape: rng.normal(0.0, 0.5, shape),
+}
+
+
+def dataset(rng: np.random.Generator, noise: str, base_scale: float
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(MMB runs, baseline runs, y, groups): RUNS runs each on GROUPS x PER_GROUP pairs;
+    the baseline's logits are the truth times base_scale (1: the null)."""
+    x = rng.normal(0.0, 1.5, GROUPS * PER_GROUP)
+    y = (rng.random(len(x)) < expit(x)).astype(int)
+
+    def runs(scale: float) -> np.ndarray:
+        logit = scale * x[None, :] + NOISE[noise](rng, (RUNS, len(x)))
+        return np.where(logit > 0, 2 / 3, 1 / 3) if noise == "discrete" else expit(logit)
+
+    return runs(1.0), runs(base_scale), y, np.repeat(np.arange(GROUPS), PER_GROUP)
+
+
+def null_table(args: argparse.Namespace) -> pd.DataFrame:
+    rows = []
+    for noise in NOISE:
+        rng = np.random.default_rng([args.seed, 1, len(rows)])
+        rejected = [compare_ece(*dataset(rng, noise, 1.0), n_boot=args.boot,
+                                seed=i)["p_value"] < 0.05 for i in range(args.worlds)]
+        rate = float(np.mean(rejected))
+        rows.append({"noise": noise, "data sets": args.worlds, "rejection at 0.05": rate,
+                     "MC se": float(np.sqrt(0.05 * 0.95 / args.worlds))})
+    return pd.DataFrame(rows).round(4)
+
+
+def true_difference(noise: str, scale: float, draws: int, rng: np.random.Generator
+                    ) -> float:
+    values = []
+    for _ in range(draws):
+        mmb, base, y, _ = dataset(rng, noise, scale)
+        ones = np.ones(len(y))
+        values.append(weighted_ece(mmb, y, ones).mean() - weighted_ece(base, y, ones).mean())
+    return float(np.mean(values))
+
+
+def coverage_table(args: argparse.Namespace) -> pd.DataFrame:
+    rows = []
+    for label, scale in (("over-confident baseline", 2.0), ("under-confident baseline", 0.5)):
+        for noise in ("normal", "skewed"):
+            rng = np.random.default_rng([args.seed, 2, len(rows)])
+            truth = true_difference(noise, scale, args.truth_draws, rng)
+            covered = []
+            for i in range(args.worlds):
+                found = compare_ece(*dataset(rng, noise, scale), n_boot=args.boot, seed=i)
+                covered.append(found["low"] <= truth <= found["high"])
+            rows.append({"world": label, "noise": noise, "true D": truth,
+                         "data sets": args.worlds, "coverage of 95 %": float(np.mean(covered)),
+                         "MC se": float(np.sqrt(0.95 * 0.05 / args.worlds))})
+    return pd.DataFrame(rows).round(4)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worlds", type=int, default=2000,
+                        help="null and coverage data sets per row")
+    parser.add_argument("--boot", type=int, default=400, help="bootstrap resamples")
+    parser.add_argument("--power-worlds", type=int, default=20, help="judges per world")
+    parser.add_argument("--per-cluster", type=int, nargs="+", default=[0, 1, 2, 5, 10, 20, 40])
+    parser.add_argument("--truth-draws", type=int, default=20_000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    print("## Power: ECE, top-instruction recovery and the comparison's power against "
+          "validation pairs per cluster\n")
+    print(power_table(args).to_markdown())
+    print("\n## Null: the comparison's rejection rate at alpha = 0.05\n")
+    print(null_table(args).to_markdown(index=False))
+    print("\n## Coverage of the comparison's 95 % interval\n")
+    print(coverage_table(args).to_markdown(index=False))
+
+
+if __name__ == "__main__":
+    main()
