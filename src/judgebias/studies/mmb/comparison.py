@@ -50,6 +50,7 @@ from judgebias.studies.mmb.factorial import (
 from judgebias.studies.mmb.metrics import N_BINS
 
 VERDICTS = ("MMB better", "MMB worse", "not distinguishable")
+TIE = 1e-12  # |D*| below this is floating-point rounding of equal predictions
 
 
 def calibration_gaps(p: np.ndarray, y: np.ndarray, n_bins: int = N_BINS
@@ -95,20 +96,19 @@ def compare_ece(p_mmb: np.ndarray, p_base: np.ndarray, y: np.ndarray,
     if len(codes) < 2:
         raise ValueError("the comparison resamples test groups: it needs at least 2")
     both = np.concatenate([p_mmb, p_base])
-    sign = np.concatenate([np.full(len(p_mmb), 1 / len(p_mmb)),
-                           np.full(len(p_base), -1 / len(p_base))])
 
     def difference(drawn: np.ndarray, axis: int = -1) -> np.ndarray:
         drawn = np.atleast_2d(drawn)
         counts = (drawn[..., None] == np.arange(len(codes))).sum(axis=-2)  # (B, groups)
-        return weighted_ece(both, y, counts[:, index], n_bins) @ sign
+        ece = weighted_ece(both, y, counts[:, index], n_bins)
+        return ece[:, :len(p_mmb)].mean(axis=1) - ece[:, len(p_mmb):].mean(axis=1)
 
     observed = float(difference(np.arange(len(codes)))[0])
     result = bootstrap((np.arange(len(codes)),), difference, vectorized=True,
                        n_resamples=n_boot, batch=200, confidence_level=ci,
                        method="percentile", random_state=np.random.default_rng(seed))
     draws = result.bootstrap_distribution
-    tail = min(np.sum(draws <= 0), np.sum(draws >= 0)) + 1
+    tail = min(np.sum(draws <= TIE), np.sum(draws >= -TIE)) + 1  # rounding is a tie
     return {"difference": observed, "low": float(result.confidence_interval.low),
             "high": float(result.confidence_interval.high),
             "p_value": float(min(1.0, 2 * tail / (n_boot + 1)))}
