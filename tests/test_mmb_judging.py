@@ -20,7 +20,7 @@ from judgebias.models.journal import TooManyFailures
 from judgebias.models.sim import SimBackend, SimModel
 from judgebias.studies.mmb import synthetic
 from judgebias.studies.mmb.jobs import grow_pool, judge_pairs
-from judgebias.studies.mmb.params import builtin_pool
+from judgebias.studies.mmb.params import SIM_TRAITS, builtin_pool
 from judgebias.studies.mmb.sim import (
     PAIR_MARK,
     PairwiseTask,
@@ -98,6 +98,7 @@ def test_each_judge_and_world_seed_has_its_own_landscape():
     mine = landscape(landscape_key(0, "a"))
     assert mine == landscape(landscape_key(0, "a"))  # deterministic
     assert mine != landscape(landscape_key(0, "b")) != landscape(landscape_key(1, "a"))
+    assert Traits.numeric_traits() == SIM_TRAITS  # what params checks is what sim reads
     unbiased = landscape(landscape_key(0, "a"), miscalibrated=0.0, position_bias=0.0)
     assert unbiased == [6.0] * (len(pool) * len(styles)) + [0.0] * len(pool)
 

@@ -53,14 +53,13 @@ import hashlib
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from judgebias.models.base import ChatRequest, TokenLogprob
 from judgebias.models.sim import SimBackend, SimModel, request_rng
-from judgebias.studies.mmb.params import SIM_TRAITS
 
 PAIR_MARK = "\n\nBoth images were generated for the prompt:"
 REPHRASE_MARK = "Rewrite the following instruction for judging"
@@ -90,7 +89,12 @@ class JudgeTraits:
         if not isinstance(block, Mapping) or not isinstance(block.get("experts"), Mapping):
             raise ValueError(f"model {model.key!r} has no sim.mmb traits with 'experts'")
         return cls(experts=dict(block["experts"]), world=landscape_key(seed, model.key),
-                   **{k: float(block[k]) for k in SIM_TRAITS if k in block})
+                   **{k: float(block[k]) for k in cls.numeric_traits() if k in block})
+
+    @classmethod
+    def numeric_traits(cls) -> tuple[str, ...]:
+        """The traits a params block gives as numbers (params.SIM_TRAITS checks them)."""
+        return tuple(f.name for f in fields(cls) if f.name not in ("experts", "world"))
 
 
 def landscape_key(seed: int, judge: str) -> str:
