@@ -25,6 +25,29 @@ Three tables, Markdown:
    (difference of expected ECE at this test size) is the mean of D over 10,000 fresh data
    sets; coverage of the 95 % interval with its Monte-Carlo standard error.
 
+Full run (00:00 UTC, 2026-11-25, a shared 2-core machine; --boot 400 for the power view,
+200 for null and coverage: tables 2-3 are in studies/mmb/comparison.py's docstring). Power
+view, 20 judges per world, ECE means; recovery = top is the planted instruction; power =
+share of judges where MMB beats AVG with p < 0.05:
+
+============  =====  =====  =====  ========  =====  =====  =====  ========  =====
+per cluster   default world (position 0.5, brightness 3)  no nuisance bias
+------------  -----------------------------------------  ------------------------------
+n_val / K     AVG    BPE    MMB    recovery  power  BPE    MMB    recovery  power
+============  =====  =====  =====  ========  =====  =====  =====  ========  =====
+0             0.132  0.132  0.132  0.000     0.00   0.137  0.137  0.000     0.00
+1             0.132  0.100  0.104  0.008     0.55   0.106  0.109  0.004     0.55
+2             0.132  0.097  0.089  0.021     0.65   0.102  0.095  0.029     0.65
+5             0.132  0.114  0.093  0.083     0.45   0.118  0.098  0.096     0.45
+10            0.132  0.109  0.096  0.296     0.55   0.116  0.103  0.329     0.45
+20            0.132  0.108  0.095  0.433     0.50   0.118  0.102  0.458     0.40
+40            0.132  0.106  0.091  0.675     0.50   0.116  0.099  0.725     0.35
+============  =====  =====  =====  ========  =====  =====  =====  ========  =====
+
+(AVG in the no-nuisance world: 0.137 throughout.) In this idealised world (clusters =
+styles, purity 0.9) MMB's ECE is below AVG's with or without the nuisance biases; the
+30 test groups, not the validation data, limit how often the comparison can show it.
+
 ``--sections`` runs some of the three; ``--jobs`` spreads the data sets over processes
 (each data set has its own seeded generator, so the numbers do not depend on it).
 """
