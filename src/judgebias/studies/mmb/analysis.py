@@ -22,10 +22,12 @@ import pandas as pd
 from judgebias.artifacts import read_table, write_frame, write_json
 from judgebias.models.base import STATUS_FAILED
 from judgebias.studies.mmb.cluster import mean_entropy
+from judgebias.studies.mmb.comparison import judge_comparisons, verdicts
 from judgebias.studies.mmb.estimator import MultimodalBayesianEnsemble
 from judgebias.studies.mmb.experiment import FactorialInputs, coverage_grid, factorial_inputs
 from judgebias.studies.mmb.factorial import run_factorial
 from judgebias.studies.mmb.metrics import METRICS
+from judgebias.studies.mmb.power import power_curve
 from judgebias.studies.mmb.significance import bootstrap_band, compare_to_best
 from judgebias.studies.mmb.tables import JUDGEMENTS
 
@@ -100,7 +102,7 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
     coverages = coverage_grid(mmb["design"]["coverages"])
     tables: dict[str, list[pd.DataFrame]] = {name: [] for name in (
         "table1", "table2", "table3", "table4", "significance", "error_coverage",
-        "top_prompts", "tau_sweep")}
+        "top_prompts", "tau_sweep", "comparisons", "power")}
     answers = []
     summary: dict[str, Any] = {}
     for judge, judgements_path, factorial_path in zip(
@@ -135,17 +137,33 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
         tables["top_prompts"].append(top)
         tables["tau_sweep"].append(tau_sweep(
             config, [pairs_path, pool_path, judgements_path, clusters_path]).assign(judge=judge))
+        tables["comparisons"].append(comparisons(inputs, report, k, cell).assign(judge=judge))
+        tables["power"].append(power_curve(inputs, top, k=k, n_prompts=cell[0]).assign(
+            judge=judge))
         summary[judge] = judge_summary(second, top, inputs)
     if not tables["table1"]:
         raise ValueError("mmb.models: no judge has enough pairs with a usable answer for "
                          "every instruction (every one was left out by its failed calls)")
     frames = {name: pd.concat(parts, ignore_index=True) for name, parts in tables.items()}
+    frames["comparisons"] = verdicts(frames["comparisons"], report["alpha"])
+    for row in frames["comparisons"].itertuples():
+        summary[row.judge].setdefault("ece_comparisons", {})[row.comparison] = row.verdict
     frames["answers"] = pd.concat(answers, ignore_index=True)
     for name, frame in frames.items():
         write_frame(frame, out_dir / f"{name}.parquet")
     figures.draw_all(config, frames, out_dir / "figures")
     write_json({"k": k, "cell": {"n_prompts": cell[0], "n_val": cell[1]},
                 "judges": summary}, out_dir / "metrics.json")
+
+
+def comparisons(inputs: FactorialInputs, report: Mapping[str, Any], k: int,
+                cell: tuple[int, int]) -> pd.DataFrame:
+    """MMB against AVG and BPE at the report cell with the test groups resampled
+    (comparison.py), before the adjustment over judges."""
+    hps = inputs.hps_pairs
+    groups = hps.loc[hps["split"] == "test", "group"].to_numpy()
+    return judge_comparisons(inputs.hps, inputs.design, groups, n_prompts=cell[0],
+                             n_val=cell[1], k=k, n_boot=report["n_boot"], seed=report["seed"])
 
 
 def k_runs(configurations: pd.DataFrame, cell: tuple[int, int]) -> pd.DataFrame:

@@ -29,6 +29,7 @@ def draw_all(config: Mapping[str, Any], frames: Mapping[str, pd.DataFrame], out:
     fig1(frames["table2"], judges, simulated, out / "fig1.png")
     fig3(frames["error_coverage"], judges, simulated, out / "fig3.png")
     fig4(frames["top_prompts"], out / "fig4.png")
+    fig_power(frames["power"], judges, simulated, out / "power.png")
 
 
 def fig1(table2: pd.DataFrame, judges: list[str], simulated: set[str], path: Path) -> None:
@@ -94,3 +95,27 @@ def fig4(top: pd.DataFrame, path: Path, per_cluster: int = 4) -> None:
                 fontsize=8, va="center")
     fig.tight_layout()
     save_figure(fig, path, photographs=True)
+
+
+def fig_power(power: pd.DataFrame, judges: list[str], simulated: set[str], path: Path
+              ) -> None:
+    """Issue 20's power view (power.py): ECE of AVG, BPE and MMB and MMB's top-instruction
+    recovery against validation pairs per cluster, one row of panels per judge."""
+    fig = MplFigure(figsize=(7, 2.8 * len(judges)))
+    for row, judge in enumerate(judges):
+        curve = power[power["judge"] == judge]
+        x = curve["per_cluster"].to_numpy()
+        ax = fig.add_subplot(len(judges), 2, 2 * row + 1)
+        for method in ("AVG", "BPE", "MMB"):
+            ax.plot(x, curve[method], marker="o", ms=3, color=COLORS[method], label=method)
+        ax.set_title(f"{display_name(judge, simulated)}: ECE ↓", fontsize=9)
+        ax.legend(fontsize=7)
+        right = fig.add_subplot(len(judges), 2, 2 * row + 2)
+        right.plot(x, curve["recovery"], marker="o", ms=3, color=COLORS["MMB"])
+        right.set_ylim(-0.05, 1.05)
+        right.set_title(f"{display_name(judge, simulated)}: top = planted", fontsize=9)
+        for axis in (ax, right):
+            axis.set_xscale("symlog", linthresh=1)
+            axis.set_xlabel("validation pairs per cluster (n_val / K)", fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, path)
