@@ -62,20 +62,22 @@ def significance_table(runs: pd.DataFrame, metrics: Sequence[str], *, table: str
     return pd.concat(frames, ignore_index=True)
 
 
-def error_coverage_bands(configurations: pd.DataFrame, k: int, n_prompts: int,
-                         coverages: np.ndarray, report: Mapping[str, Any]) -> pd.DataFrame:
-    """Fig. 3: mean error at each coverage over replicate runs, with a 95 % bootstrap band
-    of that mean, per (validation size, method), for `n_prompts` prompts."""
-    rows = configurations[(configurations["n_prompts"] == n_prompts)
+def error_coverage_bands(configurations: pd.DataFrame, k: int, coverages: np.ndarray,
+                         report: Mapping[str, Any]) -> pd.DataFrame:
+    """Fig. 3 (the report's prompt count) and Appendix D's Fig. 5 (every prompt count):
+    mean error at each coverage over replicate runs, with a 95 % bootstrap band of that
+    mean, per (prompts, validation size, method)."""
+    rows = configurations[configurations["error_coverage"].notna()
                           & ((configurations["method"] != "MMB")
                              | (configurations["k"] == k))]
     out = []
-    for (n_val, method), group in rows.groupby(["n_val", "method"]):
+    for (n_prompts, n_val, method), group in rows.groupby(["n_prompts", "n_val", "method"]):
         curves = np.stack(group["error_coverage"].to_numpy())
         mean, low, high = bootstrap_band(curves, n_boot=report["n_boot"], ci=0.95,
                                          seed=report["seed"])
-        out.append(pd.DataFrame({"n_val": n_val, "method": method, "coverage": coverages,
-                                 "error": mean, "low": low, "high": high}))
+        out.append(pd.DataFrame({"n_prompts": n_prompts, "n_val": n_val, "method": method,
+                                 "coverage": coverages, "error": mean, "low": low,
+                                 "high": high}))
     return pd.concat(out, ignore_index=True)
 
 
@@ -128,7 +130,7 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
             tables[name].append(frame.assign(judge=judge))
             tables["significance"].append(frame.assign(judge=judge))
         tables["error_coverage"].append(error_coverage_bands(
-            configurations, k, cell[0], coverages, report).assign(judge=judge))
+            configurations, k, coverages, report).assign(judge=judge))
         inputs = factorial_inputs(config, pairs_path, pool_path, judgements_path,
                                   clusters_path)
         top = top_prompts(config, inputs, judge)

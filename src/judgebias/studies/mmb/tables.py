@@ -72,7 +72,7 @@ def judgements_path(judge: str) -> str:
 CLUSTERS_PATH = f"{DATA}/clusters.parquet"
 TABLES = ("table1", "table2", "table3", "table4", "significance", "error_coverage",
           "top_prompts", "tau_sweep", "answers")
-FIGURES = ("fig1", "fig3", "fig4")
+FIGURES = ("fig1", "fig3", "fig4", "fig5")
 
 
 def factorial_path(judge: str) -> str:
