@@ -17,6 +17,8 @@ SMOKE = {
     "dvc_scale.py": ["--models", "6", "--images", "20", "--repeat", "1", "--small"],
     "expected_score_bias.py": ["--draws", "200"],
     "job_startup.py": ["--repeat", "1"],
+    "mmb_bands.py": ["--replicates", "5", "--train-pool", "4", "--sampling-pool", "8",
+                     "--sampling-seeds", "4", "--n-boot", "50", "--noises", "discrete"],
     "mmb_factorial.py": ["--test", "300", "--pool", "60", "--prompts", "25",
                          "--sampling-seeds", "2", "--ks", "2", "4", "--cluster-seeds", "1",
                          "--jobs", "1", "--loop-sample", "3"],

@@ -21,12 +21,13 @@ import pandas as pd
 
 from judgebias.artifacts import read_table, write_frame, write_json
 from judgebias.models.base import STATUS_FAILED
+from judgebias.studies.mmb.bands import crossed_bootstrap_band, unit_curves
 from judgebias.studies.mmb.cluster import mean_entropy
 from judgebias.studies.mmb.estimator import MultimodalBayesianEnsemble
 from judgebias.studies.mmb.experiment import FactorialInputs, coverage_grid, factorial_inputs
 from judgebias.studies.mmb.factorial import run_factorial
 from judgebias.studies.mmb.metrics import METRICS
-from judgebias.studies.mmb.significance import bootstrap_band, compare_to_best
+from judgebias.studies.mmb.significance import compare_to_best
 from judgebias.studies.mmb.tables import JUDGEMENTS
 
 log = logging.getLogger(__name__)
@@ -66,15 +67,16 @@ def error_coverage_bands(configurations: pd.DataFrame, k: int, coverages: np.nda
                          report: Mapping[str, Any]) -> pd.DataFrame:
     """Fig. 3 (the report's prompt count) and Appendix D's Fig. 5 (every prompt count):
     mean error at each coverage over replicate runs, with a 95 % bootstrap band of that
-    mean, per (prompts, validation size, method)."""
+    mean that resamples training and sampling seeds as the crossed factors they are
+    (bands.py: runs resampled as independent undercover), per (prompts, validation size,
+    method)."""
     rows = configurations[configurations["error_coverage"].notna()
                           & ((configurations["method"] != "MMB")
                              | (configurations["k"] == k))]
     out = []
     for (n_prompts, n_val, method), group in rows.groupby(["n_prompts", "n_val", "method"]):
-        curves = np.stack(group["error_coverage"].to_numpy())
-        mean, low, high = bootstrap_band(curves, n_boot=report["n_boot"], ci=0.95,
-                                         seed=report["seed"])
+        mean, low, high = crossed_bootstrap_band(unit_curves(group), n_boot=report["n_boot"],
+                                                 ci=0.95, seed=report["seed"])
         out.append(pd.DataFrame({"n_prompts": n_prompts, "n_val": n_val, "method": method,
                                  "coverage": coverages, "error": mean, "low": low,
                                  "high": high}))

@@ -45,6 +45,7 @@ point.
 from __future__ import annotations
 
 import numpy as np
+
 from judgebias.studies.mmb.estimator import EPS, _PromptEnsemble, log_likelihoods
 
 REGULARISERS = ("printed", "corrected")
@@ -83,8 +84,9 @@ def reference_weights(Q: np.ndarray, weight: float = REFERENCE_WEIGHT,
     (a KKT solve per step) and backtracking line searches that stay inside the simplex.
     The entropy keeps the corrected optimum inside; the printed regulariser's optimum may
     sit on the boundary (where the reference's softmax logits drift to -inf), so it
-    gets a log barrier mu sum_a log w_a, mu from 1e-3 down to 1e-11. Every configuration is solved at once (batched linear algebra);
-    tests check the result against the stationarity conditions and the limits."""
+    gets a log barrier mu sum_a log w_a, mu from 1e-3 down to 1e-11. Every configuration
+    is solved at once (batched linear algebra); tests check the result against the
+    stationarity conditions and the limits."""
     Q = np.clip(np.asarray(Q, dtype=float), EPS, 1.0)
     W = np.full((Q.shape[0], Q.shape[2]), 1.0 / Q.shape[2])
     for mu in BARRIERS[regulariser]:

@@ -232,10 +232,11 @@ def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
                   ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """(pairs, support, summary) from the ``mmb.dataset`` block (module docstring). The
     support rows of the HPSv2 part (fold null) come in a seeded order; the clustering uses
-    the first support_per_cluster x K of them for each K (cluster.support_size). `out_dir` receives the images this
-    step makes (the synthetic data, MJBench's degraded counterparts); it is created even
-    when there are none (HPDv2 alone), because the rule declares it as an output. The
-    summary names the files read (``files``) for the data checks' messages. A bad file is
+    the first support_per_cluster x K of them for each K (cluster.support_size).
+    `out_dir` receives the images this step makes (the synthetic data, MJBench's degraded
+    counterparts); it is created even when there are none (HPDv2 alone), because the rule
+    declares it as an output. The summary names the files read (``files``) for the data
+    checks' messages and the test pairs' orientation (``test_orientation``). A bad file is
     a ConfigError naming its params key, the file and the row."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
