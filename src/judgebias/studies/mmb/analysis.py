@@ -210,7 +210,7 @@ def tau_sweep(config: Mapping[str, Any], paths: Sequence[str]) -> pd.DataFrame:
         split = replace(inputs.hps, R_pool=keep, R_test={kc: inputs.hps.R_test[kc]
                                                           for kc in keep})
         design = replace(inputs.design, n_prompts=[report["n_prompts"]],
-                         n_val=[report["n_val"]])
+                         n_val=[report["n_val"]], bpe_reference=(), curves_for=())
         runs = run_factorial(split, design)
         mmb_runs = runs[runs["method"] == "MMB"]
         rows.append({"tau": tau, "configured": tau == clustering["tau"],
