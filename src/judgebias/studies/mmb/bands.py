@@ -10,9 +10,39 @@ independently (the pigeonhole bootstrap of a crossed design, Owen 2007, "The pig
 bootstrap", Ann. Appl. Stat. 1(2)): draw training seeds and sampling seeds with
 replacement, average the curves of the crossed runs; percentile band. Its target is the
 mean curve over the seeds' distribution, the data (and the judged probabilities) fixed.
-Owen's variance is conservative (it counts the interaction term more than once); with
-the paper's 3 training seeds its resampling of that factor is coarse.
-benchmarks/mmb_bands.py measures the coverage of both bands on planted worlds.
+Owen's variance is conservative (it counts the interaction term more than once), but
+with the paper's 3 training seeds the resampling of that factor is coarse (a bootstrap
+of 3 draws has (3 - 1) / 3 of their variance and a 3-point percentile distribution), so
+methods whose curve depends on D_val still undercover.
+
+Coverage (benchmarks/mmb_bands.py, defaults: 2,000 replicates of 3 training x 20
+sampling seeds drawn from a population of 20 x 100, n_boot 200; pointwise, Monte-Carlo
+error >= 0.005; 1,642 s on 2 shared cores):
+
+=========  ======  =============  ===================
+noise      method  crossed seeds  runs as independent
+=========  ======  =============  ===================
+gaussian   AVG     0.951          0.770
+gaussian   STD     0.903          0.746
+gaussian   BEST    0.888          0.620
+gaussian   BPE     0.855          0.540
+gaussian   MMB     0.908          0.635
+skewed     AVG     0.945          0.754
+skewed     STD     0.937          0.750
+skewed     BEST    0.837          0.537
+skewed     BPE     0.884          0.619
+skewed     MMB     0.908          0.647
+discrete   AVG     0.948          0.758
+discrete   STD     0.944          0.752
+discrete   BEST    0.892          0.633
+discrete   BPE     0.870          0.562
+discrete   MMB     0.897          0.596
+=========  ======  =============  ===================
+
+So the crossed band reaches 95 % where D_val plays no part (AVG, STD) and 84-91 % where
+it does: better than resampling runs (54-77 %), still short. Not done: an interval from
+the crossed random-effects variance (MS_T + MS_S - MS_E) / (T S) with Satterthwaite
+degrees of freedom, which accounts for the few training seeds.
 """
 
 from __future__ import annotations
