@@ -39,7 +39,7 @@ discrete   BPE     0.870          0.562
 discrete   MMB     0.897          0.596
 =========  ======  =============  ===================
 
-So the crossed band reaches 95 % where D_val plays no part (AVG, STD) and 84-91 % where
+So the crossed band reaches 90-95 % where D_val plays no part (AVG, STD) and 84-91 % where
 it does: better than resampling runs (54-77 %), still short. Not done: an interval from
 the crossed random-effects variance (MS_T + MS_S - MS_E) / (T S) with Satterthwaite
 degrees of freedom, which accounts for the few training seeds.

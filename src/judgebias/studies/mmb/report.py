@@ -135,7 +135,7 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                      Figure(out / "figures/fig3.png", "Fig. 3 analogue: error-coverage "
                             "curves, mean over runs with 95 % bootstrap bands (training and "
                             "sampling seeds resampled as crossed factors; on planted worlds "
-                            "they cover 94-95 % for AVG and STD, 84-91 % for methods fitted "
+                            "they cover 90-95 % for AVG and STD, 84-91 % for methods fitted "
                             "on D_val: benchmarks/mmb_bands.py)"),
                      Figure(out / "figures/fig4.png", "Fig. 4 analogue: example images of "
                             "each cluster and its top instruction"),
