@@ -37,9 +37,12 @@ What we do not copy: the reference adds 1e-4 inside the log and to each q (after
 1e-5 to every class probability and renormalising), divides by :math:`\sum e^\theta +
 10^{-4}` instead of normalising exactly, and runs torch LBFGS for 10 x 100 iterations from
 a learning rate of 1e-5 (halved while the loss is NaN). Here q is clipped to
-[1e-12, 1 - 1e-12] as in estimator.py, and scipy's L-BFGS-B over the logits runs to
-convergence, so the numbers are the objective's optimum, not one optimiser's stopping
-point.
+[1e-12, 1 - 1e-12] as in estimator.py, and a batched Newton solve on the simplex runs to
+convergence (reference_weights), so the numbers are the objective's optimum, not one
+optimiser's stopping point. (scipy's L-BFGS-B over softmax logits, tried first, took
+25-300 ms per fit here and stalled where the printed regulariser's optimum sits on the
+boundary, up to 0.016 nats above the optimum; the Newton solve fits a prompt subset's 12
+validation sets at once in about 30 ms per regulariser.)
 """
 
 from __future__ import annotations
