@@ -19,6 +19,8 @@ SMOKE = {
     "frame_perception.py": ["--images", "6", "--repeat", "1"],
     "frame_presets.py": ["--datasets", "50", "--sizes", "12"],
     "job_startup.py": ["--repeat", "1"],
+    "mmb_bands.py": ["--replicates", "5", "--train-pool", "4", "--sampling-pool", "8",
+                     "--sampling-seeds", "4", "--n-boot", "50", "--noises", "discrete"],
     "mmb_factorial.py": ["--test", "300", "--pool", "60", "--prompts", "25",
                          "--sampling-seeds", "2", "--ks", "2", "4", "--cluster-seeds", "1",
                          "--jobs", "1", "--loop-sample", "3"],

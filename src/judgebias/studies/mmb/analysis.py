@@ -21,6 +21,7 @@ import pandas as pd
 
 from judgebias.artifacts import read_table, write_frame, write_json
 from judgebias.models.base import STATUS_FAILED
+from judgebias.studies.mmb.bands import crossed_bootstrap_band, unit_curves
 from judgebias.studies.mmb.cluster import mean_entropy
 from judgebias.studies.mmb.comparison import judge_comparisons, verdicts
 from judgebias.studies.mmb.estimator import MultimodalBayesianEnsemble
@@ -28,7 +29,7 @@ from judgebias.studies.mmb.experiment import FactorialInputs, coverage_grid, fac
 from judgebias.studies.mmb.factorial import run_factorial
 from judgebias.studies.mmb.metrics import METRICS
 from judgebias.studies.mmb.power import power_curve
-from judgebias.studies.mmb.significance import bootstrap_band, compare_to_best
+from judgebias.studies.mmb.significance import compare_to_best
 from judgebias.studies.mmb.tables import JUDGEMENTS
 
 log = logging.getLogger(__name__)
@@ -64,20 +65,23 @@ def significance_table(runs: pd.DataFrame, metrics: Sequence[str], *, table: str
     return pd.concat(frames, ignore_index=True)
 
 
-def error_coverage_bands(configurations: pd.DataFrame, k: int, n_prompts: int,
-                         coverages: np.ndarray, report: Mapping[str, Any]) -> pd.DataFrame:
-    """Fig. 3: mean error at each coverage over replicate runs, with a 95 % bootstrap band
-    of that mean, per (validation size, method), for `n_prompts` prompts."""
-    rows = configurations[(configurations["n_prompts"] == n_prompts)
+def error_coverage_bands(configurations: pd.DataFrame, k: int, coverages: np.ndarray,
+                         report: Mapping[str, Any]) -> pd.DataFrame:
+    """Fig. 3 (the report's prompt count) and Appendix D's Fig. 5 (every prompt count):
+    mean error at each coverage over replicate runs, with a 95 % bootstrap band of that
+    mean that resamples training and sampling seeds as the crossed factors they are
+    (bands.py: runs resampled as independent undercover), per (prompts, validation size,
+    method)."""
+    rows = configurations[configurations["error_coverage"].notna()
                           & ((configurations["method"] != "MMB")
                              | (configurations["k"] == k))]
     out = []
-    for (n_val, method), group in rows.groupby(["n_val", "method"]):
-        curves = np.stack(group["error_coverage"].to_numpy())
-        mean, low, high = bootstrap_band(curves, n_boot=report["n_boot"], ci=0.95,
-                                         seed=report["seed"])
-        out.append(pd.DataFrame({"n_val": n_val, "method": method, "coverage": coverages,
-                                 "error": mean, "low": low, "high": high}))
+    for (n_prompts, n_val, method), group in rows.groupby(["n_prompts", "n_val", "method"]):
+        mean, low, high = crossed_bootstrap_band(unit_curves(group), n_boot=report["n_boot"],
+                                                 ci=0.95, seed=report["seed"])
+        out.append(pd.DataFrame({"n_prompts": n_prompts, "n_val": n_val, "method": method,
+                                 "coverage": coverages, "error": mean, "low": low,
+                                 "high": high}))
     return pd.concat(out, ignore_index=True)
 
 
@@ -130,7 +134,7 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
             tables[name].append(frame.assign(judge=judge))
             tables["significance"].append(frame.assign(judge=judge))
         tables["error_coverage"].append(error_coverage_bands(
-            configurations, k, cell[0], coverages, report).assign(judge=judge))
+            configurations, k, coverages, report).assign(judge=judge))
         inputs = factorial_inputs(config, pairs_path, pool_path, judgements_path,
                                   clusters_path)
         top = top_prompts(config, inputs, judge)
@@ -224,7 +228,7 @@ def tau_sweep(config: Mapping[str, Any], paths: Sequence[str]) -> pd.DataFrame:
         split = replace(inputs.hps, R_pool=keep, R_test={kc: inputs.hps.R_test[kc]
                                                           for kc in keep})
         design = replace(inputs.design, n_prompts=[report["n_prompts"]],
-                         n_val=[report["n_val"]])
+                         n_val=[report["n_val"]], bpe_reference=(), curves_for=())
         runs = run_factorial(split, design)
         mmb_runs = runs[runs["method"] == "MMB"]
         rows.append({"tau": tau, "configured": tau == clustering["tau"],

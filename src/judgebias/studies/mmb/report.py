@@ -12,10 +12,11 @@ import pandas as pd
 
 from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.mmb.embed import EmbeddingSpec
+from judgebias.studies.mmb.factorial import BASELINES, REFERENCE_METHODS
 from judgebias.studies.mmb.metrics import METRICS
 from judgebias.studies.mmb.tables import DATA, FIGURES, INSTRUCTIONS_PATH, TABLES, read_pool
 
-METHODS = ["STD", "BEST", "AVG", "BPE", "MMB"]
+METHODS = [*BASELINES, *REFERENCE_METHODS.values(), "MMB"]  # the tables' column order
 # Displayed headers (the parquet files keep their column names).
 INDEX_NAMES = {"n_prompts": "prompts", "n_val": "validation pairs"}
 TOP_COLUMNS = {"top": "top instruction", "planted": "planted best instruction",
@@ -133,9 +134,14 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
             figures=[Figure(out / "figures/fig1.png", "Fig. 1 analogue: F1 and ECE of AVG, "
                             "BPE and MMB at the report cell"),
                      Figure(out / "figures/fig3.png", "Fig. 3 analogue: error-coverage "
-                            "curves, mean over runs with 95 % bootstrap bands"),
+                            "curves, mean over runs with 95 % bootstrap bands (training and "
+                            "sampling seeds resampled as crossed factors; on planted worlds "
+                            "they cover 90-95 % for AVG and STD, 84-91 % for methods fitted "
+                            "on D_val: benchmarks/mmb_bands.py)"),
                      Figure(out / "figures/fig4.png", "Fig. 4 analogue: example images of "
                             "each cluster and its top instruction"),
+                     Figure(out / "figures/fig5.png", "Fig. 5 analogue (Appendix D): the "
+                            "error-coverage curves for every prompt count"),
                      Figure(out / "figures/power.png", "Power view: ECE and MMB's "
                             "top-instruction recovery against validation pairs per cluster "
                             "(how much validation data MMB needs before it helps)")],
@@ -158,6 +164,7 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
 def intro(config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
     mmb = config["mmb"]
     design = mmb["design"]
+    reference = design["bpe_reference"]["regularisers"]
     return (
         f"Seed 002. {summary.get('description', mmb['dataset']['name'])}. Each judge "
         "compares two images generated for one prompt under every instruction of the pool; "
@@ -166,9 +173,34 @@ def intro(config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
         "softmax of the validation log-likelihoods) and MMB (eq. 9-10, entropy "
         f"{mmb['entropy']}) are fitted for every configuration: prompts {design['n_prompts']}"
         f" x validation pairs {design['n_val']} x {design['train_seeds']} training seeds x "
-        f"{design['sampling_seeds']} sampling seeds x (4 baselines + K "
-        f"{mmb['clustering']['ks']} x {mmb['clustering']['seeds']} clustering seeds).\n\n"
+        f"{design['sampling_seeds']} sampling seeds x ({4 + len(reference)} baselines + K "
+        f"{mmb['clustering']['ks']} x {mmb['clustering']['seeds']} clustering seeds). "
+        f"{reference_text(reference, design['bpe_reference']['weight'])}ECE and MCE use "
+        f"{design['calibration_bins']} equal-width bins of the top-label confidence (the "
+        "reference BPE code uses 10; MCE moves a lot with the binning). HPSv2 test pairs: "
+        f"{orientation_text(summary)}.\n\n"
         f"Embeddings: {embedding_text(mmb['embedding'])}")
+
+
+def reference_text(regularisers: list[str], weight: float) -> str:
+    """What the BPE-ref columns are (studies/mmb/bpe_reference.py), or nothing."""
+    if not regularisers:
+        return ""
+    return ("BPE-ref is BPE as the reference code (amzn/BayesPE) fits it: the validation "
+            "likelihood mixed inside the log, with its regulariser at weight "
+            f"{weight}: 'printed' is the code's sum w exp(w), 'corrected' the entropy its "
+            "docstring names. A published BPE number most likely comes from that code, "
+            "not from eq. 5. ")
+
+
+def orientation_text(summary: Mapping[str, Any]) -> str:
+    """Which image is A in the test pairs (AUC-PR and F1 take 'A preferred' as positive)."""
+    orientation = summary.get("test_orientation") or {}
+    share = orientation.get("a_preferred")
+    shown = "" if share is None else f"; A preferred in {share:.1%} of them"
+    if orientation.get("mode") == "random":
+        return f"A drawn per pair with seed {orientation['seed']}{shown}"
+    return f"A is the earlier image of the file{shown}"
 
 
 def embedding_text(block: Mapping[str, Any]) -> str:
@@ -188,7 +220,8 @@ def protocol_notes(config: Mapping[str, Any], summary: Mapping[str, Any]) -> lis
         "is BPE exactly, no validation data is AVG (spec mmb.md).",
         f"tau = {mmb['clustering']['tau']} (never given by the paper); p(z | pair) = "
         f"{mmb['clustering']['pair']}; D_sup = {mmb['clustering']['support_per_cluster']} "
-        "x max(K) images.",
+        + ("x K images for each K (seed 002 §5)." if mmb["clustering"]["support"] == "per_k"
+           else "x max(K) images for every K (mmb.clustering.support: max_k)."),
     ]
     if summary.get("tied_pairs_dropped"):
         notes.append(f"{summary['tied_pairs_dropped']} HPSv2 test pairs with tied human "
