@@ -23,7 +23,7 @@ def birch_params(default_params: dict) -> dict:
     params = copy.deepcopy(default_params)
     for study in ("philautia", "pomms", "mmb", "frame"):
         params.pop(study)
-    params["birch"]["dataset"]["synthetic"]["n_pairs"] = 200
+    params["birch"]["datasets"]["synthetic"]["n_pairs"] = 200
     return params
 
 
@@ -38,7 +38,7 @@ def birch_project(tmp_path_factory, default_params):
 def test_default_run_writes_every_table_and_the_report(birch_project):
     from judgebias.studies.birch.tables import FIGURES, TABLES
 
-    results = birch_project / "results/birch"
+    results = birch_project / "results/birch/synthetic"
     for name in TABLES:
         assert (results / f"{name}.parquet").exists(), name
     for name in FIGURES:
@@ -77,7 +77,7 @@ def test_a_new_labeller_reruns_labelling_and_the_measures_never_a_judge_call(
                                                    job("report")])
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], birch_project)
     assert {p: p.read_text() for p in judge_logs} == judge_logs
-    table7 = pd.read_parquet(birch_project / "results/birch/table7.parquet").iloc[0]
+    table7 = pd.read_parquet(birch_project / "results/birch/synthetic/table7.parquet").iloc[0]
     assert table7["labeller"] == "lumen-large"
     # swapping orders: one new verdict job per (judge, variant), nothing else upstream
     params["birch"]["swap_order"] = True
@@ -121,7 +121,7 @@ def planted_params(default_params: dict) -> dict:
             params["panel"][key] = model
             judges.append(key)
     params["birch"].update(models=judges, variants=["base", "no_image", "birch"])
-    params["birch"]["dataset"]["synthetic"]["n_pairs"] = 1200
+    params["birch"]["datasets"]["synthetic"]["n_pairs"] = 1200
     return params
 
 
@@ -129,13 +129,13 @@ def planted_params(default_params: dict) -> dict:
 def planted_project(tmp_path_factory, default_params):
     project = make_project(tmp_path_factory.mktemp("birch-planted"),
                            planted_params(default_params))
-    run([str(BIN / "snakemake"), "results/birch/metrics.json", "--cores", "2", "--quiet"],
+    run([str(BIN / "snakemake"), "results/birch/synthetic/metrics.json", "--cores", "2", "--quiet"],
         project)
     return project
 
 
 def _by(project, table: str, **where) -> pd.DataFrame:
-    frame = pd.read_parquet(project / f"results/birch/{table}.parquet")
+    frame = pd.read_parquet(project / f"results/birch/synthetic/{table}.parquet")
     for column, value in where.items():
         frame = frame[frame[column] == value]
     return frame.set_index("judge")
@@ -158,7 +158,7 @@ def test_measures_order_the_judges_as_planted(planted_project):
     ib_blind = _by(planted_project, "bias", statistic="IB", variant="no_image")["value"]
     assert ib_blind[high] - ib[high] > 0.08  # IB is larger without the image
     assert ib_blind[low] - ib[low] > -0.06  # ...and about the same for a judge that can't see
-    methods = pd.read_parquet(planted_project / "results/birch/table4.parquet")
+    methods = pd.read_parquet(planted_project / "results/birch/synthetic/table4.parquet")
     wide = methods.pivot(index="judge", columns="method", values=["acc_cds", "ib"])
     gain = wide[("acc_cds", "birch")] - wide[("acc_cds", "base")]  # more for sharp eyes
     assert gain[high] - gain[low] > 0.15 and gain[mid] - gain[low] > 0.1
@@ -175,13 +175,14 @@ def test_a_logistic_choice_model_recovers_the_planted_weights(planted_project):
     """Without the image nothing is caught, so the simulated choice is exactly
     P(A) = sigmoid(w_info * d_facts + w_len * d_words / 10): a logit fit of the no-image
     verdicts recovers the planted weights (the simulator's own check, not the paper's)."""
-    pairs = pd.read_parquet(planted_project / "data/birch/pairs.parquet").set_index("pair_id")
+    data = planted_project / "data/birch/synthetic"
+    pairs = pd.read_parquet(data / "pairs.parquet").set_index("pair_id")
     facts = {s: pairs[f"answer_{s}"].map(lambda t: len(vqa.read_facts(t))) for s in "ab"}
     words = {s: pairs[f"answer_{s}"].str.split().str.len() for s in "ab"}
     design = pd.DataFrame({"facts": facts["a"] - facts["b"],
                            "words10": (words["a"] - words["b"]) / 10})
     for key, planted in {"len-high": 1.5, "len-mid": 0.6}.items():
-        verdicts = pd.read_parquet(planted_project / f"data/birch/verdicts/{key}/no_image.parquet")
+        verdicts = pd.read_parquet(data / f"verdicts/{key}/no_image.parquet")
         chose_a = (verdicts.set_index("pair_id")["verdict"] == "A").astype(float)
         fit = sm.Logit(chose_a.reindex(design.index), design).fit(disp=0)
         low, high = fit.conf_int(alpha=0.01).loc["words10"]

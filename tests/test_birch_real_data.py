@@ -74,11 +74,18 @@ def mllm_judge(root: Path) -> Path:
     return write_jsonl(root / "pair.jsonl", rows)
 
 
-def real_project(tmp_path: Path, default_params: dict, dataset: dict[str, Any],
+def real_dataset(kind: str, path: Path, images: Path, **options: Any) -> dict[str, Any]:
+    """A ``birch.datasets.<name>`` block of a real format, defaults filled as validation
+    fills them."""
+    return {"format": kind, "path": str(path), "images": str(images), "order_seed": 0,
+            "overrides": None, "reference_labels": None, **options}
+
+
+def real_project(tmp_path: Path, default_params: dict, datasets: dict[str, Any],
                  judges: list[str], variants: list[str] | None = None) -> Path:
     params = birch_params(default_params)
     params["birch"]["models"] = judges
-    params["birch"]["dataset"] = dataset
+    params["birch"]["datasets"] = datasets
     if variants:
         params["birch"]["variants"] = variants
     project = tmp_path / "project"
@@ -88,53 +95,52 @@ def real_project(tmp_path: Path, default_params: dict, dataset: dict[str, Any],
     return project
 
 
-def verdict_statuses(project: Path, judges: list[str], variants: list[str]) -> dict:
-    return {(j, v): pd.read_parquet(project / f"data/birch/verdicts/{j}/{v}.parquet")
+def verdict_statuses(project: Path, name: str, judges: list[str], variants: list[str]
+                     ) -> dict:
+    return {(j, v): pd.read_parquet(project / f"data/birch/{name}/verdicts/{j}/{v}.parquet")
             ["status"].value_counts().to_dict() for j in judges for v in variants}
 
 
 @pytest.mark.slow
 def test_vl_rewardbench_runs_through_snakemake_to_the_report(tmp_path, default_params):
     source = vl_rewardbench(tmp_path / "VL-RewardBench")
-    project = real_project(tmp_path, default_params, {"name": "vl_rewardbench",
-        "vl_rewardbench": {"path": str(source), "images": str(source.parent),
-                           "order_seed": 0}}, JUDGES)
-    summary = json.loads((project / "data/birch/summary.json").read_text())
+    project = real_project(tmp_path, default_params, {"vlrb": real_dataset(
+        "vl_rewardbench", source, source.parent)}, JUDGES)
+    summary = json.loads((project / "data/birch/vlrb/summary.json").read_text())
     assert summary["pairs"] == 5 and summary["source"] == "vl_rewardbench"
     assert summary["domains"] == {"rlaif-v": 3, "vlfeedback": 1, "wildvision-battle": 1}
-    pairs = pd.read_parquet(project / "data/birch/pairs.parquet").set_index("pair_id")
+    pairs = pd.read_parquet(project / "data/birch/vlrb/pairs.parquet").set_index("pair_id")
     assert sorted(pairs.index)[:2] == ["mathverse-7#1", "mathverse-7#2"]
     # the human's choice, mapped through the shown order, is always the disc's colour
     chosen = [row[f"answer_{row['preference'].lower()}"] for _, row in pairs.iterrows()]
     assert all(text.startswith("The disc is coloured") for text in chosen)
     assert all(Path(image).is_file() for image in pairs["image"])
     variants = ["base", "no_image", "caption", "standard_ref", "birch", "equalised"]
-    statuses = verdict_statuses(project, JUDGES, variants)
+    statuses = verdict_statuses(project, "vlrb", JUDGES, variants)
     assert all(counts == {"ok": 5} for counts in statuses.values()), statuses
-    metrics = json.loads((project / "results/birch/metrics.json").read_text())
+    metrics = json.loads((project / "results/birch/vlrb/metrics.json").read_text())
     assert metrics["counts"]["pairs"] == 5 and metrics["counts"]["human_ties"] == 0
     assert set(metrics["judges"]) == set(JUDGES)
     html = (project / "results/report.html").read_text()
     assert "BIRCH: image reliance, informativeness bias" in html
-    assert "5 pairwise VQA items (vl_rewardbench); human ties dropped: 0." in html
+    assert "vlrb: 5 pairwise VQA items (vl_rewardbench); human ties dropped: 0." in html
 
 
 @pytest.mark.slow
 def test_mllm_as_a_judge_pairs_run_through_snakemake_to_the_report(tmp_path, default_params):
     source = mllm_judge(tmp_path / "MLLM-as-a-Judge")
     variants = ["base", "no_image", "birch"]
-    project = real_project(tmp_path, default_params, {"name": "mllm_judge",
-        "mllm_judge": {"path": str(source), "images": str(source.parent),
-                       "order_seed": None}}, JUDGES[:1], variants)
-    pairs = pd.read_parquet(project / "data/birch/pairs.parquet")
+    project = real_project(tmp_path, default_params, {"mllm": real_dataset(
+        "mllm_judge", source, source.parent, order_seed=None)}, JUDGES[:1], variants)
+    pairs = pd.read_parquet(project / "data/birch/mllm/pairs.parquet")
     assert pairs["pair_id"].tolist() == ["0:0", "1:0", "2:0", "3:0"]
     assert pairs["preference"].tolist() == ["A", "B", "tie", "A"]  # the file's order kept
     assert set(pairs["domain"]) == {"COCO"} and set(pairs["model_a"]) == {"gpt-4v"}
-    statuses = verdict_statuses(project, JUDGES[:1], variants)
+    statuses = verdict_statuses(project, "mllm", JUDGES[:1], variants)
     assert all(sum(counts.values()) == 4 for counts in statuses.values()), statuses
-    metrics = json.loads((project / "results/birch/metrics.json").read_text())
+    metrics = json.loads((project / "results/birch/mllm/metrics.json").read_text())
     assert metrics["counts"]["pairs"] == 4 and metrics["counts"]["human_ties"] == 1
-    accuracy = pd.read_parquet(project / "results/birch/accuracy.parquet")
+    accuracy = pd.read_parquet(project / "results/birch/mllm/accuracy.parquet")
     assert (accuracy["n_human_tie"] == 1).all()  # the tie is dropped from every verdict job
     html = (project / "results/report.html").read_text()
-    assert "4 pairwise VQA items (mllm_judge); human ties dropped: 1." in html
+    assert "mllm: 4 pairwise VQA items (mllm_judge); human ties dropped: 1." in html
