@@ -69,12 +69,14 @@ def test_default_run_writes_every_table_and_the_report(birch_project):
 def test_a_new_labeller_reruns_labelling_and_the_measures_never_a_judge_call(
         birch_project, default_params):
     assert planned_jobs(birch_project) == Counter()
-    judge_logs = {p: p.read_text() for p in (birch_project / "logs/birch/judge").rglob("*.log")}
+    logs = birch_project / "logs/birch/synthetic/judge"
+    judge_logs = {p: p.read_text() for p in logs.rglob("*.log")}
     params = birch_params(default_params)
     params["birch"]["labeller"] = "lumen-large"
     write_params(birch_project, params)
-    assert planned_jobs(birch_project) == Counter([job("birch_label"), job("birch_analysis"),
-                                                   job("report")])
+    assert planned_jobs(birch_project) == Counter([
+        job("birch_label", birch_dataset="synthetic"),
+        job("birch_analysis", birch_dataset="synthetic"), job("report")])
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], birch_project)
     assert {p: p.read_text() for p in judge_logs} == judge_logs
     table7 = pd.read_parquet(birch_project / "results/birch/synthetic/table7.parquet").iloc[0]
@@ -83,7 +85,8 @@ def test_a_new_labeller_reruns_labelling_and_the_measures_never_a_judge_call(
     params["birch"]["swap_order"] = True
     write_params(birch_project, params)
     planned = planned_jobs(birch_project)
-    assert planned[job("birch_judge", birch_judge="corvid-pro", birch_variant="base")] == 1
+    assert planned[job("birch_judge", birch_dataset="synthetic", birch_judge="corvid-pro",
+                       birch_variant="base")] == 1
     assert not any(rule in ("birch_data", "birch_label", "birch_prepare", "birch_equalise")
                    for rule, _ in planned)
 
@@ -129,8 +132,8 @@ def planted_params(default_params: dict) -> dict:
 def planted_project(tmp_path_factory, default_params):
     project = make_project(tmp_path_factory.mktemp("birch-planted"),
                            planted_params(default_params))
-    run([str(BIN / "snakemake"), "results/birch/synthetic/metrics.json", "--cores", "2", "--quiet"],
-        project)
+    run([str(BIN / "snakemake"), "results/birch/synthetic/metrics.json", "--cores", "2",
+         "--quiet"], project)
     return project
 
 
