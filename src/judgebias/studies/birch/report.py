@@ -232,22 +232,32 @@ def side_by_side(names: list[str], out: Path) -> Section:
               "method.", "{:.2f}")])
 
 
+ANCHOR_HEADERS = {"n": "texts", "n_missing": "failed", "truthful": "no false fact",
+                  "false_facts": "false facts", "facts": "facts", "repaired": "repaired",
+                  "kept": "true facts kept", "n_with_false_candidate": "pairs with a false claim"}
+COST_HEADERS = {"n_pairs": "pairs", "calls_per_pair": "calls / pair",
+                "prompt_tokens_per_pair": "prompt tokens / pair",
+                "completion_tokens_per_pair": "completion tokens / pair",
+                "cost_per_pair": "USD / pair", "calls_without_usage": "calls without usage"}
+
+
 def supplement_section(out: Path) -> Section:
     """The report's part for Fig. 11, Table 5 and Table 6 of one dataset."""
     read = {name: pd.read_parquet(out / f"{name}.parquet") for name in SUPPLEMENT_TABLES}
-    domains = read["fig11"].copy()
-    for column in ("acc_image", "acc_no_image", "irs"):
+    domains = read["fig11"].copy().rename(columns={"acc_image": "Acc with image",
+                                                   "acc_no_image": "Acc without image"})
+    for column in ("Acc with image", "Acc without image", "irs"):
         domains[column] = domains[column] * 100
     table5 = read["table5"].copy()
     table5["text"] = np.where(table5["model"] != "", table5["text"] + " (" + table5["model"]
                               + ")", table5["text"])
-    table5 = table5.drop(columns="model").set_index("text")
+    table5 = table5.drop(columns="model").set_index("text").rename(columns=ANCHOR_HEADERS)
     anchors_caption = (
         "Table 5 analogue: each text scored exactly against the planted scene (the paper: "
-        "GPT-5 quality scores). truthful = share of texts with no false fact; false_facts "
-        "and facts per text; for anchors, repaired = share of pairs with a false "
-        "candidate whose anchor states no false fact, kept = share of the candidates' true "
-        "facts the anchor keeps; n_missing = anchors that failed (not scored).")
+        "GPT-5 quality scores): the share of texts with no false fact, false facts and "
+        "facts per text; for anchors, repaired = the share of pairs with a false claim in "
+        "a candidate whose anchor states no false fact, and the share of the candidates' "
+        "true facts the anchor keeps; failed anchors are counted, never scored.")
     if table5.empty:
         anchors_caption += (" No rows: this dataset plants no truth (a real benchmark), "
                             "so anchors cannot be scored exactly.")
@@ -260,9 +270,14 @@ def supplement_section(out: Path) -> Section:
                    tables=[Table(domains.set_index(["judge", "domain"]),
                                  "Fig. 11 analogue: per-domain accuracy (%) of Base with and "
                                  "without the image on the pairs both answered, and the "
-                                 "per-domain IRS (the difference).", "{:.1f}"),
+                                 "per-domain IRS (the difference). Point estimates, no "
+                                 "interval: a domain of n pairs moves by chance on the order "
+                                 "of 1/√n, so read small domains with care.", "{:.1f}"),
                            Table(table5, anchors_caption, "{:.3f}"),
-                           Table(read["table6"].set_index(["judge", "method"]),
+                           Table(read["table6"].set_index(["judge", "method"])[[
+                               "n_pairs", "calls_per_pair", "prompt_tokens_per_pair",
+                               "completion_tokens_per_pair", "cost_per_pair",
+                               "calls_without_usage"]].rename(columns=COST_HEADERS),
                                  "Table 6 analogue: model calls, prompt and completion "
                                  "tokens per pair of each method (its verdicts plus the "
                                  "caption, reference, anchor or lengthening pass it needs), "

@@ -6,6 +6,7 @@ tables its rule declares (and, by their request keys, the journal's usage)."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure as MplFigure
+from matplotlib.lines import Line2D
 
 from judgebias.artifacts import read_table, write_frame
 from judgebias.report.figures import display_name, save_figure
@@ -23,6 +25,8 @@ log = logging.getLogger(__name__)
 
 TABLES = ("fig11", "table5", "table6")
 FIGURE = "fig11"
+TAB20 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+         "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896")
 DOMAIN_COLUMNS = ["judge", "domain", "n_pairs", "acc_image", "acc_no_image", "irs"]
 
 
@@ -51,27 +55,34 @@ def correct_of(verdicts: pd.DataFrame, variant: str, preference: pd.Series) -> p
 def fig11(table: pd.DataFrame, simulated: set[str], path: Path) -> None:
     """Seed 003 Fig. 11: one panel per judge, a point per domain at (accuracy with the
     image, accuracy without), its area the domain's pairs; above the diagonal the image
-    hurt, below it helped."""
+    hurt, below it helped. Domains are told apart by colour and named in one legend."""
     judges = list(dict.fromkeys(table["judge"])) or [""]
-    fig = MplFigure(figsize=(3.0 * len(judges), 3.2))
+    domains = list(dict.fromkeys(table["domain"]))
+    colours = dict(zip(domains, itertools.cycle(TAB20), strict=False))
+    columns = min(2, len(judges))
+    rows = -(-len(judges) // columns)
+    fig = MplFigure(figsize=(3.4 * columns, 3.1 * rows + 0.3 * (len(domains) // 3 + 1)))
+    largest = max(float(table["n_pairs"].max()), 1.0) if not table.empty else 1.0
     for i, judge in enumerate(judges, start=1):
-        ax = fig.add_subplot(1, len(judges), i)
-        rows = table[table["judge"] == judge]
+        ax = fig.add_subplot(rows, columns, i)
         ax.fill_between([0, 100], [0, 100], [0, 0], color="#2ca02c", alpha=0.08)
         ax.fill_between([0, 100], [0, 100], [100, 100], color="#d62728", alpha=0.08)
         ax.plot([0, 100], [0, 100], color="black", linewidth=0.6)
-        sizes = 20 + 200 * rows["n_pairs"] / max(float(table["n_pairs"].max()), 1.0)
-        ax.scatter(rows["acc_image"] * 100, rows["acc_no_image"] * 100, s=sizes,
-                   color="#1f77b4", alpha=0.7)
-        for _, row in rows.iterrows():
-            ax.annotate(str(row["domain"]), (row["acc_image"] * 100,
-                                             row["acc_no_image"] * 100),
-                        fontsize=7, xytext=(3, 3), textcoords="offset points")
+        for _, row in table[table["judge"] == judge].iterrows():
+            ax.scatter(row["acc_image"] * 100, row["acc_no_image"] * 100,
+                       s=20 + 200 * row["n_pairs"] / largest, color=colours[row["domain"]],
+                       alpha=0.75, label=str(row["domain"]))
         ax.set(xlim=(0, 100), ylim=(0, 100), aspect="equal")
         ax.set_title(display_name(judge, simulated), fontsize=9)
         ax.set_xlabel("accuracy with image (%)", fontsize=8)
-        if i == 1:
-            ax.set_ylabel("accuracy without image (%)", fontsize=8)
+        ax.set_ylabel("accuracy without image (%)", fontsize=8)
+        ax.tick_params(labelsize=8)
+    handles = [Line2D([], [], marker="o", linestyle="", color=colours[d], label=str(d))
+               for d in domains]
+    if handles:
+        fig.legend(handles=handles, loc="lower center", ncol=min(3, len(handles)),
+                   fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.1 * (len(domains) // 3 + 1) / rows, 1, 1))
     save_figure(fig, path)
 
 
