@@ -59,6 +59,15 @@ def test_default_run_writes_every_table_and_the_report(birch_project):
     table2 = pd.read_parquet(results / "table2.parquet").set_index("judge")
     # equal lengths leave the informativeness part of IB (the most length-driven judges)
     assert (table2.loc[["corvid-lite", "lumen-large"], "ib_after"] > 0.3).all()
+    # Table 5 analogue: the anchor repairs a false claim more often the better the judge
+    # sees (planted perception: corvid-pro 0.9, lumen-large 0.7, lumen-mini 0.3,
+    # corvid-lite 0.15), and the sharpest eyes write anchors truer than either answer
+    table5 = pd.read_parquet(results / "table5.parquet").set_index(["text", "model"])
+    repaired = table5.loc["Anchor", "repaired"]
+    assert list(repaired.sort_values(ascending=False).index) == [
+        "corvid-pro", "lumen-large", "lumen-mini", "corvid-lite"]
+    assert table5.loc[("Anchor", "corvid-pro"), "truthful"] > table5.loc[
+        [("Answer 1", ""), ("Answer 2", "")], "truthful"].max()
     html = (birch_project / "results/report.html").read_text()
     assert "BIRCH: image reliance, informativeness bias" in html
     assert "Table 7 analogue" in html
