@@ -23,7 +23,7 @@ def birch_params(default_params: dict) -> dict:
     params = copy.deepcopy(default_params)
     for study in ("philautia", "pomms", "mmb", "frame"):
         params.pop(study)
-    params["birch"]["dataset"]["synthetic"]["n_pairs"] = 200
+    params["birch"]["datasets"]["synthetic"]["n_pairs"] = 200
     return params
 
 
@@ -38,7 +38,7 @@ def birch_project(tmp_path_factory, default_params):
 def test_default_run_writes_every_table_and_the_report(birch_project):
     from judgebias.studies.birch.tables import FIGURES, TABLES
 
-    results = birch_project / "results/birch"
+    results = birch_project / "results/birch/synthetic"
     for name in TABLES:
         assert (results / f"{name}.parquet").exists(), name
     for name in FIGURES:
@@ -59,6 +59,15 @@ def test_default_run_writes_every_table_and_the_report(birch_project):
     table2 = pd.read_parquet(results / "table2.parquet").set_index("judge")
     # equal lengths leave the informativeness part of IB (the most length-driven judges)
     assert (table2.loc[["corvid-lite", "lumen-large"], "ib_after"] > 0.3).all()
+    # Table 5 analogue: the anchor repairs a false claim more often the better the judge
+    # sees (planted perception: corvid-pro 0.9, lumen-large 0.7, lumen-mini 0.3,
+    # corvid-lite 0.15), and the sharpest eyes write anchors truer than either answer
+    table5 = pd.read_parquet(results / "table5.parquet").set_index(["text", "model"])
+    repaired = table5.loc["Anchor", "repaired"]
+    assert list(repaired.sort_values(ascending=False).index) == [
+        "corvid-pro", "lumen-large", "lumen-mini", "corvid-lite"]
+    assert table5.loc[("Anchor", "corvid-pro"), "truthful"] > table5.loc[
+        [("Answer 1", ""), ("Answer 2", "")], "truthful"].max()
     html = (birch_project / "results/report.html").read_text()
     assert "BIRCH: image reliance, informativeness bias" in html
     assert "Table 7 analogue" in html
@@ -69,21 +78,24 @@ def test_default_run_writes_every_table_and_the_report(birch_project):
 def test_a_new_labeller_reruns_labelling_and_the_measures_never_a_judge_call(
         birch_project, default_params):
     assert planned_jobs(birch_project) == Counter()
-    judge_logs = {p: p.read_text() for p in (birch_project / "logs/birch/judge").rglob("*.log")}
+    logs = birch_project / "logs/birch/synthetic/judge"
+    judge_logs = {p: p.read_text() for p in logs.rglob("*.log")}
     params = birch_params(default_params)
     params["birch"]["labeller"] = "lumen-large"
     write_params(birch_project, params)
-    assert planned_jobs(birch_project) == Counter([job("birch_label"), job("birch_analysis"),
-                                                   job("report")])
+    assert planned_jobs(birch_project) == Counter([
+        job("birch_label", birch_dataset="synthetic"),
+        job("birch_analysis", birch_dataset="synthetic"), job("report")])
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], birch_project)
     assert {p: p.read_text() for p in judge_logs} == judge_logs
-    table7 = pd.read_parquet(birch_project / "results/birch/table7.parquet").iloc[0]
+    table7 = pd.read_parquet(birch_project / "results/birch/synthetic/table7.parquet").iloc[0]
     assert table7["labeller"] == "lumen-large"
     # swapping orders: one new verdict job per (judge, variant), nothing else upstream
     params["birch"]["swap_order"] = True
     write_params(birch_project, params)
     planned = planned_jobs(birch_project)
-    assert planned[job("birch_judge", birch_judge="corvid-pro", birch_variant="base")] == 1
+    assert planned[job("birch_judge", birch_dataset="synthetic", birch_judge="corvid-pro",
+                       birch_variant="base")] == 1
     assert not any(rule in ("birch_data", "birch_label", "birch_prepare", "birch_equalise")
                    for rule, _ in planned)
 
@@ -121,7 +133,7 @@ def planted_params(default_params: dict) -> dict:
             params["panel"][key] = model
             judges.append(key)
     params["birch"].update(models=judges, variants=["base", "no_image", "birch"])
-    params["birch"]["dataset"]["synthetic"]["n_pairs"] = 1200
+    params["birch"]["datasets"]["synthetic"]["n_pairs"] = 1200
     return params
 
 
@@ -129,13 +141,13 @@ def planted_params(default_params: dict) -> dict:
 def planted_project(tmp_path_factory, default_params):
     project = make_project(tmp_path_factory.mktemp("birch-planted"),
                            planted_params(default_params))
-    run([str(BIN / "snakemake"), "results/birch/metrics.json", "--cores", "2", "--quiet"],
-        project)
+    run([str(BIN / "snakemake"), "results/birch/synthetic/metrics.json", "--cores", "2",
+         "--quiet"], project)
     return project
 
 
 def _by(project, table: str, **where) -> pd.DataFrame:
-    frame = pd.read_parquet(project / f"results/birch/{table}.parquet")
+    frame = pd.read_parquet(project / f"results/birch/synthetic/{table}.parquet")
     for column, value in where.items():
         frame = frame[frame[column] == value]
     return frame.set_index("judge")
@@ -158,7 +170,7 @@ def test_measures_order_the_judges_as_planted(planted_project):
     ib_blind = _by(planted_project, "bias", statistic="IB", variant="no_image")["value"]
     assert ib_blind[high] - ib[high] > 0.08  # IB is larger without the image
     assert ib_blind[low] - ib[low] > -0.06  # ...and about the same for a judge that can't see
-    methods = pd.read_parquet(planted_project / "results/birch/table4.parquet")
+    methods = pd.read_parquet(planted_project / "results/birch/synthetic/table4.parquet")
     wide = methods.pivot(index="judge", columns="method", values=["acc_cds", "ib"])
     gain = wide[("acc_cds", "birch")] - wide[("acc_cds", "base")]  # more for sharp eyes
     assert gain[high] - gain[low] > 0.15 and gain[mid] - gain[low] > 0.1
@@ -175,13 +187,14 @@ def test_a_logistic_choice_model_recovers_the_planted_weights(planted_project):
     """Without the image nothing is caught, so the simulated choice is exactly
     P(A) = sigmoid(w_info * d_facts + w_len * d_words / 10): a logit fit of the no-image
     verdicts recovers the planted weights (the simulator's own check, not the paper's)."""
-    pairs = pd.read_parquet(planted_project / "data/birch/pairs.parquet").set_index("pair_id")
+    data = planted_project / "data/birch/synthetic"
+    pairs = pd.read_parquet(data / "pairs.parquet").set_index("pair_id")
     facts = {s: pairs[f"answer_{s}"].map(lambda t: len(vqa.read_facts(t))) for s in "ab"}
     words = {s: pairs[f"answer_{s}"].str.split().str.len() for s in "ab"}
     design = pd.DataFrame({"facts": facts["a"] - facts["b"],
                            "words10": (words["a"] - words["b"]) / 10})
     for key, planted in {"len-high": 1.5, "len-mid": 0.6}.items():
-        verdicts = pd.read_parquet(planted_project / f"data/birch/verdicts/{key}/no_image.parquet")
+        verdicts = pd.read_parquet(data / f"verdicts/{key}/no_image.parquet")
         chose_a = (verdicts.set_index("pair_id")["verdict"] == "A").astype(float)
         fit = sm.Logit(chose_a.reindex(design.index), design).fit(disp=0)
         low, high = fit.conf_int(alpha=0.01).loc["words10"]

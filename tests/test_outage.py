@@ -195,13 +195,13 @@ def test_an_accepted_outage_runs_birch_to_the_report_with_the_counts(default_par
     the analysis leaves the judge's rows out (it crashed with KeyError 'ds_mean' before)
     and the metrics and the report count them."""
     params = birch_params(default_params)
-    params["birch"]["dataset"]["synthetic"]["n_pairs"] = 20
+    params["birch"]["datasets"]["synthetic"]["n_pairs"] = 20
     params["birch"]["models"] = ["corvid-pro", "lumen-large"]
     project = make_project(tmp_path, dead_endpoint(params, "lumen-large"))
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
-    metrics = json.loads((project / "results/birch/metrics.json").read_text())
+    metrics = json.loads((project / "results/birch/synthetic/metrics.json").read_text())
     verdicts = pd.concat(pd.read_parquet(p) for p in
-                         (project / "data/birch/verdicts/lumen-large").glob("*.parquet"))
+                         (project / "data/birch/synthetic/verdicts/lumen-large").glob("*.parquet"))
     failed = int((verdicts["status"] == "failed").sum())
     assert failed > 0 and metrics["failed_calls"] == {
         "lumen-large": {"failed": failed, "rows": len(verdicts)}}

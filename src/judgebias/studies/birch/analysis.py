@@ -181,9 +181,11 @@ def _frame(parts: list, columns: list[str] | None = None) -> pd.DataFrame:
     return out.reindex(columns=[*columns, *(c for c in out.columns if c not in columns)])
 
 
-def analyse(config: Mapping[str, Any], pairs_path: str, equalised_path: str | None,
-            labels_path: str, verdict_paths: list[str], out_dir: Path) -> None:
-    """Write every table (TABLES), figure (FIGURES) and metrics.json."""
+def analyse(config: Mapping[str, Any], dataset: str, pairs_path: str,
+            equalised_path: str | None, labels_path: str, verdict_paths: list[str],
+            out_dir: Path) -> None:
+    """Write every table (TABLES), figure (FIGURES) and metrics.json of one dataset
+    (``birch.datasets.<dataset>``)."""
     from judgebias.studies.birch import figures
 
     block = config["birch"]
@@ -208,7 +210,9 @@ def analyse(config: Mapping[str, Any], pairs_path: str, equalised_path: str | No
             tables.setdefault(name, []).extend(rows if isinstance(rows, list) else [rows])
     result = {name: _frame(rows, ROW_COLUMNS.get(name)) for name, rows in tables.items()}
     result["accuracy"] = accuracy_table(verdicts, preference)
-    result["table7"] = labeller_table(block, pairs, informative, label_stats)
+    result["table7"] = labeller_table(block["labeller"],
+                                      block["datasets"][dataset]["reference_labels"], pairs,
+                                      informative, label_stats)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name in TABLES:
         write_frame(result[name].reset_index(drop=True), out_dir / f"{name}.parquet")
@@ -219,18 +223,18 @@ def analyse(config: Mapping[str, Any], pairs_path: str, equalised_path: str | No
                | {"failed_calls": failed}, out_dir / "metrics.json")
 
 
-def labeller_table(block: Mapping[str, Any], pairs: pd.DataFrame, informative: pd.Series,
-                   label_stats: Mapping[str, int]) -> pd.DataFrame:
+def labeller_table(labeller: str, reference_labels: str | None, pairs: pd.DataFrame,
+                   informative: pd.Series, label_stats: Mapping[str, int]) -> pd.DataFrame:
     """Table 7 analogue: the labeller against human labels (a file) or, on the synthetic
     default, against the planted informativeness; with its consistency across orders."""
-    if block["reference_labels"]:
+    if reference_labels:
         from judgebias.studies.birch.importers import read_reference_labels
 
-        truth = read_reference_labels(block["reference_labels"])
+        truth = read_reference_labels(reference_labels)
         against = "reference_labels file"
     else:
         truth, against = planted_informativeness(pairs), "planted informativeness"
-    row: dict[str, Any] = {"labeller": block["labeller"], "against": against, **label_stats}
+    row: dict[str, Any] = {"labeller": labeller, "against": against, **label_stats}
     if truth is None:
         row |= {"against": "none (no reference labels)", "match_rate": np.nan,
                 "kappa": np.nan, "n": 0}

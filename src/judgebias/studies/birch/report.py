@@ -9,11 +9,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from judgebias.judging.values import failed_note
 from judgebias.report.html import Figure, Section, Table
-from judgebias.studies.birch.tables import DATA, FIGURES, TABLES
+from judgebias.studies.birch.supplement import FIGURE as SUPPLEMENT_FIGURE
+from judgebias.studies.birch.supplement import TABLES as SUPPLEMENT_TABLES
+from judgebias.studies.birch.supplement import outputs as supplement_outputs
+from judgebias.studies.birch.tables import FIGURES, TABLES, results_dir, summary_path
 
 VARIANT_TITLES = {"base": "Base", "caption": "Image Caption", "standard_ref": "Standard Ref",
                   "birch": "BIRCH", "no_image": "Base, no image",
@@ -41,10 +45,16 @@ def _readable(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.rename(columns=lambda c: HEADERS.get(c, c))
 
 
-def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
-    return [f"{results_root}/metrics.json", f"{DATA}/summary.json",
-            *(f"{results_root}/{t}.parquet" for t in TABLES),
-            *(f"{results_root}/figures/{f}.png" for f in FIGURES)]
+def report_inputs(config: Mapping[str, Any]) -> list[str]:
+    """Every dataset's metrics, summary, tables and figures."""
+    inputs = []
+    for name in config["birch"]["datasets"]:
+        results = results_dir(name)
+        inputs += [f"{results}/metrics.json", summary_path(name),
+                   *(f"{results}/{t}.parquet" for t in TABLES),
+                   *(f"{results}/figures/{f}.png" for f in FIGURES),
+                   *supplement_outputs(results)]
+    return inputs
 
 
 def _percent(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -73,15 +83,17 @@ def table4(methods: pd.DataFrame) -> pd.DataFrame:
     return out.set_index(["judge", "method"])
 
 
-def report_section(config: Mapping[str, Any], out: Path) -> Section:
+def dataset_section(config: Mapping[str, Any], name: str, out: Path) -> Section:
+    """One dataset's part: its tables and figures (``out``: its results folder)."""
     block = config["birch"]
     metrics = json.loads((out / "metrics.json").read_text())
-    summary = json.loads(Path(f"{DATA}/summary.json").read_text())
+    summary = json.loads(Path(summary_path(name)).read_text())
     read = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
     counts = metrics["counts"]
     figure = {name: out / "figures" / f"{name}.png" for name in FIGURES}
     intro = (
-        f"{summary['pairs']} pairwise VQA items ({summary['source']}); human ties dropped: "
+        f"{name}: {summary['pairs']} pairwise VQA items ({summary['source']}); human ties "
+        "dropped: "
         f"{counts['human_ties']}. Informativeness labels by {block['labeller']} "
         f"(Fig. 18, both orders, image withheld): {counts['labels']['n_consistent']} "
         f"consistent, {counts['labels']['n_inconsistent']} inconsistent (excluded). "
@@ -149,12 +161,31 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
     for table in (t for section in sections for t in section.tables if t.frame.empty):
         table.caption += (" No rows: its variants are not all in birch.variants "
                           f"({', '.join(block['variants'])}), or no pair qualified.")
+    sections.append(supplement_section(out))
     for section in sections:
         for table in section.tables:
             table.frame = _readable(table.frame)
-    return Section("BIRCH: image reliance, informativeness bias and the truthful anchor",
-                   headline=headline(metrics), intro=intro, subsections=sections,
-                   notes=failed_note(metrics.get("failed_calls", {})))
+    return Section(f"{name} ({summary['source']})", headline=headline(metrics), intro=intro,
+                   subsections=sections, notes=failed_note(metrics.get("failed_calls", {})))
+
+
+TITLE = "BIRCH: image reliance, informativeness bias and the truthful anchor"
+
+
+def report_section(config: Mapping[str, Any], out: Path) -> Section:
+    """BIRCH's section: one dataset's parts directly; several datasets each in their own
+    subsection, after Tables 1-3 side by side (`out`: results/birch)."""
+    names = list(config["birch"]["datasets"])
+    parts = [dataset_section(config, name, out / name) for name in names]
+    if len(parts) == 1:
+        part = parts[0]
+        return Section(TITLE, headline=part.headline, intro=part.intro,
+                       subsections=part.subsections, notes=part.notes)
+    return Section(TITLE, headline=" ".join(f"{n}: {p.headline}"
+                                            for n, p in zip(names, parts, strict=True)),
+                   intro=f"{len(names)} benchmarks, each judged by every judge: "
+                         f"{', '.join(names)}.",
+                   subsections=[side_by_side(names, out), *parts])
 
 
 def _points(value: float | None) -> str:
@@ -174,3 +205,82 @@ def headline(metrics: Mapping[str, Any]) -> str:
     return ("Image reliance (IRS: accuracy with minus without the image), informativeness "
             "bias (IB: Acc_IDS − Acc_CDS) and accuracy, Base → BIRCH, in %: "
             + "; ".join(judges) + ".")
+
+
+def side_by_side(names: list[str], out: Path) -> Section:
+    """Tables 1-3 of seed 003 with the benchmarks side by side (the paper prints
+    MLLM-as-a-Judge and VL-RewardBench next to each other): one column block per dataset."""
+    def joined(table: str, frame_of) -> pd.DataFrame:
+        frames = {name: frame_of(pd.read_parquet(out / name / f"{table}.parquet"))
+                  for name in names}
+        return _readable(pd.concat(frames, axis=1))
+
+    def table1(frame: pd.DataFrame) -> pd.DataFrame:
+        return _percent(frame, ["acc_image", "acc_no_image", "irs"]).set_index("judge")[
+            ["acc_image", "acc_no_image", "irs", "n_pairs"]]
+
+    def table2(frame: pd.DataFrame) -> pd.DataFrame:
+        return _percent(frame, ["ib_before", "ib_after"]).set_index("judge")[
+            ["ib_before", "ib_after"]]
+
+    return Section("Benchmarks side by side (Tables 1-3)", tables=[
+        Table(joined("table1", table1), "Table 1 analogue per dataset: accuracy (%) with "
+              "and without the image, and IRS.", "{:.2f}"),
+        Table(joined("table2", table2), "Table 2 analogue per dataset: IB (%) before and "
+              "after equalising answer lengths.", "{:.2f}"),
+        Table(joined("accuracy", table3), "Table 3 analogue per dataset: accuracy (%) per "
+              "method.", "{:.2f}")])
+
+
+ANCHOR_HEADERS = {"n": "texts", "n_missing": "failed", "truthful": "no false fact",
+                  "false_facts": "false facts", "facts": "facts", "repaired": "repaired",
+                  "kept": "true facts kept", "n_with_false_candidate": "pairs with a false claim"}
+COST_HEADERS = {"n_pairs": "pairs", "calls_per_pair": "calls / pair",
+                "prompt_tokens_per_pair": "prompt tokens / pair",
+                "completion_tokens_per_pair": "completion tokens / pair",
+                "cost_per_pair": "USD / pair", "calls_without_usage": "calls without usage"}
+
+
+def supplement_section(out: Path) -> Section:
+    """The report's part for Fig. 11, Table 5 and Table 6 of one dataset."""
+    read = {name: pd.read_parquet(out / f"{name}.parquet") for name in SUPPLEMENT_TABLES}
+    domains = read["fig11"].copy().rename(columns={"acc_image": "Acc with image",
+                                                   "acc_no_image": "Acc without image"})
+    for column in ("Acc with image", "Acc without image", "irs"):
+        domains[column] = domains[column] * 100
+    table5 = read["table5"].copy()
+    table5["text"] = np.where(table5["model"] != "", table5["text"] + " (" + table5["model"]
+                              + ")", table5["text"])
+    table5 = table5.drop(columns="model").set_index("text").rename(columns=ANCHOR_HEADERS)
+    anchors_caption = (
+        "Table 5 analogue: each text scored exactly against the planted scene (the paper: "
+        "GPT-5 quality scores): the share of texts with no false fact, false facts and "
+        "facts per text; for anchors, repaired = the share of pairs with a false claim in "
+        "a candidate whose anchor states no false fact, and the share of the candidates' "
+        "true facts the anchor keeps; failed anchors are counted, never scored.")
+    if table5.empty:
+        anchors_caption += (" No rows: this dataset plants no truth (a real benchmark), "
+                            "so anchors cannot be scored exactly.")
+    return Section("Per-domain image reliance (Fig. 11), anchor quality (Table 5) and cost "
+                   "(Table 6)",
+                   figures=[Figure(out / "figures" / f"{SUPPLEMENT_FIGURE}.png", (
+                       "Fig. 11 analogue: per domain, accuracy with (x) vs without (y) the "
+                       "image; point area = pairs; below the diagonal (green) the image "
+                       "helps, above it (red) it hurts."))],
+                   tables=[Table(domains.set_index(["judge", "domain"]),
+                                 "Fig. 11 analogue: per-domain accuracy (%) of Base with and "
+                                 "without the image on the pairs both answered, and the "
+                                 "per-domain IRS (the difference). Point estimates, no "
+                                 "interval: a domain of n pairs moves by chance on the order "
+                                 "of 1/√n, so read small domains with care.", "{:.1f}"),
+                           Table(table5, anchors_caption, "{:.3f}"),
+                           Table(read["table6"].set_index(["judge", "method"])[[
+                               "n_pairs", "calls_per_pair", "prompt_tokens_per_pair",
+                               "completion_tokens_per_pair", "cost_per_pair",
+                               "calls_without_usage"]].rename(columns=COST_HEADERS),
+                                 "Table 6 analogue: model calls, prompt and completion "
+                                 "tokens per pair of each method (its verdicts plus the "
+                                 "caption, reference, anchor or lengthening pass it needs), "
+                                 "read from the model-call journal; cost in USD where the "
+                                 "panel model has pricing (else blank). Calls without usage: "
+                                 "failed calls, counted, never priced.", "{:.4g}")])
