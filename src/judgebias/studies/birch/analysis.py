@@ -284,8 +284,10 @@ def labeller_table(block: Mapping[str, Any], pairs: pd.DataFrame, informative: p
 def metrics(block: Mapping[str, Any], pairs: pd.DataFrame, subsets: dict[str, pd.Series],
             label_stats: Mapping[str, int], result: Mapping[str, pd.DataFrame],
             equalised_path: str | None) -> dict[str, Any]:
-    """The headline numbers per judge and every count of what was dropped."""
+    """The headline numbers per judge (with their paired bootstrap intervals, ``[low,
+    high]``) and every count of what was dropped."""
     base = result["table4"].set_index(["judge", "method"])
+    intervals = result["intervals"].set_index(["judge", "variant", "statistic", "versus"])
     per_judge = {}
     for judge in block["models"]:
         row = {"base": _clean(base.loc[(judge, "base")].to_dict())}
@@ -294,6 +296,13 @@ def metrics(block: Mapping[str, Any], pairs: pd.DataFrame, subsets: dict[str, pd
         irs = result["table1"]
         if not irs.empty:
             row |= _clean({"irs": float(irs.set_index("judge").loc[judge, "irs"])})
+        row["intervals"] = {
+            name: _clean({"low": intervals.loc[key, "low"], "high": intervals.loc[key, "high"]})
+            for name, key in (("irs", (judge, "base", "irs", "")),
+                              ("ib", (judge, "base", "ib", "")),
+                              ("birch_gain_acc", (judge, "birch", "acc", "base")),
+                              ("birch_gain_ib", (judge, "birch", "ib", "base")))
+            if key in intervals.index}
         per_judge[judge] = row
     counts = {"pairs": len(pairs), "human_ties": int((pairs["preference"] == "tie").sum()),
               "ids": int((subsets["ib"] == "IDS").sum()),
@@ -303,11 +312,17 @@ def metrics(block: Mapping[str, Any], pairs: pd.DataFrame, subsets: dict[str, pd
               "labels": dict(label_stats)}
     if equalised_path:
         counts["equalised_pairs"] = len(read_table(equalised_path, PAIRS))
+    tests = result["tests"]
     return {"judges": per_judge, "counts": counts,
             "cds_ratio": m.observed_cds_ratio(subsets["ib"]),
-            "labeller": block["labeller"]}
+            "labeller": block["labeller"],
+            "tests": {"n": len(tests), "significant": int(tests["significant"].sum())
+                      if len(tests) else 0, "fdr": block["inference"]["alpha"]},
+            "interval": f"paired bootstrap {block['inference']['interval']}, "
+                        f"{block['inference']['level']:.0%}"}
 
 
 def _clean(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()
-            if k not in ("judge", "method")}
+    return {k: (None if isinstance(v, float) and np.isnan(v)
+                else v.item() if isinstance(v, np.generic) else v)
+            for k, v in row.items() if k not in ("judge", "method")}
