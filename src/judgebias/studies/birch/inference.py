@@ -37,6 +37,7 @@ RESULTS-PLACEHOLDER
 from __future__ import annotations
 
 import math
+import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -237,9 +238,11 @@ def bootstrap_table(table: pd.DataFrame, *, resamples: int, method: str, level: 
         return pd.DataFrame(columns=list(INTERVAL_COLUMNS[1:]))
     matrix = coefficients(table, wanted)
     values = table.to_numpy(dtype=float)
-    summary = bootstrap_weighted_means(
-        values, lambda means: combine(means, matrix), n_resamples=resamples,
-        confidence_level=level, method=method, rng=np.random.default_rng(seed))
+    with warnings.catch_warnings():  # an undefined resample: NaN bounds, said above
+        warnings.filterwarnings("ignore", message="The BCa confidence interval cannot be")
+        summary = bootstrap_weighted_means(
+            values, lambda means: combine(means, matrix), n_resamples=resamples,
+            confidence_level=level, method=method, rng=np.random.default_rng(seed))
     present = ~np.isnan(values)
     n_pairs = [(present[:, matrix[:, j] != 0].any(axis=1)).sum()
                for j in range(len(wanted))]
