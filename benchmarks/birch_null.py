@@ -291,8 +291,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--datasets", type=int, default=4000, help="null data sets per row")
     parser.add_argument("--coverage-datasets", type=int, default=2000)
     parser.add_argument("--resamples", type=int, default=999)
-    parser.add_argument("--ns", type=int, nargs="+", default=[20, 50, 257, 1000])
-    parser.add_argument("--coverage-ns", type=int, nargs="+", default=[50, 257, 1000])
+    parser.add_argument("--ns", type=int, nargs="*", default=[20, 50, 257, 1000],
+                        help="pairs per null data set (none: skip the nulls)")
+    parser.add_argument("--coverage-ns", type=int, nargs="*", default=[50, 257, 1000],
+                        help="pairs per planted data set (none: skip the coverage)")
     parser.add_argument("--batch", type=int, default=50,
                         help="data sets bootstrapped together (memory vs speed)")
     parser.add_argument("--seed", type=int, default=0)
@@ -304,6 +306,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
 
+    if args.ns:
+        null_section(args, rng)
+    if args.coverage_ns:
+        coverage_section(args, rng)
+    print(f"\n({time.perf_counter() - start:.0f} s)")
+
+
+def null_section(args: argparse.Namespace, rng: np.random.Generator) -> None:
+    """The McNemar rejection table."""
     band = 1.96 * np.sqrt(ALPHA * (1 - ALPHA) / args.datasets)
     print(f"## McNemar under the null (alpha {ALPHA}; {args.datasets} data sets per row; "
           f"Monte-Carlo 95% band {ALPHA - band:.3f}-{ALPHA + band:.3f})\n")
@@ -316,16 +327,27 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"| {world.name} | {n} | {r['rejection']:.3f} | {r['exact share']:.2f} | "
                   f"{family} |", flush=True)
 
+
+def coverage_section(args: argparse.Namespace, rng: np.random.Generator) -> None:
+    """The coverage tables: a summary line per (world, n) as it finishes, then every
+    estimand."""
     band = 1.96 * np.sqrt(LEVEL * (1 - LEVEL) / args.coverage_datasets)
     print(f"\n## Coverage of the paired bootstrap 95% intervals ({args.coverage_datasets} "
           f"data sets per cell, {args.resamples} resamples; Monte-Carlo 95% band "
           f"{LEVEL - band:.3f}-{LEVEL + band:.3f}); cells: percentile / BCa\n")
+    print("| world n | min percentile | min BCa | median percentile | median BCa | "
+          "undefined (max share) |")
+    print("|---|---|---|---|---|---|")
     results = {}
     for world in WORLDS:
         for n in args.coverage_ns:
-            results[world.name, n] = coverage(world, n, args.coverage_datasets,
-                                              args.resamples, args.batch, rng)
+            r = coverage(world, n, args.coverage_datasets, args.resamples, args.batch, rng)
+            results[world.name, n] = r
+            print(f"| {world.name} n={n} | {r['percentile'].min():.3f} | "
+                  f"{r['BCa'].min():.3f} | {r['percentile'].median():.3f} | "
+                  f"{r['BCa'].median():.3f} | {r['undefined'].max():.3f} |", flush=True)
     keys = list(results)
+    print()
     print("| estimand | " + " | ".join(f"{w} n={n}" for w, n in keys) + " |")
     print("|---|" + "---|" * len(keys))
     first = results[keys[0]]
@@ -333,15 +355,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         cells = [f"{results[k]['percentile'].iloc[i]:.3f} / {results[k]['BCa'].iloc[i]:.3f}"
                  for k in keys]
         print(f"| {estimand} | " + " | ".join(cells) + " |")
-    print("\n| world n | min percentile | min BCa | median percentile | median BCa | "
-          "undefined (max share) |")
-    print("|---|---|---|---|---|---|")
-    for key in keys:
-        r = results[key]
-        print(f"| {key[0]} n={key[1]} | {r['percentile'].min():.3f} | {r['BCa'].min():.3f} | "
-              f"{r['percentile'].median():.3f} | {r['BCa'].median():.3f} | "
-              f"{r['undefined'].max():.3f} |")
-    print(f"\n({time.perf_counter() - start:.0f} s)")
 
 
 if __name__ == "__main__":
