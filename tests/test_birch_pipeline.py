@@ -153,14 +153,17 @@ def test_measures_order_the_judges_as_planted(planted_project):
     noise and the extremes must be apart by several standard errors.
 
     BIRCH's gain in Acc_CDS rests on the ~210 CDS pairs only: each judge's gain has a
-    bootstrap se of about 0.045 and the difference of two judges' gains about 0.065. The
-    sim's own draws put the expected gains at 0.075 / 0.19 / 0.26 for perception 0.1 /
-    0.5 / 1.0 on these pairs (so mid - low = 0.115, high - low = 0.18): the old margins
-    (mid - low > 0.1, high - low > 0.15) held with probability about 0.6 and 0.7, a coin
-    flip that the image markers' redrawn answers lost. What is planted and holds with
-    high probability: BIRCH's gain is positive for the judges that see (its interval
-    above 0: z of about 4 and 5.5) and larger for sharp eyes than for blind ones (z of
-    about 2.8)."""
+    bootstrap se of about 0.045 and the difference of two judges' gains about 0.06. The
+    sim's own draws (its functions, 200 draws per pair on this panel's pairs) put the
+    expected gains at 0.075 / 0.19 / 0.26 for perception 0.1 / 0.5 / 1.0, so mid - low =
+    0.115 and high - low = 0.18: the old margins (mid - low > 0.1, high - low > 0.15)
+    held with probability 0.59 and 0.72 over redraws of the answers. The `{{image}}`
+    markers changed the request text, hence every draw; the sim reads the new layout
+    right (answers, reference and image as before), and the observed 0.014 sits at the
+    3.6th percentile of that distribution. What is planted and holds with high
+    probability: BIRCH's gain is positive for the judges that see (its interval above
+    0: about 0.99 for mid, ~1 for high) and larger for sharp eyes than for blind ones
+    (0.999)."""
     low, mid, high = TRAIT_PANELS["perception"]
     irs = _by(planted_project, "table1")["irs"]  # IRS tracks perception
     assert irs[high] - irs[low] > 0.04 and irs[mid] > irs[low] - 0.02
