@@ -191,9 +191,10 @@ def test_a_judge_with_no_bias_shows_none(planted_project):
     """The coin judge (no bias at all): every difference it is measured by (IB, LB, IRS,
     BIRCH's gains) is 0 in truth. Its 23 intervals are strongly correlated (one fluke on
     the ~210 CDS pairs moves Acc_CDS, IB and balanced accuracy together: on this seed 18
-    of 23 cover 0, the others by a hair), so neither "all cover 0" nor "most cover 0" is
-    a high-probability claim; what is: no estimate lies more than 3.5 bootstrap se from 0
-    (P(fail) at most 23 x 0.0005; here the largest is 2.4 se), and none of its McNemar
+    of 23 cover 0, the others miss it by at most 0.02), so neither "all cover 0" nor
+    "most cover 0" is a high-probability claim; what is: no estimate lies more than 3.5
+    bootstrap se from 0 (P(fail) at most 23 x 0.0005; here the largest is 2.4 se), and
+    none of its McNemar
     tests is significant after BH within its own six (the family-wise rate under a
     global null, <= 0.05: benchmarks/birch_null.py)."""
     intervals = _by(planted_project, "intervals").loc[COIN[0]]
