@@ -11,6 +11,8 @@ from conftest import REPO
 
 SMOKE = {
     "analysis_scale.py": ["--images", "50", "--models", "4", "--repeat", "1"],
+    "birch_null.py": ["--datasets", "200", "--coverage-datasets", "20", "--resamples", "199",
+                      "--ns", "50", "--coverage-ns", "100", "--batch", "20"],
     "client_overhead.py": ["--latency", "0.05", "--rounds", "2", "--repeat", "1",
                            "--concurrency", "4"],
     "dag_scale.py": ["--models", "6", "--images", "20", "--repeat", "1"],

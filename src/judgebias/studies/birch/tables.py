@@ -120,5 +120,5 @@ def verdicts_path(dataset: str, judge: str, variant: str) -> str:
 
 # The analysis' tables (results/birch/<name>.parquet) and figures (figures/<name>.png).
 TABLES = ("accuracy", "table1", "irs_subsets", "bias", "table2", "table4", "table7",
-          "cds_curve", "domains", "downsampling")
+          "cds_curve", "domains", "downsampling", "intervals", "tests")
 FIGURES = ("fig1", "fig3", "fig4", "fig5", "fig6", "fig8", "fig10")
