@@ -147,7 +147,7 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
     frames = {name: pd.concat(parts, ignore_index=True) for name, parts in tables.items()}
     frames["comparisons"] = verdicts(frames["comparisons"], report["alpha"])
     for row in frames["comparisons"].itertuples():
-        summary[row.judge].setdefault("ece_comparisons", {})[row.comparison] = row.verdict
+        summary[row.judge].setdefault("comparisons", {})[row.comparison] = row.verdict
     frames["answers"] = pd.concat(answers, ignore_index=True)
     for name, frame in frames.items():
         write_frame(frame, out_dir / f"{name}.parquet")

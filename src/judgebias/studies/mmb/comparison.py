@@ -62,7 +62,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import bootstrap
+from scipy.stats import bootstrap, permutation_test, ttest_1samp
 from statsmodels.stats.multitest import multipletests
 
 from judgebias.studies.mmb.estimator import log_likelihoods
@@ -141,10 +141,51 @@ def compare_ece(p_mmb: np.ndarray, p_base: np.ndarray, y: np.ndarray,
             "p_value": float(min(1.0, 2 * tail / (n_boot + 1)))}
 
 
+def group_differences(p_mmb: np.ndarray, p_base: np.ndarray, y: np.ndarray,
+                      groups: Sequence[object]) -> np.ndarray:
+    """Each test group's mean, over its pairs, of Brier(MMB) - Brier(baseline) (Brier
+    1950: (p - y)^2 of p(A preferred) against the human label), each pair's Brier score
+    averaged over the method's replicate runs. `p_mmb` (R1, n) and `p_base` (R2, n);
+    `groups`: each pair's test group. A |difference| below TIE is rounding of equal
+    predictions (MMB without validation data is AVG by another sum) and counts as 0."""
+    p_mmb, p_base = np.atleast_2d(p_mmb), np.atleast_2d(p_base)
+    y = np.asarray(y, dtype=float)
+    codes, index = np.unique(np.asarray(groups), return_inverse=True)
+    if not (p_mmb.shape[1] == p_base.shape[1] == len(y) == len(index)):
+        raise ValueError("p_mmb, p_base, y and groups must describe the same test pairs")
+    if len(codes) < 2:
+        raise ValueError("the comparison resamples test groups: it needs at least 2")
+    per_pair = ((p_mmb - y) ** 2).mean(axis=0) - ((p_base - y) ** 2).mean(axis=0)
+    means = np.bincount(index, per_pair) / np.bincount(index)
+    return np.where(np.abs(means) < TIE, 0.0, means)
+
+
+def compare_brier(p_mmb: np.ndarray, p_base: np.ndarray, y: np.ndarray,
+                  groups: Sequence[object], *, ci: float = 0.95, n_perm: int = 9999,
+                  seed: int = 0) -> dict[str, float]:
+    """D = mean over test groups of group_differences (module docstring): the t-interval
+    and t-test p of D = 0 over the groups (scipy.stats.ttest_1samp; Student 1908), and
+    the sign-flip permutation p (scipy.stats.permutation_test, one sample: every group's
+    difference keeps or flips its sign; Fisher 1935, exact, all 2^G flips, when
+    2^G <= n_perm + 1). The flip is exact when, within a group, the two methods'
+    predictions are exchangeable (one law, as under the null that neither is better)."""
+    d = group_differences(p_mmb, p_base, y, groups)
+    if not d.any():
+        return {"difference": 0.0, "low": 0.0, "high": 0.0, "p_value": 1.0,
+                "p_sign_flip": 1.0, "n_groups": len(d)}
+    t = ttest_1samp(d, 0.0)
+    interval = t.confidence_interval(ci)
+    flipped = permutation_test((d,), np.mean, permutation_type="samples", vectorized=True,
+                               n_resamples=n_perm, rng=np.random.default_rng(seed))
+    return {"difference": float(d.mean()), "low": float(interval.low),
+            "high": float(interval.high), "p_value": float(t.pvalue),
+            "p_sign_flip": float(flipped.pvalue), "n_groups": len(d)}
+
+
 def verdicts(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """`table` with p_adjusted (Benjamini-Yekutieli over all its rows) and the verdict:
-    MMB better / worse when the adjusted p is below alpha (lower ECE is better), else
-    not distinguishable."""
+    MMB better / worse when the adjusted p is below alpha (difference = MMB - baseline of
+    a score where lower is better: Brier), else not distinguishable."""
     adjusted = multipletests(table["p_value"], method="fdr_by")[1]
     significant = adjusted < alpha
     verdict = np.where(significant & (table["difference"] < 0), VERDICTS[0],
@@ -179,18 +220,22 @@ def cell_predictions(split: Split, design: Design, n_prompts: int, n_val: int, k
 def judge_comparisons(split: Split, design: Design, groups: Sequence[object], *,
                       n_prompts: int, n_val: int, k: int, n_boot: int, seed: int
                       ) -> pd.DataFrame:
-    """One row per baseline (AVG, BPE): MMB's ECE difference, interval and p-value at the
-    report cell (compare_ece); the caller adjusts over judges (verdicts)."""
+    """One row per baseline (AVG, BPE) at the report cell: MMB's Brier difference with its
+    t-interval and tests (compare_brier; the verdict's), and the ECE difference with its
+    approximate bootstrap interval (compare_ece; an estimate, not tested). The caller
+    adjusts over judges (verdicts)."""
     runs = cell_predictions(split, design, n_prompts, n_val, k)
+    y, ones = split.y_test, np.ones(len(split.y_test))
     rows = []
     for base in ("AVG", "BPE"):
-        found = compare_ece(runs["MMB"], runs[base], split.y_test, groups, n_boot=n_boot,
-                            seed=seed)
-        rows.append({"comparison": f"MMB - {base}", "metric": "ece",
-                     "mmb": float(weighted_ece(runs["MMB"], split.y_test,
-                                               np.ones(len(split.y_test))).mean()),
-                     "baseline": float(weighted_ece(runs[base], split.y_test,
-                                                    np.ones(len(split.y_test))).mean()),
-                     **found, "n_runs": len(runs[base]), "n_groups": len(set(groups)),
-                     "n_pairs": len(split.y_test)})
+        ece = compare_ece(runs["MMB"], runs[base], y, groups, n_boot=n_boot, seed=seed)
+        rows.append({"comparison": f"MMB - {base}",
+                     "brier_mmb": float(((runs["MMB"] - y) ** 2).mean()),
+                     "brier_baseline": float(((runs[base] - y) ** 2).mean()),
+                     **compare_brier(runs["MMB"], runs[base], y, groups, seed=seed),
+                     "ece_mmb": float(weighted_ece(runs["MMB"], y, ones).mean()),
+                     "ece_baseline": float(weighted_ece(runs[base], y, ones).mean()),
+                     "ece_difference": ece["difference"], "ece_low": ece["low"],
+                     "ece_high": ece["high"], "n_runs": len(runs[base]),
+                     "n_pairs": len(y)})
     return pd.DataFrame(rows)
