@@ -1,34 +1,39 @@
 """Benchmark: how much validation data MMB needs before it helps, and whether its
 comparison with AVG and BPE (studies/mmb/comparison.py) holds its level and coverage.
 
-    .venv/bin/python benchmarks/mmb_power.py [--worlds 2000] [--boot 400]
-        [--power-worlds 20] [--per-cluster 0 1 2 5 10 20 40] [--seed 0]
+    .venv/bin/python benchmarks/mmb_power.py [--worlds 2000] [--boot 400] [--perm 1999]
+        [--groups 30 10] [--power-worlds 20] [--per-cluster 0 1 2 5 10 20 40] [--seed 0]
+        [--sections power null coverage ece-null ece-coverage] [--jobs 2]
 
-Three tables, Markdown:
+Five tables, Markdown:
 
-1. Power view (issue 20, item 8). Simulated judges (studies/mmb/world.py: the sim
-   backend's law without images, each judge its own landscape) in the default world and in
-   one the default does not use (no position or brightness bias), at the default's size
-   (30 test groups x 10 pairs, 160 validation candidates, 4 styles = K clusters of purity
-   0.9, 10 instructions, 3 training x 5 sampling seeds). Against validation pairs per
-   cluster: mean ECE of AVG, BPE and MMB, MMB's top-instruction recovery (share of
+1. power: the power view (issue 20, item 8). Simulated judges (studies/mmb/world.py: the
+   sim backend's law without images, each judge its own landscape) in the default world
+   and in one the default does not use (no position or brightness bias), at the default's
+   size (30 test groups x 10 pairs, 160 validation candidates, 4 styles = K clusters of
+   purity 0.9, 10 instructions, 3 training x 5 sampling seeds). Against validation pairs
+   per cluster: mean ECE of AVG, BPE and MMB, MMB's top-instruction recovery (share of
    clusters whose top instruction, fitted on the whole pool, is the planted best one), and
-   the power of the comparison (share of judges where MMB's ECE is below AVG's with
-   p < 0.05).
-2. Null (the comparison's test). Data sets where MMB's and the baseline's runs follow one
-   law, so they are equally calibrated by construction: p = sigmoid(x + e) with the
-   pair's true logit x (humans: y ~ Bernoulli(sigmoid(x))) and e normal, skewed (centred
-   exponential) or discrete (a smoothed choice, 2/3 or 1/3 as a backend without log-probs
-   gives). Rejection rate at alpha = 0.05 with its Monte-Carlo standard error.
-3. Coverage (the comparison's interval). Planted worlds where the baseline is
-   over-confident (sigmoid(2x + e)) or under-confident (sigmoid(x / 2 + e)); the true D
-   (difference of expected ECE at this test size) is the mean of D over 10,000 fresh data
-   sets; coverage of the 95 % interval with its Monte-Carlo standard error.
+   the power of the verdict's test (share of judges where MMB's Brier score is below
+   AVG's with t-test p < 0.05).
+2. null: the Brier comparison's tests (t and sign flip) on data sets where MMB's and the
+   baseline's runs follow one law, so neither is better by construction: p = sigmoid(x +
+   e) with the pair's true logit x (humans: y ~ Bernoulli(sigmoid(x))) and e normal,
+   skewed (centred exponential) or discrete (a smoothed choice, 2/3 or 1/3 as a backend
+   without log-probs gives), at every --groups. Rejection rate at alpha = 0.05 with its
+   Monte-Carlo standard error.
+3. coverage: the Brier t-interval on planted worlds where the baseline's logits are the
+   truth times 2 or times 1/2 (discrete: it answers sigmoid(2 ln 2) = 0.8 or
+   sigmoid(ln 2 / 2) = 0.59 instead of 2/3); the true D is the mean pair difference over
+   --truth-groups x 10 fresh pairs; coverage of the 95 % interval with its MC error.
+4-5. ece-null, ece-coverage: the same for the approximate ECE bootstrap (30 groups; the
+   true ECE difference at this test size is the mean over --truth-draws data sets).
 
-Full run (00:00 UTC, 2026-11-25, a shared 2-core machine; --boot 400 for the power view,
-200 for null and coverage: tables 2-3 are in studies/mmb/comparison.py's docstring). Power
-view, 20 judges per world, ECE means; recovery = top is the planted instruction; power =
-share of judges where MMB beats AVG with p < 0.05:
+The null and coverage tables are in studies/mmb/comparison.py's docstring.
+
+Full run of the power view (00:44 UTC, 2026-11-25, ``--sections power``), 20 judges per
+world, ECE means; recovery = top is the planted instruction; power = share of judges where
+MMB's Brier score beats AVG's with t-test p < 0.05 (the verdict's test):
 
 ============  =====  =====  =====  ========  =====  =====  =====  ========  =====
 per cluster   default world (position 0.5, brightness 3)  no nuisance bias
@@ -36,19 +41,19 @@ per cluster   default world (position 0.5, brightness 3)  no nuisance bias
 n_val / K     AVG    BPE    MMB    recovery  power  BPE    MMB    recovery  power
 ============  =====  =====  =====  ========  =====  =====  =====  ========  =====
 0             0.132  0.132  0.132  0.000     0.00   0.137  0.137  0.000     0.00
-1             0.132  0.100  0.104  0.008     0.55   0.106  0.109  0.004     0.55
-2             0.132  0.097  0.089  0.021     0.65   0.102  0.095  0.029     0.65
-5             0.132  0.114  0.093  0.083     0.45   0.118  0.098  0.096     0.45
-10            0.132  0.109  0.096  0.296     0.55   0.116  0.103  0.329     0.45
-20            0.132  0.108  0.095  0.433     0.50   0.118  0.102  0.458     0.40
-40            0.132  0.106  0.091  0.675     0.50   0.116  0.099  0.725     0.35
+1             0.132  0.100  0.104  0.008     0.60   0.106  0.109  0.004     0.65
+2             0.132  0.097  0.089  0.021     0.55   0.102  0.095  0.029     0.55
+5             0.132  0.114  0.093  0.083     0.60   0.118  0.098  0.096     0.60
+10            0.132  0.109  0.096  0.296     0.50   0.116  0.103  0.329     0.60
+20            0.132  0.108  0.095  0.433     0.65   0.118  0.102  0.458     0.70
+40            0.132  0.106  0.091  0.675     0.55   0.116  0.099  0.725     0.60
 ============  =====  =====  =====  ========  =====  =====  =====  ========  =====
 
 (AVG in the no-nuisance world: 0.137 throughout.) In this idealised world (clusters =
 styles, purity 0.9) MMB's ECE is below AVG's with or without the nuisance biases; the
 30 test groups, not the validation data, limit how often the comparison can show it.
 
-``--sections`` runs some of the three; ``--jobs`` spreads the data sets over processes
+``--sections`` runs some of the five; ``--jobs`` spreads the data sets over processes
 (each data set has its own seeded generator, so the numbers do not depend on it).
 """
 
@@ -260,8 +265,8 @@ def main() -> None:
 
 
 SECTIONS = {
-    "power": ("Power: ECE, top-instruction recovery and the comparison's power against "
-              "validation pairs per cluster", power_table),
+    "power": ("Power: ECE, top-instruction recovery and the Brier comparison's power "
+              "against validation pairs per cluster", power_table),
     "null": ("Null: the Brier comparison's rejection rate at alpha = 0.05", null_table),
     "coverage": ("Coverage of the Brier comparison's 95 % t-interval", coverage_table),
     "ece-null": ("Null: the approximate ECE bootstrap test's rejection rate at alpha = 0.05",

@@ -20,8 +20,9 @@ SMOKE = {
     "mmb_factorial.py": ["--test", "300", "--pool", "60", "--prompts", "25",
                          "--sampling-seeds", "2", "--ks", "2", "4", "--cluster-seeds", "1",
                          "--jobs", "1", "--loop-sample", "3"],
-    "mmb_power.py": ["--worlds", "10", "--boot", "50", "--power-worlds", "1",
-                     "--per-cluster", "0", "5", "--truth-draws", "20"],
+    "mmb_power.py": ["--worlds", "10", "--boot", "50", "--perm", "99", "--power-worlds", "1",
+                     "--per-cluster", "0", "5", "--truth-draws", "20",
+                     "--truth-groups", "200"],
     "plan_scale.py": ["--images", "20", "--models", "3", "--settings", "1", "--repeat", "1"],
     "rate_limit.py": ["--rpm", "1200", "--requests", "60", "--repeat", "1"],
 }

@@ -1,9 +1,8 @@
-"""Issue 20 (MMB): the comparison of MMB with AVG and BPE over test groups (Brier, tested;
-ECE, estimated), the
-power curve, and the simulated world without images. Hand cases, the factorial's own
-numbers, a judge with no bias at all and a world the default does not use (nothing
-significant), and the planted difference found. Level and coverage in full:
-benchmarks/mmb_power.py."""
+"""Issue 20 (MMB): the comparison of MMB with AVG and BPE over test groups (Brier,
+tested; ECE, estimated), the power curve, and the simulated world without images. Hand
+cases, the factorial's own numbers, a judge with no bias at all and a world the default
+does not use (nothing significant), and the planted difference found. Level and coverage
+in full: benchmarks/mmb_power.py."""
 
 from __future__ import annotations
 

@@ -6,54 +6,68 @@ permutation test over replicate runs (training x sampling seeds) finds no differ
 the best (significance.py). Every replicate run is scored on the *same* test pairs, so
 that test conditions on them: it asks whether MMB beats AVG on these 300 pairs, and a
 difference that comes from which pairs happened to be drawn reads as a finding. A user
-wants to know whether MMB is better calibrated on pairs like these, so here the test
-groups (a prompt's images; HPSv2's unit of sampling, and its pairs share images) are
-resampled too.
+wants to know whether MMB is better on pairs like these, so here the test groups (a
+prompt's images; HPSv2's unit of sampling, and its pairs share images) are the sample.
 
-The estimand: ``D = E[ECE(MMB)] - E[ECE(base)]``, the difference of the mean ECE over
-replicate runs (MMB also over clustering seeds, as Tables 1-2 average it) on a test set of
-this size drawn from the same population of prompt groups. ECE is the paper's (Guo et al.
-2017, metrics.py): binned, so at a finite test set it is biased upwards by about
-sqrt(bins / n), and more for a sharper predictor; D is a difference of these expected
-sample ECEs, as the paper's tables report them, not of population calibration errors.
+The verdict: Brier score (Brier 1950), ``(p - y)^2`` per test pair. It is strictly
+proper, and its reliability term (Murphy 1973) is the calibration that ECE bins, so a
+better-calibrated predictor of equal discrimination scores lower; unlike binned ECE it is
+a mean of per-pair terms, so its difference has a plain sampling law. Estimand:
+``D = E[Brier(MMB) - Brier(base)]`` per pair, each pair's score averaged over the
+method's replicate runs (MMB also over clustering seeds, as Tables 1-2 average them);
+estimate: the mean over test groups of each group's mean pair difference (groups count
+equally: they are the independent units). Test and interval: one-sample t over the G
+group differences (Student 1908; scipy.stats.ttest_1samp, its confidence_interval), G - 1
+degrees of freedom. Check: the sign-flip permutation p of the same group differences
+(Fisher 1935; scipy.stats.permutation_test), exact when within a group the two methods'
+predictions are exchangeable (one law), as under the null that neither is better.
+Every comparison of the table (judges x baselines) is adjusted together on the t-test's
+p (statsmodels multipletests, Benjamini-Yekutieli as the paper's §6).
 
-The interval: a percentile bootstrap over test groups (scipy.stats.bootstrap, groups drawn
-with replacement, every run's predictions kept, so the comparison is paired), each
-resample's ECE computed with the pairs weighted by their group's multiplicity. The test of
-D = 0 inverts that interval: p = 2 min(#{D* <= 0} + 1, #{D* >= 0} + 1) / (B + 1), capped
-at 1, so p < alpha exactly when the (1 - alpha) interval excludes 0 (up to the +1).
-Every comparison of the table (judges x baselines) is adjusted together
-(statsmodels multipletests, Benjamini-Yekutieli as the paper's §6).
+The ECE difference (the paper's metric, Guo et al. 2017, metrics.py) stays in the table
+as an estimate: ``mean ECE(MMB runs) - mean ECE(base runs)`` with a percentile bootstrap
+over test groups (scipy.stats.bootstrap, each resample's ECE with the pairs weighted by
+their group's multiplicity). It is approximate and not tested: binned ECE is not a mean
+of per-pair terms (biased upwards by about sqrt(bins / n), more for a sharper
+predictor), and the bootstrap of its difference over-states the spread near a calibrated
+predictor and under-covers when sharpness differs (tables below).
 
-Calibration (benchmarks/mmb_power.py; 30 groups x 10 pairs, 6 runs per method, 200
-bootstrap resamples; ``--boot 200 --worlds 2000 --sections null`` and ``--boot 200
---worlds 1000 --truth-draws 4000 --sections coverage``). MC se 0.0049 (null), 0.0069
-(coverage).
+Calibration (benchmarks/mmb_power.py: pairs with true logit x ~ N(0, 1.5^2), humans
+y ~ Bernoulli(sigmoid(x)), 10 pairs per group, 6 runs per method, p = sigmoid(s x + e);
+e normal (sd 0.5), skewed (centred exponential, scale 0.7) or discrete (the run answers
+sigmoid(s ln 2) or its complement by the sign of s x + e: 2/3 or 1/3 at s = 1, the
+smoothed choice of a backend without log-probs); null: both methods s = 1).
 
-=================================  ==================  ==========================
-null (one law for both methods)     rejection at 0.05
-=================================  ==================  ==========================
-normal noise                        0.0035
-skewed noise (centred exponential)  0.0015
-discrete (smoothed choice 2/3, 1/3) 0.0295
-=================================  ==================  ==========================
+Null, 2000 data sets per row (``benchmarks/mmb_power.py --worlds 2000 --sections null
+--jobs 2``; --perm 1999, exact at 10 groups), rejection rate at 0.05, MC se 0.0049:
 
-=====================================  ========  ==============
-planted world                           true D    coverage of 95 %
-=====================================  ========  ==============
-over-confident baseline, normal         -0.0619   0.893
-over-confident baseline, skewed         -0.0598   0.896
-under-confident baseline, normal         0.0002   0.979
-under-confident baseline, skewed         0.0070   0.983
-=====================================  ========  ==============
+======  ========  ======  =========
+groups  noise     t-test  sign flip
+======  ========  ======  =========
+30      normal    0.0515  0.0500
+30      skewed    0.0480  0.0480
+30      discrete  0.0490  0.0420
+10      normal    0.0520  0.0490
+10      skewed    0.0415  0.0405
+10      discrete  0.0485  0.0305
+======  ========  ======  =========
 
-So the test holds its level but is conservative (it rejects far less than 5 % under the
-null: the bootstrap over-states the spread of a difference of binned |gaps|, which are
-not smooth near a calibrated predictor), and the interval under-covers by ~6 points when
-the two predictors differ in sharpness (ECE's binning bias moves with sharpness and the
-resample's duplicated groups) and over-covers when they are close. A verdict of "MMB
-better" is trustworthy; "not distinguishable" is weak evidence of no difference, and the
-interval is approximate. Open (issue 20): a test exact under the stated null.
+The t-test holds its level within 2 MC se in every row, 10 groups and discrete answers
+included; the sign flip, exact in law, is conservative when the group differences take
+few values (discrete answers: ties at 0 and between flips), 0.031 at 10 groups. So the
+verdict uses the t-test, and the interval is its t-interval (the p and the interval
+agree).
+
+COVERAGE_TABLE
+
+The approximate ECE bootstrap (30 groups, 200 resamples; ``--boot 200 --worlds 2000
+--sections ece-null`` and ``--boot 200 --worlds 1000 --truth-draws 4000 --sections
+ece-coverage``; MC se 0.0049 and 0.0069). Its inverted test (p = 2 min(#{D* <= 0} + 1,
+#{D* >= 0} + 1) / (B + 1), compare_ece) rejects 0.0035 (normal), 0.0015 (skewed) and
+0.0295 (discrete) under the null, far below 0.05, so it is not used for a verdict; its
+95 % interval covers the true ECE difference (at this test size) 0.893 and 0.896
+(baseline logit x 2, normal / skewed; D -0.062, -0.060) and 0.979 and 0.983 (x 1/2,
+D 0.000, 0.007): read it as a rough range, not a 95 % interval.
 """
 
 from __future__ import annotations
