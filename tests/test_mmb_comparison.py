@@ -17,6 +17,7 @@ from judgebias.studies.mmb.comparison import (
     compare_brier,
     compare_ece,
     group_differences,
+    judge_comparisons,
     verdicts,
     weighted_ece,
 )
@@ -24,6 +25,7 @@ from judgebias.studies.mmb.factorial import Design, run_factorial
 from judgebias.studies.mmb.metrics import batch_metrics
 from judgebias.studies.mmb.params import builtin_pool
 from judgebias.studies.mmb.power import per_cluster_grid, recovery
+from judgebias.studies.mmb.report import COMPARISON_COLUMNS, comparison_table
 from judgebias.studies.mmb.sim import JudgeTraits, landscape_key
 from judgebias.studies.mmb.synthetic import STYLES
 from judgebias.studies.mmb.world import simulate_world
@@ -128,6 +130,24 @@ def test_verdicts_adjust_over_every_row():
     out = verdicts(table, 0.05)
     assert out["verdict"].tolist() == ["MMB better", "MMB worse", "not distinguishable"]
     assert out["p_adjusted"].iloc[0] == pytest.approx(0.001 * 3 * (1 + 1 / 2 + 1 / 3) / 2)
+
+
+def test_judge_comparisons_fill_the_report_table():
+    """Each baseline's row carries the Brier test and the ECE estimate, the verdict comes
+    from the Brier p, and the report table shows every column."""
+    split = _split(np.random.default_rng(5))
+    design = Design(n_prompts=[4], n_val=[12], train_seeds=[0, 1], sampling_seeds=[0, 1])
+    groups = np.repeat(np.arange(16), 5)
+    rows = judge_comparisons(split, design, groups, n_prompts=4, n_val=12, k=3, n_boot=100,
+                             seed=0)
+    runs = cell_predictions(split, design, 4, 12, 3)
+    expected = compare_brier(runs["MMB"], runs["AVG"], split.y_test, groups)
+    assert rows.iloc[0][list(expected)].to_dict() == pytest.approx(expected)
+    assert (rows["ece_low"] <= rows["ece_difference"]).all()
+    assert (rows["ece_difference"] <= rows["ece_high"]).all()
+    table = comparison_table(verdicts(rows.assign(judge="j"), 0.05), {"alpha": 0.05}, 3,
+                             {"n_prompts": 4, "n_val": 12})
+    assert list(table.frame.columns) == list(COMPARISON_COLUMNS.values())
 
 
 def _world(world: str, seed: int, **traits: float):
