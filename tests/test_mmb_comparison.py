@@ -1,8 +1,8 @@
-"""Issue 20 (MMB): the comparison of MMB with AVG and BPE that resamples test groups, the
-power curve, and the simulated world without images. Hand cases, the factorial's own
-numbers, a judge with no bias at all and a world the default does not use (nothing
-significant), and the planted difference found. Level and coverage in full:
-benchmarks/mmb_power.py."""
+"""Issue 20 (MMB): the comparison of MMB with AVG and BPE over test groups (Brier,
+tested; ECE, estimated), the power curve, and the simulated world without images. Hand
+cases, the factorial's own numbers, a judge with no bias at all and a world the default
+does not use (nothing significant), and the planted difference found. Level and coverage
+in full: benchmarks/mmb_power.py."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ from test_mmb_metrics import _split
 
 from judgebias.studies.mmb.comparison import (
     cell_predictions,
+    compare_brier,
     compare_ece,
+    group_differences,
+    judge_comparisons,
     verdicts,
     weighted_ece,
 )
@@ -22,6 +25,7 @@ from judgebias.studies.mmb.factorial import Design, run_factorial
 from judgebias.studies.mmb.metrics import batch_metrics
 from judgebias.studies.mmb.params import builtin_pool
 from judgebias.studies.mmb.power import per_cluster_grid, recovery
+from judgebias.studies.mmb.report import COMPARISON_COLUMNS, comparison_table
 from judgebias.studies.mmb.sim import JudgeTraits, landscape_key
 from judgebias.studies.mmb.synthetic import STYLES
 from judgebias.studies.mmb.world import simulate_world
@@ -61,18 +65,43 @@ def test_cell_predictions_are_the_factorial_runs():
                                    expected.to_numpy(), atol=1e-12)
 
 
+def test_group_differences_hand_case():
+    # Brier MMB .04 .16 | .16 .01, baseline .16 .25 | .01 .09: pairs -.12 -.09 | .15 -.08
+    p_mmb, p_base = np.array([[0.8, 0.4, 0.6, 0.9]]), np.array([[0.6, 0.5, 0.9, 0.7]])
+    found = group_differences(p_mmb, p_base, [1, 0, 1, 1], ["g", "g", "h", "h"])
+    np.testing.assert_allclose(found, [-0.105, 0.035])
+
+
+def test_compare_brier_hand_case():
+    """Two MMB runs averaged per pair (Brier .10, .25, .10), a perfect baseline (0), one
+    pair per group: d = (.10, .25, .10), D = .15, se = .05, t = 3 on 2 df: p = 1 -
+    3 / sqrt(11), interval .15 -+ t_.975,2 x .05; sign flip: only the all-plus and
+    all-minus flips reach |mean| .15, 2 of 8."""
+    p_mmb = np.array([[0.6, 0.5, 0.2], [0.8, 0.5, 0.4]])
+    found = compare_brier(p_mmb, np.array([[1.0, 1.0, 0.0]]), [1, 1, 0], ["b", "a", "c"])
+    half = 4.302652729911275 * 0.05
+    assert found == pytest.approx({"difference": 0.15, "low": 0.15 - half,
+                                   "high": 0.15 + half, "p_value": 1 - 3 / np.sqrt(11),
+                                   "p_sign_flip": 0.25, "n_groups": 3})
+
+
 def test_identical_methods_differ_by_nothing():
     rng = np.random.default_rng(1)
     p, y = rng.random((3, 40)), rng.integers(0, 2, 40)
-    found = compare_ece(p, p, y, np.repeat(np.arange(8), 5), n_boot=200)
+    groups = np.repeat(np.arange(8), 5)
+    assert compare_brier(p, p, y, groups) == {"difference": 0.0, "low": 0.0, "high": 0.0,
+                                              "p_value": 1.0, "p_sign_flip": 1.0,
+                                              "n_groups": 8}
+    found = compare_ece(p, p, y, groups, n_boot=200)
     assert found == {"difference": 0.0, "low": 0.0, "high": 0.0, "p_value": 1.0}
 
 
-def test_bad_shapes_are_a_clear_error():
+@pytest.mark.parametrize("compare", [compare_brier, compare_ece])
+def test_bad_shapes_are_a_clear_error(compare):
     with pytest.raises(ValueError, match="same test pairs"):
-        compare_ece(np.zeros((1, 3)), np.zeros((1, 4)), [0, 1, 0], [0, 1, 2])
+        compare(np.zeros((1, 3)), np.zeros((1, 4)), [0, 1, 0], [0, 1, 2])
     with pytest.raises(ValueError, match="at least 2"):
-        compare_ece(np.zeros((1, 3)), np.zeros((1, 3)), [0, 1, 0], [0, 0, 0])
+        compare(np.zeros((1, 3)), np.zeros((1, 3)), [0, 1, 0], [0, 0, 0])
 
 
 def _runs(rng, scale, n_groups=20, per_group=10):
@@ -84,15 +113,16 @@ def _runs(rng, scale, n_groups=20, per_group=10):
 
 
 def test_planted_difference_is_found_and_null_is_not():
-    """An over-confident baseline (logits doubled) loses clearly; a baseline of the same
-    law as MMB (equally calibrated by construction) is rejected at about the nominal rate
+    """An under-confident baseline (logits times 0.3) loses clearly; a baseline of the
+    same law as MMB (equally good by construction) is rejected at about the nominal rate
     (40 data sets: at most 6 rejections, P < 0.01 at a true 5 %)."""
     rng = np.random.default_rng(2)
-    planted = compare_ece(*_runs(rng, 2.0), n_boot=400)
+    planted = compare_brier(*_runs(rng, 0.3))
     assert planted["difference"] < 0 and planted["high"] < 0 and planted["p_value"] < 0.01
-    rejected = sum(compare_ece(*_runs(rng, 1.0), n_boot=200, seed=i)["p_value"] < 0.05
-                   for i in range(40))
-    assert rejected <= 6
+    assert planted["p_sign_flip"] < 0.01
+    nulls = [compare_brier(*_runs(rng, 1.0), n_perm=999, seed=i) for i in range(40)]
+    assert sum(f["p_value"] < 0.05 for f in nulls) <= 6
+    assert sum(f["p_sign_flip"] < 0.05 for f in nulls) <= 6
 
 
 def test_verdicts_adjust_over_every_row():
@@ -100,6 +130,24 @@ def test_verdicts_adjust_over_every_row():
     out = verdicts(table, 0.05)
     assert out["verdict"].tolist() == ["MMB better", "MMB worse", "not distinguishable"]
     assert out["p_adjusted"].iloc[0] == pytest.approx(0.001 * 3 * (1 + 1 / 2 + 1 / 3) / 2)
+
+
+def test_judge_comparisons_fill_the_report_table():
+    """Each baseline's row carries the Brier test and the ECE estimate, the verdict comes
+    from the Brier p, and the report table shows every column."""
+    split = _split(np.random.default_rng(5))
+    design = Design(n_prompts=[4], n_val=[12], train_seeds=[0, 1], sampling_seeds=[0, 1])
+    groups = np.repeat(np.arange(16), 5)
+    rows = judge_comparisons(split, design, groups, n_prompts=4, n_val=12, k=3, n_boot=100,
+                             seed=0)
+    runs = cell_predictions(split, design, 4, 12, 3)
+    expected = compare_brier(runs["MMB"], runs["AVG"], split.y_test, groups)
+    assert rows.iloc[0][list(expected)].to_dict() == pytest.approx(expected)
+    assert (rows["ece_low"] <= rows["ece_difference"]).all()
+    assert (rows["ece_difference"] <= rows["ece_high"]).all()
+    table = comparison_table(verdicts(rows.assign(judge="j"), 0.05), {"alpha": 0.05}, 3,
+                             {"n_prompts": 4, "n_val": 12})
+    assert list(table.frame.columns) == list(COMPARISON_COLUMNS.values())
 
 
 def _world(world: str, seed: int, **traits: float):
@@ -121,8 +169,8 @@ def test_a_judge_with_no_bias_gives_no_difference(noise):
                    brightness_bias=0.0, noise=noise)
     runs = cell_predictions(world.split, DESIGN, 10, 40, 4)
     for base in ("AVG", "BPE"):
-        found = compare_ece(runs["MMB"], runs[base], world.split.y_test, world.test_groups,
-                            n_boot=200)
+        found = compare_brier(runs["MMB"], runs[base], world.split.y_test,
+                              world.test_groups)
         assert found["low"] <= 0 <= found["high"] and found["p_value"] >= 0.05
         if noise == 0:
             assert found["p_value"] == 1.0
@@ -135,8 +183,7 @@ def test_no_nuisance_world_nothing_without_validation_data_and_recovery_grows():
     recovers planted best instructions more often than with 1 pair per cluster."""
     world = _world(landscape_key(3, "clean"), 3, position_bias=0.0, brightness_bias=0.0)
     runs = cell_predictions(world.split, DESIGN, 10, 0, 4)
-    found = compare_ece(runs["MMB"], runs["AVG"], world.split.y_test, world.test_groups,
-                        n_boot=200)
+    found = compare_brier(runs["MMB"], runs["AVG"], world.split.y_test, world.test_groups)
     assert found["p_value"] == 1.0 and abs(found["difference"]) < 1e-12
     R = world.split.R_pool[(4, 0)]
     grid = per_cluster_grid(len(world.split.y_pool), 4)

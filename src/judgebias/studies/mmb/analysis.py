@@ -151,7 +151,7 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
     frames = {name: pd.concat(parts, ignore_index=True) for name, parts in tables.items()}
     frames["comparisons"] = verdicts(frames["comparisons"], report["alpha"])
     for row in frames["comparisons"].itertuples():
-        summary[row.judge].setdefault("ece_comparisons", {})[row.comparison] = row.verdict
+        summary[row.judge].setdefault("comparisons", {})[row.comparison] = row.verdict
     frames["answers"] = pd.concat(answers, ignore_index=True)
     for name, frame in frames.items():
         write_frame(frame, out_dir / f"{name}.parquet")
@@ -162,8 +162,8 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
 
 def comparisons(inputs: FactorialInputs, report: Mapping[str, Any], k: int,
                 cell: tuple[int, int]) -> pd.DataFrame:
-    """MMB against AVG and BPE at the report cell with the test groups resampled
-    (comparison.py), before the adjustment over judges."""
+    """MMB against AVG and BPE at the report cell over test groups (Brier
+    test, ECE estimate; comparison.py), before the adjustment over judges."""
     hps = inputs.hps_pairs
     groups = hps.loc[hps["split"] == "test", "group"].to_numpy()
     return judge_comparisons(inputs.hps, inputs.design, groups, n_prompts=cell[0],

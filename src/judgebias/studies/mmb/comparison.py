@@ -6,54 +6,91 @@ permutation test over replicate runs (training x sampling seeds) finds no differ
 the best (significance.py). Every replicate run is scored on the *same* test pairs, so
 that test conditions on them: it asks whether MMB beats AVG on these 300 pairs, and a
 difference that comes from which pairs happened to be drawn reads as a finding. A user
-wants to know whether MMB is better calibrated on pairs like these, so here the test
-groups (a prompt's images; HPSv2's unit of sampling, and its pairs share images) are
-resampled too.
+wants to know whether MMB is better on pairs like these, so here the test groups (a
+prompt's images; HPSv2's unit of sampling, and its pairs share images) are the sample.
 
-The estimand: ``D = E[ECE(MMB)] - E[ECE(base)]``, the difference of the mean ECE over
-replicate runs (MMB also over clustering seeds, as Tables 1-2 average it) on a test set of
-this size drawn from the same population of prompt groups. ECE is the paper's (Guo et al.
-2017, metrics.py): binned, so at a finite test set it is biased upwards by about
-sqrt(bins / n), and more for a sharper predictor; D is a difference of these expected
-sample ECEs, as the paper's tables report them, not of population calibration errors.
+The verdict: Brier score (Brier 1950), ``(p - y)^2`` per test pair. It is strictly
+proper, and its reliability term (Murphy 1973) is the calibration that ECE bins, so a
+better-calibrated predictor of equal discrimination scores lower; unlike binned ECE it is
+a mean of per-pair terms, so its difference has a plain sampling law. Estimand:
+``D = E[Brier(MMB) - Brier(base)]`` per pair, each pair's score averaged over the
+method's replicate runs (MMB also over clustering seeds, as Tables 1-2 average them);
+estimate: the mean over test groups of each group's mean pair difference (groups count
+equally: they are the independent units). Test and interval: one-sample t over the G
+group differences (Student 1908; scipy.stats.ttest_1samp, its confidence_interval), G - 1
+degrees of freedom. Check: the sign-flip permutation p of the same group differences
+(Fisher 1935; scipy.stats.permutation_test), exact when within a group the two methods'
+predictions are exchangeable (one law), as under the null that neither is better.
+Every comparison of the table (judges x baselines) is adjusted together on the t-test's
+p (statsmodels multipletests, Benjamini-Yekutieli as the paper's §6).
 
-The interval: a percentile bootstrap over test groups (scipy.stats.bootstrap, groups drawn
-with replacement, every run's predictions kept, so the comparison is paired), each
-resample's ECE computed with the pairs weighted by their group's multiplicity. The test of
-D = 0 inverts that interval: p = 2 min(#{D* <= 0} + 1, #{D* >= 0} + 1) / (B + 1), capped
-at 1, so p < alpha exactly when the (1 - alpha) interval excludes 0 (up to the +1).
-Every comparison of the table (judges x baselines) is adjusted together
-(statsmodels multipletests, Benjamini-Yekutieli as the paper's §6).
+The ECE difference (the paper's metric, Guo et al. 2017, metrics.py) stays in the table
+as an estimate: ``mean ECE(MMB runs) - mean ECE(base runs)`` with a percentile bootstrap
+over test groups (scipy.stats.bootstrap, each resample's ECE with the pairs weighted by
+their group's multiplicity). It is approximate and not tested: binned ECE is not a mean
+of per-pair terms (biased upwards by about sqrt(bins / n), more for a sharper
+predictor), and the bootstrap of its difference over-states the spread near a calibrated
+predictor and under-covers when sharpness differs (tables below).
 
-Calibration (benchmarks/mmb_power.py; 30 groups x 10 pairs, 6 runs per method, 200
-bootstrap resamples; ``--boot 200 --worlds 2000 --sections null`` and ``--boot 200
---worlds 1000 --truth-draws 4000 --sections coverage``). MC se 0.0049 (null), 0.0069
-(coverage).
+Calibration (benchmarks/mmb_power.py: pairs with true logit x ~ N(0, 1.5^2), humans
+y ~ Bernoulli(sigmoid(x)), 10 pairs per group, 6 runs per method, p = sigmoid(s x + e);
+e normal (sd 0.5), skewed (centred exponential, scale 0.7) or discrete (the run answers
+sigmoid(s ln 2) or its complement by the sign of s x + e: 2/3 or 1/3 at s = 1, the
+smoothed choice of a backend without log-probs); null: both methods s = 1).
 
-=================================  ==================  ==========================
-null (one law for both methods)     rejection at 0.05
-=================================  ==================  ==========================
-normal noise                        0.0035
-skewed noise (centred exponential)  0.0015
-discrete (smoothed choice 2/3, 1/3) 0.0295
-=================================  ==================  ==========================
+Null, 2000 data sets per row (``benchmarks/mmb_power.py --worlds 2000 --sections null
+--jobs 2``; --perm 1999, exact at 10 groups), rejection rate at 0.05, MC se 0.0049:
 
-=====================================  ========  ==============
-planted world                           true D    coverage of 95 %
-=====================================  ========  ==============
-over-confident baseline, normal         -0.0619   0.893
-over-confident baseline, skewed         -0.0598   0.896
-under-confident baseline, normal         0.0002   0.979
-under-confident baseline, skewed         0.0070   0.983
-=====================================  ========  ==============
+======  ========  ======  =========
+groups  noise     t-test  sign flip
+======  ========  ======  =========
+30      normal    0.0515  0.0500
+30      skewed    0.0480  0.0480
+30      discrete  0.0490  0.0420
+10      normal    0.0520  0.0490
+10      skewed    0.0415  0.0405
+10      discrete  0.0485  0.0305
+======  ========  ======  =========
 
-So the test holds its level but is conservative (it rejects far less than 5 % under the
-null: the bootstrap over-states the spread of a difference of binned |gaps|, which are
-not smooth near a calibrated predictor), and the interval under-covers by ~6 points when
-the two predictors differ in sharpness (ECE's binning bias moves with sharpness and the
-resample's duplicated groups) and over-covers when they are close. A verdict of "MMB
-better" is trustworthy; "not distinguishable" is weak evidence of no difference, and the
-interval is approximate. Open (issue 20): a test exact under the stated null.
+The t-test holds its level within 2 MC se in every row, 10 groups and discrete answers
+included; the sign flip, exact in law, is conservative when the group differences take
+few values (discrete answers: ties at 0 and between flips), 0.031 at 10 groups. So the
+verdict uses the t-test, and the interval is its t-interval (the p and the interval
+agree).
+
+Coverage of the 95 % t-interval, 1000 data sets per row (``--worlds 1000 --sections
+coverage --jobs 2``; true D from 100,000 fresh groups, its own MC error about 3e-4),
+MC se 0.0069:
+
+======  ====================  ========  =======  ========
+groups  planted world         noise     true D   coverage
+======  ====================  ========  =======  ========
+30      baseline logit x 2    normal    -0.0074  0.950
+30      baseline logit x 2    skewed    -0.0046  0.956
+30      baseline logit x 2    discrete   0.0026  0.951
+30      baseline logit x 1/2  normal    -0.0161  0.945
+30      baseline logit x 1/2  skewed    -0.0179  0.945
+30      baseline logit x 1/2  discrete  -0.0206  0.954
+10      baseline logit x 2    normal    -0.0071  0.955
+10      baseline logit x 2    skewed    -0.0043  0.954
+10      baseline logit x 2    discrete   0.0026  0.959
+10      baseline logit x 1/2  normal    -0.0160  0.961
+10      baseline logit x 1/2  skewed    -0.0181  0.960
+10      baseline logit x 1/2  discrete  -0.0205  0.957
+======  ====================  ========  =======  ========
+
+Every row is within 2 MC se of 0.95 (the group means of a bounded score are close to
+normal already at 10 pairs per group). A planted sharpness change need not favour MMB:
+a sharper discrete baseline (0.8 instead of 2/3) scores better here (D > 0).
+
+The approximate ECE bootstrap (30 groups, 200 resamples; ``--boot 200 --worlds 2000
+--sections ece-null`` and ``--boot 200 --worlds 1000 --truth-draws 4000 --sections
+ece-coverage``; MC se 0.0049 and 0.0069). Its inverted test (p = 2 min(#{D* <= 0} + 1,
+#{D* >= 0} + 1) / (B + 1), compare_ece) rejects 0.0035 (normal), 0.0015 (skewed) and
+0.0295 (discrete) under the null, far below 0.05, so it is not used for a verdict; its
+95 % interval covers the true ECE difference (at this test size) 0.893 and 0.896
+(baseline logit x 2, normal / skewed; D -0.062, -0.060) and 0.979 and 0.983 (x 1/2,
+D 0.000, 0.007): read it as a rough range, not a 95 % interval.
 """
 
 from __future__ import annotations
@@ -62,7 +99,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import bootstrap
+from scipy.stats import bootstrap, permutation_test, ttest_1samp
 from statsmodels.stats.multitest import multipletests
 
 from judgebias.studies.mmb.estimator import log_likelihoods
@@ -141,10 +178,51 @@ def compare_ece(p_mmb: np.ndarray, p_base: np.ndarray, y: np.ndarray,
             "p_value": float(min(1.0, 2 * tail / (n_boot + 1)))}
 
 
+def group_differences(p_mmb: np.ndarray, p_base: np.ndarray, y: np.ndarray,
+                      groups: Sequence[object]) -> np.ndarray:
+    """Each test group's mean, over its pairs, of Brier(MMB) - Brier(baseline) (Brier
+    1950: (p - y)^2 of p(A preferred) against the human label), each pair's Brier score
+    averaged over the method's replicate runs. `p_mmb` (R1, n) and `p_base` (R2, n);
+    `groups`: each pair's test group. A |difference| below TIE is rounding of equal
+    predictions (MMB without validation data is AVG by another sum) and counts as 0."""
+    p_mmb, p_base = np.atleast_2d(p_mmb), np.atleast_2d(p_base)
+    y = np.asarray(y, dtype=float)
+    codes, index = np.unique(np.asarray(groups), return_inverse=True)
+    if not (p_mmb.shape[1] == p_base.shape[1] == len(y) == len(index)):
+        raise ValueError("p_mmb, p_base, y and groups must describe the same test pairs")
+    if len(codes) < 2:
+        raise ValueError("the comparison resamples test groups: it needs at least 2")
+    per_pair = ((p_mmb - y) ** 2).mean(axis=0) - ((p_base - y) ** 2).mean(axis=0)
+    means = np.bincount(index, per_pair) / np.bincount(index)
+    return np.where(np.abs(means) < TIE, 0.0, means)
+
+
+def compare_brier(p_mmb: np.ndarray, p_base: np.ndarray, y: np.ndarray,
+                  groups: Sequence[object], *, ci: float = 0.95, n_perm: int = 9999,
+                  seed: int = 0) -> dict[str, float]:
+    """D = mean over test groups of group_differences (module docstring): the t-interval
+    and t-test p of D = 0 over the groups (scipy.stats.ttest_1samp; Student 1908), and
+    the sign-flip permutation p (scipy.stats.permutation_test, one sample: every group's
+    difference keeps or flips its sign; Fisher 1935, exact, all 2^G flips, when
+    2^G <= n_perm + 1). The flip is exact when, within a group, the two methods'
+    predictions are exchangeable (one law, as under the null that neither is better)."""
+    d = group_differences(p_mmb, p_base, y, groups)
+    if not d.any():
+        return {"difference": 0.0, "low": 0.0, "high": 0.0, "p_value": 1.0,
+                "p_sign_flip": 1.0, "n_groups": len(d)}
+    t = ttest_1samp(d, 0.0)
+    interval = t.confidence_interval(ci)
+    flipped = permutation_test((d,), np.mean, permutation_type="samples", vectorized=True,
+                               n_resamples=n_perm, rng=np.random.default_rng(seed))
+    return {"difference": float(d.mean()), "low": float(interval.low),
+            "high": float(interval.high), "p_value": float(t.pvalue),
+            "p_sign_flip": float(flipped.pvalue), "n_groups": len(d)}
+
+
 def verdicts(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """`table` with p_adjusted (Benjamini-Yekutieli over all its rows) and the verdict:
-    MMB better / worse when the adjusted p is below alpha (lower ECE is better), else
-    not distinguishable."""
+    MMB better / worse when the adjusted p is below alpha (difference = MMB - baseline of
+    a score where lower is better: Brier), else not distinguishable."""
     adjusted = multipletests(table["p_value"], method="fdr_by")[1]
     significant = adjusted < alpha
     verdict = np.where(significant & (table["difference"] < 0), VERDICTS[0],
@@ -179,18 +257,22 @@ def cell_predictions(split: Split, design: Design, n_prompts: int, n_val: int, k
 def judge_comparisons(split: Split, design: Design, groups: Sequence[object], *,
                       n_prompts: int, n_val: int, k: int, n_boot: int, seed: int
                       ) -> pd.DataFrame:
-    """One row per baseline (AVG, BPE): MMB's ECE difference, interval and p-value at the
-    report cell (compare_ece); the caller adjusts over judges (verdicts)."""
+    """One row per baseline (AVG, BPE) at the report cell: MMB's Brier difference with its
+    t-interval and tests (compare_brier; the verdict's), and the ECE difference with its
+    approximate bootstrap interval (compare_ece; an estimate, not tested). The caller
+    adjusts over judges (verdicts)."""
     runs = cell_predictions(split, design, n_prompts, n_val, k)
+    y, ones = split.y_test, np.ones(len(split.y_test))
     rows = []
     for base in ("AVG", "BPE"):
-        found = compare_ece(runs["MMB"], runs[base], split.y_test, groups, n_boot=n_boot,
-                            seed=seed)
-        rows.append({"comparison": f"MMB - {base}", "metric": "ece",
-                     "mmb": float(weighted_ece(runs["MMB"], split.y_test,
-                                               np.ones(len(split.y_test))).mean()),
-                     "baseline": float(weighted_ece(runs[base], split.y_test,
-                                                    np.ones(len(split.y_test))).mean()),
-                     **found, "n_runs": len(runs[base]), "n_groups": len(set(groups)),
-                     "n_pairs": len(split.y_test)})
+        ece = compare_ece(runs["MMB"], runs[base], y, groups, n_boot=n_boot, seed=seed)
+        rows.append({"comparison": f"MMB - {base}",
+                     "brier_mmb": float(((runs["MMB"] - y) ** 2).mean()),
+                     "brier_baseline": float(((runs[base] - y) ** 2).mean()),
+                     **compare_brier(runs["MMB"], runs[base], y, groups, seed=seed),
+                     "ece_mmb": float(weighted_ece(runs["MMB"], y, ones).mean()),
+                     "ece_baseline": float(weighted_ece(runs[base], y, ones).mean()),
+                     "ece_difference": ece["difference"], "ece_low": ece["low"],
+                     "ece_high": ece["high"], "n_runs": len(runs[base]),
+                     "n_pairs": len(y)})
     return pd.DataFrame(rows)
