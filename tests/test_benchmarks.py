@@ -16,7 +16,7 @@ SMOKE = {
     "dag_scale.py": ["--models", "6", "--images", "20", "--repeat", "1"],
     "dvc_scale.py": ["--models", "6", "--images", "20", "--repeat", "1", "--small"],
     "expected_score_bias.py": ["--draws", "200"],
-    "frame_null.py": ["--datasets", "10", "--permutations", "49"],
+    "frame_null.py": ["--datasets", "5", "--permutations", "19"],
     "job_startup.py": ["--repeat", "1"],
     "mmb_factorial.py": ["--test", "300", "--pool", "60", "--prompts", "25",
                          "--sampling-seeds", "2", "--ks", "2", "4", "--cluster-seeds", "1",
