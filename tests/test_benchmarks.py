@@ -20,6 +20,7 @@ SMOKE = {
     "expected_score_bias.py": ["--draws", "200"],
     "frame_perception.py": ["--images", "6", "--repeat", "1"],
     "frame_presets.py": ["--datasets", "50", "--sizes", "12"],
+    "frame_null.py": ["--datasets", "5", "--permutations", "19"],
     "job_startup.py": ["--repeat", "1"],
     "mmb_bands.py": ["--replicates", "5", "--train-pool", "4", "--sampling-pool", "8",
                      "--sampling-seeds", "4", "--n-boot", "50", "--noises", "discrete"],
