@@ -110,8 +110,10 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                   f"K = {k}; bold = best or not significantly different (paired sign-flip "
                   "permutation test, Benjamini-Yekutieli per metric, α = "
                   f"{mmb['report']['alpha']})", bold=second[1]),
-            Table(first[0], f"Table 1 analogue ({judge}): ECE, MCE, AUC-PR per (prompts, "
-                  "validation pairs) cell; bold as in the paper", bold=first[1]),
+            *(Table(first[0][metric], f"Table 1 analogue ({judge}), {metric}: per "
+                    "(prompts, validation pairs) cell; bold as in the paper (one table per "
+                    "metric, the paper's column blocks)", bold=first[1][metric])
+              for metric in dict.fromkeys(first[0].columns.get_level_values(0))),
             Table(top_instructions(mine["top_prompts"], pool),
                   f"Fig. 4 analogue ({judge}): the top instruction of each cluster "
                   "(MMB fitted on every validation candidate) and the planted best "
