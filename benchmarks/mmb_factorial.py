@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/mmb_factorial.py [--test 14400] [--pool 500] [--prompts 100]
         [--sampling-seeds 50] [--ks 4 8 16 32 64] [--cluster-seeds 5] [--jobs 2]
+        [--bpe-reference printed corrected] [--curves-for 5 10 20]
 
 Why: the paper's design has 52,200 configurations (3 prompt counts x 4 validation sizes x
 3 training seeds x 50 sampling seeds x (4 baselines + 5 K x 5 clustering seeds)) evaluated
@@ -9,9 +10,11 @@ on 14,400 test pairs; the paper needs 1-2 s per fit, and the reference BPE imple
 (amzn/BayesPE, LBFGS in torch) about 0.32 s per fit. Ours reuses every judged probability
 and computes each configuration's weights in closed form, predictions as batched matrix
 products and metrics batched. Random probabilities at the paper's scale; the defaults are
-the full design, with Fig. 3's error-coverage curves for 10 prompts (as the report
-draws). Also times the plain route for reference: one estimator fit plus
-metrics per configuration, in a loop over a sample of configurations. Prints Markdown.
+the full design as the report runs it: error-coverage curves for every prompt count
+(Fig. 3 and Fig. 5) and the reference BPE's two regulariser variants as extra baselines
+(iterative: a batched Newton solve per prompt subset, bpe_reference.py). Also times the
+plain route for reference: one estimator fit plus metrics per configuration, in a loop
+over a sample of configurations. Prints Markdown.
 """
 
 from __future__ import annotations
@@ -52,12 +55,18 @@ def main() -> None:
     parser.add_argument("--cluster-seeds", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--loop-sample", type=int, default=20)
+    parser.add_argument("--bpe-reference", nargs="*", default=["printed", "corrected"],
+                        choices=["printed", "corrected"],
+                        help="reference-BPE variants to fit (none: the four §5 baselines)")
+    parser.add_argument("--curves-for", type=int, nargs="*", default=None,
+                        help="prompt counts with error-coverage curves (default: all)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     split = random_split(args.test, args.pool, args.prompts, args.ks, args.cluster_seeds, rng)
     design = Design(n_prompts=[5, 10, 20], n_val=[5, 10, 20, 50], train_seeds=range(3),
                     sampling_seeds=range(args.sampling_seeds),
-                    coverages=np.linspace(0.05, 1, 20), curves_for=[10], n_jobs=args.jobs)
+                    coverages=np.linspace(0.05, 1, 20), curves_for=args.curves_for,
+                    n_jobs=args.jobs, bpe_reference=tuple(args.bpe_reference))
     start = time.perf_counter()
     frame = run_factorial(split, design)
     total = time.perf_counter() - start

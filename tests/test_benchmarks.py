@@ -11,17 +11,29 @@ from conftest import REPO
 
 SMOKE = {
     "analysis_scale.py": ["--images", "50", "--models", "4", "--repeat", "1"],
+    "birch_null.py": ["--datasets", "200", "--coverage-datasets", "20", "--resamples", "199",
+                      "--ns", "50", "--coverage-ns", "100", "--batch", "20"],
     "client_overhead.py": ["--latency", "0.05", "--rounds", "2", "--repeat", "1",
                            "--concurrency", "4"],
     "dag_scale.py": ["--models", "6", "--images", "20", "--repeat", "1"],
     "dvc_scale.py": ["--models", "6", "--images", "20", "--repeat", "1", "--small"],
     "expected_score_bias.py": ["--draws", "200"],
+    "frame_perception.py": ["--images", "6", "--repeat", "1"],
+    "frame_presets.py": ["--datasets", "50", "--sizes", "12"],
+    "frame_null.py": ["--datasets", "5", "--permutations", "19"],
     "job_startup.py": ["--repeat", "1"],
+    "mmb_bands.py": ["--replicates", "5", "--train-pool", "4", "--sampling-pool", "8",
+                     "--sampling-seeds", "4", "--n-boot", "50", "--noises", "discrete"],
     "mmb_factorial.py": ["--test", "300", "--pool", "60", "--prompts", "25",
                          "--sampling-seeds", "2", "--ks", "2", "4", "--cluster-seeds", "1",
                          "--jobs", "1", "--loop-sample", "3"],
+    "mmb_power.py": ["--worlds", "10", "--boot", "50", "--perm", "99", "--power-worlds", "1",
+                     "--per-cluster", "0", "5", "--truth-draws", "20",
+                     "--truth-groups", "200"],
     "plan_scale.py": ["--images", "20", "--models", "3", "--settings", "1", "--repeat", "1"],
     "rate_limit.py": ["--rpm", "1200", "--requests", "60", "--repeat", "1"],
+    "selfpref_coverage.py": ["--images", "10", "--seeds", "1", "--reps", "2",
+                             "--worlds", "no_bias"],
 }
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from test_birch_importers import jsonl, mllm_row, vl_row
+from test_birch_real_data import real_dataset
 from test_frame_benchmark import GOOD, _csv, _png
 
 from judgebias.cli import main
@@ -35,28 +36,21 @@ ESCAPES = [("../outside.jpg", "leaves its folder"),
 
 # -- BIRCH ---------------------------------------------------------------------------------------
 
-def birch_block(default_params: dict, name: str, path: Path, images: Path) -> dict:
-    block = validate_params(copy.deepcopy(default_params))["birch"]
-    block["dataset"] = {"name": name, name: {"path": str(path), "images": str(images),
-                                             "order_seed": 0}}
-    return block
-
-
 @pytest.mark.parametrize(("image", "message"), ESCAPES)
 @pytest.mark.parametrize(("name", "row", "read"), [
     ("vl_rewardbench", vl_row, read_vl_rewardbench),
     ("mllm_judge", mllm_row, read_mllm_judge)])
-def test_birch_image_paths_stay_inside_their_folder(tmp_path, default_params, image, message,
-                                                    name, row, read):
+def test_birch_image_paths_stay_inside_their_folder(tmp_path, image, message, name, row,
+                                                    read):
     source = jsonl(tmp_path / "data.jsonl", [row(1), row(2, image_path=image)])
     with pytest.raises(ValueError, match=re.escape(f"{source}: row 2: image_path: "
                                                    f"{image!r}") + ".*" + message):
         read(source, str(tmp_path / "bench"), 0)
     # the data step names the params key too, before any image is opened or model called
-    block = birch_block(default_params, name, source, tmp_path / "bench")
-    with pytest.raises(ConfigError, match=f"^birch.dataset.{name}: {re.escape(str(source))}: "
+    dataset = real_dataset(name, source, tmp_path / "bench")
+    with pytest.raises(ConfigError, match=f"^birch.datasets.bench: {re.escape(str(source))}: "
                                           "row 2: image_path: "):
-        load_pairs(block, tmp_path / "unused", seed=0)
+        load_pairs("bench", dataset, tmp_path / "unused", seed=0)
 
 
 def test_a_dotdot_that_stays_inside_the_folder_is_kept(tmp_path):
@@ -100,20 +94,20 @@ def test_reference_labels_are_checked_by_validate(tmp_path, default_params, text
     labels = tmp_path / f"labels.{suffix}"
     labels.write_text(text)
     params = copy.deepcopy(default_params)
-    params["birch"]["reference_labels"] = str(labels)
-    with pytest.raises(ConfigError, match=re.escape(f"birch.reference_labels: {labels}: "
-                                                    f"{message}")):
+    params["birch"]["datasets"]["synthetic"]["reference_labels"] = str(labels)
+    with pytest.raises(ConfigError, match=re.escape("birch.datasets.synthetic.reference_labels"
+                                                    f": {labels}: {message}")):
         validate_params(params)
 
 
-def test_only_human_ties_stop_the_data_step(tmp_path, default_params):
+def test_only_human_ties_stop_the_data_step(tmp_path):
     source = jsonl(tmp_path / "pair.jsonl", [mllm_row(i, label="C") for i in range(3)])
     for i in range(3):
         _png(tmp_path / f"img/{i}.jpg")
-    block = birch_block(default_params, "mllm_judge", source, tmp_path)
-    with pytest.raises(ConfigError, match=r"^birch\.dataset\.mllm_judge: all 3 pairs are human "
+    dataset = real_dataset("mllm_judge", source, tmp_path)
+    with pytest.raises(ConfigError, match=r"^birch\.datasets\.mllm: all 3 pairs are human "
                                           "ties"):
-        load_pairs(block, tmp_path / "unused", seed=0)
+        load_pairs("mllm", dataset, tmp_path / "unused", seed=0)
 
 
 # -- FRAME ---------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 from conftest import make_project
+from statsmodels.stats.multitest import multipletests
 from test_pipeline import BIN, job, planned_jobs, run, write_params
 
 from judgebias.studies.birch import vqa
@@ -23,7 +24,7 @@ def birch_params(default_params: dict) -> dict:
     params = copy.deepcopy(default_params)
     for study in ("philautia", "pomms", "mmb", "frame"):
         params.pop(study)
-    params["birch"]["dataset"]["synthetic"]["n_pairs"] = 200
+    params["birch"]["datasets"]["synthetic"]["n_pairs"] = 200
     return params
 
 
@@ -38,7 +39,7 @@ def birch_project(tmp_path_factory, default_params):
 def test_default_run_writes_every_table_and_the_report(birch_project):
     from judgebias.studies.birch.tables import FIGURES, TABLES
 
-    results = birch_project / "results/birch"
+    results = birch_project / "results/birch/synthetic"
     for name in TABLES:
         assert (results / f"{name}.parquet").exists(), name
     for name in FIGURES:
@@ -59,6 +60,15 @@ def test_default_run_writes_every_table_and_the_report(birch_project):
     table2 = pd.read_parquet(results / "table2.parquet").set_index("judge")
     # equal lengths leave the informativeness part of IB (the most length-driven judges)
     assert (table2.loc[["corvid-lite", "lumen-large"], "ib_after"] > 0.3).all()
+    # Table 5 analogue: the anchor repairs a false claim more often the better the judge
+    # sees (planted perception: corvid-pro 0.9, lumen-large 0.7, lumen-mini 0.3,
+    # corvid-lite 0.15), and the sharpest eyes write anchors truer than either answer
+    table5 = pd.read_parquet(results / "table5.parquet").set_index(["text", "model"])
+    repaired = table5.loc["Anchor", "repaired"]
+    assert list(repaired.sort_values(ascending=False).index) == [
+        "corvid-pro", "lumen-large", "lumen-mini", "corvid-lite"]
+    assert table5.loc[("Anchor", "corvid-pro"), "truthful"] > table5.loc[
+        [("Answer 1", ""), ("Answer 2", "")], "truthful"].max()
     html = (birch_project / "results/report.html").read_text()
     assert "BIRCH: image reliance, informativeness bias" in html
     assert "Table 7 analogue" in html
@@ -69,21 +79,24 @@ def test_default_run_writes_every_table_and_the_report(birch_project):
 def test_a_new_labeller_reruns_labelling_and_the_measures_never_a_judge_call(
         birch_project, default_params):
     assert planned_jobs(birch_project) == Counter()
-    judge_logs = {p: p.read_text() for p in (birch_project / "logs/birch/judge").rglob("*.log")}
+    logs = birch_project / "logs/birch/synthetic/judge"
+    judge_logs = {p: p.read_text() for p in logs.rglob("*.log")}
     params = birch_params(default_params)
     params["birch"]["labeller"] = "lumen-large"
     write_params(birch_project, params)
-    assert planned_jobs(birch_project) == Counter([job("birch_label"), job("birch_analysis"),
-                                                   job("report")])
+    assert planned_jobs(birch_project) == Counter([
+        job("birch_label", birch_dataset="synthetic"),
+        job("birch_analysis", birch_dataset="synthetic"), job("report")])
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], birch_project)
     assert {p: p.read_text() for p in judge_logs} == judge_logs
-    table7 = pd.read_parquet(birch_project / "results/birch/table7.parquet").iloc[0]
+    table7 = pd.read_parquet(birch_project / "results/birch/synthetic/table7.parquet").iloc[0]
     assert table7["labeller"] == "lumen-large"
     # swapping orders: one new verdict job per (judge, variant), nothing else upstream
     params["birch"]["swap_order"] = True
     write_params(birch_project, params)
     planned = planned_jobs(birch_project)
-    assert planned[job("birch_judge", birch_judge="corvid-pro", birch_variant="base")] == 1
+    assert planned[job("birch_judge", birch_dataset="synthetic", birch_judge="corvid-pro",
+                       birch_variant="base")] == 1
     assert not any(rule in ("birch_data", "birch_label", "birch_prepare", "birch_equalise")
                    for rule, _ in planned)
 
@@ -104,24 +117,28 @@ TRAIT_PANELS = {
 }
 SHARED = {"image_use": 0.3, "informativeness": 1.0, "correctness": 2.5, "noise": 1.0,
           "perception": 0.7}
+# A judge with no bias at all (a world the default does not use): no pull of
+# informativeness, length or position, no eyes and no use for a reference, so every
+# verdict is a fair coin on every variant and every IB, LB, IRS and gain is 0.
+COIN = ("coin", {"informativeness": 0.0, "correctness": 0.0, "length": 0.0,
+                 "position_bias": 0.0, "perception": 0.0, "omission": 0.0, "noise": 1.0})
 
 
 def planted_params(default_params: dict) -> dict:
     params = birch_params(default_params)
     template = params["panel"]["corvid-pro"]
-    judges = []
-    for traits in TRAIT_PANELS.values():
-        for key, planted in traits.items():
-            model = copy.deepcopy(template)
-            model["model_id"] = f"sim/{key}"
-            model["sim"]["birch"] = {**SHARED, **planted}
-            model["sim"]["signature"] = key.replace("-", "")  # distinct, no scene word
-            model["sim"].pop("mmb", None)
-            model["sim"].pop("frame", None)
-            params["panel"][key] = model
-            judges.append(key)
-    params["birch"].update(models=judges, variants=["base", "no_image", "birch"])
-    params["birch"]["dataset"]["synthetic"]["n_pairs"] = 1200
+    planted = [*(item for traits in TRAIT_PANELS.values() for item in traits.items()), COIN]
+    for key, traits in planted:
+        model = copy.deepcopy(template)
+        model["model_id"] = f"sim/{key}"
+        model["sim"]["birch"] = {**SHARED, **traits}
+        model["sim"]["signature"] = key.replace("-", "")  # distinct, no scene word
+        model["sim"].pop("mmb", None)
+        model["sim"].pop("frame", None)
+        params["panel"][key] = model
+    params["birch"].update(models=[key for key, _ in planted],
+                           variants=["base", "no_image", "birch"])
+    params["birch"]["datasets"]["synthetic"]["n_pairs"] = 1200
     return params
 
 
@@ -129,28 +146,36 @@ def planted_params(default_params: dict) -> dict:
 def planted_project(tmp_path_factory, default_params):
     project = make_project(tmp_path_factory.mktemp("birch-planted"),
                            planted_params(default_params))
-    run([str(BIN / "snakemake"), "results/birch/metrics.json", "--cores", "2", "--quiet"],
-        project)
+    run([str(BIN / "snakemake"), "results/birch/synthetic/metrics.json", "--cores", "2",
+         "--quiet"], project)
     return project
 
 
 def _by(project, table: str, **where) -> pd.DataFrame:
-    frame = pd.read_parquet(project / f"results/birch/{table}.parquet")
+    frame = pd.read_parquet(project / f"results/birch/synthetic/{table}.parquet")
     for column, value in where.items():
         frame = frame[frame[column] == value]
     return frame.set_index("judge")
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason=(
-    "issue 19 part 9 moved the image into BIRCH's prompts (Figs. 19-21): on this panel the "
-    "mid-perception judge's BIRCH gain over the blind judge fell to 0.014 (planted > 0.1; "
-    "high vs low still 0.17 > 0.15). Open: find whether the sim's reading of the new prompt "
-    "or the planted margin is wrong; never loosen the margin to pass."))
 def test_measures_order_the_judges_as_planted(planted_project):
     """Each panel varies one trait. With ~1,000 usable pairs a difference of accuracies
     has a standard error of about 0.02, so neighbours are compared with that margin of
-    noise and the extremes must be apart by several standard errors."""
+    noise and the extremes must be apart by several standard errors.
+
+    BIRCH's gain in Acc_CDS rests on the ~210 CDS pairs only: each judge's gain has a
+    bootstrap se of about 0.045 and the difference of two judges' gains about 0.06. The
+    sim's own draws (its functions, 200 draws per pair on this panel's pairs) put the
+    expected gains at 0.075 / 0.19 / 0.26 for perception 0.1 / 0.5 / 1.0, so mid - low =
+    0.115 and high - low = 0.18: the old margins (mid - low > 0.1, high - low > 0.15)
+    held with probability 0.59 and 0.72 over redraws of the answers. The `{{image}}`
+    markers changed the request text, hence every draw; the sim reads the new layout
+    right (answers, reference and image as before), and the observed 0.014 sits at the
+    3.6th percentile of that distribution. What is planted and holds with high
+    probability: BIRCH's gain is positive for the judges that see (its interval above
+    0: about 0.99 for mid, ~1 for high) and larger for sharp eyes than for blind ones
+    (0.999)."""
     low, mid, high = TRAIT_PANELS["perception"]
     irs = _by(planted_project, "table1")["irs"]  # IRS tracks perception
     assert irs[high] - irs[low] > 0.04 and irs[mid] > irs[low] - 0.02
@@ -158,11 +183,14 @@ def test_measures_order_the_judges_as_planted(planted_project):
     ib_blind = _by(planted_project, "bias", statistic="IB", variant="no_image")["value"]
     assert ib_blind[high] - ib[high] > 0.08  # IB is larger without the image
     assert ib_blind[low] - ib[low] > -0.06  # ...and about the same for a judge that can't see
-    methods = pd.read_parquet(planted_project / "results/birch/table4.parquet")
-    wide = methods.pivot(index="judge", columns="method", values=["acc_cds", "ib"])
-    gain = wide[("acc_cds", "birch")] - wide[("acc_cds", "base")]  # more for sharp eyes
-    assert gain[high] - gain[low] > 0.15 and gain[mid] - gain[low] > 0.1
-    assert (wide[("ib", "birch")] < wide[("ib", "base")]).all()  # BIRCH lowers IB
+    gain = _by(planted_project, "intervals", variant="birch", statistic="acc_cds",
+               versus="base")
+    assert (gain.loc[[mid, high], "low"] > 0).all(), gain  # BIRCH raises Acc_CDS...
+    assert gain.loc[high, "estimate"] > gain.loc[low, "estimate"]  # ...more for sharp eyes
+    methods = pd.read_parquet(planted_project / "results/birch/synthetic/table4.parquet")
+    wide = methods.pivot(index="judge", columns="method", values="ib")
+    seeing = [j for j in wide.index if j != COIN[0]]
+    assert (wide.loc[seeing, "birch"] < wide.loc[seeing, "base"]).all()  # BIRCH lowers IB
     pull = list(TRAIT_PANELS["informativeness"])  # IB orders the judges as planted
     assert ib[pull].is_monotonic_increasing and ib[pull[-1]] - ib[pull[0]] > 0.4
     length = list(TRAIT_PANELS["length"])  # and so does LB, by the length weight
@@ -171,17 +199,42 @@ def test_measures_order_the_judges_as_planted(planted_project):
 
 
 @pytest.mark.slow
+def test_a_judge_with_no_bias_shows_none(planted_project):
+    """The coin judge (no bias at all): every difference it is measured by (IB, LB, IRS,
+    BIRCH's gains) is 0 in truth. Its 23 intervals are strongly correlated (one fluke on
+    the ~210 CDS pairs moves Acc_CDS, IB and balanced accuracy together: on this seed 18
+    of 23 cover 0, the others miss it by at most 0.02), so neither "all cover 0" nor
+    "most cover 0" is a high-probability claim; what is: no estimate lies more than 3.5
+    bootstrap se from 0 (P(fail) at most 23 x 0.0005; here the largest is 2.4 se), and
+    none of its McNemar
+    tests is significant after BH within its own six (the family-wise rate under a
+    global null, <= 0.05: benchmarks/birch_null.py)."""
+    intervals = _by(planted_project, "intervals").loc[COIN[0]]
+    differences = intervals[intervals["statistic"].isin(["ib", "lb", "irs", "irs_ids",
+                                                          "irs_cds"])
+                            | (intervals["versus"] == "base")]
+    assert len(differences) >= 20
+    assert (differences["estimate"].abs() < 3.5 * differences["se"]).all(), differences
+    tests = _by(planted_project, "tests").loc[[COIN[0]]]
+    own = multipletests(tests["p_value"], alpha=0.05, method="fdr_bh")[0]
+    assert not own.any(), tests
+    accuracy = _by(planted_project, "table4", method="base").loc[COIN[0]]
+    assert abs(accuracy["acc"] - 0.5) < 0.06  # a fair coin: about 0.5 on ~800 pairs
+
+
+@pytest.mark.slow
 def test_a_logistic_choice_model_recovers_the_planted_weights(planted_project):
     """Without the image nothing is caught, so the simulated choice is exactly
     P(A) = sigmoid(w_info * d_facts + w_len * d_words / 10): a logit fit of the no-image
     verdicts recovers the planted weights (the simulator's own check, not the paper's)."""
-    pairs = pd.read_parquet(planted_project / "data/birch/pairs.parquet").set_index("pair_id")
+    data = planted_project / "data/birch/synthetic"
+    pairs = pd.read_parquet(data / "pairs.parquet").set_index("pair_id")
     facts = {s: pairs[f"answer_{s}"].map(lambda t: len(vqa.read_facts(t))) for s in "ab"}
     words = {s: pairs[f"answer_{s}"].str.split().str.len() for s in "ab"}
     design = pd.DataFrame({"facts": facts["a"] - facts["b"],
                            "words10": (words["a"] - words["b"]) / 10})
     for key, planted in {"len-high": 1.5, "len-mid": 0.6}.items():
-        verdicts = pd.read_parquet(planted_project / f"data/birch/verdicts/{key}/no_image.parquet")
+        verdicts = pd.read_parquet(data / f"verdicts/{key}/no_image.parquet")
         chose_a = (verdicts.set_index("pair_id")["verdict"] == "A").astype(float)
         fit = sm.Logit(chose_a.reindex(design.index), design).fit(disp=0)
         low, high = fit.conf_int(alpha=0.01).loc["words10"]

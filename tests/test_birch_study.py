@@ -201,22 +201,21 @@ def test_the_real_vl_rewardbench_file_goes_through_the_data_step(tmp_path, defau
     """The data step on the real file (text only): without the images it stops before
     any call, naming pairs and paths; with an image at every path all 1,250 rows load."""
     from conftest import shared_data_dir
+    from test_birch_real_data import real_dataset
 
     from judgebias.studies.birch.dataset import load_pairs
 
     source = shared_data_dir() / "pairwise-judgments" / "vl_rewardbench.jsonl"
     if not source.exists():
         pytest.skip(f"real data not found: {source}")
-    block = validate_params(copy.deepcopy(default_params))["birch"]
-    block["dataset"] = {"name": "vl_rewardbench", "vl_rewardbench": {
-        "path": str(source), "images": str(tmp_path), "order_seed": 0}}
-    with pytest.raises(ConfigError, match=r"birch.dataset.vl_rewardbench: pair \S+: image "):
-        load_pairs(block, tmp_path / "unused", seed=0)
+    dataset = real_dataset("vl_rewardbench", source, tmp_path)
+    with pytest.raises(ConfigError, match=r"birch.datasets.vlrb: pair \S+: image "):
+        load_pairs("vlrb", dataset, tmp_path / "unused", seed=0)
     png = to_png_bytes(render(SCENE, 64))
     for line in source.read_text().splitlines():
         path = tmp_path / json.loads(line)["image_path"]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(png)
-    pairs = load_pairs(block, tmp_path / "unused", seed=0)
+    pairs = load_pairs("vlrb", dataset, tmp_path / "unused", seed=0)
     assert len(pairs) == 1250 and set(pairs["source"]) == {"vl_rewardbench"}
     assert 0.4 < (pairs["preference"] == "A").mean() < 0.6  # the shown order is randomised

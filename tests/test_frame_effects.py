@@ -4,10 +4,13 @@ correction of Table 3 (cross-fitting, the permutation null of the max over the g
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 
 from judgebias.studies.frame import effects
 from judgebias.studies.frame.recipes import TABLE_ORDER
@@ -96,21 +99,22 @@ def test_best_settings_and_the_table9_layout():
 def test_cross_fit_by_hand_two_folds():
     d = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 2.0], [0.0, 2.0]])
     folds = np.array([0, 0, 1, 1])
-    cross, in_sample, chosen = effects.cross_fit(d, folds, np.ones((1, 4)))
+    cross, in_sample, chosen = effects.cross_fit(*effects.fold_sums(d, folds))
     # fold 0's setting is chosen on fold 1 (means 0, 2 -> setting 1), scored on fold 0:
     # 0, 0; fold 1's on fold 0 (means 1, 0 -> setting 0), scored on fold 1: 0, 0
     assert chosen[0].tolist() == [1, 0] and cross[0] == 0.0
     assert in_sample[0] == pytest.approx(1.0)  # max(0.5, 1.0)
     # fold 1's rows flipped: [[0, -2], [0, -2]]; fold 0 now picks 0 (scored: 1 + 1),
     # fold 1 picks 0 (scored: 0 + 0); in-sample means (2/4, -4/4)
-    cross, in_sample, _ = effects.cross_fit(d, folds, np.array([[1.0, 1.0, -1.0, -1.0]]))
+    flipped = d * np.array([[1.0], [1.0], [-1.0], [-1.0]])
+    cross, in_sample, _ = effects.cross_fit(*effects.fold_sums(flipped, folds))
     assert cross[0] == pytest.approx(0.5) and in_sample[0] == pytest.approx(0.5)
 
 
 def test_cross_fit_by_hand_three_folds_and_ties():
     d = np.array([[1, 0], [1, 0], [0, 1], [0, 1], [2, 0], [0, 0]], dtype=float)
     folds = np.array([0, 0, 1, 1, 2, 2])
-    cross, in_sample, chosen = effects.cross_fit(d, folds, np.ones((1, 6)))
+    cross, in_sample, chosen = effects.cross_fit(*effects.fold_sums(d, folds))
     # fold 0 trained on items 2-5: means (0.5, 0.5), a tie -> setting 0, scored 1 + 1;
     # fold 1 on items 0, 1, 4, 5: (1, 0) -> 0, scored 0 + 0; fold 2 on items 0-3: tie -> 0,
     # scored 2 + 0. Cross-fitted: 4 / 6; in-sample: max(4/6, 2/6)
@@ -168,8 +172,10 @@ def test_cross_fitted_table_is_seeded_and_splits_within_domain():
     pd.testing.assert_frame_equal(a, b)
     assert list(a["manipulation"]) == ["brightness", "gamma"]  # Table 3's column order
     alone = effects.cross_fitted_table(_grid_cell(0.2), "j", n_permutations=99, seed=3)
-    pd.testing.assert_frame_equal(alone.iloc[[0]].reset_index(drop=True),
-                                  a.iloc[[1]].reset_index(drop=True))
+    pd.testing.assert_frame_equal(alone.iloc[[0]].drop(columns="in_sample_q").reset_index(
+        drop=True), a.iloc[[1]].drop(columns="in_sample_q").reset_index(drop=True))
+    assert a["in_sample_q"].tolist() == pytest.approx(multipletests(
+        a["in_sample_p"], method="fdr_bh")[1])  # the FDR runs over the judge's cells
     folds = effects._fold_of_items(effects.paired(scores, "j"), 2, seed=3)
     assert folds.value_counts().tolist() == [16 * 60, 16 * 60]  # halves of 30 items each
 
@@ -185,22 +191,154 @@ def test_single_setting_cell_cross_fits_to_the_plain_mean():
     assert row["ci_low"] == pytest.approx(0.5 - half)
 
 
-def test_whole_table_null_takes_seconds():
-    rng = np.random.default_rng(1)
+def _world(items: int, seed: int, noise, planted: float = 0.0) -> pd.DataFrame:
+    """Five domains x four gridded manipulations (16, 16, 7, 5 settings); `noise(rng,
+    latent)` makes a score; `planted` lifts Indoor's gamma at setting 13."""
+    rng = np.random.default_rng(seed)
     groups = []
     for domain in ("people", "animal", "illustration", "indoor", "outdoor"):
-        base = rng.normal(2, 0.5, 300)
-        groups.append(_rows(domain, "original", base))
+        base = rng.normal(2.5, 0.7, items)
+        groups.append(_rows(domain, "original", noise(rng, base)))
         for manipulation, grid in (("brightness", 16), ("gamma", 16), ("padding", 7)):
             for k in range(grid):
+                lift = planted if (domain, manipulation, k) == ("indoor", "gamma", 3) else 0
                 groups.append(_rows(domain, f"{manipulation}={10 + k}",
-                                    base + rng.normal(0, 0.3, 300)))
+                                    noise(rng, base + lift)))
         for position in ("bottom-right", "bottom-left", "top-right", "top-left", "center"):
             groups.append(_rows(domain, f"instruction_overlay={position}",
-                                base + rng.normal(0, 0.3, 300)))
-    scores = frame(*groups)
-    table = effects.cross_fitted_table(scores, "j", n_permutations=5000)
-    assert len(table) == 20 and (table["n"] == 300).all()
+                                noise(rng, base)))
+    return frame(*groups)
+
+
+def _normal(rng, latent):
+    return latent + rng.normal(0, 0.3, len(latent))
+
+
+def test_whole_table_null_takes_seconds():
+    # the paper's 100 items per domain, the default 2000 null draws per cell
+    table = effects.cross_fitted_table(_world(100, 1, _normal), "j")
+    assert len(table) == 20 and (table["n"] == 100).all()
+
+
+# --- the exact null, chance levels and the simultaneous interval -------------------------
+
+def test_rotations_call_each_version_the_original_once():
+    turned = effects.rotations(np.array([[1.0, 2.0, 3.0]]))
+    assert turned[0].tolist() == [[1, 2, 3], [2, 3, 1], [3, 1, 2]]
+
+
+def test_monte_carlo_p_counts_the_observed_and_breaks_ties_at_random():
+    null = np.array([1.0, 2.0, 2.0, 3.0])
+    assert effects.monte_carlo_p(null, 5.0, np.random.default_rng(0)) == 1 / 5
+    assert effects.monte_carlo_p(null, 0.0, np.random.default_rng(0)) == 1.0
+    # one draw above, two tied: 1 + 1 + J over 5, J uniform on 0, 1, 2
+    seen = {effects.monte_carlo_p(null, 2.0, np.random.default_rng(s)) for s in range(50)}
+    assert seen == {2 / 5, 3 / 5, 4 / 5}
+
+
+def test_max_abs_t_by_hand():
+    mean, variance = np.array([[0.5, 0.0, -1.0]]), np.array([[0.25, 0.0, 1.0]])
+    # 0.5 / sqrt(0.25 / 4) = 2; 0 / 0 -> 0; 1 / sqrt(1 / 4) = 2
+    assert effects.max_abs_t(mean, variance, 4).tolist() == [2.0]
+    assert effects.max_abs_t(np.array([[0.5, 0.2]]), np.array([[0.25, 0.0]]), 4
+                             ).tolist() == [np.inf]  # a constant nonzero gain
+
+
+def test_grid_null_of_one_setting_is_the_swap_of_original_and_manipulated():
+    # two items, one setting: four equally likely relabellings, gains (1 + 3) / 2 = 2,
+    # (-1 + 3) / 2 = 1, (1 - 3) / 2 = -1, -2
+    versions = np.array([[0.0, 1.0], [0.0, 3.0]])
+    null = effects.grid_null(versions, np.array([0, 1]), np.random.default_rng(0), 4000)
+    values, counts = np.unique(null["in_sample"], return_counts=True)
+    assert values.tolist() == [-2, -1, 1, 2]
+    assert counts / 4000 == pytest.approx([0.25] * 4, abs=0.03)
+    assert (null["tied"] == 1).all()  # never a tie: the chance of a success is 1/2
+
+
+def _enumerated_chance(versions: np.ndarray) -> float:
+    """P(some setting's mean > the original's) over every rotation of every item."""
+    turned = effects.rotations(versions)
+    wins = []
+    for called in itertools.product(range(versions.shape[1]), repeat=len(versions)):
+        means = turned[np.arange(len(versions)), called].mean(axis=0)
+        wins.append(means[1:].max() > means[0] + 1e-12)
+    return float(np.mean(wins))
+
+
+def test_chance_level_counts_ties_as_failures():
+    # discrete scores: each item has two versions scored 0 and one scored 1
+    versions = np.array([[0, 0, 1], [1, 0, 0], [0, 1, 0], [0, 0, 1.0]])
+    folds = np.array([0, 0, 1, 1])
+    row = effects.cell_statistics(versions, ["a", "b"], folds, np.random.default_rng(0),
+                                  20000, 0.95)
+    # each item's 1 lands in column 0, 1 or 2 with chance 1/3: the original's count is
+    # at least both others' in (4,0,0), (3,1,0) x2, (2,2,0) x2 and (2,1,1): 1 + 8 + 12 +
+    # 12 = 33 of 81, so a no-bias judge succeeds 48/81, below S / (S + 1) = 2/3
+    exact = _enumerated_chance(versions)
+    assert exact == pytest.approx(48 / 81)
+    assert row["chance_in_sample"] == pytest.approx(exact, abs=0.01)
+    # all versions equal: every draw ties, no success is possible
+    flat = effects.cell_statistics(np.ones((4, 3)), ["a", "b"], folds,
+                                   np.random.default_rng(0), 200, 0.95)
+    assert flat["chance_in_sample"] == flat["chance_cross_fitted"] == 0.0
+    assert flat["in_sample_p"] <= 1.0 and flat["best_low"] == flat["best_high"] == 0.0
+
+
+def test_continuous_chance_is_s_over_s_plus_1_and_the_interval_is_max_t():
+    table = effects.cross_fitted_table(_grid_cell(0.0), "j", n_permutations=999)
+    row = table.iloc[0]
+    assert row["chance_in_sample"] == pytest.approx(16 / 17)
+    assert 0.4 < row["chance_cross_fitted"] < 0.55
+    d = (_grid_cell(0.0).pipe(effects.paired, "j").pivot(index="item_id", columns="setting",
+                                                          values="difference"))
+    gains, se = d.mean(), d.std(ddof=1) / np.sqrt(len(d))
+    assert row["best_low"] == pytest.approx((gains - row["max_t_critical"] * se).max())
+    assert row["best_high"] == pytest.approx((gains + row["max_t_critical"] * se).max())
+    # the studentised max of 16 settings lies above a single t quantile
+    assert row["max_t_critical"] > stats.t.ppf(0.975, 59)
+
+
+def _whole_numbers(rng, latent):
+    return np.clip(np.round(latent + rng.normal(0, 0.5, len(latent))), 0, 5)
+
+
+@pytest.mark.parametrize("noise", [_whole_numbers, _normal])
+def test_no_bias_judge_in_another_world_finds_nothing(noise):
+    """A judge with no visual bias in a world the default does not use (whole-number or
+    continuous scores, 20 items per domain): no cell survives the FDR and the best
+    setting's simultaneous interval covers 0 (nominally in 95 % of the cells)."""
+    table = effects.cross_fitted_table(_world(20, 7, noise), "j", n_permutations=499)
+    assert (table["in_sample_q"] < 0.05).sum() == 0
+    assert ((table["best_low"] <= 0) & (table["best_high"] >= 0)).mean() >= 0.9
+
+
+def test_no_bias_judge_succeeds_at_its_chance_level():
+    """Attack success of a no-bias judge with whole-number scores, over five worlds of 20
+    cells: the cells of a domain share their originals, so one world's rate moves in
+    blocks of four cells; the average sits at the reported chance levels."""
+    rates = []
+    for seed in range(5):
+        scores = _world(12, seed, _whole_numbers)
+        table = effects.cross_fitted_table(scores, "j", n_permutations=199, seed=seed)
+        in_sample = effects.in_sample_table(scores, "j").merge(
+            table[[*effects.CELL, "chance_in_sample"]], on=effects.CELL)
+        rates.append([effects.attack_success(in_sample, chance="chance_in_sample"),
+                      effects.attack_success(table.assign(
+                          percent_change=table["cross_fitted_percent"]),
+                          chance="chance_cross_fitted")])
+    for reading in (0, 1):
+        both = pd.concat([r[reading] for r in rates])
+        assert both["success_rate"].mean() == pytest.approx(both["chance_rate"].mean(), abs=8)
+    assert pd.concat([r[0] for r in rates])["chance_rate"].mean() > 75  # in-sample: ~S/(S+1)
+    assert 30 < pd.concat([r[1] for r in rates])["chance_rate"].mean() < 52  # ~1/2 - ties
+
+
+def test_a_planted_cell_stands_out_of_the_same_world():
+    table = effects.cross_fitted_table(_world(20, 7, _whole_numbers, planted=1.0), "j",
+                                       n_permutations=499).set_index(effects.CELL)
+    planted = table.loc[("indoor", "gamma")]
+    assert planted["in_sample_q"] < 0.05 and planted["best_low"] > 0
+    assert (table.drop(("indoor", "gamma"))["in_sample_q"] >= 0.05).all()
 
 
 # --- Fig. 2: attack success on the paper's own numbers -----------------------------------
@@ -281,6 +419,17 @@ def test_attack_success_counts_only_applicable_cells():
     row = effects.attack_success(changes).iloc[0]
     assert row["cells"] == 1 and row["successes"] == 0 and row["success_rate"] == 0.0
     assert row["cells_missing"] == 1 and np.isnan(row["mean_gain"])
+
+
+def test_attack_success_beside_its_chance_level():
+    changes = pd.DataFrame({"judge": "j", "domain": ["people", "animal", "indoor"],
+                            "manipulation": ["gamma", "gamma", "padding"],
+                            "percent_change": [4.0, 1e-12, -3.0],  # 1e-12: a float tie
+                            "chance": [16 / 17, 16 / 17, 7 / 8]})
+    row = effects.attack_success(changes, chance="chance").iloc[0]
+    assert row["successes"] == 1 and row["success_rate"] == pytest.approx(100 / 3)
+    assert row["chance_rate"] == pytest.approx(100 * (32 / 17 + 7 / 8) / 3)
+    assert np.isnan(effects.attack_success(changes).iloc[0]["chance_rate"])
 
 
 # --- Table 5 -------------------------------------------------------------------------------

@@ -69,6 +69,10 @@ def test_planted_susceptibilities_are_recovered(frame_project, default_params):
     assert covered.mean() >= 0.8, real[~covered]
     zero = cells[cells["planted"] == 0]
     assert (zero["p_value"] < 0.05).mean() <= 0.15  # null cells stay null (5 % expected)
+    assert (zero["in_sample_p"] < 0.05).mean() <= 0.15
+    # the best setting's simultaneous interval covers the planted best effect
+    assert ((real["best_low"] - 0.03 <= real["planted"])
+            & (real["planted"] <= real["best_high"] + 0.03)).mean() >= 0.9
     # lumen-mini has no susceptibility: the paper's in-sample maximum over a grid still
     # gains over the cross-fitted estimate, by about what its permutation null says (every
     # cell of an item shares its original's score, so both move with that draw together)
@@ -79,6 +83,16 @@ def test_planted_susceptibilities_are_recovered(frame_project, default_params):
     success = pd.read_parquet(results / "attack_success.parquet").set_index(["judge", "reading"])
     assert (success.loc[("lumen-mini", "in_sample"), "success_rate"]
             > success.loc[("lumen-mini", "cross_fitted"), "success_rate"] + 20)
+    # a judge with no visual bias "succeeds" ~S/(S+1) of the time in-sample and ~1/2
+    # cross-fitted on average (the cells of a domain share their originals, so one run's
+    # 34 cells move in five blocks: measured 50 % vs 81 % and 12 % vs 47 %; the average
+    # over worlds is tests/test_frame_effects.py's), and no cell survives the FDR
+    for reading, chance in (("in_sample", (75, 95)), ("cross_fitted", (30, 55))):
+        row = success.loc[("lumen-mini", reading)]
+        assert chance[0] < row["chance_rate"] < chance[1]
+    metrics = json.loads((results / "metrics.json").read_text())["judges"]
+    assert metrics["lumen-mini"]["cells_significant"] == 0
+    assert (null_judge["best_low"] <= 0).mean() >= 0.9  # its best effect may be 0
 
 
 @pytest.mark.slow
@@ -129,7 +143,10 @@ def test_mitigation_pairwise_and_humans_follow_the_plant(frame_project, default_
     headline = html.split('<p class="headline">')[1].split("</p>")[0]  # first, with numbers
     assert html.index('class="headline"') < html.index("Seed 004.")
     judges = json.loads((results / "metrics.json").read_text())["judges"]
-    assert all(f"{judge} " in headline for judge in judges) and "cells significant" in headline
+    assert all(f"{judge} " in headline for judge in judges)
+    assert headline.startswith("Cells significant after BH-FDR") and "chance" in headline
+    assert "gain of a setting chosen on half the items" in html
+    assert "best setting&#x27;s effect" in html or "best setting's effect" in html
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ from itertools import combinations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from PIL import Image
 
@@ -39,6 +40,30 @@ def test_hpdv2_test_all_pairs_ties_dropped(tmp_path):
     row = pairs.set_index("pair_id").loc["test-00000-0-1"]
     assert row["preference"] == 0.0  # rank 2 vs rank 1: B is better (lower is better)
     assert set(pairs["split"]) == {"test"}
+
+
+def test_hpdv2_test_orientation_drawn_with_a_recorded_seed(tmp_path):
+    # ranks in file order: the earlier image is always better, so the file's order makes
+    # every test pair "A preferred" (the positive class of AUC-PR and F1)
+    _images(tmp_path, [f"t/{i}.png" for i in range(7)])
+    ranks = list(range(1, 8))
+    (tmp_path / "test.json").write_text(json.dumps([{
+        "prompt": "a cat", "image_path": [f"t/{i}.png" for i in range(7)], "rank": ranks,
+        "raw_annotation": []}]))
+    listed, _ = read_hpdv2_test(tmp_path / "test.json", tmp_path)
+    assert (listed["preference"] == 1).all()
+    drawn, _ = read_hpdv2_test(tmp_path / "test.json", tmp_path, orientation_seed=3)
+    again, _ = read_hpdv2_test(tmp_path / "test.json", tmp_path, orientation_seed=3)
+    other, _ = read_hpdv2_test(tmp_path / "test.json", tmp_path, orientation_seed=4)
+    pd.testing.assert_frame_equal(drawn, again)
+    assert not drawn["image_a"].equals(other["image_a"])
+    assert list(drawn["pair_id"]) == list(listed["pair_id"])
+    assert 0 < drawn["preference"].mean() < 1  # 21 pairs: both orientations occur
+    rank = {f"{tmp_path}/t/{i}.png": r for i, r in enumerate(ranks)}
+    for row in drawn.itertuples():  # the label follows the drawn orientation
+        assert row.preference == float(rank[row.image_a] < rank[row.image_b])
+        assert {row.image_a, row.image_b} == set(listed.set_index("pair_id").loc[
+            row.pair_id, ["image_a", "image_b"]])
 
 
 def test_hpdv2_train_one_pair_per_group(tmp_path):
@@ -185,4 +210,6 @@ def test_synthetic_default_through_the_importers_is_deterministic(tmp_path):
     assert len(test) == 4 * len(list(combinations(range(3), 2)))
     assert support["fold"].isna().sum() == 18  # the training images, D_sup's pool
     assert summary["files"]["train"].endswith("hpdv2/train.json")
+    assert summary["test_orientation"]["mode"] == "random"
+    assert summary["test_orientation"]["seed"] == 2
     assert all(Path(p).is_relative_to(tmp_path / "a") for p in pairs["image_a"])

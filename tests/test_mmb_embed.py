@@ -7,14 +7,17 @@ import json
 from collections import Counter
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from judgebias.studies.mmb import synthetic
 from judgebias.studies.mmb.cluster import (
     mean_entropy,
+    normalise,
     soft_assign,
     softmax_cosines,
     spherical_kmeans,
+    support_size,
 )
 from judgebias.studies.mmb.embed import EmbeddingSpec, embed_images, load_model
 
@@ -118,3 +121,36 @@ def test_clusters_and_soft_assignment():
         spherical_kmeans(X, 70, seed=0)
     with pytest.raises(ValueError, match="tau must be positive"):
         softmax_cosines(np.zeros((1, 2)), 0)
+
+
+@pytest.mark.parametrize(("mode", "first"), [("per_k", {1: 3, 2: 6}), ("max_k", {1: 6, 2: 6})])
+def test_support_set_per_k(tmp_path, mode, first):
+    """Seed 002 §5: D_sup "is always composed of 256 x K samples": the cluster step gives
+    K its first support_per_cluster x K images of the seeded support order (per_k), or
+    every K the same support_per_cluster x max(K) (max_k). K = 1's centroid is the
+    normalised mean of its D_sup, so the images it saw can be read back from the cosines."""
+    from judgebias.artifacts import write_table
+    from judgebias.studies.mmb.steps import cluster
+    from judgebias.studies.mmb.tables import EMBEDDINGS, PAIRS, SUPPORT
+
+    rng = np.random.default_rng(0)
+    vectors = normalise(rng.normal(size=(8, 5)))  # 6 support images, 2 shown in a pair
+    names = [f"img{i}.png" for i in range(8)]
+    write_table(pd.DataFrame({"image_path": names[:6], "group": "g", "fold": None,
+                              "style": None}).astype({"fold": "Int64"}),
+                tmp_path / "support.parquet", SUPPORT)
+    write_table(pd.DataFrame([{"pair_id": "p", "group": "t", "prompt": "x",
+                               "image_a": names[6], "image_b": names[7], "preference": 1.0,
+                               "split": "test", "fold": None, "source": "hpdv2",
+                               "style_a": None, "style_b": None}]).astype({"fold": "Int64"}),
+                tmp_path / "pairs.parquet", PAIRS)
+    write_table(pd.DataFrame({"image_path": names, "image_sha256": names,
+                              "embedding": list(vectors)}), tmp_path / "emb.parquet", EMBEDDINGS)
+    config = {"mmb": {"clustering": {"ks": [1, 2], "seeds": 1, "niter": 5,
+                                     "support_per_cluster": 3, "support": mode}}}
+    cluster(config, str(tmp_path / "pairs.parquet"), str(tmp_path / "support.parquet"),
+            str(tmp_path / "emb.parquet"), str(tmp_path / "clusters.parquet"))
+    rows = pd.read_parquet(tmp_path / "clusters.parquet").set_index("k")
+    centroid = normalise(vectors[:first[1]].mean(axis=0, keepdims=True))[0]
+    np.testing.assert_allclose(rows.loc[1, "cos_a"], [vectors[6] @ centroid], atol=1e-5)
+    assert support_size(2, config["mmb"]["clustering"]) == first[2]

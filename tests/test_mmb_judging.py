@@ -20,11 +20,12 @@ from judgebias.models.journal import TooManyFailures
 from judgebias.models.sim import SimBackend, SimModel
 from judgebias.studies.mmb import synthetic
 from judgebias.studies.mmb.jobs import grow_pool, judge_pairs
-from judgebias.studies.mmb.params import builtin_pool
+from judgebias.studies.mmb.params import SIM_TRAITS, builtin_pool
 from judgebias.studies.mmb.sim import (
     PAIR_MARK,
     PairwiseTask,
     RephraseTask,
+    landscape_key,
     position_bias,
     slope,
 )
@@ -71,7 +72,7 @@ def test_sim_judge_answers_its_planted_probability(tmp_path):
                           sampling=Sampling(temperature=0, top_logprobs=5))
     answer = backend.answer(request)
     seen = [synthetic.perceive(synthetic.png_bytes(i)) for i in (first, second)]
-    parsed = Traits(**traits)
+    parsed = Traits(**traits, world=landscape_key(0, "j"))
     assert slope(parsed, instruction, "ink sketch") == 6.0
     logit = (6.0 * (seen[0].quality - seen[1].quality) + position_bias(parsed, instruction)
              + 1.0 * (seen[0].brightness - seen[1].brightness))
@@ -80,6 +81,26 @@ def test_sim_judge_answers_its_planted_probability(tmp_path):
     assert read.probs["A"] == pytest.approx(1 / (1 + math.exp(-logit)), rel=1e-9)
     other = slope(parsed, "Which image is better?", "ink sketch")
     assert other != 6.0
+
+
+def test_each_judge_and_world_seed_has_its_own_landscape():
+    """Issue 20: the slopes and position biases of non-expert instructions are drawn per
+    (world seed, judge), not shared by every judge; a judge with no bias is calibrated
+    everywhere."""
+    pool = [p["text"] for p in builtin_pool()]
+    styles = list(synthetic.STYLES)
+
+    def landscape(world: str, **traits: float) -> list[float]:
+        judge = Traits(experts={}, world=world, **traits)
+        return ([slope(judge, a, s) for a in pool for s in styles]
+                + [position_bias(judge, a) for a in pool])
+
+    mine = landscape(landscape_key(0, "a"))
+    assert mine == landscape(landscape_key(0, "a"))  # deterministic
+    assert mine != landscape(landscape_key(0, "b")) != landscape(landscape_key(1, "a"))
+    assert Traits.numeric_traits() == SIM_TRAITS  # what params checks is what sim reads
+    unbiased = landscape(landscape_key(0, "a"), miscalibrated=0.0, position_bias=0.0)
+    assert unbiased == [6.0] * (len(pool) * len(styles)) + [0.0] * len(pool)
 
 
 def test_writer_rewords_an_instruction():

@@ -8,8 +8,10 @@ import pytest
 from sklearn import metrics as skm
 from statsmodels.stats.multitest import multipletests
 
+from judgebias.studies.mmb.bpe_reference import ReferenceBayesianPromptEnsemble
 from judgebias.studies.mmb.estimator import BayesianPromptEnsemble, MultimodalBayesianEnsemble
 from judgebias.studies.mmb.factorial import (
+    REFERENCE_METHODS,
     Design,
     Split,
     prompt_order,
@@ -108,6 +110,19 @@ def test_compare_to_best_bold_and_by():
                                multipletests(out.loc[tested, "p_value"], method="fdr_by")[1])
 
 
+def test_calibration_bins_by_hand():
+    # confidences 0.61 (right), 0.68 (wrong), 0.95 (right). 10 bins: the first two share
+    # [0.6, 0.7): |1/2 - 0.645| = 0.145, and |1 - 0.95| = 0.05, so ECE = (2 x 0.145 +
+    # 0.05) / 3, MCE = 0.145. 15 bins split them at 2/3: gaps 0.39 and 0.68, ECE =
+    # (0.39 + 0.68 + 0.05) / 3, MCE = 0.68 (the reference code's 10 vs the spec's 15).
+    p, y = np.array([0.61, 0.32, 0.95]), np.array([1, 1, 1])
+    ten, fifteen = batch_metrics(p, y, n_bins=10), batch_metrics(p, y, n_bins=15)
+    assert ten["ece"][0] == pytest.approx((2 * 0.145 + 0.05) / 3)
+    assert ten["mce"][0] == pytest.approx(0.145)
+    assert fifteen["ece"][0] == pytest.approx((0.39 + 0.68 + 0.05) / 3)
+    assert fifteen["mce"][0] == pytest.approx(0.68)
+
+
 def test_bootstrap_band_narrows_with_more_runs():
     rng = np.random.default_rng(0)
     few, many = rng.normal(size=(5, 3)), rng.normal(size=(200, 3))
@@ -137,10 +152,13 @@ def test_factorial_equals_the_estimators_one_at_a_time(entropy):
     rng = np.random.default_rng(4)
     split = _split(rng)
     design = Design(n_prompts=[2, 4], n_val=[0, 5, 12], train_seeds=[0, 1],
-                    sampling_seeds=[0, 1, 2], entropy=entropy, coverages=[0.5, 1.0])
+                    sampling_seeds=[0, 1, 2], entropy=entropy, coverages=[0.5, 1.0],
+                    calibration_bins=10, bpe_reference=("printed", "corrected"))
     frame = run_factorial(split, design)
-    assert len(frame) == 2 * 3 * 2 * 3 * (4 + 2 * 2)
-    for row in frame.sample(40, random_state=0).itertuples():
+    assert len(frame) == 2 * 3 * 2 * 3 * (6 + 2 * 2)
+    assert frame["error_coverage"].notna().all()  # curves for every prompt count (Fig. 5)
+    variants = {label: variant for variant, label in REFERENCE_METHODS.items()}
+    for row in frame.groupby("method").sample(8, random_state=0).itertuples():
         cols = prompt_order(row.sampling_seed, 6)[:row.n_prompts]
         val = validation_order(row.train_seed, len(split.y_pool))[:row.n_val]
         X_val, y_val = split.P_pool[np.ix_(val, cols)], split.y_pool[val]
@@ -152,15 +170,19 @@ def test_factorial_equals_the_estimators_one_at_a_time(entropy):
             p = model.predict_proba(X_test, responsibilities=split.R_test[key])[:, 1]
         elif row.method == "BPE":
             p = BayesianPromptEnsemble().fit(X_val, y_val).predict_proba(X_test)[:, 1]
+        elif row.method in variants:
+            p = ReferenceBayesianPromptEnsemble(regulariser=variants[row.method]).fit(
+                X_val, y_val).predict_proba(X_test)[:, 1]
         elif row.method == "AVG":
             p = X_test.mean(axis=1)
         elif row.method == "STD":
             p = X_test[:, 0]
         else:
             continue
-        expected = batch_metrics(p, split.y_test)
-        for name in ("ece", "nll", "auc_pr", "roc_auc"):
-            assert getattr(row, name) == pytest.approx(expected[name][0], abs=1e-9)
+        expected = batch_metrics(p, split.y_test, n_bins=10)
+        iterative = 1e-6 if row.method in variants else 1e-9  # the reference's solver
+        for name in ("ece", "mce", "nll", "auc_pr", "roc_auc"):
+            assert getattr(row, name) == pytest.approx(expected[name][0], abs=iterative)
     std = frame[frame["method"] == "STD"].groupby("sampling_seed")["nll"].first()
     assert std.nunique() > 1
     avg = frame[frame["method"] == "AVG"].groupby(["n_prompts", "sampling_seed"])["ece"]

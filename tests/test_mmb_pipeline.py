@@ -35,15 +35,24 @@ def mmb_project(tmp_path_factory, default_params):
 
 @pytest.mark.slow
 def test_planted_answer_is_recovered(mmb_project, default_params):
-    """Instruction reliability is planted per style: MMB's ECE is below BPE's and AVG's
-    with the difference significant after BY, the top instruction of most style-dominated
-    clusters is the planted one, K = 1 is BPE exactly (entropy per_group), and a badly
-    set tau (near-uniform assignments) raises ECE."""
+    """Instruction reliability is planted per style, with the judge's own landscape
+    (issue 20: no default tuned so MMB wins). Whichever way it comes out, the report says
+    whether MMB beats AVG and BPE (interval over test groups, BY-adjusted p, verdict);
+    a planted best instruction tops at least one style-dominated cluster, K = 1 is BPE
+    exactly (entropy per_group), and a badly set tau (near-uniform assignments) raises
+    ECE. Level and power of the comparison: tests/test_mmb_comparison.py and
+    benchmarks/mmb_power.py."""
     metrics = json.loads((mmb_project / "results/mmb/metrics.json").read_text())
     judge = metrics["judges"]["corvid-pro"]
-    assert judge["ece_best"] == "MMB"
-    assert set(judge["mmb_ece_significantly_below"]) == {"AVG", "BPE"}
-    assert judge["top_prompt_matches"] >= judge["clusters_with_style"] / 2 > 0
+    assert set(judge["comparisons"]) == {"MMB - AVG", "MMB - BPE"}
+    tests = pd.read_parquet(mmb_project / "results/mmb/comparisons.parquet")
+    assert (tests["low"] <= tests["high"]).all() and (tests["ece_low"] <= tests["ece_high"]).all()
+    assert (tests["p_adjusted"] >= tests["p_value"]).all()
+    assert set(tests["verdict"]) <= {"MMB better", "MMB worse", "not distinguishable"}
+    power = pd.read_parquet(mmb_project / "results/mmb/power.parquet")
+    assert power["per_cluster"].iloc[0] == 0
+    assert power.iloc[0]["MMB"] == pytest.approx(power.iloc[0]["AVG"])  # no data: AVG
+    assert judge["top_prompt_matches"] >= 1 and judge["clusters_with_style"] > 0
     assert judge["pairs_dropped"] == 0 and judge["smoothed_answers"] == 0
     runs = pd.read_parquet(mmb_project / "results/mmb/factorial/corvid-pro/configurations.parquet")
     keys = ["n_prompts", "n_val", "train_seed", "sampling_seed"]
@@ -56,6 +65,7 @@ def test_planted_answer_is_recovered(mmb_project, default_params):
     assert sweep["mean_entropy"].is_monotonic_increasing
     html = (mmb_project / "results/report.html").read_text()
     assert "MMB: calibrating a pairwise image judge" in html and "<strong>" in html
+    assert "Does MMB beat AVG and BPE?" in html and "Power view" in html
     assert re.search(r"<td>(def|tpl|reph|per)-\d+: \w", html)  # instructions with their text
 
 

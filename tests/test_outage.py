@@ -195,13 +195,13 @@ def test_an_accepted_outage_runs_birch_to_the_report_with_the_counts(default_par
     the analysis leaves the judge's rows out (it crashed with KeyError 'ds_mean' before)
     and the metrics and the report count them."""
     params = birch_params(default_params)
-    params["birch"]["dataset"]["synthetic"]["n_pairs"] = 20
+    params["birch"]["datasets"]["synthetic"]["n_pairs"] = 20
     params["birch"]["models"] = ["corvid-pro", "lumen-large"]
     project = make_project(tmp_path, dead_endpoint(params, "lumen-large"))
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
-    metrics = json.loads((project / "results/birch/metrics.json").read_text())
+    metrics = json.loads((project / "results/birch/synthetic/metrics.json").read_text())
     verdicts = pd.concat(pd.read_parquet(p) for p in
-                         (project / "data/birch/verdicts/lumen-large").glob("*.parquet"))
+                         (project / "data/birch/synthetic/verdicts/lumen-large").glob("*.parquet"))
     failed = int((verdicts["status"] == "failed").sum())
     assert failed > 0 and metrics["failed_calls"] == {
         "lumen-large": {"failed": failed, "rows": len(verdicts)}}
@@ -245,17 +245,19 @@ def test_frame_metrics_of_a_judge_without_usable_answers_are_null():
     tables = {
         "attack_success": pd.DataFrame({"judge": ["up", "up"],
                                         "reading": ["in_sample", "cross_fitted"],
-                                        "success_rate": [40.0, 25.0]}),
-        "table3_cross_fitted": pd.DataFrame({"judge": ["up"], "p_value": [0.01]}),
+                                        "success_rate": [40.0, 25.0],
+                                        "chance_rate": [80.0, 45.0]}),
+        "table3_cross_fitted": pd.DataFrame({"judge": ["up"], "in_sample_q": [0.01]}),
         "human_correlation": pd.DataFrame({"judge": ["up", "down"],
                                            "pearson": [0.6, np.nan]}),
     }
     judges = frame_metrics(config, pd.DataFrame({"domain": ["people"]}), tables)["judges"]
-    assert judges["up"] == {"attack_success_in_sample": 40.0,
-                            "attack_success_cross_fitted": 25.0, "cells_significant": 1,
-                            "pearson_with_humans": 0.6}
-    assert judges["down"] == {"attack_success_in_sample": None,
-                              "attack_success_cross_fitted": None, "cells_significant": 0,
+    assert judges["up"] == {"attack_success_in_sample": 40.0, "chance_in_sample": 80.0,
+                            "attack_success_cross_fitted": 25.0, "chance_cross_fitted": 45.0,
+                            "cells_significant": 1, "pearson_with_humans": 0.6}
+    assert judges["down"] == {"attack_success_in_sample": None, "chance_in_sample": None,
+                              "attack_success_cross_fitted": None,
+                              "chance_cross_fitted": None, "cells_significant": 0,
                               "pearson_with_humans": None}
     assert _rate(None) == "–" and _rate(40.0) == "40%"
     assert _cell(None, None) == "-" and _cell(3.5, 12.0) == "3.50 (+12.0%)"

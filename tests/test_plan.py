@@ -47,7 +47,7 @@ def small_all_studies(default_params: dict) -> dict:
     frame["analysis"]["n_permutations"] = 100
     birch = params["birch"]
     birch.update(models=JUDGES, swap_order=True)
-    birch["dataset"]["synthetic"]["n_pairs"] = 24
+    birch["datasets"]["synthetic"]["n_pairs"] = 24
     birch["downsampling"]["draws"] = 2
     return params
 

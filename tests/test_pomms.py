@@ -30,6 +30,7 @@ from judgebias.studies.philautia.analysis import (
 )
 from judgebias.studies.pomms.estimator import (
     Pomms,
+    Table2,
     caption_features,
     ensemble_caption_scores,
     ensemble_philautia,
@@ -597,3 +598,67 @@ def test_docstring_example() -> None:
     for test in doctest.DocTestFinder().find(module.Pomms, "Pomms", globs=vars(module)):
         runner.run(test)
     assert runner.failures == 0 and runner.tries > 0
+
+
+# --------------------------------------------------------------------------------------
+# A world the default does not use, with no self-preference to reduce
+# --------------------------------------------------------------------------------------
+
+NULL_JUDGES = ["a1", "a2", "a3", "b1", "b2"]
+
+
+def exchangeable_world(seed: int, n_images: int = 60, n_ratings: int = 200
+                       ) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
+    """Philautia scores and human ratings of five exchangeable judges (same noise, no
+    self-preference): (long score table, judge scores of the rated items, human score).
+    The caption scores carry skewed (centred gamma) noise; the ratings are on the judge
+    grid (`q`)."""
+    rng = np.random.default_rng(seed)
+    m = len(NULL_JUDGES)
+    quality = 0.55 + 0.1 * rng.standard_normal((n_images, m, 1))
+    noise = 0.06 * (rng.gamma(2.0, 1.0, (n_images, m, m)) - 2.0) / np.sqrt(2.0)
+    human = rng.random(n_ratings)
+    judges = pd.DataFrame({j: q(human + 0.2 * rng.standard_normal(n_ratings))
+                           for j in NULL_JUDGES})
+    return long_table(q(quality + noise), NULL_JUDGES), judges, human
+
+
+@pytest.fixture(scope="module")
+def null_fits() -> list[tuple[Pomms, Table2]]:
+    """Pomms (seed 000 Table 2's rule: min_philautia, at least 2 members) on 12
+    exchangeable worlds."""
+    fits = []
+    for seed in range(12):
+        scores, judges, human = exchangeable_world(200 + seed)
+        cv = validation_split(np.arange(len(human)) >= 140)
+        pomms = Pomms(cv=cv, max_features=3, select="min_philautia", min_members=2).fit(
+            judges, human, caption_scores=scores)
+        fits.append((pomms, table2(pomms, scores, NULL_JUDGES)))
+    return fits
+
+
+def test_pomms_finds_no_philautia_where_no_judge_has_any(null_fits) -> None:
+    """No default tuned to a claim (issue 20 item 12): with no self-preference the
+    ensemble's philautia score (Table 1's Phi-score) is centred on 0 across data sets
+    (one-sample t-test), and SFS's first pick is not one favoured judge (chi-square
+    against uniform over the exchangeable judges)."""
+    from scipy import stats
+
+    ensemble = [t2.ensemble_philautia for _, t2 in null_fits]
+    assert stats.ttest_1samp(ensemble, 0.0).pvalue > 0.01, ensemble
+    first = pd.Series([p.selection_order_[0] for p, _ in null_fits])
+    counts = first.value_counts().reindex(NULL_JUDGES, fill_value=0)
+    assert stats.chisquare(counts).pvalue > 0.01, counts.to_dict()
+
+
+def test_less_extreme_reading_holds_where_there_is_nothing_to_reduce(null_fits) -> None:
+    """Seed 000 Table 2 reads Pomms' column as "less extreme than every evaluator's most
+    extreme score" (`Table2.pomms_less_extreme`) and its philautia below the judges'
+    (|ensemble| < min |Phi~_i(i)|). Neither has a test or an interval, and with no
+    self-preference anywhere both still hold in most data sets: the ensemble column
+    averages its members' noise and min_philautia picks the smallest |score| among the
+    steps. So these readings are no evidence that Pomms reduces self-preference; this
+    test pins that, so a change that gives them a null reference has to update it."""
+    less = np.mean([t2.pomms_less_extreme for _, t2 in null_fits])
+    below = np.mean([abs(t2.ensemble_philautia) < t2.min_abs_self for _, t2 in null_fits])
+    assert less >= 0.5 and below >= 0.5, (less, below)

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import copy
 import itertools
+import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from conftest import REPO
 
 from judgebias.artifacts import write_table
 from judgebias.config import validate_params
@@ -290,3 +292,63 @@ def test_panels_differ_from_the_default(default_params) -> None:
     for name in PANELS:
         if name != "default":
             assert panel_config(base, name)["panel"] != base["panel"], name
+
+
+# ------------------------------------------- issue 20 item 14: own effects per setting
+
+
+@pytest.fixture(scope="module")
+def eight_judges(tmp_path_factory):
+    """benchmarks/selfpref_coverage.py's `eight_judges` world on 16 images: the sim's
+    systematic judgement of every pipeline G-VEval request, both settings."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import selfpref_coverage as bench
+
+    world = bench.build_world("eight_judges", 1000, 16, tmp_path_factory.mktemp("eight"))
+    return bench, world, bench.Scorer(world.noise)
+
+
+def test_settings_share_the_sims_judgements_on_correct_references(eight_judges) -> None:
+    """The synthetic references are correct captions, so the reference-based accuracy
+    (0.7 image + 0.3 reference agreement) equals the reference-free one: the two settings
+    judge every caption alike and differ only in the per-request noise. A difference in
+    coverage between them on one data set is a difference between two noise draws."""
+    _, world, _ = eight_judges
+    assert np.allclose(world.planted["ref_based"], world.planted["ref_free"], atol=1e-12)
+
+
+@pytest.mark.parametrize("setting", ["ref_free", "ref_based"])
+def test_own_effect_does_not_absorb_the_family_bonus(eight_judges, setting) -> None:
+    """Planted: lumen favours its siblings by +0.04 (about 3.8 points after the clip);
+    lumen-large +0.04 for itself, lumen-base nothing for itself (sibling-only),
+    corvid-lite -0.04. The sim gives an own caption the self-preference only (seed 001
+    §2: self-preference is how much more a judge favours its own text; the family bonus
+    goes to siblings), and the estimator's own effect is that total: on the expected
+    scores (noise averaged out) each own effect is its truth, not truth + family bonus,
+    and the negative one is not overstated."""
+    bench, world, scorer = eight_judges
+    truth = bench.truth(world, scorer, setting)
+    long = bench.long_table(world, scorer.mean(world.planted[setting]))
+    fit = self_preference(long, world.models, world.families).set_index("model")
+    assert np.allclose(fit["own_effect"], truth["own"], atol=0.3), fit["own_effect"]
+    lumen = ["lumen-large", "lumen-base", "lumen-mini"]
+    assert (truth.loc[lumen, "family"] > 3).all()
+    assert np.allclose(fit.loc[lumen, "family_effect"], truth.loc[lumen, "family"], atol=0.3)
+    assert abs(fit.loc["lumen-base", "own_effect"]) < 0.3
+    assert fit.loc["corvid-lite", "own_effect"] == pytest.approx(
+        truth.loc["corvid-lite", "own"], abs=0.3)
+    assert truth.loc["corvid-lite", "own"] < -3
+
+
+def test_expected_score_curve_is_the_sims_mean_score() -> None:
+    """Hand check of the benchmark's score layer: away from the bounds the expected score
+    of the sim's distribution is 100 x opinion; at opinion 1 the truncation to 0..100
+    pulls it down to the mean of a half-normal, 100 - 100 noise sqrt(2 / pi) (noise 0.08:
+    93.6; 93.9 on the integer scores)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import selfpref_coverage as bench
+
+    curve = bench.expected_score_curve(0.08)
+    assert np.interp(0.5, bench.GRID, curve) == pytest.approx(50.0, abs=1e-6)
+    assert np.interp(1.0, bench.GRID, curve) == pytest.approx(100 - 8 * np.sqrt(2 / np.pi),
+                                                              abs=0.5)

@@ -1,10 +1,13 @@
-# BIRCH (seed 003): the pair table; the labeller's informativeness labels (both orders);
-# each judge's preparatory texts (reference, caption, anchor); the lengthener's equalised
-# pairs; one verdicts job per (judge, variant); then every measure as pure computation, so
-# changing the labeller reruns labelling and the analysis, never a judge call.
+# BIRCH (seed 003), per dataset of birch.datasets: the pair table; the labeller's
+# informativeness labels (both orders); each judge's preparatory texts (reference, caption,
+# anchor); the lengthener's equalised pairs; one verdicts job per (judge, variant); then
+# every measure as pure computation, so changing the labeller reruns labelling and the
+# analysis, never a judge call. Every path carries the dataset's name: adding a dataset
+# reruns only its own jobs.
 from judgebias.studies.birch import tables as birch
 from judgebias.studies.birch.jobs import JUDGE_PROMPTS, NEEDS
 from judgebias.studies.birch.report import report_inputs as birch_report_inputs
+from judgebias.studies.birch.supplement import outputs as birch_supplement_outputs
 
 BIRCH = PARAMS["birch"]
 BIRCH_JUDGES = BIRCH["models"]
@@ -15,11 +18,27 @@ BIRCH_STEPS = sorted({NEEDS[v] for v in BIRCH_VARIANTS if v in NEEDS})
 BIRCH_STEP_PROMPTS = {"reference": "birch_reference", "anchor": "birch_anchor",
                       "caption": BIRCH["caption_prompt"]}
 BIRCH_EQUALISE = "equalised" in BIRCH_VARIANTS
-BIRCH_LABELS = birch.labels_path(BIRCH_LABELLER)
-BIRCH_ANALYSIS_KEYS = ["birch", *(f"panel.{j}.backend" for j in BIRCH_JUDGES)]
-BIRCH_DATA_KEYS = ["birch.dataset", "birch.overrides", "seed"]
+BIRCH_DATASETS = list(BIRCH["datasets"])
+# The analysis reads every birch key but the other datasets' blocks.
+BIRCH_ANALYSIS_KEYS = [*(f"birch.{k}" for k in BIRCH if k != "datasets"),
+                       *(f"panel.{j}.backend" for j in BIRCH_JUDGES)]
+
+
+def birch_data_keys(dataset):
+    return [f"birch.datasets.{dataset}", "seed"]
+
+
+def birch_analysis_keys(dataset):
+    return [*BIRCH_ANALYSIS_KEYS, f"birch.datasets.{dataset}"]
+
+
+def birch_reference_labels(wildcards):
+    path = BIRCH["datasets"][wildcards.birch_dataset]["reference_labels"]
+    return [path] if path else []
+
 
 wildcard_constraints:
+    birch_dataset="|".join(BIRCH_DATASETS),
     birch_judge="|".join(BIRCH_JUDGES),
     birch_variant="|".join(BIRCH_VARIANTS),
     birch_step="|".join(BIRCH_STEPS) if BIRCH_STEPS else "none",
@@ -28,9 +47,11 @@ wildcard_constraints:
 def birch_judge_inputs(wildcards):
     """A variant's pairs (the equalised ones for `equalised`) and the text it needs."""
     variant = wildcards.birch_variant
-    inputs = {"pairs": birch.EQUALISED_PATH if variant == "equalised" else birch.PAIRS_PATH}
+    dataset = wildcards.birch_dataset
+    inputs = {"pairs": (birch.equalised_path(dataset) if variant == "equalised"
+                        else birch.pairs_path(dataset))}
     if variant in NEEDS:
-        inputs["texts"] = birch.texts_path(wildcards.birch_judge, NEEDS[variant])
+        inputs["texts"] = birch.texts_path(dataset, wildcards.birch_judge, NEEDS[variant])
     return inputs
 
 
@@ -42,33 +63,33 @@ rule birch_data:
     input:
         code=step_code("birch-data"),
     output:
-        pairs=birch.PAIRS_PATH,
-        images=directory(birch.IMAGES),
-        summary=f"{birch.DATA}/summary.json",
+        pairs=birch.pairs_path("{birch_dataset}"),
+        images=directory(birch.images_dir("{birch_dataset}")),
+        summary=birch.summary_path("{birch_dataset}"),
     params:
-        dvc_params=BIRCH_DATA_KEYS,
-        values=values_of(BIRCH_DATA_KEYS),
+        dvc_params=lambda w: birch_data_keys(w.birch_dataset),
+        values=lambda w: values_of(birch_data_keys(w.birch_dataset)),
     log:
-        "logs/birch/data.log",
+        "logs/birch/{birch_dataset}/data.log",
     shell:
-        JB + " --log {log} birch-data --pairs {output.pairs} --images {output.images} "
-        "--summary {output.summary}"
+        JB + " --log {log} birch-data --dataset {wildcards.birch_dataset} "
+        "--pairs {output.pairs} --images {output.images} --summary {output.summary}"
 
 
 rule birch_label:
     input:
-        pairs=birch.PAIRS_PATH,
+        pairs=birch.pairs_path("{birch_dataset}"),
         code=step_code("birch-label"),
         prompt=template("birch_informativeness"),
     output:
-        BIRCH_LABELS,
+        birch.labels_path("{birch_dataset}", BIRCH_LABELLER),
     params:
         dvc_params=model_keys(BIRCH_LABELLER, "labeller"),
         values=values_of(model_keys(BIRCH_LABELLER, "labeller")),
     resources:
         **resources_of(BIRCH_LABELLER),
     log:
-        f"logs/birch/label/{BIRCH_LABELLER}.log",
+        "logs/birch/{birch_dataset}/label/" + BIRCH_LABELLER + ".log",
     shell:
         JB + " --log {log} birch-label --labeller " + BIRCH_LABELLER
         + " --pairs {input.pairs} --out {output}"
@@ -76,11 +97,11 @@ rule birch_label:
 
 rule birch_prepare:
     input:
-        pairs=birch.PAIRS_PATH,
+        pairs=birch.pairs_path("{birch_dataset}"),
         code=step_code("birch-prepare"),
         prompt=lambda w: template(BIRCH_STEP_PROMPTS[w.birch_step]),
     output:
-        birch.texts_path("{birch_judge}", "{birch_step}"),
+        birch.texts_path("{birch_dataset}", "{birch_judge}", "{birch_step}"),
     params:
         dvc_params=lambda w: model_keys(w.birch_judge, w.birch_step, "birch.caption_prompt"),
         values=lambda w: values_of(model_keys(w.birch_judge, w.birch_step,
@@ -88,7 +109,7 @@ rule birch_prepare:
     resources:
         **model_resources("birch_judge"),
     log:
-        "logs/birch/prepare/{birch_judge}/{birch_step}.log",
+        "logs/birch/{birch_dataset}/prepare/{birch_judge}/{birch_step}.log",
     shell:
         JB + " --log {log} birch-prepare --model {wildcards.birch_judge} "
         "--step {wildcards.birch_step} --pairs {input.pairs} --out {output}"
@@ -98,13 +119,13 @@ if BIRCH_EQUALISE:
 
     rule birch_equalise:
         input:
-            pairs=birch.PAIRS_PATH,
+            pairs=birch.pairs_path("{birch_dataset}"),
             code=step_code("birch-equalise"),
             prompt=template("birch_lengthen"),
         output:
-            texts=birch.texts_path(BIRCH_LENGTHENER, "lengthen"),
-            equalised=birch.EQUALISED_PATH,
-            summary=f"{birch.DATA}/equalised.json",
+            texts=birch.texts_path("{birch_dataset}", BIRCH_LENGTHENER, "lengthen"),
+            equalised=birch.equalised_path("{birch_dataset}"),
+            summary=birch.data_dir("{birch_dataset}") + "/equalised.json",
         params:
             dvc_params=model_keys(BIRCH_LENGTHENER, "lengthener",
                                   "birch.equalise_tolerance", "birch.lengthener"),
@@ -113,7 +134,7 @@ if BIRCH_EQUALISE:
         resources:
             **resources_of(BIRCH_LENGTHENER),
         log:
-            "logs/birch/equalise.log",
+            "logs/birch/{birch_dataset}/equalise.log",
         shell:
             JB + " --log {log} birch-equalise --pairs {input.pairs} --texts {output.texts} "
             "--equalised {output.equalised} --summary {output.summary}"
@@ -125,7 +146,7 @@ rule birch_judge:
         code=step_code("birch-judge"),
         prompt=lambda w: template(JUDGE_PROMPTS[w.birch_variant]),
     output:
-        birch.verdicts_path("{birch_judge}", "{birch_variant}"),
+        birch.verdicts_path("{birch_dataset}", "{birch_judge}", "{birch_variant}"),
     params:
         dvc_params=lambda w: model_keys(w.birch_judge, "judge", "birch.swap_order"),
         values=lambda w: values_of(model_keys(w.birch_judge, "judge", "birch.swap_order")),
@@ -133,7 +154,7 @@ rule birch_judge:
     resources:
         **model_resources("birch_judge"),
     log:
-        "logs/birch/judge/{birch_judge}/{birch_variant}.log",
+        "logs/birch/{birch_dataset}/judge/{birch_judge}/{birch_variant}.log",
     shell:
         JB + " --log {log} birch-judge --judge {wildcards.birch_judge} "
         "--variant {wildcards.birch_variant} --pairs {input.pairs} {params.texts} "
@@ -142,26 +163,70 @@ rule birch_judge:
 
 rule birch_analysis:
     input:
-        pairs=birch.PAIRS_PATH,
-        equalised=[birch.EQUALISED_PATH] if BIRCH_EQUALISE else [],
-        labels=BIRCH_LABELS,
-        verdicts=[birch.verdicts_path(j, v) for j in BIRCH_JUDGES for v in BIRCH_VARIANTS],
-        reference_labels=[BIRCH["reference_labels"]] if BIRCH["reference_labels"] else [],
+        pairs=birch.pairs_path("{birch_dataset}"),
+        equalised=[birch.equalised_path("{birch_dataset}")] if BIRCH_EQUALISE else [],
+        labels=birch.labels_path("{birch_dataset}", BIRCH_LABELLER),
+        verdicts=[birch.verdicts_path("{birch_dataset}", j, v)
+                  for j in BIRCH_JUDGES for v in BIRCH_VARIANTS],
+        reference_labels=birch_reference_labels,
         code=step_code("birch-analysis"),
     output:
-        metrics=f"{birch.RESULTS}/metrics.json",
-        tables=expand(f"{birch.RESULTS}/{{table}}.parquet", table=birch.TABLES),
-        figures=expand(f"{birch.RESULTS}/figures/{{figure}}.png", figure=birch.FIGURES),
+        metrics=birch.results_dir("{birch_dataset}") + "/metrics.json",
+        tables=[birch.results_dir("{birch_dataset}") + f"/{table}.parquet"
+                for table in birch.TABLES],
+        figures=[birch.results_dir("{birch_dataset}") + f"/figures/{figure}.png"
+                 for figure in birch.FIGURES],
     params:
-        dvc_params=BIRCH_ANALYSIS_KEYS,
-        values=values_of(BIRCH_ANALYSIS_KEYS),
-        equalised=(f"--equalised {birch.EQUALISED_PATH}" if BIRCH_EQUALISE else ""),
+        dvc_params=lambda w: birch_analysis_keys(w.birch_dataset),
+        values=lambda w: values_of(birch_analysis_keys(w.birch_dataset)),
+        equalised=lambda w, input: (f"--equalised {input.equalised}" if BIRCH_EQUALISE
+                                    else ""),
     log:
-        "logs/birch/analysis.log",
+        "logs/birch/{birch_dataset}/analysis.log",
     shell:
-        JB + " --log {log} birch-analysis --pairs {input.pairs} {params.equalised} "
-        "--labels {input.labels} --verdicts {input.verdicts} --out-dir " + birch.RESULTS
+        JB + " --log {log} birch-analysis --dataset {wildcards.birch_dataset} "
+        "--pairs {input.pairs} {params.equalised} --labels {input.labels} "
+        "--verdicts {input.verdicts} --out-dir "
+        + birch.results_dir("{wildcards.birch_dataset}")
 
 
-TARGETS.append(f"{birch.RESULTS}/metrics.json")
-REPORT_INPUTS["birch"] = birch_report_inputs(PARAMS, birch.RESULTS)
+# Fig. 11, Table 5 and Table 6 (judgebias.studies.birch.supplement): the verdicts and
+# every preparatory text of the dataset; their tokens are read from the journal by the
+# request keys those tables hold, so the tables are the inputs.
+BIRCH_PRICED = sorted({*BIRCH_JUDGES, *([BIRCH_LENGTHENER] if BIRCH_EQUALISE else [])})
+BIRCH_SUPPLEMENT_KEYS = [
+    "birch.models", "birch.variants", "birch.lengthener", "journal_dir",
+    *(f"panel.{m}.{k}" for m in BIRCH_PRICED for k in ("backend", "model_id", "pricing")
+      if k in PARAMS["panel"][m])]
+
+
+def birch_supplement_texts(wildcards):
+    texts = [birch.texts_path(wildcards.birch_dataset, j, step)
+             for j in BIRCH_JUDGES for step in BIRCH_STEPS]
+    if BIRCH_EQUALISE:
+        texts.append(birch.texts_path(wildcards.birch_dataset, BIRCH_LENGTHENER, "lengthen"))
+    return texts
+
+
+rule birch_supplement:
+    input:
+        pairs=birch.pairs_path("{birch_dataset}"),
+        verdicts=[birch.verdicts_path("{birch_dataset}", j, v)
+                  for j in BIRCH_JUDGES for v in BIRCH_VARIANTS],
+        texts=birch_supplement_texts,
+        code=step_code("birch-supplement"),
+    output:
+        birch_supplement_outputs(birch.results_dir("{birch_dataset}")),
+    params:
+        dvc_params=BIRCH_SUPPLEMENT_KEYS,
+        values=values_of(BIRCH_SUPPLEMENT_KEYS),
+    log:
+        "logs/birch/{birch_dataset}/supplement.log",
+    shell:
+        JB + " --log {log} birch-supplement --pairs {input.pairs} "
+        "--verdicts {input.verdicts} --texts {input.texts} --out-dir "
+        + birch.results_dir("{wildcards.birch_dataset}")
+
+
+TARGETS.extend(birch.results_dir(d) + "/metrics.json" for d in BIRCH_DATASETS)
+REPORT_INPUTS["birch"] = birch_report_inputs(PARAMS)

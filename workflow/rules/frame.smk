@@ -3,6 +3,7 @@
 # set); each judge's best recipes; the analysis judge's follow-ups (mitigation prompts,
 # combinations, pairwise); then the tables as pure computation.
 from judgebias.studies.frame import tables as frame
+from judgebias.studies.frame import presets as frame_presets
 from judgebias.studies.frame.report import report_inputs as frame_report_inputs
 
 FRAME = PARAMS["frame"]
@@ -18,10 +19,13 @@ FRAME_IMAGE_DIR = [frame.IMAGES] if FRAME_SYNTHETIC else []
 FRAME_SCORE_KEYS = ["frame.prompts.standard"]
 FRAME_RENDER_KEYS = ["frame.resize_back", "frame.beauty"]
 FRAME_ALL_RENDERS = [frame.renders_path(m) for m in FRAME_MANIPULATIONS]
+# frame.presets: paper adds one render set and one score set per judge (seed 004 Tables 9-10)
+FRAME_PRESETS = frame_presets.enabled(FRAME)
+FRAME_PRESET_KEYS = ["frame.presets", "frame.preset_judges"]
 
 wildcard_constraints:
     frame_judge="|".join(FRAME_JUDGES),
-    frame_set="|".join(FRAME_SETS),
+    frame_set="|".join(FRAME_SETS + ([frame_presets.PRESETS] if FRAME_PRESETS else [])),
     manipulation="|".join(FRAME_MANIPULATIONS),
 
 
@@ -29,6 +33,14 @@ def frame_renders(wildcards):
     if wildcards.frame_set == "original":
         return []
     return [frame.renders_path(wildcards.frame_set)]
+
+
+def frame_after_grid(wildcards):
+    """The presets are scored after the grid's scores of the same judge: a preset that is
+    also a grid value is then a journal hit, never a second paid call."""
+    if wildcards.frame_set != frame_presets.PRESETS:
+        return []
+    return [frame.scores_path(wildcards.frame_judge, m) for m in FRAME_MANIPULATIONS]
 
 
 if FRAME_SYNTHETIC:
@@ -134,6 +146,7 @@ rule frame_score:
     input:
         benchmark=frame.ITEMS_PATH,
         renders=frame_renders,
+        after_grid=frame_after_grid,
         code=step_code("frame-score"),
         prompt=template(FRAME["prompts"]["standard"]) + template("frame_system"),
     output:
@@ -275,6 +288,48 @@ rule frame_analysis:
         "--recipes {input.recipes} --mitigation {input.mitigation} "
         "--combinations {input.combinations} --pairwise {input.pairwise} "
         "--renders {input.renders} --out-dir " + frame.RESULTS
+
+
+if FRAME_PRESETS:
+
+    rule frame_presets_render:
+        input:
+            benchmark=frame.ITEMS_PATH,
+            images=FRAME_IMAGE_DIR,
+            recipes=frame_presets.PAPER_RECIPES_INPUT,
+            after_grid=FRAME_ALL_RENDERS,  # a preset in the grid: copied from the render cache
+            code=step_code("frame-presets-render"),
+        output:
+            table=frame.renders_path(frame_presets.PRESETS),
+            images=directory(frame.renders_dir(frame_presets.PRESETS)),
+        params:
+            dvc_params=[*FRAME_PRESET_KEYS, *FRAME_RENDER_KEYS],
+            values=values_of([*FRAME_PRESET_KEYS, *FRAME_RENDER_KEYS]),
+        log:
+            "logs/frame/render/presets.log",
+        shell:
+            JB + " --log {log} frame-presets-render --items {input.benchmark} "
+            "--out {output.table} --out-dir {output.images}"
+
+    rule frame_presets:
+        input:
+            scores=expand(frame.scores_path("{judge}", "{name}"), judge=FRAME_JUDGES,
+                          name=["original", frame_presets.PRESETS]),
+            recipes=frame_presets.PAPER_RECIPES_INPUT,
+            code=step_code("frame-presets"),
+        output:
+            f"{frame.RESULTS}/{frame_presets.RESULTS_NAME}",
+        params:
+            dvc_params=[*FRAME_PRESET_KEYS, "frame.models", "frame.analysis.n_permutations",
+                        "frame.analysis.seed"],
+            values=values_of([*FRAME_PRESET_KEYS, "frame.models",
+                              "frame.analysis.n_permutations", "frame.analysis.seed"]),
+        log:
+            "logs/frame/presets.log",
+        shell:
+            JB + " --log {log} frame-presets --scores {input.scores} --out {output}"
+
+    TARGETS.append(f"{frame.RESULTS}/{frame_presets.RESULTS_NAME}")
 
 
 TARGETS.append(f"{frame.RESULTS}/metrics.json")

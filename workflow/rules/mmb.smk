@@ -13,7 +13,7 @@ MMB_POOL_KEYS = ["mmb.instructions",
                  *(model_keys(MMB_GROW["writer"], "writer") if MMB_GROW else [])]
 MMB_EMBED_KEYS = ["mmb.embedding", "mmb.clustering.ks", "mmb.clustering.support_per_cluster"]
 MMB_CLUSTER_KEYS = ["mmb.clustering.ks", "mmb.clustering.seeds", "mmb.clustering.niter",
-                    "mmb.clustering.support_per_cluster"]
+                    "mmb.clustering.support_per_cluster", "mmb.clustering.support"]
 MMB_FACTORIAL_KEYS = ["mmb.clustering", "mmb.entropy", "mmb.design"]
 MMB_ANALYSIS_KEYS = ["mmb", *(f"panel.{j}" for j in MMB_JUDGES)]
 

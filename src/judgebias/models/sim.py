@@ -131,7 +131,7 @@ from judgebias.data.scenes import CaptionClaims, ClaimMatch, Scene, SceneObject
 from judgebias.models.base import ChatRequest, ChatResponse, OnResponse, Sampling, TokenLogprob
 
 # Bump when the simulated world answers differently, so journaled answers are not reused.
-SIM_VERSION = "sim-1"
+SIM_VERSION = "sim-2"  # sim-2: MMB judges draw their own landscape (issue 20)
 
 REFERENCE_WEIGHT = 0.3  # share of reference agreement in the reference-based accuracy
 MIN_NOISE = 0.005

@@ -23,6 +23,7 @@ import pandas as pd
 
 from judgebias.artifacts import read_table, write_frame, write_json
 from judgebias.judging.values import failed_calls
+from judgebias.studies.birch import inference
 from judgebias.studies.birch import measures as m
 from judgebias.studies.birch.tables import LABEL_ANSWERS, PAIRS, TABLES, VERDICTS
 
@@ -106,12 +107,42 @@ def bias_rows(judge: str, variant: str, correct: pd.Series, subsets: dict[str, p
 
 def method_row(judge: str, method: str, correct: pd.Series, subsets: dict[str, pd.Series]
                ) -> dict[str, Any]:
-    """Acc, Acc_IDS, Acc_CDS, IB, LB of one method (Tables 4 and 8)."""
+    """Acc, Acc_IDS, Acc_CDS, IB, LB of one method (Tables 4 and 8), on one pair set.
+
+    ``acc`` is over D_IDS ∪ D_CDS, the pairs IB rests on, as the paper's Table 8 (its
+    rows satisfy Acc = (1 - r) Acc_IDS + r Acc_CDS with one r, ``tests``): so
+    acc = (n_ids acc_ids + n_cds acc_cds) / (n_ids + n_cds) exactly. ``acc_all`` counts
+    every pair with a human preference (also those the labeller left inconsistent),
+    labelled apart. ``balanced`` = (Acc_IDS + Acc_CDS) / 2 (`measures.balanced_accuracy`).
+    """
     ib = m.bias(correct, subsets["ib"])
     lb = m.bias(correct, subsets["lb"], plus="longer", minus="shorter")
-    return {"judge": judge, "method": method, "acc": m.accuracy(correct).value,
+    labelled = subsets["ib"].reindex(correct.index).isin(["IDS", "CDS"]).to_numpy()
+    return {"judge": judge, "method": method, "acc": m.accuracy(correct[labelled]).value,
             "acc_ids": ib.plus.value, "acc_cds": ib.minus.value, "ib": ib.value,
-            "lb": lb.value}
+            "lb": lb.value, "balanced": m.balanced_accuracy(ib),
+            "acc_all": m.accuracy(correct).value, "n_ids": ib.plus.n, "n_cds": ib.minus.n}
+
+
+def table2_row(judge: str, base: pd.Series, after: pd.Series, subsets: pd.Series,
+               kept: pd.Series) -> dict[str, Any]:
+    """Table 2 (seed 003 §4.4, Appendix C.5): IB before → after length equalisation.
+
+    ``ib_before`` is Base's IB on the pairs that survived equalisation (``kept``: their IB
+    subsets), the same pairs as ``ib_after``, so the change is length's part and not a
+    change of pairs; ``ib_before_all`` is Base's IB on every labelled pair (what the
+    paper's "before" column most likely is: it equals Table 8's IB), kept apart.
+    """
+    survived = kept.dropna().index
+    before = m.bias(base.reindex(survived), subsets.reindex(survived))
+    before_all = m.bias(base, subsets)
+    after_ib = m.bias(after, kept)
+    return {"judge": judge, "ib_before": before.value, "ib_after": after_ib.value,
+            "change": after_ib.value - before.value,
+            "n_before": before.plus.n + before.minus.n,
+            "n_after": after_ib.plus.n + after_ib.minus.n,
+            "ib_before_all": before_all.value,
+            "n_before_all": before_all.plus.n + before_all.minus.n}
 
 
 def analyse_judge(judge: str, data: JudgeData, subsets: dict[str, pd.Series],
@@ -120,7 +151,16 @@ def analyse_judge(judge: str, data: JudgeData, subsets: dict[str, pd.Series],
     """Every per-judge table row."""
     out: dict[str, Any] = {name: [] for name in ("table1", "irs_subsets", "bias", "table2",
                                                  "table4", "cds_curve", "domains",
-                                                 "downsampling")}
+                                                 "downsampling", "intervals", "tests")}
+    index = subsets["ib"].index
+    settings = block["inference"]
+    table = inference.correctness_table(data.correct, subsets, index,
+                                        equalised["ib"] if equalised else None)
+    out["intervals"].append(inference.bootstrap_table(
+        table, resamples=settings["resamples"], method=settings["interval"],
+        level=settings["level"], seed=inference.judge_seed(settings["seed"], judge)
+    ).assign(judge=judge))
+    out["tests"] += inference.mcnemar_rows(judge, data.correct, subsets, index)
     base = data.correct["base"]
     base_ib = m.bias(base, subsets["ib"])
     if "no_image" in data.correct:
@@ -143,11 +183,8 @@ def analyse_judge(judge: str, data: JudgeData, subsets: dict[str, pd.Series],
             row = method_row(judge, method, data.correct[method], subsets)
             out["table4"].append(row)
     if equalised is not None and "equalised" in data.correct:
-        after = m.bias(data.correct["equalised"], equalised["ib"])
-        before = base_ib
-        out["table2"].append({"judge": judge, "ib_before": before.value, "ib_after": after.value,
-                              "n_before": before.plus.n + before.minus.n,
-                              "n_after": after.plus.n + after.minus.n})
+        out["table2"].append(table2_row(judge, base, data.correct["equalised"],
+                                        subsets["ib"], equalised["ib"]))
     spec = block["downsampling"]
     if base_ib.plus.n and base_ib.minus.n:
         curve = m.cds_ratio_curve(base, subsets["ib"], ratios=tuple(spec["cds_ratios"]),
@@ -166,8 +203,12 @@ ROW_COLUMNS = {
     "irs_subsets": ["judge", "subset", "irs", "n_pairs"],
     "bias": ["judge", "variant", "statistic", "value", "acc_plus", "acc_minus", "n_plus",
              "n_minus", "ds_mean", "ds_sd", "ds_min", "ds_max", "ds_n_draws"],
-    "table2": ["judge", "ib_before", "ib_after", "n_before", "n_after"],
-    "table4": ["judge", "method", "acc", "acc_ids", "acc_cds", "ib", "lb"],
+    "table2": ["judge", "ib_before", "ib_after", "change", "n_before", "n_after",
+               "ib_before_all", "n_before_all"],
+    "table4": ["judge", "method", "acc", "acc_ids", "acc_cds", "ib", "lb", "balanced",
+               "acc_all", "n_ids", "n_cds"],
+    "intervals": list(inference.INTERVAL_COLUMNS),
+    "tests": list(inference.TEST_COLUMNS),
 }
 
 
@@ -181,9 +222,11 @@ def _frame(parts: list, columns: list[str] | None = None) -> pd.DataFrame:
     return out.reindex(columns=[*columns, *(c for c in out.columns if c not in columns)])
 
 
-def analyse(config: Mapping[str, Any], pairs_path: str, equalised_path: str | None,
-            labels_path: str, verdict_paths: list[str], out_dir: Path) -> None:
-    """Write every table (TABLES), figure (FIGURES) and metrics.json."""
+def analyse(config: Mapping[str, Any], dataset: str, pairs_path: str,
+            equalised_path: str | None, labels_path: str, verdict_paths: list[str],
+            out_dir: Path) -> None:
+    """Write every table (TABLES), figure (FIGURES) and metrics.json of one dataset
+    (``birch.datasets.<dataset>``)."""
     from judgebias.studies.birch import figures
 
     block = config["birch"]
@@ -207,8 +250,11 @@ def analyse(config: Mapping[str, Any], pairs_path: str, equalised_path: str | No
                                         block).items():
             tables.setdefault(name, []).extend(rows if isinstance(rows, list) else [rows])
     result = {name: _frame(rows, ROW_COLUMNS.get(name)) for name, rows in tables.items()}
+    result["tests"] = inference.with_fdr(result["tests"], block["inference"]["alpha"])
     result["accuracy"] = accuracy_table(verdicts, preference)
-    result["table7"] = labeller_table(block, pairs, informative, label_stats)
+    result["table7"] = labeller_table(block["labeller"],
+                                      block["datasets"][dataset]["reference_labels"], pairs,
+                                      informative, label_stats)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name in TABLES:
         write_frame(result[name].reset_index(drop=True), out_dir / f"{name}.parquet")
@@ -219,18 +265,18 @@ def analyse(config: Mapping[str, Any], pairs_path: str, equalised_path: str | No
                | {"failed_calls": failed}, out_dir / "metrics.json")
 
 
-def labeller_table(block: Mapping[str, Any], pairs: pd.DataFrame, informative: pd.Series,
-                   label_stats: Mapping[str, int]) -> pd.DataFrame:
+def labeller_table(labeller: str, reference_labels: str | None, pairs: pd.DataFrame,
+                   informative: pd.Series, label_stats: Mapping[str, int]) -> pd.DataFrame:
     """Table 7 analogue: the labeller against human labels (a file) or, on the synthetic
     default, against the planted informativeness; with its consistency across orders."""
-    if block["reference_labels"]:
+    if reference_labels:
         from judgebias.studies.birch.importers import read_reference_labels
 
-        truth = read_reference_labels(block["reference_labels"])
+        truth = read_reference_labels(reference_labels)
         against = "reference_labels file"
     else:
         truth, against = planted_informativeness(pairs), "planted informativeness"
-    row: dict[str, Any] = {"labeller": block["labeller"], "against": against, **label_stats}
+    row: dict[str, Any] = {"labeller": labeller, "against": against, **label_stats}
     if truth is None:
         row |= {"against": "none (no reference labels)", "match_rate": np.nan,
                 "kappa": np.nan, "n": 0}
@@ -242,8 +288,10 @@ def labeller_table(block: Mapping[str, Any], pairs: pd.DataFrame, informative: p
 def metrics(block: Mapping[str, Any], pairs: pd.DataFrame, subsets: dict[str, pd.Series],
             label_stats: Mapping[str, int], result: Mapping[str, pd.DataFrame],
             equalised_path: str | None) -> dict[str, Any]:
-    """The headline numbers per judge and every count of what was dropped."""
+    """The headline numbers per judge (with their paired bootstrap intervals, ``[low,
+    high]``) and every count of what was dropped."""
     base = result["table4"].set_index(["judge", "method"])
+    intervals = result["intervals"].set_index(["judge", "variant", "statistic", "versus"])
     per_judge = {}
     for judge in block["models"]:
         row = {"base": _clean(base.loc[(judge, "base")].to_dict())}
@@ -252,6 +300,13 @@ def metrics(block: Mapping[str, Any], pairs: pd.DataFrame, subsets: dict[str, pd
         irs = result["table1"]
         if not irs.empty:
             row |= _clean({"irs": float(irs.set_index("judge").loc[judge, "irs"])})
+        row["intervals"] = {
+            name: _clean({"low": intervals.loc[key, "low"], "high": intervals.loc[key, "high"]})
+            for name, key in (("irs", (judge, "base", "irs", "")),
+                              ("ib", (judge, "base", "ib", "")),
+                              ("birch_gain_acc", (judge, "birch", "acc", "base")),
+                              ("birch_gain_ib", (judge, "birch", "ib", "base")))
+            if key in intervals.index}
         per_judge[judge] = row
     counts = {"pairs": len(pairs), "human_ties": int((pairs["preference"] == "tie").sum()),
               "ids": int((subsets["ib"] == "IDS").sum()),
@@ -261,11 +316,17 @@ def metrics(block: Mapping[str, Any], pairs: pd.DataFrame, subsets: dict[str, pd
               "labels": dict(label_stats)}
     if equalised_path:
         counts["equalised_pairs"] = len(read_table(equalised_path, PAIRS))
+    tests = result["tests"]
     return {"judges": per_judge, "counts": counts,
             "cds_ratio": m.observed_cds_ratio(subsets["ib"]),
-            "labeller": block["labeller"]}
+            "labeller": block["labeller"],
+            "tests": {"n": len(tests), "significant": int(tests["significant"].sum())
+                      if len(tests) else 0, "fdr": block["inference"]["alpha"]},
+            "interval": f"paired bootstrap {block['inference']['interval']}, "
+                        f"{block['inference']['level']:.0%}"}
 
 
 def _clean(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()
-            if k not in ("judge", "method")}
+    return {k: (None if isinstance(v, float) and np.isnan(v)
+                else v.item() if isinstance(v, np.generic) else v)
+            for k, v in row.items() if k not in ("judge", "method")}

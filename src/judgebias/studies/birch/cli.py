@@ -12,7 +12,8 @@ from judgebias.config import load_config
 def _data(args: argparse.Namespace) -> None:
     from judgebias.studies.birch.dataset import build_data
 
-    build_data(load_config(args.params), args.pairs, Path(args.images), args.summary)
+    build_data(load_config(args.params), args.dataset, args.pairs, Path(args.images),
+               args.summary)
 
 
 def _label(args: argparse.Namespace) -> None:
@@ -43,14 +44,21 @@ def _judge(args: argparse.Namespace) -> None:
 def _analysis(args: argparse.Namespace) -> None:
     from judgebias.studies.birch.analysis import analyse
 
-    analyse(load_config(args.params), args.pairs, args.equalised, args.labels,
+    analyse(load_config(args.params), args.dataset, args.pairs, args.equalised, args.labels,
             args.verdicts, Path(args.out_dir))
+
+
+def _supplement(args: argparse.Namespace) -> None:
+    from judgebias.studies.birch.supplement import supplement
+
+    supplement(load_config(args.params), args.pairs, args.verdicts, args.texts,
+               Path(args.out_dir))
 
 
 def register(add) -> None:
     """Add the BIRCH steps to the `judgebias` command."""
     p = add("birch-data", _data, "build or import the pairwise VQA preference data (BIRCH)")
-    for flag in ("--pairs", "--images", "--summary"):
+    for flag in ("--dataset", "--pairs", "--images", "--summary"):
         p.add_argument(flag, required=True)
     p = add("birch-label", _label, "informativeness labels, both orders, image withheld")
     for flag in ("--labeller", "--pairs", "--out"):
@@ -68,6 +76,12 @@ def register(add) -> None:
     p.add_argument("--texts", default=None)
     p = add("birch-analysis", _analysis, "IRS, IB, LB, down-sampling, Tables 1-4, 7, 8, figures")
     p.add_argument("--verdicts", nargs="+", required=True)
-    for flag in ("--pairs", "--labels", "--out-dir"):
+    for flag in ("--dataset", "--pairs", "--labels", "--out-dir"):
         p.add_argument(flag, required=True)
     p.add_argument("--equalised", default=None)
+    p = add("birch-supplement", _supplement,
+            "Fig. 11 per-domain image reliance, Table 5 anchor quality, Table 6 cost")
+    p.add_argument("--verdicts", nargs="+", required=True)
+    p.add_argument("--texts", nargs="*", default=[])
+    for flag in ("--pairs", "--out-dir"):
+        p.add_argument(flag, required=True)

@@ -42,7 +42,8 @@ log = logging.getLogger(__name__)
 
 VL_REWARDBENCH = "vl_rewardbench"
 MLLM_JUDGE = "mllm_judge"
-_PLANTED = ("correct_a", "correct_b", "details_a", "details_b", "padding_a", "padding_b")
+_PLANTED = ("correct_a", "correct_b", "details_a", "details_b", "padding_a", "padding_b",
+            "scene")
 _FLIP = {"A": "B", "B": "A", "tie": "tie"}
 _MLLM_LABELS = {"A": "A", "B": "B", "C": "tie"}
 

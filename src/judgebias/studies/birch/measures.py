@@ -323,6 +323,26 @@ def bias(
     return Bias(plus=acc_plus, minus=acc_minus, value=acc_plus.value - acc_minus.value)
 
 
+def balanced_accuracy(ib: Bias) -> float:
+    """Balanced accuracy (Acc_IDS + Acc_CDS) / 2: accuracy at a CDS share of one half.
+
+    Seed 003 §4.2 / Fig. 4: accuracy at CDS ratio r is (1 - r) Acc_IDS + r Acc_CDS, and
+    "a balanced ratio (50%) ... better reflects their real performance"; at r = 0.5 that
+    is this mean, which no longer depends on how many misleading pairs a benchmark has.
+
+    Parameters
+    ----------
+    ib : Bias
+        `bias` with plus = IDS and minus = CDS.
+
+    Returns
+    -------
+    float
+        nan if either subset accuracy is nan.
+    """
+    return (ib.plus.value + ib.minus.value) / 2
+
+
 @dataclass(frozen=True)
 class Reliance:
     """Image Reliance Score and the two paired accuracies it compares.

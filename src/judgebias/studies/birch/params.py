@@ -25,33 +25,38 @@ def validate(params: Mapping[str, Any]) -> list[str]:
         errors.append("birch.variants: must include base (every measure starts from it)")
     if block["caption_prompt"] not in available_prompts():
         errors.append(f"birch.caption_prompt: unknown prompt id {block['caption_prompt']!r}")
-    dataset = block["dataset"]
-    name = dataset["name"]
-    if name != "synthetic":
-        if name not in dataset:
-            errors.append(f"birch.dataset.{name}: birch.dataset.name is {name!r} but that "
-                          "block is missing")
-        else:
-            errors += path_errors(f"birch.dataset.{name}.path", dataset[name]["path"])
-            errors += path_errors(f"birch.dataset.{name}.images", dataset[name]["images"],
-                                  directory=True)
-    errors += path_errors("birch.overrides", block["overrides"])
-    errors += _reference_label_errors(block["reference_labels"])
+    for name, dataset in block["datasets"].items():
+        errors += dataset_errors(f"birch.datasets.{name}", dataset)
     return errors
 
 
-def _reference_label_errors(path: str | None) -> list[str]:
+def dataset_errors(where: str, dataset: Mapping[str, Any]) -> list[str]:
+    """A benchmark's file and images exist (a real format names both), and its override
+    and reference-label files are readable."""
+    errors = []
+    if dataset["format"] != "synthetic":
+        for key in ("path", "images"):
+            if key not in dataset:
+                errors.append(f"{where}.{key}: required for format {dataset['format']}")
+        errors += path_errors(f"{where}.path", dataset.get("path"))
+        errors += path_errors(f"{where}.images", dataset.get("images"), directory=True)
+    errors += path_errors(f"{where}.overrides", dataset["overrides"])
+    return errors + _reference_label_errors(f"{where}.reference_labels",
+                                            dataset["reference_labels"])
+
+
+def _reference_label_errors(where: str, path: str | None) -> list[str]:
     """The Table 7 reference labels are read by the analysis, after every judge call:
     their file is read here, so a bad one stops the run before any call."""
     from judgebias.studies.birch.importers import read_reference_labels
 
-    errors = path_errors("birch.reference_labels", path)
+    errors = path_errors(where, path)
     if path is None or errors:
         return errors
     try:
         read_reference_labels(path)
     except ValueError as exc:
-        return [f"birch.reference_labels: {exc}"]
+        return [f"{where}: {exc}"]
     return []
 
 

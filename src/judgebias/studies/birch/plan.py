@@ -24,11 +24,11 @@ from judgebias.artifacts import read_table
 from judgebias.judging.tasks import build_requests
 from judgebias.plan import PlannedCalls
 from judgebias.studies.birch.tables import (
-    EQUALISED_PATH,
-    IMAGES,
     PAIRS,
-    PAIRS_PATH,
     TEXTS,
+    equalised_path,
+    images_dir,
+    pairs_path,
     texts_path,
 )
 
@@ -36,19 +36,20 @@ WAITS_ON_TEXT = "variants on a reference, caption or anchor not written yet: one
     "pair and order (an upper bound: a pair whose text failed is not asked)"
 WAITS_ON_LENGTHENER = "equalised variant before the lengthener ran: one per pair of " \
     "unequal length and order (an upper bound: pairs still too far apart are dropped)"
-NO_PAIRS = "pair table not built: counted from birch.dataset.synthetic.n_pairs"
+NO_PAIRS = "pair table not built: counted from birch.datasets.<name>.n_pairs"
 
 
-def _pairs(config: Mapping[str, Any]) -> pd.DataFrame | None:
-    """The pair table: built, or an imported benchmark read in place (None: a synthetic
-    table not built yet)."""
+def _pairs(config: Mapping[str, Any], name: str) -> pd.DataFrame | None:
+    """Dataset `name`'s pair table: built, or an imported benchmark read in place (None:
+    a synthetic table not built yet)."""
     from judgebias.studies.birch.dataset import load_pairs
 
-    if Path(PAIRS_PATH).exists():
-        return read_table(PAIRS_PATH, PAIRS)
-    if config["birch"]["dataset"]["name"] == "synthetic":
+    if Path(pairs_path(name)).exists():
+        return read_table(pairs_path(name), PAIRS)
+    dataset = config["birch"]["datasets"][name]
+    if dataset["format"] == "synthetic":
         return None
-    return load_pairs(config["birch"], Path(IMAGES), config["seed"])  # no image written
+    return load_pairs(name, dataset, Path(images_dir(name)), config["seed"])  # no image written
 
 
 def _built(config: Mapping[str, Any], model: str, task: Any, items: pd.DataFrame) -> list:
@@ -56,24 +57,24 @@ def _built(config: Mapping[str, Any], model: str, task: Any, items: pd.DataFrame
     return [r for r in requests if r is not None]
 
 
-def _variant(config: Mapping[str, Any], judge: str, variant: str, pairs: pd.DataFrame,
-             orders: tuple[str, ...]) -> PlannedCalls:
+def _variant(config: Mapping[str, Any], name: str, judge: str, variant: str,
+             pairs: pd.DataFrame, orders: tuple[str, ...]) -> PlannedCalls:
     """One (judge, variant) verdicts job: keyed if its pairs and texts exist."""
     from judgebias.studies.birch.jobs import NEEDS, judge_task, lengthen_items, shown, with_texts
 
-    if variant == "equalised" and not Path(EQUALISED_PATH).exists():
+    if variant == "equalised" and not Path(equalised_path(name)).exists():
         return PlannedCalls(judge, estimated=len(lengthen_items(pairs)) * len(orders),
                             note=WAITS_ON_LENGTHENER)
-    if variant in NEEDS and not Path(texts_path(judge, NEEDS[variant])).exists():
+    if variant in NEEDS and not Path(texts_path(name, judge, NEEDS[variant])).exists():
         return PlannedCalls(judge, estimated=len(pairs) * len(orders), note=WAITS_ON_TEXT)
-    texts = (read_table(texts_path(judge, NEEDS[variant]), TEXTS) if variant in NEEDS
+    texts = (read_table(texts_path(name, judge, NEEDS[variant]), TEXTS) if variant in NEEDS
              else None)
-    table = read_table(EQUALISED_PATH, PAIRS) if variant == "equalised" else pairs
+    table = read_table(equalised_path(name), PAIRS) if variant == "equalised" else pairs
     return PlannedCalls(judge, _built(config, judge, judge_task(variant),
                                       shown(with_texts(table, texts), orders)))
 
 
-def _keyed(config: Mapping[str, Any], pairs: pd.DataFrame) -> list[PlannedCalls]:
+def _keyed(config: Mapping[str, Any], name: str, pairs: pd.DataFrame) -> list[PlannedCalls]:
     from judgebias.studies.birch.jobs import (
         NEEDS,
         ORDERS,
@@ -89,7 +90,8 @@ def _keyed(config: Mapping[str, Any], pairs: pd.DataFrame) -> list[PlannedCalls]
                                                       shown(pairs, ORDERS)))]
     steps = sorted({NEEDS[v] for v in block["variants"] if v in NEEDS})
     for judge in block["models"]:
-        planned += [_variant(config, judge, v, pairs, orders) for v in block["variants"]]
+        planned += [_variant(config, name, judge, v, pairs, orders)
+                    for v in block["variants"]]
         planned += [PlannedCalls(judge, _built(config, judge,
                                                text_task(step, block["caption_prompt"]),
                                                shown(pairs, ORDERS[:1]))) for step in steps]
@@ -99,12 +101,12 @@ def _keyed(config: Mapping[str, Any], pairs: pd.DataFrame) -> list[PlannedCalls]
     return planned
 
 
-def _counted(config: Mapping[str, Any]) -> list[PlannedCalls]:
+def _counted(config: Mapping[str, Any], name: str) -> list[PlannedCalls]:
     """Every call counted from `n_pairs` (the synthetic pair table is not built yet)."""
     from judgebias.studies.birch.jobs import NEEDS
 
     block = config["birch"]
-    n = block["dataset"]["synthetic"]["n_pairs"]
+    n = block["datasets"][name]["n_pairs"]
     orders = 2 if block["swap_order"] else 1
     steps = {NEEDS[v] for v in block["variants"] if v in NEEDS}
     planned = [PlannedCalls(block["labeller"], estimated=2 * n, note=NO_PAIRS)]
@@ -119,5 +121,9 @@ def _counted(config: Mapping[str, Any]) -> list[PlannedCalls]:
 
 
 def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
-    pairs = _pairs(config)
-    return _counted(config) if pairs is None else _keyed(config, pairs)
+    """Every dataset's calls (each judges every benchmark of ``birch.datasets``)."""
+    planned = []
+    for name in config["birch"]["datasets"]:
+        pairs = _pairs(config, name)
+        planned += _counted(config, name) if pairs is None else _keyed(config, name, pairs)
+    return planned

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from judgebias.artifacts import atomic_path
-from judgebias.data.scenes import random_scene, render, to_png_bytes
+from judgebias.data.scenes import random_scene, render, scene_to_json, to_png_bytes
 from judgebias.studies.birch.vqa import draw_question, write_answer
 
 
@@ -37,8 +37,8 @@ def human_preference(correct_a: bool, correct_b: bool, details_a: int, details_b
 def synthetic_pairs(options: Mapping[str, Any], seed: int, images: str | Path) -> pd.DataFrame:
     """The pair table (schema tables.PAIRS) and one PNG per pair under `images`.
 
-    `options` is the params block ``birch.data.synthetic``: n_pairs, p_correct,
-    max_details, max_padding, image_size.
+    `options` is a params block ``birch.datasets.<name>`` of format synthetic: n_pairs,
+    p_correct, max_details, max_padding, image_size.
     """
     rng = np.random.default_rng([seed, 3])
     folder = Path(images)
@@ -66,5 +66,6 @@ def synthetic_pairs(options: Mapping[str, Any], seed: int, images: str | Path) -
             "preference": human_preference(correct_a, correct_b, details_a, details_b),
             "file_order": "ab", "overridden": False, "model_a": None, "model_b": None,
             "correct_a": correct_a, "correct_b": correct_b, "details_a": details_a,
-            "details_b": details_b, "padding_a": padding_a, "padding_b": padding_b})
+            "details_b": details_b, "padding_a": padding_a, "padding_b": padding_b,
+            "scene": scene_to_json(scene)})
     return pd.DataFrame(rows)

@@ -37,6 +37,9 @@ PAIRS = table_schema("birch_pairs", [
     pa.field("details_b", pa.int64(), nullable=True),
     pa.field("padding_a", pa.int64(), nullable=True),
     pa.field("padding_b", pa.int64(), nullable=True),
+    # planted truth (synthetic only): the scene the image shows, as scenes.scene_to_json,
+    # against which an anchor's facts are scored exactly (Table 5 analogue)
+    pa.field("scene", pa.string(), nullable=True),
 ])
 
 # One row per (pair, order shown) for one labeller: which answer is more informative
@@ -75,24 +78,47 @@ VERDICTS = table_schema("birch_verdicts", [
 
 DATA = "data/birch"
 RESULTS = "results/birch"
-PAIRS_PATH = f"{DATA}/pairs.parquet"
-IMAGES = f"{DATA}/images"
-EQUALISED_PATH = f"{DATA}/equalised.parquet"
 
 
-def labels_path(labeller: str) -> str:
-    return f"{DATA}/labels/{labeller}.parquet"
+# Every path is per dataset (birch.datasets.<name>), so two benchmarks never share a file
+# and adding one reruns only its own jobs.
+def data_dir(dataset: str) -> str:
+    return f"{DATA}/{dataset}"
 
 
-def texts_path(model: str, step: str) -> str:
-    return f"{DATA}/texts/{model}/{step}.parquet"
+def results_dir(dataset: str) -> str:
+    return f"{RESULTS}/{dataset}"
 
 
-def verdicts_path(judge: str, variant: str) -> str:
-    return f"{DATA}/verdicts/{judge}/{variant}.parquet"
+def pairs_path(dataset: str) -> str:
+    return f"{DATA}/{dataset}/pairs.parquet"
+
+
+def images_dir(dataset: str) -> str:
+    return f"{DATA}/{dataset}/images"
+
+
+def summary_path(dataset: str) -> str:
+    return f"{DATA}/{dataset}/summary.json"
+
+
+def equalised_path(dataset: str) -> str:
+    return f"{DATA}/{dataset}/equalised.parquet"
+
+
+def labels_path(dataset: str, labeller: str) -> str:
+    return f"{DATA}/{dataset}/labels/{labeller}.parquet"
+
+
+def texts_path(dataset: str, model: str, step: str) -> str:
+    return f"{DATA}/{dataset}/texts/{model}/{step}.parquet"
+
+
+def verdicts_path(dataset: str, judge: str, variant: str) -> str:
+    return f"{DATA}/{dataset}/verdicts/{judge}/{variant}.parquet"
 
 
 # The analysis' tables (results/birch/<name>.parquet) and figures (figures/<name>.png).
 TABLES = ("accuracy", "table1", "irs_subsets", "bias", "table2", "table4", "table7",
-          "cds_curve", "domains", "downsampling")
+          "cds_curve", "domains", "downsampling", "intervals", "tests")
 FIGURES = ("fig1", "fig3", "fig4", "fig5", "fig6", "fig8", "fig10")

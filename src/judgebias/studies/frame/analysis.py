@@ -40,6 +40,21 @@ def answer_counts(scores: pd.DataFrame, pairwise: pd.DataFrame) -> pd.DataFrame:
     return counts.reset_index()
 
 
+def attack_success(in_sample: pd.DataFrame, cross: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 2's success rates per judge, each beside the chance level a judge with no
+    visual bias has under the same rule (effects.attack_success): the paper's in-sample
+    reading (chance from the cross-fitted table's permutation null of the same cells) and
+    the gain of a setting chosen on half the items."""
+    chance = cross[["judge", *effects.CELL, "chance_in_sample"]]
+    return pd.concat([
+        effects.attack_success(in_sample.merge(chance, on=["judge", *effects.CELL],
+                                               how="left"), chance="chance_in_sample"
+                               ).assign(reading="in_sample"),
+        effects.attack_success(cross.assign(percent_change=cross["cross_fitted_percent"]),
+                               chance="chance_cross_fitted").assign(reading="cross_fitted")],
+        ignore_index=True)
+
+
 def gallery(config: Mapping[str, Any], items: pd.DataFrame, scores: pd.DataFrame,
             best: pd.DataFrame, renders: pd.DataFrame) -> pd.DataFrame:
     """Example items (frame.analysis.examples per domain, the first ids) with the original
@@ -83,10 +98,7 @@ def analyse(config: Mapping[str, Any], items_path: str, score_paths: list[str],
     in_sample = _per_judge(effects.in_sample_table, judges, scores)
     cross = _per_judge(effects.cross_fitted_table, judges, scores,
                        n_permutations=options["n_permutations"], seed=options["seed"])
-    success = pd.concat([
-        effects.attack_success(in_sample).assign(reading="in_sample"),
-        effects.attack_success(cross.assign(percent_change=cross["cross_fitted_percent"])
-                               ).assign(reading="cross_fitted")], ignore_index=True)
+    success = attack_success(in_sample, cross)
     analyst_best = best[best["judge"] == analyst]
     everything = pd.concat([scores, follow], ignore_index=True)
     tables = {
@@ -121,8 +133,10 @@ def analyse(config: Mapping[str, Any], items_path: str, score_paths: list[str],
 
 def metrics(config: Mapping[str, Any], items: pd.DataFrame,
             tables: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
-    """DVC metrics: per judge, attack success (both readings), cells found by the
-    cross-fitted test, the correlation with the humans; item counts per domain."""
+    """DVC metrics: per judge, attack success (both readings) and its chance level, the
+    cells whose inflation is significant after Benjamini-Hochberg FDR at alpha (the
+    permutation test of the max over the grid), the correlation with the humans; item
+    counts per domain."""
     success = tables["attack_success"].set_index(["judge", "reading"])
     cross = tables["table3_cross_fitted"]
     correlation = tables["human_correlation"].set_index("judge")
@@ -133,10 +147,12 @@ def metrics(config: Mapping[str, Any], items: pd.DataFrame,
         out["judges"][judge] = {
             "attack_success_in_sample": _number(success, (judge, "in_sample"),
                                                 "success_rate"),
+            "chance_in_sample": _number(success, (judge, "in_sample"), "chance_rate"),
             "attack_success_cross_fitted": _number(success, (judge, "cross_fitted"),
                                                    "success_rate"),
-            "cells_significant": int((mine["p_value"] < config["frame"]["analysis"]["alpha"]
-                                      ).sum()),
+            "chance_cross_fitted": _number(success, (judge, "cross_fitted"), "chance_rate"),
+            "cells_significant": int((mine["in_sample_q"]
+                                      < config["frame"]["analysis"]["alpha"]).sum()),
             "pearson_with_humans": _number(correlation, judge, "pearson"),
         }
     return json.loads(json.dumps(out))

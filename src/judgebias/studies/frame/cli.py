@@ -74,6 +74,18 @@ def _pairwise(args: argparse.Namespace) -> None:
              args.out)
 
 
+def _presets_render(args: argparse.Namespace) -> None:
+    from judgebias.studies.frame.presets_analysis import render_presets
+
+    render_presets(load_config(args.params), args.items, args.out, Path(args.out_dir))
+
+
+def _presets(args: argparse.Namespace) -> None:
+    from judgebias.studies.frame.presets_analysis import analyse_presets
+
+    analyse_presets(load_config(args.params), args.scores, args.out)
+
+
 def _analysis(args: argparse.Namespace) -> None:
     from judgebias.studies.frame.analysis import analyse
 
@@ -118,6 +130,14 @@ def register(add) -> None:
     p = add("frame-pairwise", _pairwise, "Fig. 3: set A (original, manipulated) vs set B")
     for flag in ("--judge", "--items", "--recipes", "--renders", "--out"):
         p.add_argument(flag, required=True)
+    p = add("frame-presets-render", _presets_render, "render the paper's recipes (Tables "
+            "9-10) for frame.presets: paper")
+    for flag in ("--items", "--out", "--out-dir"):
+        p.add_argument(flag, required=True)
+    p = add("frame-presets", _presets, "every judge at the paper's recipes: paired "
+            "intervals and exact tests, no selection")
+    p.add_argument("--scores", nargs="+", required=True)
+    p.add_argument("--out", required=True)
     p = add("frame-analysis", _analysis, "Tables 2-7, 9-12, Figs. 2-3, significance")
     for flag in ("--scores", "--recipes", "--renders"):
         p.add_argument(flag, nargs="+", required=True)

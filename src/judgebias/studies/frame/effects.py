@@ -25,8 +25,10 @@ The paper's Table 3 reports the chosen setting's mean on the very items it was c
 the maximum over 16, 16, 5 or 7 settings, which "gains" even for a judge with no
 susceptibility (spec "Where the paper's own numbers are biased"). :func:`in_sample_table`
 reproduces that number; :func:`cross_fitted_table` adds the spec's decision (choose on one
-half, score on the other, swap, average) and the sign-flip permutation null of the
-in-sample maximum, both computed as one matrix product per cell.
+half, score on the other, swap, average), an exact permutation null of the in-sample
+maximum (each item's versions exchanged: issue 20), the chance level of the paper's
+success rule, the FDR-controlled count of inflating cells and a simultaneous interval for
+the best setting's effect.
 """
 
 from __future__ import annotations
@@ -196,149 +198,321 @@ def _fold_of_items(pairs: pd.DataFrame, n_splits: int, seed: int) -> pd.Series:
     return pd.Series([folds[k] for k in keys], index=pairs.index, name="fold")
 
 
-def difference_matrix(cell: pd.DataFrame) -> tuple[np.ndarray, list[str], np.ndarray,
-                                                    pd.Index]:
-    """One cell's paired rows as an (items x settings) matrix of differences.
+TIE = 1e-9  # score points: gains within float rounding of 0 are ties (0.0 % is no success)
+PERCENT_TIE = 1e-7  # percent changes: an exact tie of two means computed in float
+BLOCK = 1 << 20  # scores relabelled at once (draws x items x versions; 8 MiB)
 
-    Only items usable under every setting of the cell are kept (the grid's common items),
-    so that every setting's mean is taken over the same items and the sign flips of an
-    item's whole row stay a valid null. Returns the matrix, the settings in grid order,
-    each item's original score and the item ids."""
-    wide = cell.pivot_table(index="item_id", columns="setting", values="difference",
-                            aggfunc="first")
+
+def version_matrix(cell: pd.DataFrame) -> tuple[np.ndarray, list[str], pd.Index]:
+    """One cell's scores as an (items x (1 + settings)) matrix: column 0 each item's
+    original, then its manipulated image under each setting in grid order.
+
+    Only items usable under every setting of the cell are kept (the grid's common items):
+    every setting's mean is then taken over the same items, and every item has all its
+    S + 1 versions, which the permutation null exchanges. Returns the matrix, the settings
+    in grid order and the item ids."""
+    wide = cell.drop_duplicates(["item_id", "setting"]).pivot(
+        index="item_id", columns="setting", values="score")
     wide = wide[sorted(wide.columns, key=setting_key)].dropna()
     original = cell.drop_duplicates("item_id").set_index("item_id")["original"]
-    return (wide.to_numpy(dtype=float), list(wide.columns),
-            original.loc[wide.index].to_numpy(dtype=float), wide.index)
+    versions = np.column_stack([original.loc[wide.index].to_numpy(dtype=float),
+                                wide.to_numpy(dtype=float)])
+    return versions, list(wide.columns), wide.index
 
 
-def cross_fit(differences: np.ndarray, folds: np.ndarray, signs: np.ndarray
+def rotations(matrix: np.ndarray) -> np.ndarray:
+    """Every way of calling one of an item's versions the original: ``rotations(m)[i, j]``
+    is item i's row of versions read from version j on, cyclically (m[i, j], m[i, j+1],
+    ..., m[i, j-1]), so its column 0 is the version called the original. (n, V, V)."""
+    width = matrix.shape[1]
+    return matrix[:, (np.arange(width)[:, None] + np.arange(width)[None, :]) % width]
+
+
+def fold_sums(differences: np.ndarray, folds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(K x 1 x S) sums of an (items x settings) matrix over each fold's items, and the
+    folds' sizes: :func:`cross_fit`'s input for the observed data."""
+    labels = np.unique(folds)
+    sums = np.stack([differences[folds == k].sum(axis=0)[None] for k in labels])
+    return sums, np.array([(folds == k).sum() for k in labels])
+
+
+def cross_fit(sums: np.ndarray, sizes: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The cross-fitted gain and the in-sample maximum gain for each row of `signs`.
+    """The cross-fitted gain and the in-sample maximum gain of each of R data sets.
 
-    `differences` (n items x S settings), `folds` (n,) fold labels 0..K-1, `signs`
-    (R x n) of +-1: row r flips each item's whole row of differences (jointly across the
-    settings), the sign-flip null of "no manipulation setting changes this judge's
-    scores"; a row of ones is the observed data. For each fold k the setting with the
-    largest mean gain on the other folds is scored on fold k; the cross-fitted gain is the
-    mean over all items of their out-of-fold difference (K = 2: choose on one half, score
-    on the other, swap, average, weighted by the halves' sizes). The in-sample maximum is
-    the largest mean gain over all items (Table 3's reading).
-
-    One matrix product per fold: ``signs[:, fold] @ differences[fold]``.
+    `sums` (K folds x R data sets x S settings): each fold's sum of the items' differences
+    (manipulated minus original score); `sizes` (K,) the folds' item counts. For each fold
+    k the setting with the largest mean gain on the other folds is scored on fold k (ties:
+    the first in grid order); the cross-fitted gain is the mean over all items of their
+    out-of-fold difference (K = 2: choose on one half, score on the other, swap, average,
+    weighted by the halves' sizes). The in-sample maximum is the largest mean gain over
+    all items (Table 3's reading).
     Returns (cross-fitted gains (R,), in-sample maxima (R,), chosen settings (R, K)).
     """
-    labels = np.unique(folds)
-    n = len(folds)
-    sums = np.stack([signs[:, folds == k] @ differences[folds == k] for k in labels])
-    sizes = np.array([(folds == k).sum() for k in labels])
-    total = sums.sum(axis=0)  # (R, S)
-    rows = np.arange(signs.shape[0])
-    chosen = np.empty((signs.shape[0], len(labels)), dtype=int)
-    cross = np.zeros(signs.shape[0])
-    for j in range(len(labels)):
+    n = sizes.sum()
+    total = sums.sum(axis=0)
+    rows = np.arange(sums.shape[1])
+    chosen = np.empty((sums.shape[1], len(sizes)), dtype=int)
+    cross = np.zeros(sums.shape[1])
+    for j in range(len(sizes)):
         training = (total - sums[j]) / (n - sizes[j])
         chosen[:, j] = training.argmax(axis=1)  # first maximum: ties go to grid order
         cross += sums[j][rows, chosen[:, j]]
     return cross / n, (total / n).max(axis=1), chosen
 
 
+def max_abs_t(mean: np.ndarray, variance: np.ndarray, n: int) -> np.ndarray:
+    """max over settings (last axis) of |mean| / se, se = sqrt(variance / n): the
+    studentised maximum behind the simultaneous interval. A setting whose differences are
+    all equal has se 0: its |t| is 0 where its mean is 0 too, else infinite."""
+    mean = np.abs(mean)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(mean <= TIE, 0.0,
+                     np.where(variance <= TIE, np.inf, mean / np.sqrt(variance / n)))
+    return t.max(axis=-1)
+
+
+def grid_null(versions: np.ndarray, folds: np.ndarray, rng: np.random.Generator,
+              n_permutations: int) -> dict[str, np.ndarray]:
+    """The exchangeable null of one cell, drawn `n_permutations` times.
+
+    Null: "no setting changes this judge's scores", read as: an item's S + 1 scores (its
+    original's and each setting's manipulated image's, one call each) are exchangeable.
+    Each draw picks, per item independently and uniformly, which of its S + 1 versions is
+    called the original, the others following in cyclic order (:func:`rotations`): a
+    uniform draw from a group of relabellings that leaves the null distribution
+    unchanged, so the Monte-Carlo test is exact (:func:`monte_carlo_p`). A block of draws
+    is one gather from the precomputed rotations, as cheap as the sign flips it replaced.
+    On each draw:
+
+    - ``in_sample``: the largest mean gain over the grid (Table 3's statistic);
+    - ``cross``: the cross-fitted gain (:func:`cross_fit`, choice included);
+    - ``tied``: how many of the S + 1 versions share the largest mean, for the chance
+      level (:func:`cross_fitted_table`);
+    - ``max_t``: :func:`max_abs_t` of the residuals (each setting's observed mean gain
+      removed from its scores, then relabelled the same way), the pivot of the
+      simultaneous interval.
+    """
+    n, width = versions.shape
+    labels = np.unique(folds)
+    turned = rotations(versions)
+    residuals = versions - np.concatenate([[0.0], (versions[:, 1:] - versions[:, :1]
+                                                   ).mean(axis=0)])
+    turned_residuals = rotations(residuals)
+    residual_gains = turned_residuals[..., 1:] - turned_residuals[..., :1]
+    parts: dict[str, list[np.ndarray]] = {"in_sample": [], "cross": [], "tied": [],
+                                          "max_t": []}
+    order = np.argsort(folds, kind="stable")  # each fold a contiguous run of items
+    turned, residual_gains = turned[order], residual_gains[order]
+    edges = np.searchsorted(folds[order], labels)
+    sizes = np.diff([*edges, n])
+    items = np.arange(n)
+    block = max(1, BLOCK // (n * width))
+    for start in range(0, n_permutations, block):
+        called = rng.integers(width, size=(min(block, n_permutations - start), n))
+        relabelled = turned[items, called]  # (draws, n, V): column 0 called the original
+        sums = np.stack([relabelled[:, a:a + size].sum(axis=1)
+                         for a, size in zip(edges, sizes, strict=True)])
+        cross, in_sample, _ = cross_fit(sums[..., 1:] - sums[..., :1], sizes)
+        total = sums.sum(axis=0)
+        gains = residual_gains[items, called]
+        parts["in_sample"].append(in_sample)
+        parts["cross"].append(cross)
+        parts["tied"].append((total >= total.max(axis=1, keepdims=True) - n * TIE).sum(axis=1))
+        parts["max_t"].append(max_abs_t(gains.mean(axis=1), gains.var(axis=1, ddof=1), n))
+    return {name: np.concatenate(values) for name, values in parts.items()}
+
+
+def monte_carlo_p(null: np.ndarray, observed: float, rng: np.random.Generator) -> float:
+    """One-sided Monte-Carlo randomisation p-value, (1 + #{null > observed} + J) /
+    (1 + draws), J uniform on 0..#{null tied with observed}.
+
+    The +1 counts the observed data among the draws (Phipson & Smyth 2010, "Permutation
+    p-values should never be zero"), which makes the test valid for draws from the null's
+    randomisation; ties of the statistic are broken at random (the randomised test of
+    Lehmann & Romano, Testing Statistical Hypotheses, §15.2), so its size is alpha even for
+    discrete scores, where counting every tie as extreme rejects too rarely (3 % at alpha
+    5 % for whole-number scores, 12 items, 16 settings: benchmarks/frame_null.py)."""
+    above = int((null > observed + TIE).sum())
+    tied = int((np.abs(null - observed) <= TIE).sum())
+    return float((1 + above + rng.integers(tied + 1)) / (1 + len(null)))
+
+
 def cross_fitted_table(scores: pd.DataFrame, judge: str, prompt: str = "standard",
-                       n_splits: int = 2, seed: int = 0, n_permutations: int = 2000
-                       ) -> pd.DataFrame:
-    """The spec's correction of Table 3: cross-fitting and the null of the in-sample max.
+                       n_splits: int = 2, seed: int = 0, n_permutations: int = 2000,
+                       level: float = 0.95) -> pd.DataFrame:
+    """The spec's correction of Table 3: an exact null of the in-sample maximum, chance
+    levels, cross-fitting, and an interval for the best setting's effect.
 
     Per (domain, manipulation), on the items usable under every setting of the cell
-    (:func:`difference_matrix`):
+    (:func:`version_matrix`), with the null draws of :func:`grid_null` (``n_permutations``
+    per cell, seeded from (seed, domain, manipulation), so a cell's numbers do not depend
+    on the others):
 
     - ``in_sample_*``: the paper's figure, the largest mean gain over the grid chosen and
       scored on the same items (may differ slightly from :func:`in_sample_table`, whose
-      settings each use all their own paired items);
-    - the permutation null of that maximum: each item's row of differences is sign-flipped
-      jointly across the settings (``n_permutations`` seeded flips, one matrix product per
-      fold) and the in-sample maximum recomputed: ``null_mean`` and ``null_q95`` show what
+      settings each use all their own paired items); ``null_mean`` and ``null_q95``: what
       a judge with no susceptibility "gains" by picking the best of the grid;
-      ``in_sample_p`` = (1 + #{null >= observed}) / (1 + n_permutations), one-sided;
-    - ``cross_fitted_*``: items split within domain into `n_splits` seeded folds
-      (:func:`_fold_of_items`); the setting is chosen on the other folds and scored on
-      each fold; gain = mean of the items' out-of-fold differences, percent relative to
-      the cell's original mean. Interval: a t interval (95 %) from the per-item
-      out-of-fold differences, holding the chosen settings fixed (valid for the chosen
-      settings because they were chosen without these items; it does not include the
-      variability of the choice). ``p_value``: the sign-flip permutation p-value of the
-      whole cross-fitting procedure (choice included), one-sided for an increase, from
-      the same flips as the null.
+      ``in_sample_p``: :func:`monte_carlo_p` of the maximum under the permutation null,
+      one-sided (is the best setting's gain larger than chance?); ``in_sample_q``: its
+      Benjamini-Hochberg q-value over this judge's cells (``multipletests(method=
+      "fdr_bh")``), the FDR-controlled answer to "which cells inflate the score";
+    - ``chance_in_sample``: the probability that a judge with no visual bias "succeeds"
+      in this cell under the paper's rule (best setting's mean above the original's), for
+      these items' scores: under the null the S + 1 version means are exchangeable, so
+      P(success) = 1 - E[#versions tied at the top] / (S + 1), averaged over the null
+      draws; S / (S + 1) for continuous scores, less with ties (discrete scores);
+    - ``cross_fitted_*``: the gain of a setting chosen on half the items (``n_splits``
+      seeded folds within domain, :func:`_fold_of_items`), scored on the other half,
+      swapped and averaged; percent relative to the cell's original mean. It estimates
+      the effect of a *chosen* setting, which is below the best setting's effect whenever
+      the choice misses; ``ci_low``/``ci_high``: a t interval (``level``) from the items'
+      out-of-fold differences, holding the chosen settings fixed (it covers the chosen
+      settings' average effect; it does not cover the best setting's effect at its
+      nominal rate, see the benchmark below); ``p_value``: :func:`monte_carlo_p` of the
+      whole cross-fitting procedure (choice included) under the same null;
+      ``chance_cross_fitted``: a no-bias judge's chance of a positive cross-fitted gain,
+      the share of null draws with one: a little under 1/2 (not symmetric about 0: each
+      half's data both choose the other half's setting and hold their own original), less
+      with ties;
+    - ``best_low``/``best_high``: a simultaneous interval for the best setting's effect
+      max_s delta_s, delta_s = E[score under setting s - original score]: every setting's
+      mean gain d_s +- c se_s, c the ``level`` quantile of the permutation distribution
+      of max_s |d_s - delta_s| / se_s (the max-t of the residuals, :func:`grid_null`;
+      exact when each item's scores are its own level plus exchangeable noise plus the
+      setting's effect), covers every delta_s at once, hence their maximum lies in
+      [max_s(d_s - c se_s), max_s(d_s + c se_s)]; ``max_t_critical``: c.
 
     Cells with a single setting (bounding box, beauty) have nothing to choose: the
-    cross-fitted and in-sample gains coincide with the plain paired mean difference.
-    Cells with fewer than 2 items per fold get NaN statistics. Flips are seeded per cell
-    from (seed, domain, manipulation), so a cell's numbers do not depend on the others.
+    cross-fitted and in-sample gains coincide with the plain paired mean difference, and
+    the permutation swaps original and manipulated (the sign flip). Cells with fewer than
+    2 items per fold get NaN statistics.
+
+    The sign-flip null this replaced (each item's row of differences flipped jointly) is
+    valid only when that row is symmetric about 0 (symmetric noise, or a single setting,
+    where it is this permutation); it is not kept: this null is exact wherever it was
+    valid and beyond.
+
+    Measured (``benchmarks/frame_null.py``, 2000 data sets per judge, 12 items x 16
+    settings, 199 draws each; MC band of a 5 % rate: +-1.0; of a 95 % coverage: +-1.0).
+    Null: rejection % at alpha 0.05, and a no-bias judge's success % vs the chance level
+    reported here:
+
+    | judge | sign flip (old) | max over grid | cross-fitted | in-sample / chance | c-f. / chance |
+    |---|---|---|---|---|---|
+    | symmetric | 4.3 | 4.7 | 4.8 | 94.2 / 94.1 | 48.9 / 48.8 |
+    | skewed (+2 at p 0.1) | 14.2 | 5.4 | 4.8 | 94.7 / 94.1 | 48.8 / 48.4 |
+    | discrete (0..5) | 2.4 | 5.5 | 4.6 | 90.1 / 90.8 | 42.0 / 41.8 |
+
+    Coverage % of the best setting's effect max_s delta_s (flat: none; peak: a tent of
+    0.3; plateau: all +0.15; two: +0.3 and +0.25), cross-fitted t-interval / simultaneous
+    max-t interval (``best_low``, ``best_high``), for the symmetric, skewed and discrete
+    judge: flat 93.2/97.3, 96.8/98.2, 94.3/97.9; peak 85.5/99.8, 78.4/99.9, 87.6/99.9;
+    plateau 93.2/97.3, 96.8/98.2, 93.0/98.4; two 86.8/99.9, 76.5/99.8, 87.5/99.8. The
+    simultaneous interval is conservative (it covers all S effects at once; median width
+    0.87 score points for the symmetric judge, 1.6 for the others at 12 items): no
+    interval for the maximum alone can be exact, since the maximum of the means is not a
+    regular estimator where settings tie (Hirano & Porter 2012, "Impossibility results
+    for nondifferentiable functionals"), so we give the simultaneous one.
 
     Columns: judge, prompt, domain, manipulation, n, n_settings, original_mean,
     in_sample_setting, in_sample_gain, in_sample_percent, null_mean, null_q95,
-    null_mean_percent, null_q95_percent, in_sample_p, cross_fitted_settings,
-    cross_fitted_gain, cross_fitted_mean, cross_fitted_percent, ci_low, ci_high,
-    ci_low_percent, ci_high_percent, p_value.
+    null_mean_percent, null_q95_percent, in_sample_p, in_sample_q, chance_in_sample,
+    cross_fitted_settings, cross_fitted_gain, cross_fitted_mean, cross_fitted_percent,
+    ci_low, ci_high, ci_low_percent, ci_high_percent, p_value, chance_cross_fitted,
+    best_low, best_high, best_low_percent, best_high_percent, max_t_critical.
     """
     pairs = paired(scores, judge, prompt)
     rows = []
     if not pairs.empty:
-        pairs = pairs.assign(fold=_fold_of_items(pairs, n_splits, seed))
+        pairs = pairs[["item_id", *CELL, "setting", "score", "original"]].assign(
+            fold=_fold_of_items(pairs, n_splits, seed))
     for (domain, manipulation), cell in pairs.groupby(CELL, sort=False):
-        differences, settings, originals, ids = difference_matrix(cell)
+        versions, settings, ids = version_matrix(cell)
         folds = cell.drop_duplicates("item_id").set_index("item_id")["fold"].loc[ids]
         folds = folds.to_numpy()
-        n = len(differences)
+        n = len(versions)
         row = {"judge": judge, "prompt": prompt, "domain": domain,
                "manipulation": manipulation, "n": n, "n_settings": len(settings),
-               "original_mean": originals.mean() if n else np.nan}
+               "original_mean": versions[:, 0].mean() if n else np.nan}
         sizes = np.bincount(folds, minlength=n_splits) if n else np.zeros(n_splits)
         if n == 0 or sizes.min() < 2:
             rows.append(row)
             continue
         rng = np.random.default_rng([seed, zlib.crc32(f"{domain}/{manipulation}".encode())])
-        signs = rng.choice(np.array([-1.0, 1.0]), size=(n_permutations + 1, n))
-        signs[0] = 1.0
-        cross, in_sample, chosen = cross_fit(differences, folds, signs)
-        null = in_sample[1:]
-        out_of_fold = differences[np.arange(n), chosen[0][folds]]
-        half = stats.t.ppf(0.975, n - 1) * out_of_fold.std(ddof=1) / np.sqrt(n)
-        original = row["original_mean"]
-        row |= {
-            "in_sample_setting": settings[int(differences.mean(axis=0).argmax())],
-            "in_sample_gain": in_sample[0], "in_sample_percent": in_sample[0] / original * 100,
-            "null_mean": null.mean(), "null_q95": np.quantile(null, 0.95),
-            "null_mean_percent": null.mean() / original * 100,
-            "null_q95_percent": np.quantile(null, 0.95) / original * 100,
-            "in_sample_p": (1 + (null >= in_sample[0] - 1e-12).sum()) / (1 + n_permutations),
-            "cross_fitted_settings": "|".join(settings[k] for k in chosen[0]),
-            "cross_fitted_gain": cross[0], "cross_fitted_mean": original + cross[0],
-            "cross_fitted_percent": cross[0] / original * 100,
-            "ci_low": cross[0] - half, "ci_high": cross[0] + half,
-            "ci_low_percent": (cross[0] - half) / original * 100,
-            "ci_high_percent": (cross[0] + half) / original * 100,
-            "p_value": (1 + (cross[1:] >= cross[0] - 1e-12).sum()) / (1 + n_permutations),
-        }
-        rows.append(row)
-    columns = ["judge", "prompt", *CELL, "n", "n_settings", "original_mean",
-               "in_sample_setting", "in_sample_gain", "in_sample_percent", "null_mean",
-               "null_q95", "null_mean_percent", "null_q95_percent", "in_sample_p",
-               "cross_fitted_settings", "cross_fitted_gain", "cross_fitted_mean",
-               "cross_fitted_percent", "ci_low", "ci_high", "ci_low_percent",
-               "ci_high_percent", "p_value"]
-    return _order(pd.DataFrame(rows, columns=columns), CELL)
+        rows.append(row | cell_statistics(versions, settings, folds, rng, n_permutations,
+                                          level))
+    out = pd.DataFrame(rows, columns=CROSS_FITTED_COLUMNS)
+    tested = out["in_sample_p"].notna()
+    if tested.any():
+        out.loc[tested, "in_sample_q"] = multipletests(out.loc[tested, "in_sample_p"],
+                                                       method="fdr_bh")[1]
+    return _order(out, CELL)
 
 
-def attack_success(change_table: pd.DataFrame, percent: str = "percent_change"
-                   ) -> pd.DataFrame:
+CROSS_FITTED_COLUMNS = [
+    "judge", "prompt", *CELL, "n", "n_settings", "original_mean", "in_sample_setting",
+    "in_sample_gain", "in_sample_percent", "null_mean", "null_q95", "null_mean_percent",
+    "null_q95_percent", "in_sample_p", "in_sample_q", "chance_in_sample",
+    "cross_fitted_settings", "cross_fitted_gain", "cross_fitted_mean", "cross_fitted_percent",
+    "ci_low", "ci_high", "ci_low_percent", "ci_high_percent", "p_value",
+    "chance_cross_fitted", "best_low", "best_high", "best_low_percent", "best_high_percent",
+    "max_t_critical"]
+
+
+PERCENT_OF = {"in_sample": "in_sample_gain", "cross_fitted": "cross_fitted_gain"}
+
+
+def cell_statistics(versions: np.ndarray, settings: list[str], folds: np.ndarray,
+                     rng: np.random.Generator, n_permutations: int, level: float
+                     ) -> dict[str, object]:
+    """One cell's row of :func:`cross_fitted_table` from its (items x versions) scores,
+    the settings' names, the items' folds and the cell's random generator."""
+    null = grid_null(versions, folds, rng, n_permutations)
+    original = versions[:, 0].mean()
+    differences = versions[:, 1:] - versions[:, :1]
+    n = len(differences)
+    cross, in_sample, chosen = cross_fit(*fold_sums(differences, folds))
+    cross, in_sample = float(cross[0]), float(in_sample[0])
+    out_of_fold = differences[np.arange(n), chosen[0][folds]]
+    half = stats.t.ppf(0.5 + level / 2, n - 1) * out_of_fold.std(ddof=1) / np.sqrt(n)
+    gains = differences.mean(axis=0)
+    critical = float(np.quantile(null["max_t"], level, method="higher"))
+    se = differences.std(axis=0, ddof=1) / np.sqrt(n)
+    with np.errstate(invalid="ignore"):
+        spread = np.where(se > 0, critical * se, 0.0)  # an infinite critical value: no bound
+    best_low, best_high = float((gains - spread).max()), float((gains + spread).max())
+    numbers = {
+        "in_sample_setting": settings[int(gains.argmax())], "in_sample_gain": in_sample,
+        "null_mean": null["in_sample"].mean(), "null_q95": np.quantile(null["in_sample"], 0.95),
+        "in_sample_p": monte_carlo_p(null["in_sample"], in_sample, rng),
+        "chance_in_sample": 1 - null["tied"].mean() / versions.shape[1],
+        "cross_fitted_settings": "|".join(settings[k] for k in chosen[0]),
+        "cross_fitted_gain": cross, "cross_fitted_mean": original + cross,
+        "ci_low": cross - half, "ci_high": cross + half,
+        "p_value": monte_carlo_p(null["cross"], cross, rng),
+        "chance_cross_fitted": (null["cross"] > TIE).mean(),
+        "best_low": best_low, "best_high": best_high, "max_t_critical": critical}
+    return numbers | {f"{name}_percent": numbers[PERCENT_OF.get(name, name)] / original * 100
+                      for name in ("in_sample", "null_mean", "null_q95", "cross_fitted",
+                                   "ci_low", "ci_high", "best_low", "best_high")}
+
+
+def attack_success(change_table: pd.DataFrame, percent: str = "percent_change",
+                   chance: str | None = None) -> pd.DataFrame:
     """Seed 004 Fig. 2: per judge, the attack success rate and the mean gain of successes.
 
     A cell (domain, manipulation) is a success when its percent change is strictly
     positive (§5.2 "manipulated images receive higher average scores"; 0.0 % is not a
-    success). Only applicable cells count (:func:`recipes.applies`: 5 x 7 - 2 Outdoor
-    cells + 1 beauty cell = 34); a cell with no finite percent change is left out of the
-    denominator and counted in ``cells_missing``. ``mean_gain``: mean percent change over
-    the successful cells only (Fig. 2 right).
+    success, nor one below ``PERCENT_TIE``, float rounding of a tie). Only applicable cells
+    count (:func:`recipes.applies`: 5 x 7 - 2 Outdoor cells + 1 beauty cell = 34); a cell
+    with no finite percent change is left out of the denominator and counted in
+    ``cells_missing``. ``mean_gain``: mean percent change over the successful cells only
+    (Fig. 2 right). `chance`: a column of each cell's probability of a success for a judge
+    with no visual bias under the same rule (:func:`cross_fitted_table`'s
+    ``chance_in_sample`` or ``chance_cross_fitted``); ``chance_rate`` is their mean over
+    the counted cells, the success rate such a judge has on average (S / (S + 1) per cell
+    for the paper's in-sample pick of the best of S settings: 82 % over the 34 cells).
 
     Reading verified on the paper's own numbers (tests/test_frame_effects.py): the
     *printed parenthesised* percentages of Table 3 (GPT-4o) and Table 12 (GPT-4o-mini)
@@ -347,7 +521,8 @@ def attack_success(change_table: pd.DataFrame, percent: str = "percent_change"
     gets 21/34, because e.g. Animal Bright. 0.67 -> 0.67 is printed +0.6 %). So the paper
     counts signs of changes from unrounded means, which is what we compute.
 
-    Columns: judge, cells, successes, success_rate (%), mean_gain (%), cells_missing.
+    Columns: judge, cells, successes, success_rate (%), chance_rate (%), mean_gain (%),
+    cells_missing.
     """
     rows = []
     for judge, mine in change_table.groupby("judge", sort=False):
@@ -356,14 +531,17 @@ def attack_success(change_table: pd.DataFrame, percent: str = "percent_change"
                           dtype=bool)
         mine = mine[usable]
         values = pd.to_numeric(mine[percent], errors="coerce")
-        finite = values[np.isfinite(values)]
-        wins = finite[finite > 0]
-        rows.append({"judge": judge, "cells": len(finite), "successes": len(wins),
-                     "success_rate": 100 * len(wins) / len(finite) if len(finite) else np.nan,
+        finite = np.isfinite(values)
+        wins = values[finite & (values > PERCENT_TIE)]
+        odds = (pd.to_numeric(mine.loc[finite, chance], errors="coerce").mean()
+                if chance is not None and finite.any() else np.nan)
+        rows.append({"judge": judge, "cells": int(finite.sum()), "successes": len(wins),
+                     "success_rate": 100 * len(wins) / finite.sum() if finite.any() else np.nan,
+                     "chance_rate": 100 * odds,
                      "mean_gain": wins.mean() if len(wins) else np.nan,
-                     "cells_missing": int(len(mine) - len(finite))})
+                     "cells_missing": int(len(mine) - finite.sum())})
     return pd.DataFrame(rows, columns=["judge", "cells", "successes", "success_rate",
-                                       "mean_gain", "cells_missing"])
+                                       "chance_rate", "mean_gain", "cells_missing"])
 
 
 def _best_recipes(best: pd.DataFrame, judge: str) -> pd.DataFrame:

@@ -16,12 +16,14 @@ from judgebias.report.figures import display_name, save_figure
 from judgebias.studies.frame.recipes import DOMAIN_TITLES, SHORT_NAMES
 
 READINGS = {"in_sample": ("#d62728", "in-sample (the paper's)"),
-            "cross_fitted": ("#1f77b4", "cross-fitted (ours)")}
+            "cross_fitted": ("#1f77b4", "setting chosen on half the items")}
 
 
 def fig2(success: pd.DataFrame, simulated: set[str], path: Path) -> None:
-    """Seed 004 Fig. 2: attack success rate (left) and mean % change over successful cells
-    (right) per judge, the paper's in-sample reading next to the cross-fitted one."""
+    """Seed 004 Fig. 2: attack success rate (left, each bar with the chance level a judge
+    with no visual bias has under the same rule as a black tick) and mean % change over
+    successful cells (right) per judge, the paper's in-sample reading next to the gain of
+    a setting chosen on half the items."""
     judges = list(dict.fromkeys(success["judge"]))
     fig = MplFigure(figsize=(9, 0.5 * len(judges) + 1.6))
     x = np.arange(len(judges))
@@ -32,6 +34,11 @@ def fig2(success: pd.DataFrame, simulated: set[str], path: Path) -> None:
             values = success[success["reading"] == reading].set_index("judge").reindex(
                 judges)[column].to_numpy(dtype=float)
             ax.barh(x + offset, values, height=0.38, color=color, label=name)
+            if column == "success_rate" and "chance_rate" in success:
+                chance = success[success["reading"] == reading].set_index("judge").reindex(
+                    judges)["chance_rate"].to_numpy(dtype=float)
+                ax.plot(chance, x + offset, "k|", ms=11, mew=1.6,
+                        label="chance (no visual bias)" if reading == "in_sample" else None)
         ax.set_yticks(x, [display_name(j, simulated) for j in judges], fontsize=8)
         ax.invert_yaxis()
         ax.set_xlabel(label, fontsize=9)
@@ -67,8 +74,10 @@ def fig3(rates: pd.DataFrame, judge: str, simulated: set[str], path: Path) -> No
 def null_figure(cross: pd.DataFrame, simulated: set[str], path: Path) -> None:
     """Ours: per judge and cell, the paper's in-sample maximum gain, the 95th percentile
     of its permutation null (what a judge with no susceptibility "gains" by picking the
-    best of the grid on the same items), and the cross-fitted gain with its interval.
-    Cells are grouped by domain (named above each group), the manipulation below."""
+    best of the grid on the same items), the gain of a setting chosen on half the items
+    with its t-interval, and the simultaneous 95 % interval for the best setting's effect
+    (green; infinite ends, a grid without spread, are left open). Cells are grouped by
+    domain (named above each group), the manipulation below."""
     judges = list(dict.fromkeys(cross["judge"]))
     fig = MplFigure(figsize=(10, 2.9 * len(judges)))
     for row, judge in enumerate(judges):
@@ -77,10 +86,14 @@ def null_figure(cross: pd.DataFrame, simulated: set[str], path: Path) -> None:
         x = np.arange(len(cell))
         ax.bar(x, cell["in_sample_gain"], color="#d62728", alpha=0.6, label="in-sample max")
         ax.plot(x, cell["null_q95"], "k_", ms=10, label="null 95th pct. of the max")
-        ax.errorbar(x, cell["cross_fitted_gain"],
+        ax.errorbar(x - 0.12, cell["cross_fitted_gain"],
                     yerr=[cell["cross_fitted_gain"] - cell["ci_low"],
                           cell["ci_high"] - cell["cross_fitted_gain"]],
-                    fmt="o", color="#1f77b4", ms=3, lw=0.8, label="cross-fitted (95% CI)")
+                    fmt="o", color="#1f77b4", ms=3, lw=0.8,
+                    label="setting chosen on half the items (95% CI)")
+        finite = cell[["best_low", "best_high"]].replace([np.inf, -np.inf], np.nan)
+        ax.vlines(x + 0.18, finite["best_low"], finite["best_high"], color="#2ca02c",
+                  lw=1.4, label="best setting's effect (simultaneous 95%)")
         ax.axhline(0, color="black", lw=0.5)
         ax.set_xticks(x, [SHORT_NAMES[m].rstrip(".") for m in cell["manipulation"]],
                       rotation=90, fontsize=8)
@@ -90,7 +103,7 @@ def null_figure(cross: pd.DataFrame, simulated: set[str], path: Path) -> None:
         ax.tick_params(axis="y", labelsize=8)
         ax.set_title(display_name(judge, simulated), fontsize=9)
         if row == 0:
-            ax.legend(fontsize=8, ncol=3, loc="lower left", bbox_to_anchor=(0, 1.25),
+            ax.legend(fontsize=8, ncol=2, loc="lower left", bbox_to_anchor=(0, 1.25),
                       frameon=False)
     fig.tight_layout()
     save_figure(fig, path)

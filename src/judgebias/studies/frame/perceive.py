@@ -66,6 +66,8 @@ EDGE_TRIM = 3  # px of the picture's edge left out of tone and grain when it has
 # Laplacian of white noise has sd sqrt(20) * 0.04); SmoothingRestorer brings it to ~0.04.
 BEAUTY_THRESHOLD = 0.07
 
+EIGHT_CONNECTED = np.ones((3, 3), bool)  # ndimage.label's structure for box outlines
+
 _KNOT_P = np.array([k[0] for k in REFERENCE_KNOTS])
 _KNOT_V = np.array([k[1] for k in REFERENCE_KNOTS])
 _TONE_X = np.log(np.interp(TONE_P, _KNOT_P, _KNOT_V))
@@ -74,6 +76,18 @@ _TONE_X = np.log(np.interp(TONE_P, _KNOT_P, _KNOT_V))
 def reference_quantile(p: np.ndarray | float) -> np.ndarray:
     """The contract's V quantile function at `p` (V in 0..1)."""
     return np.interp(p, _KNOT_P, _KNOT_V)
+
+
+def brightest(rgb: np.ndarray) -> np.ndarray:
+    """Each pixel's highest channel (the HSV value V times 255 for uint8), the same numbers
+    as ``rgb.max(axis=2)``: two element-wise maxima over the channel planes, which numpy
+    runs ~15 times faster than a reduction over a 3-long last axis (issue 24)."""
+    return np.maximum(np.maximum(rgb[..., 0], rgb[..., 1]), rgb[..., 2])
+
+
+def darkest(rgb: np.ndarray) -> np.ndarray:
+    """Each pixel's lowest channel, ``rgb.min(axis=2)`` computed as :func:`brightest`."""
+    return np.minimum(np.minimum(rgb[..., 0], rgb[..., 1]), rgb[..., 2])
 
 
 def normalise_tones(rgb: np.ndarray) -> np.ndarray:
@@ -90,7 +104,7 @@ def normalise_tones(rgb: np.ndarray) -> np.ndarray:
     x = np.asarray(rgb, dtype=np.float64)
     if x.ndim != 3 or x.shape[2] != 3:
         raise ValueError(f"normalise_tones takes an (H, W, 3) array, got shape {x.shape}")
-    v = x.max(axis=2)
+    v = brightest(x)
     _, inverse, counts = np.unique(v.ravel(), return_inverse=True, return_counts=True)
     mid_rank = (np.cumsum(counts) - counts / 2) / v.size
     new_v = reference_quantile(mid_rank)[inverse].reshape(v.shape)
@@ -156,10 +170,29 @@ def _leading(flags: np.ndarray) -> int:
     return len(flags) if flags.all() else int(np.argmin(flags))
 
 
-def _border(brightest: np.ndarray) -> tuple[int, int, int, int]:
-    dark = brightest <= BORDER_BLACK
+def black_border(value: np.ndarray) -> tuple[int, int, int, int]:
+    """Rows and columns (top, bottom, left, right) of black padding around a picture, from
+    its :func:`brightest` channel: those whose every channel is <= BORDER_BLACK."""
+    dark = value <= BORDER_BLACK
     rows, cols = dark.all(axis=1), dark.all(axis=0)
     return _leading(rows), _leading(rows[::-1]), _leading(cols), _leading(cols[::-1])
+
+
+def dilate(mask: np.ndarray, size: int) -> np.ndarray:
+    """``ndimage.maximum_filter(mask, size)`` of a boolean mask for an odd `size`, as ORs of
+    shifted copies (a few times faster). The filter's "reflect" edges add nothing: a
+    mirrored pixel lies inside the window it is mirrored into, so padding with False gives
+    the same mask."""
+    out = mask.copy()
+    for axis in (0, 1):
+        source = out.copy()
+        for shift in range(1, size // 2 + 1):
+            ahead = [slice(None)] * 2
+            behind = [slice(None)] * 2
+            ahead[axis], behind[axis] = slice(shift, None), slice(None, -shift)
+            out[tuple(behind)] |= source[tuple(ahead)]
+            out[tuple(ahead)] |= source[tuple(behind)]
+    return out
 
 
 def _bbox(mask: np.ndarray) -> tuple[int, int, int, int]:
@@ -204,7 +237,7 @@ def _candidate_stroke(size: tuple[int, int], text: str, position: str, font_size
     blank = Image.new("RGB", size, (128, 128, 128))
     drawn = np.asarray(manipulate.text_overlay(blank, text, position, font_size, wrap))
     x0, y0, x1, y1 = extent = manipulate.overlay_extent(size, text, position, font_size, wrap)
-    return extent, np.packbits(drawn[y0:y1, x0:x1].max(axis=2) <= STROKE_BLACK).tobytes()
+    return extent, np.packbits(brightest(drawn[y0:y1, x0:x1]) <= STROKE_BLACK).tobytes()
 
 
 def _text_kind(box: tuple[int, int, int, int], position: str, stroke: np.ndarray,
@@ -309,15 +342,54 @@ def _smoothness(v: np.ndarray, exclude: np.ndarray | None, gamma_value: float) -
     """Median relative Laplacian of V, corrected for gamma (which scales it by 1 / g).
 
     Pixels near text, boxes or clipped white are left out: their Laplacian is the overlay's,
-    not the picture's grain. Brightness leaves a relative measure unchanged.
+    not the picture's grain. Brightness leaves a relative measure unchanged. `v` is uint8,
+    so each pixel's ``|lap| / max(centre, 1)`` (float32) is one of a fixed set of ratios,
+    named by the integer key ``|lap| * 256 + max(centre, 1)``; the median is taken over
+    the keys (:func:`_median_ratio`), the same number as ``np.median`` of the ratios.
     """
-    f = v.astype(np.float32)
+    f = v.astype(np.int16)
     centre = f[1:-1, 1:-1]
     lap = 4 * centre - f[:-2, 1:-1] - f[2:, 1:-1] - f[1:-1, :-2] - f[1:-1, 2:]
-    relative = np.abs(lap) / np.maximum(centre, 1.0)
+    keys = np.abs(lap).astype(np.int32) * 256 + np.maximum(centre, 1)
     if exclude is not None:
-        relative = relative[~ndimage.maximum_filter(exclude, 3)[1:-1, 1:-1]]
-    return float(np.median(relative)) * gamma_value if relative.size else 0.0
+        keys = keys[~dilate(exclude, 3)[1:-1, 1:-1]]
+    return _median_ratio(keys) * gamma_value if keys.size else 0.0
+
+
+LAPLACIAN_MAX = 4 * 255  # |4 V - four neighbours| of uint8 V
+RANK_BUCKET_BITS = 8  # ranks per coarse bucket of _kth_rank: 2 ** 8
+
+
+@lru_cache(maxsize=1)
+def _ratio_table() -> tuple[np.ndarray, np.ndarray]:
+    """Every ratio ``float32(|lap|) / float32(max(centre, 1))`` _smoothness can meet, as
+    (the distinct values ascending, each key's rank among them); computed with the same
+    float32 division as a per-pixel ratio, so a key's value is that pixel's ratio."""
+    lap = np.arange(LAPLACIAN_MAX + 1, dtype=np.float32)[:, None]
+    centre = np.maximum(np.arange(256, dtype=np.float32), 1.0)[None, :]
+    distinct, rank = np.unique((lap / centre).ravel(), return_inverse=True)
+    return distinct, rank.astype(np.intp)
+
+
+def _median_ratio(keys: np.ndarray) -> float:
+    """``float(np.median(ratios))`` of the ratios the keys name (:func:`_smoothness`),
+    without sorting them all: the ranks are counted in coarse buckets (2 **
+    RANK_BUCKET_BITS ranks each), the middle one or two ranks are selected inside the
+    buckets that hold them, and np.median of their one or two float32 values gives its
+    own mean of the middle pair."""
+    distinct, rank = _ratio_table()
+    ranks = np.take(rank, keys).ravel()
+    counts = np.bincount(ranks >> RANK_BUCKET_BITS)
+    n = ranks.size
+    middle = [n // 2] if n % 2 else [n // 2 - 1, n // 2]
+    below = np.cumsum(counts)
+    first, last = (int(b) for b in np.searchsorted(below, [middle[0], middle[-1]],
+                                                    side="right"))
+    skipped = int(below[first] - counts[first])  # ranks in the buckets before `first`
+    inside = ranks[(ranks >= first << RANK_BUCKET_BITS)
+                   & (ranks < (last + 1) << RANK_BUCKET_BITS)]
+    picked = [k - skipped for k in middle]
+    return float(np.median(distinct[np.partition(inside, picked)[picked]]))
 
 
 def features(image: bytes | Image.Image | np.ndarray, *, instruction: str | None = None,
@@ -329,21 +401,23 @@ def features(image: bytes | Image.Image | np.ndarray, *, instruction: str | None
     picture the manipulations were applied to before padding (recipes.py puts padding last).
     """
     pixels = _as_array(image)
-    border = _border(pixels.max(axis=2))
+    value = brightest(pixels)
+    border = black_border(value)
     top, bottom, left, right = border
     height, width = pixels.shape[:2]
-    content = pixels[top:height - bottom, left:width - right]
+    inside = (slice(top, height - bottom), slice(left, width - right))
+    content = pixels[inside]
     if content.size == 0:
         raise ValueError("the image is entirely black: no picture inside the border")
     ch, cw = content.shape[:2]
-    v, lowest = content.max(axis=2), content.min(axis=2)
+    v, lowest = value[inside], darkest(content)
 
     stroke = v <= STROKE_BLACK
     text = red = None
     text_box = text_position = text_kind = None
     text_lines = 0
     if stroke.any():
-        near_stroke = ndimage.maximum_filter(stroke, 2 * TEXT_REACH + 1)
+        near_stroke = dilate(stroke, 2 * TEXT_REACH + 1)
         text = stroke | (near_stroke & (lowest >= TEXT_WHITE))
         text_box = _bbox(text)
         x0, y0, x1, y1 = text_box
@@ -359,7 +433,7 @@ def features(image: bytes | Image.Image | np.ndarray, *, instruction: str | None
         red = is_red
         # text drawn over an outline cuts it; the text's pixels join the pieces again
         joined = red | text if text is not None else red
-        labels, _ = ndimage.label(joined, structure=np.ones((3, 3), bool))
+        labels, _ = ndimage.label(joined, structure=EIGHT_CONNECTED)
         found = ndimage.find_objects(np.where(red, labels, 0))
         boxes = tuple((s[1].start, s[0].start, s[1].stop - 1, s[0].stop - 1)
                       for s in found if s is not None)

@@ -3,9 +3,11 @@
 from the concepts, which need no model); each judge's standard-prompt score of every
 original and every manipulated image whose render set exists (keyed, so journaled ones
 are recognised), estimated where the items or renders are not built yet (items x grid
-values of the domains each manipulation applies to); and the analysis judge's follow-ups
-(mitigation prompts, combinations, pairwise), keyed once its best recipes exist, else
-estimated from the grid (one best recipe per usable manipulation and domain).
+values of the domains each manipulation applies to; with `frame.presets: paper`, items x
+the preset recipes of their domain: judgebias.studies.frame.presets); and the analysis
+judge's follow-ups (mitigation prompts, combinations, pairwise), keyed once its best
+recipes exist, else estimated from the grid (one best recipe per usable manipulation and
+domain).
 
 The estimates assume every item and render is usable: an upper bound where the writer
 drops an item or a render is unavailable (e.g. no object box to draw)."""
@@ -23,6 +25,7 @@ import pandas as pd
 from judgebias.artifacts import read_table
 from judgebias.judging.tasks import build_requests
 from judgebias.plan import NotCounted, PlannedCalls
+from judgebias.studies.frame import presets
 from judgebias.studies.frame.recipes import MANIPULATIONS, applies
 from judgebias.studies.frame.steps import images_to_score
 from judgebias.studies.frame.tables import (
@@ -85,11 +88,14 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
     items = read_table(ITEMS_PATH, ITEMS) if Path(ITEMS_PATH).exists() else None
     sets: list[tuple[str, Any]] = [("original", None)]
     sets += [(m, renders_path(m)) for m in grid]
+    if presets.enabled(frame):  # the paper's recipes, Tables 9-10
+        sets.append((presets.PRESETS, renders_path(presets.PRESETS)))
     planned: list[PlannedCalls | NotCounted] = []
     for judge in frame["models"]:
         calls = PlannedCalls(judge)
         for name, path in sets:
             n = (sum(counts.values()) if path is None else
+                 presets.expected_scores(frame, counts) if name == presets.PRESETS else
                  len(grid[name]) * sum(c for d, c in counts.items() if applies(name, d)))
             if items is None or (path is not None and not Path(path).exists()):
                 calls.estimated += n

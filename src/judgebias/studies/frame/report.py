@@ -13,6 +13,7 @@ import pandas as pd
 
 from judgebias.judging.values import failed_note
 from judgebias.report.html import Figure, Section, Table
+from judgebias.studies.frame import presets
 from judgebias.studies.frame.recipes import DOMAIN_TITLES, SHORT_NAMES, TABLE_ORDER
 from judgebias.studies.frame.tables import DATA, FIGURES, TABLES
 
@@ -28,10 +29,26 @@ CORRELATION_COLUMNS = {
     "slope_on_alignment_se": "slope on alignment (se)"}
 
 
+# The per-cell statistics table (effects.cross_fitted_table's columns, as displayed).
+NULL_COLUMNS = {
+    "in_sample_setting": "best setting (in-sample)", "in_sample_gain": "in-sample gain",
+    "null_q95": "null 95th pct.", "in_sample_p": "p (max over grid)",
+    "in_sample_q": "q (BH-FDR)", "chance_in_sample": "chance (in-sample)",
+    "cross_fitted_gain": "gain of a setting chosen on half the items",
+    "ci_low": "its 95% CI low", "ci_high": "its 95% CI high", "p_value": "p (cross-fit)",
+    "chance_cross_fitted": "chance (half-chosen)",
+    "best_low": "best setting's effect: 95% low", "best_high": "best setting's effect: 95% high"}
+READINGS = {"in_sample": "in-sample, the paper's",
+            "cross_fitted": "a setting chosen on half the items"}
+RATES = {"success_rate": "success rate %", "chance_rate": "chance %",
+         "mean_gain": "mean gain %"}
+
+
 def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
     return [f"{results_root}/metrics.json", f"{DATA}/summary.json",
             *(f"{results_root}/{t}.parquet" for t in TABLES),
-            *(f"{results_root}/figures/{f}.png" for f in FIGURES)]
+            *(f"{results_root}/figures/{f}.png" for f in FIGURES),
+            *presets.report_inputs(config, results_root)]
 
 
 def _cell(mean: float | None, change: float | None) -> str:
@@ -77,13 +94,8 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
         recipes = recipes.rename(index=DOMAIN_TITLES, columns=SHORT_NAMES)
         null = cross.assign(Domain=cross["domain"].map(DOMAIN_TITLES),
                             Manipulation=cross["manipulation"].map(SHORT_NAMES))
-        null = null.set_index(["Domain", "Manipulation"])[
-            ["in_sample_setting", "in_sample_gain", "null_q95", "in_sample_p",
-             "cross_fitted_gain", "ci_low", "ci_high", "p_value"]].rename(columns={
-                 "in_sample_setting": "best setting (in-sample)",
-                 "in_sample_gain": "in-sample gain", "null_q95": "null 95th pct.",
-                 "in_sample_p": "p (max over grid)", "cross_fitted_gain": "cross-fitted gain",
-                 "ci_low": "95% CI low", "ci_high": "95% CI high", "p_value": "p (cross-fit)"})
+        null = null.set_index(["Domain", "Manipulation"])[list(NULL_COLUMNS)].rename(
+            columns=NULL_COLUMNS)
         judges.append(Section(
             title=f"Judge {judge}",
             tables=[
@@ -91,17 +103,22 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                       f"Table 3 analogue ({judge}), the paper's reading: mean score of the "
                       "best setting chosen on the same items (change vs originals)"),
                 Table(table3(cross, "cross_mean", "cross_fitted_percent"),
-                      f"Table 3 analogue ({judge}), cross-fitted: setting chosen on one half "
-                      "of the items, scored on the other, swapped and averaged"),
-                Table(null, f"In-sample maximum vs its permutation null and the cross-fitted "
-                      f"gain ({judge}); score points", "{:.3f}"),
+                      f"Table 3 analogue ({judge}), cross-fitted: the gain of a setting "
+                      "chosen on half the items (chosen on one half, scored on the other, "
+                      "swapped and averaged); not the best setting's effect, which the "
+                      "simultaneous interval below bounds"),
+                Table(null, f"Per cell ({judge}; score points): the in-sample maximum vs "
+                      "its permutation null (each item's versions exchanged), p and "
+                      "Benjamini-Hochberg q; the chance that a judge with no visual bias "
+                      "'succeeds' under each rule; the gain of a setting chosen on half the "
+                      "items with its t-interval; and a simultaneous 95% interval for the "
+                      "best setting's true effect (max-t over the grid)", "{:.3f}"),
                 Table(recipes, f"Tables 9-10 analogue ({judge}): the best setting per domain "
                       "and manipulation (greedy search)"),
             ]))
     success = read["attack_success"].pivot(index="judge", columns="reading",
-                                           values=["success_rate", "mean_gain"])
-    success.columns = [f"{'success rate %' if a == 'success_rate' else 'mean gain %'} "
-                       f"({b.replace('_', '-')})" for a, b in success.columns]
+                                           values=list(RATES))
+    success.columns = [f"{RATES[a]} ({READINGS[b]})" for a, b in success.columns]
     corr = read["human_correlation"].set_index("judge").rename(columns=CORRELATION_COLUMNS)
     significance = read["significance"]
     alpha = frame["analysis"]["alpha"]
@@ -111,9 +128,11 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
     ).rename(columns={"q_below_alpha": f"q < {alpha}"})
     tables = [
         Table(success, "Fig. 2 analogue: attack success rate (share of the applicable "
-              "domain x manipulation cells with a strictly positive change) and mean % "
-              "change of the successful cells; the paper's in-sample reading and the "
-              "cross-fitted one", "{:.1f}"),
+              "domain x manipulation cells with a strictly positive change), beside the "
+              "chance level a judge with no visual bias has under the same rule (S/(S+1) "
+              "per cell for the best of S settings with continuous scores, less with "
+              "ties; about 1/2 for a setting chosen on half the items), and mean % change "
+              "of the successful cells", "{:.1f}"),
         Table(tests, "Paired Wilcoxon tests of every (domain, manipulation, setting), "
               "Benjamini-Hochberg q-values (beyond the paper)", "{:.0f}"),
         Table(_win_rates(read["win_rates"]), f"Fig. 3 analogue ({analyst}): win rates of "
@@ -144,8 +163,10 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                "scores every original and every manipulated image (Appendix B.3 grids) "
                "with the Fig. 4 prompt; the paper's Table 3 picks each cell's best setting "
                "on the same items it reports, which gains even for a judge with no "
-               "susceptibility, so the cross-fitted reading and the in-sample maximum's "
-               "permutation null sit next to it."),
+               "susceptibility (S/(S+1) of the time with S settings), so each number "
+               "sits beside its chance level, the in-sample maximum beside its "
+               "permutation null, and the gain of a setting chosen on half the items "
+               "beside a simultaneous interval for the best setting's effect."),
         figures=[Figure(out / "figures/fig2.png", "Fig. 2 analogue: attack success rate "
                         "and mean gain per judge, in-sample and cross-fitted"),
                  Figure(out / "figures/null.png", "In-sample maximum vs its null and the "
@@ -153,7 +174,7 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                  Figure(out / "figures/fig3.png", "Fig. 3 analogue: pairwise win rates")],
         tables=tables,
         notes=failed_note(metrics.get("failed_calls", {})),
-        subsections=[gallery, *judges],
+        subsections=[gallery, *judges, *presets.report_section(config, out)],
     )
 
 
@@ -163,18 +184,23 @@ def _rate(value: float | None) -> str:
 
 
 def headline(metrics: Mapping[str, Any], cross: pd.DataFrame, alpha: float) -> str:
-    """The result in one sentence: per judge, the attack success rate the paper's
-    in-sample reading reports, the cross-fitted one, and the cells whose cross-fitted
-    gain is significant."""
+    """The result in two sentences: per judge, the cells whose score inflation is
+    significant after Benjamini-Hochberg FDR (0 expected for a judge with no visual bias);
+    then the attack success rates, each beside its chance level: the paper's in-sample
+    reading and the gain of a setting chosen on half the items."""
     cells = cross.groupby("judge").size()
-    judges = "; ".join(
-        f"{judge} {_rate(m['attack_success_in_sample'])} → "
-        f"{_rate(m['attack_success_cross_fitted'])} ({m['cells_significant']} of "
-        f"{int(cells.get(judge, 0))} cells significant)"
+    found = "; ".join(f"{judge} {m['cells_significant']} of {int(cells.get(judge, 0))}"
+                      for judge, m in metrics["judges"].items())
+    rates = "; ".join(
+        f"{judge} {_rate(m.get('attack_success_in_sample'))} "
+        f"(chance {_rate(m.get('chance_in_sample'))}) → "
+        f"{_rate(m.get('attack_success_cross_fitted'))} "
+        f"(chance {_rate(m.get('chance_cross_fitted'))})"
         for judge, m in metrics["judges"].items())
-    return ("Attack success, the paper's in-sample reading → cross-fitted (setting chosen "
-            f"on other items), and cells with a cross-fitted gain at p < {alpha}: "
-            f"{judges}.")
+    return (f"Cells significant after BH-FDR at {alpha} (the best setting's gain vs its "
+            f"permutation null): {found}. Attack success, the paper's in-sample reading → "
+            f"a setting chosen on half the items, each with a no-bias judge's chance: "
+            f"{rates}.")
 
 
 def _table4(table: pd.DataFrame) -> pd.DataFrame:

@@ -49,6 +49,7 @@ from PIL import Image
 from scipy import ndimage
 
 from judgebias.studies.frame.concepts import VOCABULARY, domain_of, parse_instruction
+from judgebias.studies.frame.perceive import black_border, brightest, darkest
 
 Box = tuple[int, int, int, int]
 
@@ -194,77 +195,141 @@ def crop_border(rgb: np.ndarray) -> np.ndarray:
     """`rgb` without its black border: the leading and trailing rows and columns whose
     channels are all <= 2 (black padding, seed 004 Table 1; pictures never hold pure black
     under the tone contract of perceive.py)."""
-    dark = rgb.max(axis=2) <= 2
-    rows, cols = dark.all(axis=1), dark.all(axis=0)
-
-    def lead(flags: np.ndarray) -> int:
-        return int(np.argmin(flags)) if not flags.all() else len(flags)
-
-    top, bottom, left, right = lead(rows), lead(rows[::-1]), lead(cols), lead(cols[::-1])
+    top, bottom, left, right = black_border(brightest(rgb))
     return rgb[top:rgb.shape[0] - bottom, left:rgb.shape[1] - right]
 
 
 def ink(rgb: np.ndarray) -> np.ndarray:
     """The reader's glyph pixels: saturated (lowest channel below INK_RATIO of the highest)
-    and not a box outline's pure red (R >= 250, G and B <= 5, manipulate.bounding_box)."""
-    rgb = rgb.astype(np.int16)
-    high, low = rgb.max(axis=2), rgb.min(axis=2)
+    and not a box outline's pure red (R >= 250, G and B <= 5, manipulate.bounding_box).
+    `rgb` is uint8."""
+    return _ink(rgb, brightest(rgb))
+
+
+def _ink(rgb: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """:func:`ink` from the pixels and their :func:`brightest` channel `high`."""
     box = (rgb[..., 0] >= 250) & (rgb[..., 1] <= 5) & (rgb[..., 2] <= 5)
-    return (low < INK_RATIO * high) & (high >= 8) & ~box
+    return (darkest(rgb) < np.take(INK_BELOW, high)) & ~box
 
 
-def _glyphs(card: np.ndarray, radius: float) -> list[int]:
-    """The codes of the glyphs on one card (left to right), each by its hue class (the
-    majority of its pixels) and its outline; inked areas smaller than MIN_AREA of the
-    smallest glyph of `radius` (a triangle, 2 r^2) are specks, not glyphs."""
-    mask = ink(card)
-    labels, n = ndimage.label(mask)
+def _hue_classes(rgb: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Each pixel's hue class as a 3-bit number, R 4 + G 2 + B 1 for each channel that is
+    high (at least HIGH_RATIO of the pixel's highest channel `high`, in float32)."""
+    limit = np.take(HIGH_FROM, high)
+    red, green, blue = (np.greater_equal(rgb[..., c], limit).view(np.uint8) for c in range(3))
+    return (red << 2) | (green << 1) | blue
+
+
+def _levels_passing(condition: np.ndarray) -> np.ndarray:
+    """Per highest channel h (column), how many channel levels 0..255 (rows) pass."""
+    return condition.sum(axis=0).astype(np.uint16)
+
+
+_LEVEL = np.arange(256, dtype=np.uint8)
+# The two per-pixel tests as tables indexed by the highest channel (uint8), so a picture is
+# read by one lookup instead of float arithmetic on every pixel. Both tests are monotone in
+# the channel level, so each is one threshold per h, counted from the very expressions:
+# ink: lowest channel < INK_RATIO * h (in float64) and h >= 8  <=>  lowest < INK_BELOW[h];
+INK_BELOW = _levels_passing((_LEVEL[:, None] < INK_RATIO * _LEVEL[None, :])
+                            & (_LEVEL[None, :] >= 8))
+# high channel: c >= HIGH_RATIO * h (in float32)  <=>  c >= HIGH_FROM[h].
+HIGH_FROM = _levels_passing(_LEVEL[:, None] < HIGH_RATIO * _LEVEL[None, :].astype(np.float32))
+
+
+def _holes(own: np.ndarray) -> int:
+    """How many pixels ``ndimage.binary_fill_holes(own)`` adds to `own`: the background
+    pieces (4-connected, the cross binary_fill_holes floods through) that touch no edge of
+    the array, counted with one labelling instead of a flood fill."""
+    background, count = ndimage.label(~own, structure=FOUR_CONNECTED)
+    if not count:
+        return 0
+    sizes = np.bincount(background.ravel(), minlength=count + 1)
+    sizes[0] = 0  # `own` itself
+    sizes[background[[0, -1], :]] = 0
+    sizes[background[:, [0, -1]]] = 0
+    return int(sizes.sum())
+
+
+FOUR_CONNECTED = ndimage.generate_binary_structure(2, 1)  # ndimage.label's default, made once
+HUE_OF_CLASS = np.full(8, -1)  # hue class (3 bits, hue_classes) -> index into HUES; -1: none
+HUE_OF_CLASS[[4, 2, 1, 6, 5, 3]] = np.arange(len(HUES))
+
+
+def _glyphs(inked: np.ndarray, hues: np.ndarray, windows: dict[str, tuple[slice, slice]],
+            radii: dict[str, float]) -> dict[str, list[int]]:
+    """The codes of the glyphs on each card (in reading order), from the :func:`ink` mask
+    and hue classes of the rows the cards span and each card's window there: each glyph
+    by its hue class (the majority of its pixels) and its outline; inked areas smaller
+    than MIN_AREA of the smallest glyph of the card's radius (a triangle, 2 r^2) are
+    specks, not glyphs.
+
+    All cards are labelled at once: only their windows' ink is kept, and two windows
+    never touch (a gap and two insets between cards, the bands far apart), so each
+    connected piece lies in one window and is the piece that labelling that window alone
+    finds, in the same order (labels follow the raster order of their first pixel).
+    """
+    mask = np.zeros_like(inked)
+    owner = np.full(inked.shape, -1, np.int8)  # which window (index into `slots`) a pixel is in
+    slots = list(windows)
+    for index, window in enumerate(windows.values()):
+        mask[window] = inked[window]
+        owner[window] = index
+    codes: dict[str, list[int]] = {slot: [] for slot in slots}
+    labels, n = ndimage.label(mask, structure=FOUR_CONNECTED)
     if not n:
-        return []
+        return codes
     areas = np.bincount(labels.ravel(), minlength=n + 1)
-    rgb = card.astype(np.float32)
-    high = rgb >= HIGH_RATIO * rgb.max(axis=2, keepdims=True)
-    hue_key = high[..., 0] * 4 + high[..., 1] * 2 + high[..., 2]
-    keys = {4: 0, 2: 1, 1: 2, 6: 3, 5: 4, 3: 5}
-    codes = []
+    votes = np.bincount((labels * 8 + hues).ravel(), minlength=(n + 1) * 8)
+    majority = HUE_OF_CLASS[votes.reshape(n + 1, 8).argmax(axis=1)]
     for label, found in enumerate(ndimage.find_objects(labels), start=1):
-        if found is None or areas[label] < MIN_AREA * 2 * radius**2:
+        slot = slots[owner[found[0].start, found[1].start]]
+        area = int(areas[label])
+        if area < MIN_AREA * 2 * radii[slot] ** 2 or majority[label] < 0:
             continue
-        own = labels[found] == label
-        hue = keys.get(int(np.bincount(hue_key[found][own], minlength=8).argmax()))
-        if hue is None:
-            continue
-        filled = ndimage.binary_fill_holes(own).sum()
-        fill = areas[label] / own.size
-        if filled > 1.15 * areas[label]:
-            shape = 3
-        elif fill > 0.88:
-            shape = 1
-        elif fill > 0.64:
-            shape = 0
-        else:
-            shape = 2
-        codes.append(shape * len(HUES) + hue)
+        codes[slot].append(_shape(labels[found] == label, area) * len(HUES)
+                           + int(majority[label]))
     return codes
+
+
+def _shape(own: np.ndarray, area: int) -> int:
+    """A glyph's shape (index into SHAPES) from its pixels in its bounding box: a ring has
+    a hole (filling it adds over 15 %), a square fills its box, a disc ~79 %, a triangle
+    half. Only a box with room for such a hole is searched for one."""
+    if own.size > 1.15 * area and area + _holes(own) > 1.15 * area:
+        return 3
+    fill = area / own.size
+    if fill > 0.88:
+        return 1
+    return 0 if fill > 0.64 else 2
 
 
 def read_scene(image: Image.Image | np.ndarray, domain: str) -> dict[str, str | None]:
     """Which value each slot shows, from the pixels alone (module docstring); None where a
     card shows no readable value. The number is the count of object glyphs, the object the
     code most of them show."""
-    rgb = crop_border(np.asarray(image.convert("RGB") if isinstance(image, Image.Image)
-                                 else image))
+    pixels = np.asarray(image.convert("RGB") if isinstance(image, Image.Image) else image)
+    value = brightest(pixels)
+    top, bottom, left, right = black_border(value)
+    inside = (slice(top, pixels.shape[0] - bottom), slice(left, pixels.shape[1] - right))
+    rgb, value = pixels[inside], value[inside]  # crop_border's picture
     height, width = rgb.shape[:2]
     inset = max(1, round(INSET * width))
+    cards = layout(domain, width, height)
+    # per pixel, once for the rows the cards span (not per card, not the whole picture)
+    first = min(y0 for _, y0, _, _ in cards.values()) + inset
+    last = max(y1 for _, _, _, y1 in cards.values()) + 1 - inset
+    band = slice(first, last)
+    windows, radii = {}, {}
+    for slot, (x0, y0, x1, y1) in cards.items():
+        rows = (y0 + inset - first, y1 + 1 - inset - first)
+        windows[slot] = (slice(rows[0], max(rows)), slice(x0 + inset, x1 + 1 - inset))
+        radii[slot] = (min((x1 - x0 + 1) / OBJECT_PLACES, y1 - y0) * OBJECT_RADIUS[0]
+                       if slot == "object" else min(x1 - x0, y1 - y0) * BADGE_RADIUS[0])
+    glyphs = _glyphs(_ink(rgb[band], value[band]), _hue_classes(rgb[band], value[band]),
+                     windows, radii)
     values = VOCABULARY[domain]
     shown: dict[str, str | None] = {}
-    for slot, (x0, y0, x1, y1) in layout(domain, width, height).items():
-        card = rgb[y0 + inset:y1 + 1 - inset, x0 + inset:x1 + 1 - inset]
-        if slot == "object":
-            radius = min((x1 - x0 + 1) / OBJECT_PLACES, y1 - y0) * OBJECT_RADIUS[0]
-        else:
-            radius = min(x1 - x0, y1 - y0) * BADGE_RADIUS[0]
-        codes = _glyphs(card, radius)
+    for slot, codes in glyphs.items():
         if slot == "object":
             numbers = values["number"]
             shown["number"] = numbers[len(codes) - 1] if 1 <= len(codes) <= len(numbers) else None

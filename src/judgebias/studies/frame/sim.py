@@ -216,7 +216,8 @@ def look(image: bytes, instruction: str) -> Seen:
     if domain is None:
         raise ValueError(f"no FRAME domain recognised in the instruction {instruction!r}")
     wanted = concepts.parse_instruction(instruction, domain)
-    picture = Image.open(io.BytesIO(image)).convert("RGB")
+    decoded = Image.open(io.BytesIO(image))
+    picture = np.asarray(decoded if decoded.mode == "RGB" else decoded.convert("RGB"))
     shown = scene.read_scene(picture, domain)
     found = perceive.features(picture, instruction=instruction,
                               keyword=concepts.keyword(domain, wanted))

@@ -21,12 +21,15 @@ import pandas as pd
 
 from judgebias.artifacts import read_table, write_frame, write_json
 from judgebias.models.base import STATUS_FAILED
+from judgebias.studies.mmb.bands import crossed_bootstrap_band, unit_curves
 from judgebias.studies.mmb.cluster import mean_entropy
+from judgebias.studies.mmb.comparison import judge_comparisons, verdicts
 from judgebias.studies.mmb.estimator import MultimodalBayesianEnsemble
 from judgebias.studies.mmb.experiment import FactorialInputs, coverage_grid, factorial_inputs
 from judgebias.studies.mmb.factorial import run_factorial
 from judgebias.studies.mmb.metrics import METRICS
-from judgebias.studies.mmb.significance import bootstrap_band, compare_to_best
+from judgebias.studies.mmb.power import power_curve
+from judgebias.studies.mmb.significance import compare_to_best
 from judgebias.studies.mmb.tables import JUDGEMENTS
 
 log = logging.getLogger(__name__)
@@ -62,20 +65,23 @@ def significance_table(runs: pd.DataFrame, metrics: Sequence[str], *, table: str
     return pd.concat(frames, ignore_index=True)
 
 
-def error_coverage_bands(configurations: pd.DataFrame, k: int, n_prompts: int,
-                         coverages: np.ndarray, report: Mapping[str, Any]) -> pd.DataFrame:
-    """Fig. 3: mean error at each coverage over replicate runs, with a 95 % bootstrap band
-    of that mean, per (validation size, method), for `n_prompts` prompts."""
-    rows = configurations[(configurations["n_prompts"] == n_prompts)
+def error_coverage_bands(configurations: pd.DataFrame, k: int, coverages: np.ndarray,
+                         report: Mapping[str, Any]) -> pd.DataFrame:
+    """Fig. 3 (the report's prompt count) and Appendix D's Fig. 5 (every prompt count):
+    mean error at each coverage over replicate runs, with a 95 % bootstrap band of that
+    mean that resamples training and sampling seeds as the crossed factors they are
+    (bands.py: runs resampled as independent undercover), per (prompts, validation size,
+    method)."""
+    rows = configurations[configurations["error_coverage"].notna()
                           & ((configurations["method"] != "MMB")
                              | (configurations["k"] == k))]
     out = []
-    for (n_val, method), group in rows.groupby(["n_val", "method"]):
-        curves = np.stack(group["error_coverage"].to_numpy())
-        mean, low, high = bootstrap_band(curves, n_boot=report["n_boot"], ci=0.95,
-                                         seed=report["seed"])
-        out.append(pd.DataFrame({"n_val": n_val, "method": method, "coverage": coverages,
-                                 "error": mean, "low": low, "high": high}))
+    for (n_prompts, n_val, method), group in rows.groupby(["n_prompts", "n_val", "method"]):
+        mean, low, high = crossed_bootstrap_band(unit_curves(group), n_boot=report["n_boot"],
+                                                 ci=0.95, seed=report["seed"])
+        out.append(pd.DataFrame({"n_prompts": n_prompts, "n_val": n_val, "method": method,
+                                 "coverage": coverages, "error": mean, "low": low,
+                                 "high": high}))
     return pd.concat(out, ignore_index=True)
 
 
@@ -100,7 +106,7 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
     coverages = coverage_grid(mmb["design"]["coverages"])
     tables: dict[str, list[pd.DataFrame]] = {name: [] for name in (
         "table1", "table2", "table3", "table4", "significance", "error_coverage",
-        "top_prompts", "tau_sweep")}
+        "top_prompts", "tau_sweep", "comparisons", "power")}
     answers = []
     summary: dict[str, Any] = {}
     for judge, judgements_path, factorial_path in zip(
@@ -128,24 +134,40 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
             tables[name].append(frame.assign(judge=judge))
             tables["significance"].append(frame.assign(judge=judge))
         tables["error_coverage"].append(error_coverage_bands(
-            configurations, k, cell[0], coverages, report).assign(judge=judge))
+            configurations, k, coverages, report).assign(judge=judge))
         inputs = factorial_inputs(config, pairs_path, pool_path, judgements_path,
                                   clusters_path)
         top = top_prompts(config, inputs, judge)
         tables["top_prompts"].append(top)
         tables["tau_sweep"].append(tau_sweep(
             config, [pairs_path, pool_path, judgements_path, clusters_path]).assign(judge=judge))
+        tables["comparisons"].append(comparisons(inputs, report, k, cell).assign(judge=judge))
+        tables["power"].append(power_curve(inputs, top, k=k, n_prompts=cell[0]).assign(
+            judge=judge))
         summary[judge] = judge_summary(second, top, inputs)
     if not tables["table1"]:
         raise ValueError("mmb.models: no judge has enough pairs with a usable answer for "
                          "every instruction (every one was left out by its failed calls)")
     frames = {name: pd.concat(parts, ignore_index=True) for name, parts in tables.items()}
+    frames["comparisons"] = verdicts(frames["comparisons"], report["alpha"])
+    for row in frames["comparisons"].itertuples():
+        summary[row.judge].setdefault("comparisons", {})[row.comparison] = row.verdict
     frames["answers"] = pd.concat(answers, ignore_index=True)
     for name, frame in frames.items():
         write_frame(frame, out_dir / f"{name}.parquet")
     figures.draw_all(config, frames, out_dir / "figures")
     write_json({"k": k, "cell": {"n_prompts": cell[0], "n_val": cell[1]},
                 "judges": summary}, out_dir / "metrics.json")
+
+
+def comparisons(inputs: FactorialInputs, report: Mapping[str, Any], k: int,
+                cell: tuple[int, int]) -> pd.DataFrame:
+    """MMB against AVG and BPE at the report cell over test groups (Brier
+    test, ECE estimate; comparison.py), before the adjustment over judges."""
+    hps = inputs.hps_pairs
+    groups = hps.loc[hps["split"] == "test", "group"].to_numpy()
+    return judge_comparisons(inputs.hps, inputs.design, groups, n_prompts=cell[0],
+                             n_val=cell[1], k=k, n_boot=report["n_boot"], seed=report["seed"])
 
 
 def k_runs(configurations: pd.DataFrame, cell: tuple[int, int]) -> pd.DataFrame:
@@ -206,7 +228,7 @@ def tau_sweep(config: Mapping[str, Any], paths: Sequence[str]) -> pd.DataFrame:
         split = replace(inputs.hps, R_pool=keep, R_test={kc: inputs.hps.R_test[kc]
                                                           for kc in keep})
         design = replace(inputs.design, n_prompts=[report["n_prompts"]],
-                         n_val=[report["n_val"]])
+                         n_val=[report["n_val"]], bpe_reference=(), curves_for=())
         runs = run_factorial(split, design)
         mmb_runs = runs[runs["method"] == "MMB"]
         rows.append({"tau": tau, "configured": tau == clustering["tau"],

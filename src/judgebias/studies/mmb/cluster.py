@@ -4,6 +4,9 @@ p(z | x) ∝ exp(cos(phi(x), g_z) / tau)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 from scipy.special import softmax
 
@@ -28,6 +31,14 @@ def spherical_kmeans(X: np.ndarray, k: int, *, seed: int, niter: int = 25) -> np
                           verbose=False, min_points_per_centroid=1)
     kmeans.train(np.ascontiguousarray(X))
     return normalise(kmeans.centroids)
+
+
+def support_size(k: int, clustering: Mapping[str, Any]) -> int:
+    """|D_sup| for K = `k` from the ``mmb.clustering`` block: support_per_cluster x K
+    (``support: per_k``, seed 002 §5: "always composed of 256 x K samples"), or
+    support_per_cluster x max(K) for every K (``max_k``: every K sees the same images)."""
+    factor = k if clustering["support"] == "per_k" else max(clustering["ks"])
+    return clustering["support_per_cluster"] * factor
 
 
 def softmax_cosines(cosines: np.ndarray, tau: float) -> np.ndarray:

@@ -12,6 +12,9 @@ BPE (§3.1, eq. 5-6). Maximising :math:`\sum_a w_a S_a - \sum_a w_a \log w_a` ov
 simplex, :math:`S_a = \sum_j \log p(y_j \mid x_j, a)`: the Lagrangian's stationarity
 :math:`S_a - \log w_a - 1 - \lambda = 0` gives :math:`w_a \propto e^{S_a}`, i.e.
 ``w = softmax(S)``, the exact optimum (the objective is strictly concave). No optimiser.
+The reference implementation (amzn/BayesPE) optimises a different objective (the mixture
+likelihood inside the log, and a ``w exp(w)`` regulariser where the entropy is meant):
+bpe_reference.ReferenceBayesianPromptEnsemble, the factorial's "BPE-ref" baselines.
 
 MMB (§4.1, eq. 7-10). Responsibilities :math:`R_{jz} = p(z \mid x_j)`;
 :math:`L_{za} = \sum_j R_{jz} \log p(y_j \mid x_j, a)`, :math:`N_z = \sum_j R_{jz}`.
@@ -179,7 +182,7 @@ class AverageEnsemble(_PromptEnsemble):
 
     Examples
     --------
-    >>> AverageEnsemble().fit([[0.9, 0.5]], [1]).predict_proba([[0.9, 0.5]])[0, 1]
+    >>> float(AverageEnsemble().fit([[0.9, 0.5]], [1]).predict_proba([[0.9, 0.5]])[0, 1])
     0.7
     """
 

@@ -32,10 +32,13 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy.special import softmax
 
+from judgebias.studies.mmb.bpe_reference import REFERENCE_WEIGHT, reference_weights
 from judgebias.studies.mmb.estimator import log_likelihoods
-from judgebias.studies.mmb.metrics import batch_metrics, mean_confidence
+from judgebias.studies.mmb.metrics import N_BINS, batch_metrics, mean_confidence
 
 BASELINES = ("STD", "BEST", "AVG", "BPE")
+# amzn/BayesPE's BPE (bpe_reference.py), by regulariser: labels that say which one
+REFERENCE_METHODS = {"printed": "BPE-ref (printed)", "corrected": "BPE-ref (corrected)"}
 KEYS = ["n_prompts", "n_val", "train_seed", "sampling_seed", "method", "k", "cluster_seed"]
 
 
@@ -62,6 +65,14 @@ class Design:
     coverages: Sequence[float] = (1.0,)
     curves_for: Sequence[int] | None = None  # prompt counts with error-coverage curves
     n_jobs: int = 1
+    calibration_bins: int = N_BINS
+    bpe_reference: Sequence[str] = ()  # regulariser variants of amzn/BayesPE's BPE to add
+    bpe_reference_weight: float = REFERENCE_WEIGHT
+
+    @property
+    def baselines(self) -> tuple[str, ...]:
+        """The baseline methods, in column order: §5's four, then the reference BPEs."""
+        return (*BASELINES, *(REFERENCE_METHODS[v] for v in self.bpe_reference))
 
 
 def prompt_order(seed: int, n_prompts: int) -> np.ndarray:
@@ -95,10 +106,21 @@ def mmb_weights(loglik: np.ndarray, R_val: np.ndarray, entropy: str) -> np.ndarr
     return softmax(scores, axis=1)
 
 
+def _reference_weights(likelihoods: list[np.ndarray], design: Design) -> np.ndarray:
+    """(configurations, variants, prompts): the reference BPE for every validation set
+    at once, sets padded with rows of ones (which add nothing: bpe_reference.py)."""
+    n_rows = max(len(q) for q in likelihoods)
+    Q = np.ones((len(likelihoods), n_rows, likelihoods[0].shape[1]))
+    for v, q in enumerate(likelihoods):
+        Q[v, :len(q)] = q
+    return np.stack([reference_weights(Q, design.bpe_reference_weight, variant)
+                     for variant in design.bpe_reference], axis=1)
+
+
 def _weights(split: Split, subset: np.ndarray, design: Design
              ) -> tuple[list[dict], np.ndarray, dict[tuple[int, int], np.ndarray]]:
     """Every (n_val, training seed) configuration's weights for one prompt subset."""
-    keys, base = [], []
+    keys, base, likelihoods = [], [], []
     mmb: dict[tuple[int, int], list[np.ndarray]] = {kc: [] for kc in split.R_pool}
     for t in design.train_seeds:
         order = validation_order(t, len(split.y_pool))
@@ -108,9 +130,12 @@ def _weights(split: Split, subset: np.ndarray, design: Design
             loglik = log_likelihoods(P_val, y_val)
             keys.append({"n_val": n_val, "train_seed": t})
             base.append(baseline_weights(loglik, P_val, y_val))
+            likelihoods.append(np.exp(loglik))
             for kc, R in split.R_pool.items():
                 mmb[kc].append(mmb_weights(loglik, R[val], design.entropy))
     stacked = np.stack([[w[m] for m in BASELINES] for w in base])  # (V, 4, A)
+    if design.bpe_reference:
+        stacked = np.concatenate([stacked, _reference_weights(likelihoods, design)], axis=1)
     return keys, stacked, {kc: np.stack(ws) for kc, ws in mmb.items()}
 
 
@@ -121,7 +146,7 @@ def _subset_rows(split: Split, design: Design, n_prompts: int, seed: int,
     P = split.P_test[:, subset]
     blocks, meta = [base.reshape(-1, n_prompts) @ P.T], []
     meta += [{**key, "method": m, "k": 0, "cluster_seed": -1}
-             for key in keys for m in BASELINES]
+             for key in keys for m in design.baselines]
     for (k, c), weights in mmb.items():  # weights: (configurations, K, prompts)
         per_cluster = (P @ weights.transpose(2, 0, 1).reshape(n_prompts, -1)).reshape(
             len(P), len(keys), k)  # sum_a w_za p(y | x, a) for every configuration
@@ -133,7 +158,7 @@ def _subset_rows(split: Split, design: Design, n_prompts: int, seed: int,
         return frame.assign(confidence=mean_confidence(p) * len(split.y_test),
                             n_test=len(split.y_test))
     wanted = design.curves_for is None or n_prompts in design.curves_for
-    metrics = batch_metrics(p, split.y_test,
+    metrics = batch_metrics(p, split.y_test, n_bins=design.calibration_bins,
                             coverages=np.asarray(design.coverages) if wanted else None)
     curves = metrics.pop("error_coverage", None)
     return frame.assign(**metrics, error_coverage=None if curves is None else list(curves))
@@ -142,8 +167,8 @@ def _subset_rows(split: Split, design: Design, n_prompts: int, seed: int,
 def run_factorial(split: Split, design: Design) -> pd.DataFrame:
     """One row per configuration: the design keys (KEYS; k = 0 and cluster_seed = -1 for
     the baselines), every metric of metrics.batch_metrics and the error-coverage curve
-    (None for prompt counts outside `design.curves_for`: Fig. 3 shows one, and the curve
-    needs a second sort, by confidence)."""
+    (None for prompt counts outside `design.curves_for`: the curve needs a second sort, by
+    confidence; None means every prompt count, as Fig. 3 and Appendix D's Fig. 5 show)."""
     tasks = [(n, s) for n in design.n_prompts for s in design.sampling_seeds]
     parts = Parallel(n_jobs=design.n_jobs)(
         delayed(_subset_rows)(split, design, n, s, "metrics") for n, s in tasks)

@@ -1,5 +1,6 @@
 """MMB's figures (seed 002): Fig. 1 (F1 and ECE of AVG, BPE and MMB), Fig. 3
-(error-coverage curves with bootstrap bands) and Fig. 4 (example images of each cluster
+(error-coverage curves with bootstrap bands; Fig. 5, Appendix D: for every prompt count)
+and Fig. 4 (example images of each cluster
 with its top instruction). Bare matplotlib Figures written atomically, as in
 judgebias.report.figures."""
 
@@ -15,10 +16,12 @@ from matplotlib.figure import Figure as MplFigure
 from PIL import Image
 
 from judgebias.report.figures import display_name, save_figure
+from judgebias.studies.mmb.factorial import REFERENCE_METHODS
 from judgebias.study import simulated_models
 
 COLORS = {"STD": "#9e9e9e", "BEST": "#8d6e63", "AVG": "#1f77b4", "BPE": "#ff7f0e",
-          "MMB": "#2ca02c"}
+          "MMB": "#2ca02c", REFERENCE_METHODS["printed"]: "#d62728",
+          REFERENCE_METHODS["corrected"]: "#9467bd"}
 
 
 def draw_all(config: Mapping[str, Any], frames: Mapping[str, pd.DataFrame], out: Path
@@ -27,8 +30,12 @@ def draw_all(config: Mapping[str, Any], frames: Mapping[str, pd.DataFrame], out:
     judges = [j for j in config["mmb"]["models"] if j in analysed]
     simulated = simulated_models(config, judges)
     fig1(frames["table2"], judges, simulated, out / "fig1.png")
-    fig3(frames["error_coverage"], judges, simulated, out / "fig3.png")
+    bands = frames["error_coverage"]
+    fig3(bands[bands["n_prompts"] == config["mmb"]["report"]["n_prompts"]], judges,
+         simulated, out / "fig3.png")
+    fig5(bands, judges, simulated, out / "fig5.png")
     fig4(frames["top_prompts"], out / "fig4.png")
+    fig_power(frames["power"], judges, simulated, out / "power.png")
 
 
 def fig1(table2: pd.DataFrame, judges: list[str], simulated: set[str], path: Path) -> None:
@@ -50,24 +57,43 @@ def fig1(table2: pd.DataFrame, judges: list[str], simulated: set[str], path: Pat
 
 
 def fig3(bands: pd.DataFrame, judges: list[str], simulated: set[str], path: Path) -> None:
-    """Seed 002 Fig. 3: error vs coverage per validation size, mean over runs with a 95 %
-    bootstrap band of the mean (shaded)."""
+    """Seed 002 Fig. 3: error vs coverage per validation size (the report's prompt
+    count), mean over runs with a 95 % bootstrap band of the mean (shaded)."""
+    panels = [(judge, n_val, f"{display_name(judge, simulated)}, |D_val| = {n_val}")
+              for judge in judges for n_val in sorted(bands["n_val"].unique())]
+    _curves(bands, panels, len(panels) // len(judges), path)
+
+
+def fig5(bands: pd.DataFrame, judges: list[str], simulated: set[str], path: Path) -> None:
+    """Seed 002 Appendix D Fig. 5: Fig. 3's curves for every prompt count (rows: judge x
+    prompts; columns: validation sizes)."""
     sizes = sorted(bands["n_val"].unique())
-    fig = MplFigure(figsize=(3.2 * len(sizes), 2.8 * len(judges)))
-    for row, judge in enumerate(judges):
-        for col, n_val in enumerate(sizes):
-            ax = fig.add_subplot(len(judges), len(sizes), row * len(sizes) + col + 1)
-            cell = bands[(bands["judge"] == judge) & (bands["n_val"] == n_val)]
-            for method, curve in cell.groupby("method"):
-                ax.plot(curve["coverage"], curve["error"], color=COLORS[method], label=method,
-                        lw=1.2)
-                ax.fill_between(curve["coverage"], curve["low"], curve["high"],
-                                color=COLORS[method], alpha=0.2, lw=0)
-            ax.set_title(f"{display_name(judge, simulated)}, |D_val| = {n_val}", fontsize=9)
-            ax.set_xlabel("coverage", fontsize=8)
-            ax.set_ylabel("error", fontsize=8)
-            if row == 0 and col == 0:
-                ax.legend(fontsize=7)
+    panels = [(judge, n_val, f"{display_name(judge, simulated)}, {n_prompts} prompts, "
+               f"|D_val| = {n_val}", n_prompts)
+              for judge in judges for n_prompts in sorted(bands["n_prompts"].unique())
+              for n_val in sizes]
+    _curves(bands, panels, len(sizes), path)
+
+
+def _curves(bands: pd.DataFrame, panels: list[tuple], columns: int, path: Path) -> None:
+    """One error-coverage panel per (judge, |D_val|, title[, prompts]), `columns` a row."""
+    rows = -(-len(panels) // columns)
+    fig = MplFigure(figsize=(3.2 * columns, 2.8 * rows))
+    for i, (judge, n_val, title, *prompts) in enumerate(panels):
+        ax = fig.add_subplot(rows, columns, i + 1)
+        cell = bands[(bands["judge"] == judge) & (bands["n_val"] == n_val)]
+        if prompts:
+            cell = cell[cell["n_prompts"] == prompts[0]]
+        for method, curve in cell.groupby("method"):
+            ax.plot(curve["coverage"], curve["error"], color=COLORS[method], label=method,
+                    lw=1.2)
+            ax.fill_between(curve["coverage"], curve["low"], curve["high"],
+                            color=COLORS[method], alpha=0.2, lw=0)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("coverage", fontsize=8)
+        ax.set_ylabel("error", fontsize=8)
+        if i == 0:
+            ax.legend(fontsize=7)
     fig.tight_layout()
     save_figure(fig, path)
 
@@ -94,3 +120,27 @@ def fig4(top: pd.DataFrame, path: Path, per_cluster: int = 4) -> None:
                 fontsize=8, va="center")
     fig.tight_layout()
     save_figure(fig, path, photographs=True)
+
+
+def fig_power(power: pd.DataFrame, judges: list[str], simulated: set[str], path: Path
+              ) -> None:
+    """Issue 20's power view (power.py): ECE of AVG, BPE and MMB and MMB's top-instruction
+    recovery against validation pairs per cluster, one row of panels per judge."""
+    fig = MplFigure(figsize=(7, 2.8 * len(judges)))
+    for row, judge in enumerate(judges):
+        curve = power[power["judge"] == judge]
+        x = curve["per_cluster"].to_numpy()
+        ax = fig.add_subplot(len(judges), 2, 2 * row + 1)
+        for method in ("AVG", "BPE", "MMB"):
+            ax.plot(x, curve[method], marker="o", ms=3, color=COLORS[method], label=method)
+        ax.set_title(f"{display_name(judge, simulated)}: ECE ↓", fontsize=9)
+        ax.legend(fontsize=7)
+        right = fig.add_subplot(len(judges), 2, 2 * row + 2)
+        right.plot(x, curve["recovery"], marker="o", ms=3, color=COLORS["MMB"])
+        right.set_ylim(-0.05, 1.05)
+        right.set_title(f"{display_name(judge, simulated)}: top = planted", fontsize=9)
+        for axis in (ax, right):
+            axis.set_xscale("symlog", linthresh=1)
+            axis.set_xlabel("validation pairs per cluster (n_val / K)", fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, path)

@@ -4,7 +4,9 @@ their published shapes, built with the paper's protocols (seed 002 §5, spec mmb
 The ``mmb.dataset`` params block::
 
     name: synthetic | hpdv2
-    seed: 0                      # validation pair per training group; D_sup order; MJBench
+    seed: 0                      # validation pair per training group; D_sup order; MJBench;
+                                 # which test image is A
+    orientation: random | listed # test pairs' A drawn with seed, or the file's order
     val_candidates: null | n     # judge a seeded sample of n validation candidates only
     synthetic: {styles, n_test_groups, images_per_test_group, n_train_groups,
                 images_per_train_group, n_mjb_groups, images_per_mjb_group, gamma,
@@ -16,7 +18,7 @@ The ``mmb.dataset`` params block::
 HPSv2 protocol: every pair of each test group (C(9, 2) x 400 = 14.4k in the paper; tied
 human ranks dropped and counted), split "test"; one candidate validation pair per training
 group, split "train" (D_val draws from these); the support set D_sup comes from the
-training images, in a seeded order (the factorial takes the first 256 x K).
+training images, in a seeded order (the clustering takes the first 256 x K for each K).
 MJBench protocol: prompts split into folds; each original paired with a degraded
 counterpart (of another image of its prompt by default), the original preferred, split
 "mjb_train"; all pairs of originals sharing a prompt, no preference, split "mjb_test".
@@ -86,12 +88,21 @@ def _image(root: str | Path, relative: str, path: str | Path, row: int, key: str
     return str(full)
 
 
-def read_hpdv2_test(path: str | Path, image_root: str | Path) -> tuple[pd.DataFrame, int]:
+def read_hpdv2_test(path: str | Path, image_root: str | Path,
+                    orientation_seed: int | None = None) -> tuple[pd.DataFrame, int]:
     """HPDv2 test.json (list of {prompt, image_path[], rank[] (lower is better, averaged
     over annotators, may tie), raw_annotation}; image paths relative to `image_root`, the
-    published HPD/test folder): every pair of each group, A = the earlier image,
-    preference 1 if A ranks better; tied pairs dropped. Returns (pairs, n tied)."""
+    published HPD/test folder): every pair of each group, preference 1 if A ranks better;
+    tied pairs dropped. Returns (pairs, n tied).
+
+    Which image is A: drawn per pair with `orientation_seed` (spec mmb.md: "answer order
+    randomised with a recorded seed"), because AUC-PR and F1 take "A preferred" as the
+    positive class and so depend on it; None keeps the file's order (A = the earlier
+    image), under which the positive rate is whatever the file's order makes it. The pair
+    id names the images by their positions in the file (``test-<group>-<i>-<j>``, i < j)
+    whichever is A."""
     rows, tied = [], 0
+    flips = None if orientation_seed is None else np.random.default_rng([orientation_seed, 4])
     records = _records(path, {"prompt": str, "image_path": list, "rank": list})
     for g, record in enumerate(records):
         if len(record["image_path"]) != len(record["rank"]):
@@ -103,9 +114,11 @@ def read_hpdv2_test(path: str | Path, image_root: str | Path) -> tuple[pd.DataFr
             if ri == rj:
                 tied += 1
                 continue
+            a, b = (j, i) if flips is not None and flips.integers(2) else (i, j)
             rows.append({"pair_id": f"test-{g:05d}-{i}-{j}", "group": f"test-{g:05d}",
-                         "prompt": record["prompt"], "image_a": images[i],
-                         "image_b": images[j], "preference": float(ri < rj),
+                         "prompt": record["prompt"], "image_a": images[a],
+                         "image_b": images[b],
+                         "preference": float(float(record["rank"][a]) < float(record["rank"][b])),
                          "split": "test", "fold": None, "source": "hpdv2"})
     return pd.DataFrame(rows, columns=PAIR_COLUMNS[:9]), tied
 
@@ -218,11 +231,12 @@ def mjbench_protocol(images: pd.DataFrame, out_dir: str | Path, *,
 def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
                   ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """(pairs, support, summary) from the ``mmb.dataset`` block (module docstring). The
-    support rows of the HPSv2 part (fold null) come in a seeded order; the factorial uses
-    the first support_per_cluster x max(K) of them. `out_dir` receives the images this
-    step makes (the synthetic data, MJBench's degraded counterparts); it is created even
-    when there are none (HPDv2 alone), because the rule declares it as an output. The
-    summary names the files read (``files``) for the data checks' messages. A bad file is
+    support rows of the HPSv2 part (fold null) come in a seeded order; the clustering uses
+    the first support_per_cluster x K of them for each K (cluster.support_size).
+    `out_dir` receives the images this step makes (the synthetic data, MJBench's degraded
+    counterparts); it is created even when there are none (HPDv2 alone), because the rule
+    declares it as an output. The summary names the files read (``files``) for the data
+    checks' messages and the test pairs' orientation (``test_orientation``). A bad file is
     a ConfigError naming its params key, the file and the row."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -242,8 +256,10 @@ def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
         keys = {"test": "mmb.dataset.hpdv2.test", "train": "mmb.dataset.hpdv2.train",
                 "mjbench": "mmb.dataset.mjbench.path"}
     root = Path(hpd["image_root"])
+    orientation = block.get("orientation", "random")
     with input_errors(keys["test"]):
-        test, tied = read_hpdv2_test(hpd["test"], root / "test")
+        test, tied = read_hpdv2_test(hpd["test"], root / "test",
+                                     seed if orientation == "random" else None)
     with input_errors(keys["train"]):
         train, pool = read_hpdv2_train(hpd["train"], root / "train", seed)
     candidates = block.get("val_candidates")
@@ -271,6 +287,10 @@ def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
     pairs["fold"] = pairs["fold"].astype("Int64")
     summary = {"dataset": name, "pairs": pairs["split"].value_counts().to_dict(),
                "tied_pairs_dropped": tied, "test_groups": int(test["group"].nunique()),
+               "test_orientation": {"mode": orientation,
+                                    "seed": seed if orientation == "random" else None,
+                                    "a_preferred": float(test["preference"].mean())
+                                    if len(test) else None},
                "training_groups": int(pool["group"].nunique()),
                "support_pool": len(pool),
                "files": {"test": str(hpd["test"]), "train": str(hpd["train"]),

@@ -12,7 +12,7 @@ import yaml
 from judgebias.config import load_yaml, path_errors
 from judgebias.prompts import available_prompts, fields
 
-SIM_TRAITS = ("gamma", "position_bias", "brightness_bias", "noise")
+SIM_TRAITS = ("gamma", "position_bias", "brightness_bias", "noise", "miscalibrated")
 
 
 def builtin_pool() -> list[dict[str, str]]:
@@ -61,6 +61,9 @@ def _sim_trait_errors(where: str, block: Any) -> list[str]:
         errors.append(f"{where}.experts: must map styles to instruction phrases")
     errors += [f"{where}.{key}: must be a number" for key in SIM_TRAITS
                if key in block and not isinstance(block[key], int | float)]
+    share = block.get("miscalibrated", 1.0)
+    if isinstance(share, int | float) and not 0 <= share <= 1:
+        errors.append(f"{where}.miscalibrated: must lie in [0, 1], got {share}")
     errors += [f"{where}.{key}: unknown trait (known: experts, {', '.join(SIM_TRAITS)})"
                for key in block if key not in ("experts", *SIM_TRAITS)]
     return errors

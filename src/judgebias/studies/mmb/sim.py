@@ -20,12 +20,22 @@ images' styles when they differ):
 * the instruction that contains the style's expert phrase (``experts: {style: phrase}``)
   is calibrated on it: ``beta = gamma``, the simulated humans' own slope (they prefer the
   better image with probability sigmoid(gamma * dq), judgebias.studies.mmb.synthetic);
-* any other (instruction, style) draws a kind from a hash of (text, style): over-confident
-  (45 %: ``beta = gamma * U(2.5, 4.5)``), flat (30 %: ``gamma * U(0.05, 0.3)``) or reversed
-  (25 %: ``-gamma * U(0.3, 1.0)``).
+* any other (instruction, style) is miscalibrated with probability ``miscalibrated``
+  (default 1) and then draws a kind: over-confident (45 %: ``beta = gamma * U(2.5, 4.5)``),
+  flat (30 %: ``gamma * U(0.05, 0.3)``) or reversed (25 %: ``-gamma * U(0.3, 1.0)``);
+  otherwise it is calibrated too (``beta = gamma``).
 
-``b(a)``, the instruction's position bias, is ``position_bias * U(-1, 1)`` drawn from a
-hash of its text (experts included). ``brightness_bias`` is the attribute the judge wrongly
+``b(a)``, the instruction's position bias, is ``position_bias * U(-1, 1)`` (experts
+included).
+
+Every draw of the landscape (kind, size, position bias) comes from a hash of
+(the backend's seed, the judge's panel key, the instruction text, the style): each judge
+and each world seed has its own landscape, deterministic from recorded values. Before
+issue 20 the hash held only the text and the style, so every simulated judge in every
+world shared one landscape (the slopes MMB is fitted to were a property of the pool, not
+of the judge). A judge with ``miscalibrated: 0``, ``position_bias: 0`` and
+``brightness_bias: 0`` has no bias at all: every instruction is the humans' own law, and
+every ensemble predicts the same. ``brightness_bias`` is the attribute the judge wrongly
 favours, which shows on no-preference pairs (MJBench protocol). The answer is
 ``Judgement: [[A]]`` or ``[[B]]``; at the label's position ``top`` holds both labels with
 their log-probs, so the judging core reads ``p`` back exactly (LabelProbabilities). The
@@ -43,8 +53,8 @@ import hashlib
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -56,6 +66,9 @@ REPHRASE_MARK = "Rewrite the following instruction for judging"
 INSTRUCTION_MARK = "Instruction:"
 LABELS = ("A", "B")
 
+if TYPE_CHECKING:
+    from judgebias.studies.mmb.synthetic import Percept
+
 
 @dataclass(frozen=True)
 class JudgeTraits:
@@ -66,15 +79,27 @@ class JudgeTraits:
     position_bias: float = 0.5
     brightness_bias: float = 0.0
     noise: float = 0.3
+    miscalibrated: float = 1.0
+    world: str = ""  # "<backend seed>|<panel key>": whose landscape (module docstring)
 
     @classmethod
-    def of(cls, model: SimModel) -> JudgeTraits:
+    def of(cls, model: SimModel, seed: int = 0) -> JudgeTraits:
+        """`model`'s traits in the world of backend seed `seed`."""
         block = model.extra.get("mmb")
         if not isinstance(block, Mapping) or not isinstance(block.get("experts"), Mapping):
             raise ValueError(f"model {model.key!r} has no sim.mmb traits with 'experts'")
-        return cls(experts=dict(block["experts"]),
-                   **{k: float(block[k]) for k in ("gamma", "position_bias",
-                                                   "brightness_bias", "noise") if k in block})
+        return cls(experts=dict(block["experts"]), world=landscape_key(seed, model.key),
+                   **{k: float(block[k]) for k in cls.numeric_traits() if k in block})
+
+    @classmethod
+    def numeric_traits(cls) -> tuple[str, ...]:
+        """The traits a params block gives as numbers (params.SIM_TRAITS checks them)."""
+        return tuple(f.name for f in fields(cls) if f.name not in ("experts", "world"))
+
+
+def landscape_key(seed: int, judge: str) -> str:
+    """Whose landscape: the world seed and the judge's panel key."""
+    return f"{int(seed)}|{judge}"
 
 
 def _uniforms(*parts: str) -> np.ndarray:
@@ -87,7 +112,9 @@ def slope(traits: JudgeTraits, instruction: str, style: str | None) -> float:
     phrase = traits.experts.get(style or "")
     if phrase and phrase.casefold() in instruction.casefold():
         return traits.gamma
-    kind, size, _ = _uniforms("slope", instruction, style or "")
+    calibrated, kind, size = _uniforms("slope", traits.world, instruction, style or "")
+    if calibrated >= traits.miscalibrated:
+        return traits.gamma
     if kind < 0.45:
         return traits.gamma * (2.5 + 2.0 * size)
     if kind < 0.75:
@@ -97,7 +124,8 @@ def slope(traits: JudgeTraits, instruction: str, style: str | None) -> float:
 
 def position_bias(traits: JudgeTraits, instruction: str) -> float:
     """b(a) of the module docstring: the instruction's pull towards the first image."""
-    return traits.position_bias * (2.0 * float(_uniforms("position", instruction)[0]) - 1.0)
+    draw = float(_uniforms("position", traits.world, instruction)[0])
+    return traits.position_bias * (2.0 * draw - 1.0)
 
 
 def expert_instruction(traits: JudgeTraits, style: str, pool: Mapping[str, str]) -> str | None:
@@ -120,18 +148,24 @@ class PairwiseTask:
                ) -> list[TokenLogprob]:
         from judgebias.studies.mmb.synthetic import perceive
 
-        traits = JudgeTraits.of(model)
+        traits = JudgeTraits.of(model, backend.seed)
         if len(request.images) != 2:
             raise ValueError(f"a pairwise judgement needs 2 images, got {len(request.images)}")
         first, second = (perceive(image) for image in request.images)
         instruction = request.prompt.split(PAIR_MARK, 1)[0].strip()
-        beta = (slope(traits, instruction, first.style)
-                + slope(traits, instruction, second.style)) / 2
         opinion = request_rng(backend.seed, request, with_sampling=False).standard_normal()
-        logit = (beta * (first.quality - second.quality) + position_bias(traits, instruction)
-                 + traits.brightness_bias * (first.brightness - second.brightness)
-                 + traits.noise * opinion)
+        logit = judge_logit(traits, instruction, first, second, opinion)
         return verdict_tokens(logit, request, request_rng(backend.seed, request))
+
+
+def judge_logit(traits: JudgeTraits, instruction: str, first: Percept, second: Percept,
+                opinion: float) -> float:
+    """The module docstring's logit of "the first image is better"; `opinion` is z."""
+    beta = (slope(traits, instruction, first.style)
+            + slope(traits, instruction, second.style)) / 2
+    return (beta * (first.quality - second.quality) + position_bias(traits, instruction)
+            + traits.brightness_bias * (first.brightness - second.brightness)
+            + traits.noise * opinion)
 
 
 def verdict_tokens(logit: float, request: ChatRequest, rng: np.random.Generator

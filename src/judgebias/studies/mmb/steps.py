@@ -160,8 +160,9 @@ def support_shortfall(clustering: Mapping[str, Any], available: int) -> str | No
 
 
 def support_images(config: Mapping[str, Any], support: pd.DataFrame) -> pd.DataFrame:
-    """D_sup: the first support_per_cluster x max(K) images of the HPSv2 part's seeded
-    support order (seed 002 §5: 256 x K), and every MJBench original (its folds)."""
+    """Every image a D_sup may use: the first support_per_cluster x max(K) images of the
+    HPSv2 part's seeded support order (each K then takes its own first |D_sup|:
+    cluster.support_size), and every MJBench original (its folds)."""
     clustering = config["mmb"]["clustering"]
     pool = support[support["fold"].isna()]
     shortfall = support_shortfall(clustering, len(pool))
@@ -191,9 +192,10 @@ def cluster(config: Mapping[str, Any], pairs_path: str, support_path: str,
             embeddings_path: str, out: str) -> None:
     """Seed 002 §4-5: FAISS spherical k-means on D_sup for every (K, clustering seed), and
     each pair image's cosine to every centroid (p(z|x) applies tau later, so changing tau
-    reclusters nothing). The HPSv2 part clusters the training support; the MJBench part
+    reclusters nothing). The HPSv2 part clusters the first |D_sup| images of the seeded
+    training support (cluster.support_size: 256 x K in the paper); the MJBench part
     clusters, for each held-out fold, the originals of the other folds (seed 002 §5)."""
-    from judgebias.studies.mmb.cluster import spherical_kmeans
+    from judgebias.studies.mmb.cluster import spherical_kmeans, support_size
 
     clustering = config["mmb"]["clustering"]
     pairs = read_table(pairs_path, PAIRS)
@@ -218,11 +220,12 @@ def cluster(config: Mapping[str, Any], pairs_path: str, support_path: str,
         xa, xb = a_all[rows_of], b_all[rows_of]
         mean = (xa + xb) / np.linalg.norm(xa + xb, axis=1, keepdims=True).clip(1e-12)
         for k in clustering["ks"]:
-            if k > len(x):
-                raise ValueError(f"mmb.clustering.ks: K = {k} exceeds the {len(x)} support "
+            x_k = x[:support_size(k, clustering)] if part == HPS else x
+            if k > len(x_k):
+                raise ValueError(f"mmb.clustering.ks: K = {k} exceeds the {len(x_k)} support "
                                  f"images of part {part} fold {fold}")
             for seed in range(clustering["seeds"]):
-                centroids = spherical_kmeans(x, k, seed=seed, niter=clustering["niter"])
+                centroids = spherical_kmeans(x_k, k, seed=seed, niter=clustering["niter"])
                 rows.append(pd.DataFrame({
                     "part": part, "fold": fold, "k": k, "cluster_seed": seed,
                     "pair_id": part_pairs["pair_id"].to_numpy(),

@@ -71,8 +71,8 @@ def judgements_path(judge: str) -> str:
 
 CLUSTERS_PATH = f"{DATA}/clusters.parquet"
 TABLES = ("table1", "table2", "table3", "table4", "significance", "error_coverage",
-          "top_prompts", "tau_sweep", "answers")
-FIGURES = ("fig1", "fig3", "fig4")
+          "top_prompts", "tau_sweep", "answers", "comparisons", "power")
+FIGURES = ("fig1", "fig3", "fig4", "fig5", "power")
 
 
 def factorial_path(judge: str) -> str:

@@ -74,6 +74,18 @@ degrees-of-freedom adjustment). Intervals use t with G - 1 degrees of freedom
 checks that the absorbed fit's coefficients equal statsmodels' OLS with explicit dummies
 and its covariance equals statsmodels' up to exactly that degrees-of-freedom factor.
 
+What own and family mean. Seed 001 §2 defines self-preference as an evaluator rating its
+own text more favourably than other text, and seed 000 §4.1 reads it off the diagonal of
+Phi~, i.e. from everything the judge gives its own captions. own_e is that total in
+points: it includes whatever e would give its own caption for resembling its family.
+family_e is what e adds to a sibling's caption; own_vs_family (own - family) is
+self-preference on top of family preference. The sim plants the same split:
+``self_preference`` is the whole bonus a caption with the judge's own signature gets, and
+a family bonus goes to siblings' captions only (never on top of ``self_preference``). A
+judge with family bonus b and self-preference s therefore has own = s, family = b, own -
+family = s - b (tests/test_selfpref.py checks this on the sim's own judgements, both
+settings: the own effect does not absorb the family bonus).
+
 What a planted sim preference means here (judgebias.models.sim): a judge's systematic
 opinion is m = clip(leniency + spread (a - 0.5) + bonus, 0, 1), the expected score
 (philautia.score: expected) is about 100 m' with m' = clip(m + noise z, 0, 1), so a
@@ -82,8 +94,40 @@ The tests therefore take the truth in score points from the sim itself: the same
 requests scored with and without the planted preference (see tests/test_selfpref.py).
 
 Cross-model preferences (``preferences.models``) and a judge's preference for *another*
-family are not in the model; they go to the residual and bias own/family only through
-the evaluator and generator effects they shift (by about their size / (M - 1)).
+family are not in the model; they go to the residual and bias own/family through the
+evaluator effect and the judge's slope they shift. Through the slope the shift can be
+larger than the preference itself: a judge that adds 1 point to the best generator's
+captions and takes 1 off another's tilts its fitted slope, and its own captions, if they
+are the worst, sit at the far end of that line (measured below: corvid-lite in
+``solo_and_cross``, own effect +1.7 points off, coverage 0.89-0.90).
+
+Coverage (issue 20 item 14; benchmarks/selfpref_coverage.py --images 80 --seeds 2
+--reps 200: sim judgements of the pipeline's requests, numpy answer noise; 400 data sets
+per effect, Monte-Carlo se 0.011; worlds not the default; bias in points)::
+
+    world           setting    pooled coverage  effects within 3 MC se  misses
+    eight_judges    ref_based  0.948 (6400)     15 of 16   corvid-lite own 0.912 (bias +0.09)
+    eight_judges    ref_free   0.952 (6400)     16 of 16
+    no_bias         ref_based  0.954 (6400)     16 of 16   (every truth 0: covers zero)
+    no_bias         ref_free   0.948 (6400)     16 of 16
+    solo_and_cross  ref_based  0.938 (4400)     10 of 11   corvid-lite own 0.902 (+1.70)
+    solo_and_cross  ref_free   0.945 (4400)     10 of 11   corvid-lite own 0.890 (+1.63)
+
+eight_judges is the issue's panel shape (8 judges, 3 families, lumen with a family
+preference, a sibling-only, a negative and two unbiased judges); its largest |bias| is
+0.18 points. The issue saw 16 of 16 intervals cover in ref_based and 13 of 16 in
+ref_free on one data set, the misses own effects. Neither the sim's reference-free path
+nor this estimator is at fault: with the synthetic dataset's correct references the
+sim's reference-based accuracy (0.7 image + 0.3 reference agreement) equals the
+reference-free one, so both settings judge every caption alike and differ only in the
+per-request noise (tests/test_selfpref.py); on the noise-averaged scores every own
+effect equals its truth within 0.3 points in both settings, the family bonus not in it;
+and over many data sets both settings cover at the nominal rate. Three or more misses of
+16 at 95% has probability 0.043 on one data set (binomial); the own effects have the
+widest intervals, not a different coverage. Rerunning the pipeline path on the default
+seed (150 images) shows the same pattern, inside the intervals (lumen-large own 4.9 vs
+3.5, corvid-lite -6.1 vs -3.8). The noisiest judge's own interval (corvid-lite, noise
+0.12) may undercover by 1-3 points (0.912 and 0.945 for the same judgements).
 """
 
 from __future__ import annotations
