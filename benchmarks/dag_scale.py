@@ -57,7 +57,7 @@ def scale_params(models: int, images: int) -> dict:
     params["frame"]["analysis_judge"] = keys[0]
     params["frame"]["dataset"]["synthetic"]["n_per_domain"] = 100
     params["birch"]["models"] = keys[:8]
-    params["birch"]["dataset"]["synthetic"]["n_pairs"] = 7756
+    params["birch"]["datasets"]["synthetic"]["n_pairs"] = 7756
     for study in ("frame", "birch"):
         for key in params[study]["models"]:
             sim = params["panel"][key]["sim"]

@@ -57,7 +57,7 @@ def shrink(params: dict) -> dict:
     for study in ("frame", "birch"):
         params[study]["models"] = params[study]["models"][:2]
     params["frame"]["dataset"]["synthetic"]["n_per_domain"] = 2
-    params["birch"]["dataset"]["synthetic"]["n_pairs"] = 40
+    params["birch"]["datasets"]["synthetic"]["n_pairs"] = 40
     return params
 
 

@@ -38,8 +38,10 @@ def small_params(default_params: dict) -> dict:
 
 
 def run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    """Run a command of the pipeline; the timeout only catches a hang (the default FRAME
+    build takes ~13 min when CI runs two pipeline tests side by side on 2 cores)."""
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
-    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
     if check and result.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed:\n{result.stdout}\n{result.stderr}")
     return result
