@@ -25,7 +25,7 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -104,8 +104,13 @@ def _palettes() -> tuple[np.ndarray, np.ndarray]:
     return colours, owner
 
 
+@lru_cache(maxsize=4096)
 def perceive(image: bytes) -> Percept:
     """The style, quality and brightness of an encoded image, from its pixels.
+
+    Memoised on the encoded bytes: a pure function of them, and a judge sees each image
+    once per instruction of the pool (44 times by default), which made perceiving ~90% of
+    an MMB judge job's time (issue 24; benchmarks/mmb_judge.py).
 
     A pixel is *clean* when it lies within TOLERANCE (L-inf) of a palette colour. The style
     is the one whose palette holds most clean pixels (None if none is clean); the quality is
