@@ -21,7 +21,7 @@ the analyst's real scores) are a placeholder directory of one file per item.
 ``snakemake --touch`` then orders the mtimes as a real run would.
 
 Prints Markdown: medians of ``--repeat`` runs. CI smoke run (tests/test_benchmarks.py):
-``--models 6 --images 20 --repeat 1 --small``.
+``--models 6 --images 10 --repeat 1 --small``.
 """
 
 from __future__ import annotations
@@ -53,10 +53,13 @@ def run(cmd: list[str], cwd: Path) -> tuple[float, str]:
 
 
 def shrink(params: dict) -> dict:
-    """Smoke-run sizes: every study's steps, few items, two FRAME and BIRCH judges."""
+    """Smoke-run sizes: every study's steps, few items, two FRAME and BIRCH judges, two
+    settings of each FRAME grid."""
     for study in ("frame", "birch"):
         params[study]["models"] = params[study]["models"][:2]
     params["frame"]["dataset"]["synthetic"]["n_per_domain"] = 2
+    params["frame"]["manipulations"] = {name: grid[:2] for name, grid
+                                        in params["frame"]["manipulations"].items()}
     params["birch"]["datasets"]["synthetic"]["n_pairs"] = 40
     return params
 

@@ -16,7 +16,7 @@ SMOKE = {
     "client_overhead.py": ["--latency", "0.05", "--rounds", "2", "--repeat", "1",
                            "--concurrency", "4"],
     "dag_scale.py": ["--models", "6", "--images", "20", "--repeat", "1"],
-    "dvc_scale.py": ["--models", "6", "--images", "20", "--repeat", "1", "--small"],
+    "dvc_scale.py": ["--models", "6", "--images", "10", "--repeat", "1", "--small"],
     "expected_score_bias.py": ["--draws", "200"],
     "frame_perception.py": ["--images", "6", "--repeat", "1"],
     "frame_presets.py": ["--datasets", "50", "--sizes", "12"],
@@ -44,8 +44,10 @@ def test_every_benchmark_has_a_smoke_run():
 @pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(SMOKE))
 def test_benchmark_smoke_run(script):
+    # the timeout only catches a hang: dvc_scale's smoke (164 DVC stages, ~170 s alone)
+    # passed 300 s when CI ran it beside a pipeline test on 2 cores
     result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script),
-                             *SMOKE[script]], capture_output=True, text=True, timeout=300,
+                             *SMOKE[script]], capture_output=True, text=True, timeout=900,
                             cwd=REPO)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip()
