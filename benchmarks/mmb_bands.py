@@ -9,13 +9,13 @@ the judged data fixed. On a planted world (simulated pairs and judge: prompt slo
 depend on a hidden image style, soft clusters that see it), the factorial runs a
 population of train-pool x sampling-pool seeds once; the mean over it is the truth. Each
 replicate draws the report's 3 training and 20 sampling seeds from the population (no
-replacement) and builds both bands from those runs: runs resampled as independent
-(significance.bootstrap_band, the band before issue 20) and the crossed-design band
-(bands.crossed_bootstrap_band). Coverage = share of (replicate, coverage point) where the
-band holds the truth, per method and judge noise: Gaussian, skewed (centred exponential)
-and discrete (probabilities on a 0.1 grid, so confidences tie). Monte-Carlo error of a
-95 % rate over R replicates: sqrt(.95 x .05 / R) (pointwise rates are correlated along a
-curve, so read it as a lower bound). Prints Markdown.
+replacement) and builds both bands from those runs: runs resampled as independent (the
+band before issue 20: crossed_bootstrap_band with every run under one training seed) and
+the crossed-design band (bands.crossed_bootstrap_band). Coverage = share of (replicate,
+coverage point) where the band holds the truth, per method and judge noise: Gaussian,
+skewed (centred exponential) and discrete (probabilities on a 0.1 grid, so confidences
+tie). Monte-Carlo error of a 95 % rate over R replicates: sqrt(.95 x .05 / R) (pointwise
+rates are correlated along a curve, so read it as a lower bound). Prints Markdown.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ import pandas as pd
 
 from judgebias.studies.mmb.bands import crossed_bootstrap_band, unit_curves
 from judgebias.studies.mmb.factorial import Design, Split, run_factorial
-from judgebias.studies.mmb.significance import bootstrap_band
 
 NOISES = ("gaussian", "skewed", "discrete")
 
@@ -66,8 +65,9 @@ def coverage(population: pd.DataFrame, args: argparse.Namespace,
             t = rng.choice(curves.shape[0], args.train_seeds, replace=False)
             s = rng.choice(curves.shape[1], args.sampling_seeds, replace=False)
             sample = curves[np.ix_(t, s)]
-            _, low, high = bootstrap_band(sample.reshape(-1, sample.shape[2]),
-                                          n_boot=args.n_boot, seed=r)
+            # every run as its own unit: one "training seed" holding all the runs
+            _, low, high = crossed_bootstrap_band(sample.reshape(1, -1, sample.shape[2]),
+                                                  n_boot=args.n_boot, seed=r)
             hits["runs as independent"].append((low <= truth) & (truth <= high))
             _, low, high = crossed_bootstrap_band(sample, n_boot=args.n_boot, seed=r)
             hits["crossed seeds"].append((low <= truth) & (truth <= high))

@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 
 from judgebias.studies.mmb.bands import crossed_bootstrap_band, unit_curves
-from judgebias.studies.mmb.significance import bootstrap_band
 
 
 def test_crossed_band_by_hand():
@@ -28,8 +27,9 @@ def test_a_run_repeated_over_training_seeds_counts_once():
     per_sampling = rng.normal(size=(1, 200, 4))
     curves = np.repeat(per_sampling, 3, axis=0)
     _, low, high = crossed_bootstrap_band(curves, n_boot=2000)
-    _, s_low, s_high = bootstrap_band(per_sampling[0], n_boot=2000)
-    _, i_low, i_high = bootstrap_band(curves.reshape(-1, 4), n_boot=2000)
+    _, s_low, s_high = crossed_bootstrap_band(per_sampling, n_boot=2000)
+    # the 600 runs as independent: one "training seed" holding every run
+    _, i_low, i_high = crossed_bootstrap_band(curves.reshape(1, -1, 4), n_boot=2000)
     np.testing.assert_allclose(high - low, s_high - s_low, rtol=0.1)
     np.testing.assert_allclose((high - low) / (i_high - i_low), np.sqrt(3), rtol=0.15)
 

@@ -8,6 +8,7 @@ import pytest
 from sklearn import metrics as skm
 from statsmodels.stats.multitest import multipletests
 
+from judgebias.studies.mmb.bands import crossed_bootstrap_band
 from judgebias.studies.mmb.bpe_reference import ReferenceBayesianPromptEnsemble
 from judgebias.studies.mmb.estimator import BayesianPromptEnsemble, MultimodalBayesianEnsemble
 from judgebias.studies.mmb.factorial import (
@@ -20,7 +21,7 @@ from judgebias.studies.mmb.factorial import (
     validation_order,
 )
 from judgebias.studies.mmb.metrics import batch_metrics, error_coverage, mean_confidence
-from judgebias.studies.mmb.significance import bootstrap_band, compare_to_best, sign_flip_pvalue
+from judgebias.studies.mmb.significance import compare_to_best, sign_flip_pvalue
 
 
 @pytest.mark.parametrize("decimals", [1, 2, 6])
@@ -128,7 +129,7 @@ def test_bootstrap_band_narrows_with_more_runs():
     few, many = rng.normal(size=(5, 3)), rng.normal(size=(200, 3))
     widths = []
     for values in (few, many):
-        mean, low, high = bootstrap_band(values, n_boot=500)
+        mean, low, high = crossed_bootstrap_band(values[None], n_boot=500)
         assert np.all(low <= mean) and np.all(mean <= high)
         widths.append((high - low).mean())
     assert widths[1] < widths[0]

@@ -34,7 +34,6 @@ from judgebias.studies.mmb.tables import JUDGEMENTS
 
 log = logging.getLogger(__name__)
 
-METHODS = ("STD", "BEST", "AVG", "BPE", "MMB")
 CELL = ["n_prompts", "n_val"]
 UNIT = ["train_seed", "sampling_seed"]
 TABLE1_METRICS = ("ece", "mce", "auc_pr")

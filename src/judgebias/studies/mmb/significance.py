@@ -68,16 +68,3 @@ def compare_to_best(frame: pd.DataFrame, *, metric: str, higher_is_better: bool,
                                                       method="fdr_by")[1]
     out["bold"] = out["is_best"] | (out["p_adjusted"] >= alpha)
     return out
-
-
-def bootstrap_band(values: np.ndarray, *, n_boot: int = 1000, ci: float = 0.95,
-                   seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(mean, low, high) over the rows of `values` (runs x points): percentile bootstrap
-    of the mean over runs."""
-    values = np.asarray(values, dtype=float)
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(len(values), size=(n_boot, len(values)))
-    means = values[draws].mean(axis=1)
-    tail = (1 - ci) / 2 * 100
-    return (values.mean(axis=0), np.percentile(means, tail, axis=0),
-            np.percentile(means, 100 - tail, axis=0))
