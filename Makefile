@@ -24,7 +24,7 @@ run: setup
 # Set up and run the whole test suite (slow end-to-end tests included) and the linter.
 test: setup
 	$(BIN)/ruff check src tests
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(CORES) --dist loadscope --no-loadscope-reorder -q --durations=25
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(CORES) -q --durations=25
 
 # The same pipeline through DVC's front door; Snakemake's records follow (nothing left to do).
 dvc-repro: setup

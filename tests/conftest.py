@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import os
 import shutil
 from pathlib import Path
@@ -14,19 +13,6 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-DURATIONS = Path(__file__).with_name("durations.json")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The order in which `make test` hands whole modules to its xdist workers (``--dist
-    loadscope --no-loadscope-reorder``: a module's tests run on one worker, so a fixture
-    it shares at module scope, such as a 10-minute default FRAME project, is built once,
-    not once per worker). The longest modules start first (tests/durations.json: seconds
-    per module in the last CI run, written by judgebias.devtools.test_durations), so the
-    short ones fill the end and both workers finish together; a module the file does not
-    list keeps its place after the listed ones."""
-    seconds = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
-    items.sort(key=lambda item: -seconds.get(item.path.name, 0.0))  # stable: keeps order
 
 
 @pytest.fixture(scope="session")
