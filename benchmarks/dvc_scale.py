@@ -53,8 +53,9 @@ def run(cmd: list[str], cwd: Path) -> tuple[float, str]:
 
 
 def shrink(params: dict) -> dict:
-    """Smoke-run sizes: every study's steps, few items, two FRAME and BIRCH judges, two
-    settings of each FRAME grid."""
+    """Smoke-run sizes: every study's steps, few items, four philautia models, two FRAME
+    and BIRCH judges, two settings of each FRAME grid."""
+    params["philautia"]["models"] = params["philautia"]["models"][:4]
     for study in ("frame", "birch"):
         params[study]["models"] = params[study]["models"][:2]
     params["frame"]["dataset"]["synthetic"]["n_per_domain"] = 2
