@@ -1,4 +1,4 @@
-"""Artifact schemas and atomic writes (DESIGN.md principle 4).
+"""Artifact schemas and atomic writes (docs/design.md principle 4).
 
 Each artifact type has exactly one schema, checked on write and on read: the fields every
 table of model answers shares are defined here, and each study defines the schemas of its

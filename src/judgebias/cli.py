@@ -1,4 +1,4 @@
-"""The `judgebias` command: one sub-command per pipeline step (DESIGN.md principle 3).
+"""The `judgebias` command: one sub-command per pipeline step (docs/design.md principle 3).
 
 Thin by design: the core commands live here, and each registered study adds its own steps
 (judgebias.study). Every Snakemake rule and DVC stage runs one of these sub-commands.

@@ -1,4 +1,4 @@
-"""Loading and validating `params.yaml` (DESIGN.md principle 2: one config).
+"""Loading and validating `params.yaml` (docs/design.md principle 2: one config).
 
 Validation happens before any job runs: the Snakefile, `dvc repro` stages and every CLI
 step call :func:`load_config`, so a typo or a dangling reference stops the run with a

@@ -16,7 +16,7 @@ The pixels are Open Images files that the user downloads separately into `image_
 - image_id: "nocaps-<id>", unique across the project's datasets.
 - image_path: `str(image_dir / file_name)` (normalised; a `file_name` that is absolute or
   climbs out of `image_dir` with `..` is an error, `judgebias.data.paths.resolve_inside`).
-- image_sha256: hex SHA-256 of the image file's bytes, so a request key (DESIGN.md
+- image_sha256: hex SHA-256 of the image file's bytes, so a request key (docs/design.md
   principle 5) and every derived artifact pin the exact pixels that were judged.
 - references: the first `n_references` captions of the image in ascending annotation
   `id` order. Annotation ids are the file's own stable order, so the choice does not

@@ -1,6 +1,6 @@
 """One judging task for every study: (model, prompt template, items) -> one row per item.
 
-Every model call of every study goes through :func:`run_task` (DESIGN.md "One judging
+Every model call of every study goes through :func:`run_task` (docs/design.md "One judging
 core"): a :class:`JudgeTask` names the prompt template, how its placeholders are filled
 from the columns of an items table, which columns hold the images (any number: one for a
 caption judge, two for a pairwise judge), an optional system prompt, and the answer kind

@@ -1,4 +1,4 @@
-"""The one small interface every model backend implements (DESIGN.md principle 6).
+"""The one small interface every model backend implements (docs/design.md principle 6).
 
 A backend takes a batch of chat requests (prompt text plus images) and returns, for each,
 the generated text, the top-k token log-probs where the provider gives them, and usage.

@@ -1,4 +1,4 @@
-"""The request journal: never pay twice for a model call (DESIGN.md principle 5).
+"""The request journal: never pay twice for a model call (docs/design.md principle 5).
 
 Every completed call is written to an SQLite database the moment it returns, keyed by a
 hash of everything that determines the answer (backend, backend version, model, revision,

@@ -12,10 +12,10 @@ Why the details below:
 - PNGs are written without a "Software" tag and Agg output is otherwise free of timestamps,
   so the same input gives byte-identical files and DVC / Snakemake see no spurious change.
 - Writes are atomic (temporary file in the same directory, then `os.replace`), so an
-  interrupted job never leaves a half-written figure that looks complete (DESIGN.md
+  interrupted job never leaves a half-written figure that looks complete (docs/design.md
   principle 4).
 - Models that are simulated get a " (sim)" suffix on every label, because reports must say
-  plainly when a model is simulated (DESIGN.md principle 7).
+  plainly when a model is simulated (docs/design.md principle 7).
 - Every PNG carries the box of each text line matplotlib drew into it (a zTXt chunk, see
   `text_layout`), measured by the renderer that drew the pixels. A figure is a picture, so
   a browser cannot see its text; with the boxes, a test can check that no label overlaps

@@ -1,4 +1,4 @@
-"""One self-contained HTML report that every study adds sections to (DESIGN.md principle 9).
+"""One self-contained HTML report that every study adds sections to (docs/design.md principle 10).
 
 A report is plain data: a `Report` holds `Section`s, each with an intro, `Figure`s,
 `Table`s, notes and nested subsections. Studies build these objects; `render_report` turns
@@ -16,7 +16,7 @@ Why it is built this way:
   then its table), because every figure should sit beside the numbers it was drawn from.
 - Simulated models are announced in a banner at the top and marked " (sim)" wherever their
   names appear in a table, because reports must say plainly when a model is simulated
-  (DESIGN.md principle 7).
+  (docs/design.md principle 7).
 - All text passes through `html.escape`; captions and model names come from configs and
   model output and must never be able to inject markup.
 - Output is a pure function of the `Report` (no timestamps, stable ids), so an unchanged

@@ -1,4 +1,4 @@
-"""A rule's code dependencies, derived from what its step imports (DESIGN.md "Reruns follow
+"""A rule's code dependencies, derived from what its step imports (docs/design.md "Reruns follow
 the code"), so editing a module reruns exactly the rules whose steps use it.
 
 A rule runs ``judgebias <command>``; the command's handler is a function in the CLI

@@ -1,4 +1,4 @@
-"""Deriving `dvc.yaml` from the Snakemake DAG (DESIGN.md principle 1: one DAG, two doors).
+"""Deriving `dvc.yaml` from the Snakemake DAG (docs/design.md principle 1: one DAG, two doors).
 
 The Snakefile is the single definition of the pipeline. This module asks Snakemake for
 the concrete jobs of the current params (every job, as with --forceall) and writes one

@@ -179,7 +179,7 @@ def report_section(config: Mapping[str, Any], results_root: Path) -> Section:
 
 def images_note(config: Mapping[str, Any]) -> str:
     """Which images were captioned, read from params: a real dataset, or the synthetic
-    stand-in said plainly (DESIGN.md principle 7)."""
+    stand-in said plainly (docs/design.md principle 7)."""
     dataset = config["philautia"]["dataset"]
     if dataset["name"] == "nocaps":
         nocaps = dataset["nocaps"]

@@ -35,7 +35,7 @@ FORMAT_NAMES = {"flickr8k_expert": "Flickr8k-Expert", "nebula": "Nebula",
 
 def datasets_note(config: Mapping[str, Any]) -> str:
     """What each judgement dataset is, read from params: the report says plainly when the
-    "human" ratings are simulated raters (DESIGN.md principle 7)."""
+    "human" ratings are simulated raters (docs/design.md principle 7)."""
     parts = []
     for name, spec in config["pomms"]["datasets"].items():
         if spec["format"] == "synthetic":
