@@ -109,8 +109,9 @@ def perceive(image: bytes) -> Percept:
     """The style, quality and brightness of an encoded image, from its pixels.
 
     Memoised on the encoded bytes: a pure function of them, and a judge sees each image
-    once per instruction of the pool (44 times by default), which made perceiving ~90% of
-    an MMB judge job's time (issue 24; benchmarks/mmb_judge.py).
+    once per instruction of the pool (44 times by default). Unmemoised, perceiving was
+    89% of the default `mmb-judge` job (py-spy); memoised, its 25,520 calls run at
+    ~1,200/s instead of ~100/s, with byte-identical judgements.
 
     A pixel is *clean* when it lies within TOLERANCE (L-inf) of a palette colour. The style
     is the one whose palette holds most clean pixels (None if none is clean); the quality is
