@@ -10,24 +10,23 @@ philautia project in a git repository (as a user's clone is).
 
 from __future__ import annotations
 
-import copy
 import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 from conftest import make_project
-from test_pipeline import BIN, PANEL, planned_jobs, run, write_params
+from test_pipeline import BIN, planned_jobs, run, small_params, write_params
 
 NOTHING = "Nothing to be done"
 
 
 def tiny_params(default_params: dict) -> dict:
-    params = copy.deepcopy(default_params)
-    for study in ("pomms", "mmb", "frame", "birch"):
-        params.pop(study)
+    """test_pipeline's small project without Pomms, on 6 images."""
+    params = small_params(default_params)
+    params.pop("pomms")
     params["philautia"]["dataset"]["synthetic"]["n_images"] = 6
-    params["philautia"].update(models=list(PANEL), n_bootstrap=20, n_permutations=100)
+    params["philautia"].update(n_bootstrap=20, n_permutations=100)
     return params
 
 
