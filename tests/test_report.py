@@ -378,16 +378,20 @@ def _pomms_steps(config: dict) -> None:
     judgements, item_scores = [], []
     for dataset in config["pomms"]["datasets"]:
         judgements.append(tables.judgements_path(dataset))
-        _run("judgements", "--dataset", dataset, "--out", judgements[-1],
-             "--images", tables.judgement_images(dataset))
+        _run("step", "pomms.judgements", "--wildcard", "dataset", dataset,
+             "--out", "table", judgements[-1], "--out", "images", tables.judgement_images(dataset))
         for e in study_models(config, "philautia"):
             item_scores.append(tables.item_scores_path(setting, dataset, e))
-            _run("judge-items", "--evaluator", e, "--setting", setting,
-                 "--judgements", judgements[-1], "--out", item_scores[-1])
-    _run("pomms", "--judgements", *judgements, "--item-scores", *item_scores,
-         "--scores", f"{setting_dir(setting)}/scores.parquet", "--out-dir", tables.RESULTS)
-    _run("pomms-heatmap", "--phi-tilde", f"{tables.RESULTS}/phi_tilde.parquet",
-         "--out", tables.HEATMAP)
+            _run("step", "pomms.judge_items", "--wildcard", "evaluator", e,
+                 "--wildcard", "setting", setting, "--in", "judgements", judgements[-1],
+                 "--out", "item_scores", item_scores[-1])
+    _run("step", "pomms.fit", "--in", "judgements", *judgements,
+         "--in", "item_scores", *item_scores,
+         "--in", "scores", f"{setting_dir(setting)}/scores.parquet",
+         "--out", "metrics", f"{tables.RESULTS}/metrics.json",
+         "--out", "tables", *(f"{tables.RESULTS}/{t}.parquet" for t in tables.TABLES))
+    _run("step", "pomms.heatmap", "--in", "phi_tilde", f"{tables.RESULTS}/phi_tilde.parquet",
+         "--out", "figure", tables.HEATMAP)
 
 
 @pytest.fixture

@@ -22,40 +22,35 @@ wildcard_constraints:
 
 rule judgements:
     input:
-        code=step_code("judgements"),
+        code=step_code("pomms.judgements"),
         data=lambda w: judgement_files(PARAMS["pomms"]["datasets"][w.dataset]),
     output:
         table=pomms.judgements_path("{dataset}"),
         images=directory(pomms.judgement_images("{dataset}")),
     params:
-        dvc_params=lambda w: [f"pomms.datasets.{w.dataset}"],
-        values=lambda w: values_of([f"pomms.datasets.{w.dataset}"]),
+        **step_params(lambda w: [f"pomms.datasets.{w.dataset}"]),
     log:
         "logs/judgements/{dataset}.log",
     shell:
-        JB + " --log {log} judgements --dataset {wildcards.dataset} --out {output.table} "
-        "--images {output.images}"
+        step("pomms.judgements")
 
 
 rule judge_items:
     input:
         judgements=pomms.judgements_path("{dataset}"),
-        code=step_code("judge-items"),
+        code=step_code("pomms.judge_items"),
         prompt=setting_prompt,
     output:
-        pomms.item_scores_path("{setting}", "{dataset}", "{evaluator}"),
+        item_scores=pomms.item_scores_path("{setting}", "{dataset}", "{evaluator}"),
     params:
-        dvc_params=lambda w: model_keys(w.evaluator, "evaluator",
-                                        f"philautia.settings.{w.setting}"),
-        values=lambda w: values_of(model_keys(w.evaluator, "evaluator",
-                                              f"philautia.settings.{w.setting}")),
+        **step_params(lambda w: model_keys(w.evaluator, "evaluator",
+                                           f"philautia.settings.{w.setting}")),
     resources:
         **model_resources("evaluator"),
     log:
         "logs/judge_items/{setting}/{dataset}/{evaluator}.log",
     shell:
-        JB + " --log {log} judge-items --evaluator {wildcards.evaluator} "
-        "--setting {wildcards.setting} --judgements {input.judgements} --out {output}"
+        step("pomms.judge_items")
 
 
 rule pomms:
@@ -65,33 +60,30 @@ rule pomms:
                                                   "{evaluator}"),
                            dataset=POMMS_DATASETS, evaluator=POMMS_MODELS),
         scores=f"results/philautia/{POMMS_SETTING}/scores.parquet",
-        code=step_code("pomms"),
+        code=step_code("pomms.fit"),
     output:
         metrics=f"{pomms.RESULTS}/metrics.json",
         tables=expand(f"{pomms.RESULTS}/{{table}}.parquet", table=pomms.TABLES),
     params:
-        dvc_params=POMMS_KEYS,
-        values=values_of(POMMS_KEYS),
+        **step_params(POMMS_KEYS),
     log:
         "logs/pomms.log",
     shell:
-        JB + " --log {log} pomms --judgements {input.judgements} "
-        "--item-scores {input.item_scores} --scores {input.scores} --out-dir " + pomms.RESULTS
+        step("pomms.fit")
 
 
 rule pomms_heatmap:
     input:
         phi_tilde=f"{pomms.RESULTS}/phi_tilde.parquet",
-        code=step_code("pomms-heatmap"),
+        code=step_code("pomms.heatmap"),
     output:
-        pomms.HEATMAP,
+        figure=pomms.HEATMAP,
     params:
-        dvc_params=POMMS_FIGURE_KEYS,
-        values=values_of(POMMS_FIGURE_KEYS),
+        **step_params(POMMS_FIGURE_KEYS),
     log:
         "logs/pomms_heatmap.log",
     shell:
-        JB + " --log {log} pomms-heatmap --phi-tilde {input.phi_tilde} --out {output}"
+        step("pomms.heatmap")
 
 
 TARGETS.append(f"{pomms.RESULTS}/metrics.json")
