@@ -19,7 +19,7 @@ from judgebias.artifacts import write_frame, write_table
 from judgebias.config import validate_params
 from judgebias.data.synthetic import build_synthetic_dataset
 from judgebias.studies.philautia.jobs import caption_images, score_captions
-from judgebias.studies.philautia.phi import collect_scores, run_analysis
+from judgebias.studies.philautia.steps import collect_scores, run_analysis
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES, SCORES
 from judgebias.study import study_models
 

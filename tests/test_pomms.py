@@ -22,7 +22,7 @@ from sklearn.utils.estimator_checks import (
 )
 
 from judgebias.agreement import kendall
-from judgebias.studies.philautia.analysis import (
+from judgebias.studies.philautia.measures import (
     phi_matrix,
     phi_tilde,
     philautia_scores,

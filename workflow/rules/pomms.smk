@@ -4,6 +4,8 @@
 # with the ensemble as an extra evaluator.
 from judgebias.data.build import judgement_files
 from judgebias.study import study_models
+from judgebias.studies.philautia import tables as philautia_tables
+from judgebias.studies.philautia.params import models_key, setting_prompt_id
 from judgebias.studies.pomms import tables as pomms
 from judgebias.studies.pomms.params import judgement_setting
 from judgebias.studies.pomms.report import report_inputs as pomms_report_inputs
@@ -12,9 +14,9 @@ POMMS_MODELS = study_models(PARAMS, "philautia")
 POMMS_DATASETS = list(PARAMS["pomms"]["datasets"])
 POMMS_SETTING = PARAMS["pomms"]["setting"]  # Phi-tilde and philautia scores (Table 1)
 POMMS_JUDGEMENT_SETTING = judgement_setting(PARAMS["pomms"])  # tau on the judgement data
-POMMS_KEYS = ["pomms", MODELS_KEY, "philautia.score", "philautia.ddof",
+POMMS_KEYS = ["pomms", models_key(PARAMS), "philautia.score", "philautia.ddof",
               *[f"panel.{m}.family" for m in POMMS_MODELS]]
-POMMS_FIGURE_KEYS = [MODELS_KEY, *figure_keys(POMMS_MODELS)]
+POMMS_FIGURE_KEYS = [models_key(PARAMS), *figure_keys(POMMS_MODELS)]
 
 wildcard_constraints:
     dataset="|".join(POMMS_DATASETS),
@@ -39,7 +41,7 @@ rule judge_items:
     input:
         judgements=pomms.judgements_path("{dataset}"),
         code=step_code("pomms.judge_items"),
-        prompt=setting_prompt,
+        prompt=lambda w: template(setting_prompt_id(PARAMS, w.setting)),
     output:
         item_scores=pomms.item_scores_path("{setting}", "{dataset}", "{evaluator}"),
     params:
@@ -59,11 +61,11 @@ rule pomms:
         item_scores=expand(pomms.item_scores_path(POMMS_JUDGEMENT_SETTING, "{dataset}",
                                                   "{evaluator}"),
                            dataset=POMMS_DATASETS, evaluator=POMMS_MODELS),
-        scores=f"results/philautia/{POMMS_SETTING}/scores.parquet",
+        scores=philautia_tables.setting_file(POMMS_SETTING, "scores"),
         code=step_code("pomms.fit"),
     output:
-        metrics=f"{pomms.RESULTS}/metrics.json",
-        tables=expand(f"{pomms.RESULTS}/{{table}}.parquet", table=pomms.TABLES),
+        metrics=pomms.METRICS,
+        tables=[pomms.table_path(t) for t in pomms.TABLES],
     params:
         **step_params(POMMS_KEYS),
     log:
@@ -74,7 +76,7 @@ rule pomms:
 
 rule pomms_heatmap:
     input:
-        phi_tilde=f"{pomms.RESULTS}/phi_tilde.parquet",
+        phi_tilde=pomms.table_path("phi_tilde"),
         code=step_code("pomms.heatmap"),
     output:
         figure=pomms.HEATMAP,
@@ -86,5 +88,5 @@ rule pomms_heatmap:
         step("pomms.heatmap")
 
 
-TARGETS.append(f"{pomms.RESULTS}/metrics.json")
+TARGETS.append(pomms.METRICS)
 REPORT_INPUTS["pomms"] = pomms_report_inputs(PARAMS, pomms.RESULTS)

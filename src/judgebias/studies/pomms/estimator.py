@@ -68,7 +68,7 @@ from sklearn.utils.validation import (
 )
 
 from judgebias.agreement import kendall
-from judgebias.studies.philautia.analysis import (
+from judgebias.studies.philautia.measures import (
     phi_matrix,
     score_tensor,
 )
@@ -162,7 +162,7 @@ class Pomms(RegressorMixin, BaseEstimator):
         follows the paper. Must not exceed the number of steps.
     ddof : {0, 1}, default=0
         Standard-deviation convention of Phi-tilde for ``select="min_philautia"``
-        (`judgebias.studies.philautia.analysis.phi_tilde`).
+        (`judgebias.studies.philautia.measures.phi_tilde`).
     random_state : int, RandomState instance or None, default=0
         Passed to the Elastic Net.
 

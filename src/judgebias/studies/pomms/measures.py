@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from judgebias.agreement import agreement
-from judgebias.studies.philautia.analysis import (
+from judgebias.studies.philautia.measures import (
     phi_matrix,
     phi_tilde,
     philautia_scores,

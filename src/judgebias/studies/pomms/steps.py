@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from judgebias.studies.philautia.tables import SCORE_SCALE
 from judgebias.studies.pomms.tables import ITEM_SCORES, JUDGEMENTS, TABLES
 
 if TYPE_CHECKING:
@@ -20,8 +21,6 @@ if TYPE_CHECKING:
     from judgebias.studies.pomms.estimator import Pomms
 
 log = logging.getLogger(__name__)
-
-SCORE_SCALE = 100.0  # the philautia setting's G-VEval scores, 0..100
 
 _ITEM_COLUMNS = ["item_id", "evaluator", "status", "value", "expected"]
 
