@@ -285,8 +285,8 @@ def test_dataset_step_names_missing_or_bad_nocaps_files(tmp_path: Path, params, 
 
     ann, image_dir = _write(tmp_path, _annotations(4))
     path = _nocaps_params(params, tmp_path / "absent.json", image_dir, tmp_path)
-    argv = ["--params", str(path), "dataset", "--out", str(tmp_path / "t.parquet"),
-            "--images", str(tmp_path / "imgs")]
+    argv = ["--params", str(path), "step", "philautia.dataset", "--out", "table",
+            str(tmp_path / "t.parquet"), "--out", "images", str(tmp_path / "imgs")]
     assert main(argv) == 2
     assert f"philautia.dataset.nocaps.annotations: file {tmp_path / 'absent.json'} does not exist" \
         in capsys.readouterr().err

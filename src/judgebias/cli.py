@@ -58,6 +58,15 @@ def _cmd_step(args: argparse.Namespace) -> None:
     run_step(args.step, load_config(args.params), args.inputs, args.outputs, args.wildcards)
 
 
+def _cmd_new_study(args: argparse.Namespace) -> None:
+    from judgebias.devtools.new_study import new_study
+
+    for path in new_study(Path.cwd(), args.name):
+        print(f"wrote {path.relative_to(Path.cwd())}")
+    print(f"next: add a `{args.name}:` block to params.yaml, then `judgebias validate`, "
+          "`snakemake -n` and `judgebias export-dvc` (docs/adding-a-study.md)")
+
+
 def _cmd_report(args: argparse.Namespace) -> None:
     from judgebias.report.build import write_full_report
 
@@ -147,6 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
                              ("--wildcard", "wildcards", "a wildcard")):
         p.add_argument(flag, dest=dest, nargs="+", action="append", default=[],
                        metavar=("NAME", "VALUE"), help=f"{what}'s name and value(s)")
+    p = add("new-study", _cmd_new_study,
+            "start a study: copy the template study under NAME and register it")
+    p.add_argument("name")
     p = add("report", _cmd_report, "write the self-contained HTML report")
     p.add_argument("--out", required=True)
     p.add_argument("--results", nargs="+", default=[], metavar="STUDY=DIR",
