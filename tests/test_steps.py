@@ -77,3 +77,21 @@ def test_the_code_of_a_step_is_its_function_imports() -> None:
     heatmap, fit = step_modules("pomms.heatmap"), step_modules("pomms.fit")
     assert "judgebias.studies.pomms.figures" in heatmap - fit
     assert "judgebias.studies.pomms.measures" in fit
+
+
+def test_a_step_can_take_its_study_s_typed_view_of_params() -> None:
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class View:
+        n: int
+
+        @classmethod
+        def from_params(cls, params: Mapping[str, Any]) -> View:
+            return cls(n=params["block"]["n"])
+
+    def step(params: View, *, out: Path) -> None:
+        """A step annotated with a typed view."""
+
+    step.__annotations__ = {"params": View, "out": Path, "return": None}
+    assert bind(step, {"out": ["o"]}, {}, {"block": {"n": 3}})["params"] == View(n=3)

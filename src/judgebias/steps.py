@@ -16,7 +16,9 @@ study's ``steps`` module with one keyword argument per name::
 
 A parameter's annotation says how many paths it takes: ``Path`` exactly one,
 ``list[Path]`` any number (none when the rule's expansion is empty); ``str`` takes a
-wildcard's value. A parameter named ``params`` receives the validated params file.
+wildcard's value. A parameter named ``params`` receives the validated params file, or,
+when it is annotated with a class that has a ``from_params`` constructor, the typed view
+that constructor resolves from it (a study's view of its own block, checked once).
 A name the rule gives that the step does not take, or one the step needs that the rule
 does not give, is an error before the step runs: the two can never silently disagree.
 
@@ -115,7 +117,9 @@ def bind(function: Callable[..., Any], files: Mapping[str, Sequence[str]],
     arguments: dict[str, Any] = {}
     for name, parameter in signature.parameters.items():
         if name == "params":
-            arguments[name] = params
+            view = hints.get(name)
+            from_params = getattr(view, "from_params", None)
+            arguments[name] = from_params(params) if callable(from_params) else params
             continue
         kind = _annotation_kind(hints.get(name))
         values = list(given.get(name, ()))

@@ -9,16 +9,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from judgebias.studies._template.params import TemplateParams
 
-def answers(params: Mapping[str, Any], *, answers: Path) -> None:
+
+def answers(params: TemplateParams, *, answers: Path) -> None:
     """Draw the synthetic answers (`items` is a name Snakemake reserves)."""
     from judgebias.artifacts import write_table
     from judgebias.studies._template.data import build_items
     from judgebias.studies._template.tables import ITEMS
 
-    block = params["_template"]
-    write_table(build_items(block["n_items"], block["max_words"], block["seed"]), answers,
-                ITEMS)
+    write_table(build_items(params.n_items, params.max_words, params.seed), answers, ITEMS)
 
 
 def judge(params: Mapping[str, Any], *, judge: str, answers: Path, scores: Path) -> None:
@@ -30,7 +30,7 @@ def judge(params: Mapping[str, Any], *, judge: str, answers: Path, scores: Path)
     write_table(score_answers(params, judge, read_table(answers, ITEMS)), scores, SCORES)
 
 
-def measure(params: Mapping[str, Any], *, answers: Path, scores: Sequence[Path],
+def measure(params: TemplateParams, *, answers: Path, scores: Sequence[Path],
             slopes: Path, metrics: Path) -> None:
     """Every judge's length slope, as a table and as DVC metrics."""
     import pandas as pd
@@ -41,6 +41,6 @@ def measure(params: Mapping[str, Any], *, answers: Path, scores: Sequence[Path],
 
     table = length_slopes(pd.concat([read_table(p, SCORES) for p in scores],
                                     ignore_index=True),
-                          read_table(answers, ITEMS), ci=params["_template"]["ci"])
+                          read_table(answers, ITEMS), ci=params.ci)
     write_frame(table, slopes)
     write_json({"slopes": table.set_index("judge").to_dict(orient="index")}, metrics)
