@@ -17,8 +17,8 @@ from conftest import REPO
 
 from judgebias.artifacts import write_table
 from judgebias.config import validate_params
-from judgebias.data.synthetic import build_synthetic_dataset
 from judgebias.studies.philautia.analysis import analyse
+from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.jobs import caption_images, score_captions
 from judgebias.studies.philautia.phi import analysis_scores, model_families
 from judgebias.studies.philautia.selfpref import (

@@ -13,9 +13,9 @@ A study is a package under judgebias.studies, named by one line of the registry
 - the model calls it will make (``plan``: params -> list of PlannedCalls, keyed or
   estimated, and NotCounted lines, for `judgebias plan`),
 - its report section (``report``: (params, results folder) -> report Section),
-- the kinds of prompt the ``sim`` backend must answer for it, if the core's do not cover
-  them (``sim``: a list of judgebias.models.sim.SimTask); their traits are read from a
-  simulated panel model's ``sim.<study name>`` block.
+- the kinds of prompt the ``sim`` backend must answer for it, if no other study's tasks
+  cover them (``sim``: a list of judgebias.models.sim.SimTask); their traits are read from
+  a simulated panel model's ``sim.<study name>`` block.
 
 The callables are named as ``"module:function"`` strings and imported only when used, so
 declaring a study costs nothing, and its steps import only what they use.

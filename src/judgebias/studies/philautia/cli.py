@@ -14,7 +14,7 @@ def _dataset(args: argparse.Namespace) -> None:
     import logging
 
     from judgebias.artifacts import write_table
-    from judgebias.data.build import build_dataset
+    from judgebias.studies.philautia.data import build_dataset
     from judgebias.studies.philautia.tables import IMAGES
 
     spec = load_config(args.params)["philautia"]["dataset"]

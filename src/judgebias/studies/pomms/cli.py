@@ -13,7 +13,7 @@ def _judgements(args: argparse.Namespace) -> None:
     import logging
 
     from judgebias.artifacts import write_table
-    from judgebias.data.build import build_judgements
+    from judgebias.studies.pomms.data import build_judgements
     from judgebias.studies.pomms.tables import JUDGEMENTS
 
     config = load_config(args.params)
@@ -42,6 +42,25 @@ def _pomms(args: argparse.Namespace) -> None:
               Path(args.out_dir))
 
 
+def _agreement(args: argparse.Namespace) -> None:
+    from judgebias.agreement import agreement, join_scores, read_scores
+    from judgebias.artifacts import read_table
+    from judgebias.studies.pomms.tables import JUDGEMENTS
+
+    judgements = read_table(args.judgements, JUDGEMENTS)
+    scores = read_scores(args.scores, on=args.on)
+    if "status" in scores.columns and args.column in scores.columns:
+        # A judge-items output keeps the number of a truncated or out-of-range answer for
+        # audit; only answers with status "ok" are scores.
+        scores[args.column] = scores[args.column].where(scores["status"] == "ok")
+    joined = join_scores(judgements, scores, on=args.on, score_column=args.column)
+    counts = joined.attrs.get("join_scores", {})
+    print(agreement(joined, args.column).to_string(index=False))
+    for name, info in counts.items():
+        print(f"{name}: {info['n_unmatched_rows']} of {info['n_rows']} ratings had no score; "
+              f"{info['n_nan_scores']} scores were missing (excluded, never imputed)")
+
+
 def _heatmap(args: argparse.Namespace) -> None:
     from judgebias.studies.pomms.figures import draw_heatmap
 
@@ -64,3 +83,10 @@ def register(add) -> None:
     p = add("pomms-heatmap", _heatmap, "heat map of Phi-tilde with Pomms (Fig. D)")
     p.add_argument("--phi-tilde", required=True)
     p.add_argument("--out", required=True)
+    p = add("agreement", _agreement,
+            "Kendall tau-b/tau-c of any score column against a judgements dataset's humans")
+    p.add_argument("--judgements", required=True, help="a judgements table (parquet)")
+    p.add_argument("--scores", required=True,
+                   help="item scores: a judge-items output or any CSV/Parquet with the key")
+    p.add_argument("--column", required=True, help="the score column to compare")
+    p.add_argument("--on", default="item_id", help="key column (default: %(default)s)")
