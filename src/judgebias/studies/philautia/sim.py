@@ -265,6 +265,7 @@ def style_bonus(backend: SimBackend, evaluator: SimModel, caption: str) -> float
     families = {family for family, opener in backend.openers if has_opener(caption, opener)}
     return bonus + sum(evaluator.family_preferences.get(f, 0.0) for f in families)
 
+
 def evaluation(
     backend: SimBackend, evaluator: SimModel, scene: Scene, caption: str,
     references: list[str] | None
@@ -281,6 +282,7 @@ def evaluation(
     mean = latent_mean(evaluator, accuracy, bonus)
     return Evaluation(accuracy, agreement, bonus, mean, match)
 
+
 def evaluation_tokens(
     backend: SimBackend,
     evaluator: SimModel,
@@ -290,6 +292,7 @@ def evaluation_tokens(
     request: ChatRequest,
     rng: np.random.Generator,
 ) -> list[TokenLogprob]:
+    """The evaluator's answer (module docstring: "Evaluator answer format")."""
     result = evaluation(backend, evaluator, scene, caption, references)
     shift = request_rng(backend.seed, request, with_sampling=False).standard_normal()
     opinion = min(max(result.mean + evaluator.noise * shift, 0.0), 1.0)
