@@ -15,4 +15,5 @@ STUDY = Study(
     plan=f"{__name__}.plan:planned_calls",
     report=f"{__name__}.report:report_section",
     sim=f"{__name__}.sim:TASKS",
+    sim_traits=False,  # its tasks read the core traits (judgebias.models.sim), no block
 )
