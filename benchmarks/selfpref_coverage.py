@@ -75,13 +75,19 @@ import pandas as pd
 import yaml
 
 from judgebias.config import validate_params
-from judgebias.data.synthetic import build_synthetic_dataset
 from judgebias.judging.tasks import build_requests
 from judgebias.models.registry import build_backend
-from judgebias.models.sim import latent_mean, parse_evaluation_prompt, score_logprobs
+from judgebias.models.sim import score_logprobs
+from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.jobs import caption_task, judge_task
 from judgebias.studies.philautia.params import model_families
 from judgebias.studies.philautia.selfpref import self_preference, siblings
+from judgebias.studies.philautia.sim import (
+    evaluation,
+    latent_mean,
+    parse_evaluation_prompt,
+    style_bonus,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SETTINGS = ("ref_based", "ref_free")
@@ -182,7 +188,7 @@ def captions_of(config: Mapping[str, Any], generator: str, images: pd.DataFrame
 def judgements(config: Mapping[str, Any], null: Mapping[str, Any], evaluator: str,
                setting: str, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """The evaluator's systematic judgement m of each row's caption for the setting's
-    G-VEval request, as the sim computes it (`SimBackend.evaluation`), and the same with
+    G-VEval request, as the sim computes it (philautia.sim `evaluation`), and the same with
     its own preferences removed (the sim's `style_bonus` of the null world)."""
     requests, _ = build_requests(config, evaluator, judge_task(config, setting), rows)
     backend, _ = build_backend(config, evaluator, "evaluator")
@@ -192,10 +198,10 @@ def judgements(config: Mapping[str, Any], null: Mapping[str, Any], evaluator: st
     planted, removed = [], []
     for request in requests:
         caption, references = parse_evaluation_prompt(request.prompt)
-        result = backend.evaluation(model, backend.perceive(request), caption, references)
+        result = evaluation(backend, model, backend.perceive(request), caption, references)
         planted.append(result.mean)
         removed.append(latent_mean(model0, result.accuracy,
-                                   backend0.style_bonus(model0, caption)))
+                                   style_bonus(backend0, model0, caption)))
     return np.array(planted), np.array(removed)
 
 

@@ -27,13 +27,13 @@ import yaml
 from judgebias.artifacts import read_table, write_table
 from judgebias.config import validate_params
 from judgebias.data.scenes import random_scene, render, to_png_bytes
-from judgebias.data.synthetic import build_synthetic_dataset
 from judgebias.devtools.serve_sim import Faults, RequestQuota, SimServer
 from judgebias.models.api import ApiLimits, PermanentError, RateLimiter
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.journal import BudgetExceeded, Journal, journal_path, request_key
 from judgebias.models.openai_backend import PROTOCOL_VERSION, OpenAIBackend
 from judgebias.studies.philautia import jobs
+from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES
 
 KEY_ENV = "JUDGEBIAS_TEST_API_KEY"
@@ -307,8 +307,8 @@ def test_plan_counts_what_is_left(params, tmp_path, key_env, monkeypatch, capsys
     scores (scores of captions not written yet wait), and Pomms' item scores (waiting
     until the judgement dataset is built, then keyed)."""
     from judgebias.cli import main
-    from judgebias.data.build import build_judgements
     from judgebias.studies.philautia.tables import DATASET_TABLE, captions_path
+    from judgebias.studies.pomms.data import build_judgements
     from judgebias.studies.pomms.tables import JUDGEMENTS, judgement_images, judgements_path
 
     monkeypatch.chdir(tmp_path)

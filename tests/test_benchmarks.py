@@ -13,6 +13,8 @@ SMOKE = {
     "analysis_scale.py": ["--images", "50", "--models", "4", "--repeat", "1"],
     "birch_null.py": ["--datasets", "200", "--coverage-datasets", "20", "--resamples", "199",
                       "--ns", "50", "--coverage-ns", "100", "--batch", "20"],
+    # a folder against itself: identical, exit 0
+    "compare_results.py": ["src/judgebias/prompts", "src/judgebias/prompts"],
     "client_overhead.py": ["--latency", "0.05", "--rounds", "2", "--repeat", "1",
                            "--concurrency", "4"],
     "dag_scale.py": ["--models", "6", "--images", "20", "--repeat", "1"],
@@ -35,6 +37,9 @@ SMOKE = {
     "template_slope.py": ["--datasets", "20"],
     "selfpref_coverage.py": ["--images", "10", "--seeds", "1", "--reps", "2",
                              "--worlds", "no_bias"],
+    # without --check: serve-sim's FRAME import (until issue 21 item 7 merges) and the long
+    # modules without a reason are reported, not failed
+    "structure.py": [],
 }
 
 

@@ -1,4 +1,4 @@
-"""Tests for the caption-judgement datasets (judgebias.data.judgements).
+"""Tests for the caption-judgement datasets (judgebias.studies.pomms.data).
 
 The real files (Flickr8k-Expert, Nebula test) live outside the repository, in
 ``../shared/data/caption-judgments`` or ``$JUDGEBIAS_SHARED_DATA/caption-judgments``; tests
@@ -19,7 +19,9 @@ from PIL import Image
 from scipy.stats import kendalltau
 
 from judgebias.data import scenes
-from judgebias.data.judgements import (
+from judgebias.studies.philautia.data import MissingImagesError
+from judgebias.studies.philautia.sim import has_opener, has_signature
+from judgebias.studies.pomms.data import (
     COLUMNS,
     IMAGE_EXTENSIONS,
     ITEM_COLUMNS,
@@ -30,8 +32,6 @@ from judgebias.data.judgements import (
     load_table,
     parse_references,
 )
-from judgebias.data.nocaps import MissingImagesError
-from judgebias.models.sim import has_opener, has_signature
 
 SHARED = Path(
     os.environ.get("JUDGEBIAS_SHARED_DATA")
@@ -218,7 +218,7 @@ def test_nebula_skip_mode(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> N
     present = {ids[0]: ".png", ids[7]: ".jpg", ids[9]: ".jpeg"}
     for imgid, ext in present.items():
         _png(tmp_path / f"{imgid}{ext}")
-    with caplog.at_level(logging.WARNING, logger="judgebias.data.judgements"):
+    with caplog.at_level(logging.WARNING, logger="judgebias.studies.pomms.data"):
         table = load_nebula(NEBULA, image_dir=tmp_path, missing="skip")
     assert table["image_id"].tolist() == [ids[0], ids[7], ids[9]]
     assert table["image_path"].tolist() == [str(tmp_path / f"{i}{e}") for i, e in present.items()]
@@ -338,7 +338,7 @@ def test_nebula_repeated_candidate_is_one_item_with_a_warning(
     item); the count is logged, never silent. Differing refs name both rows."""
     path = tmp_path / "nebula_test.json"
     path.write_text(json.dumps(_nebula_rows(("a", "x", 1.0), ("b", "y", 0.0), ("a", "x", 0.5))))
-    with caplog.at_level(logging.WARNING, logger="judgebias.data.judgements"):
+    with caplog.at_level(logging.WARNING, logger="judgebias.studies.pomms.data"):
         table = load_nebula(path)
     assert table["item_id"].tolist() == ["nebula-a", "nebula-a", "nebula-b"]
     assert table["human_score"].tolist() == [1.0, 0.5, 0.0]
@@ -555,7 +555,7 @@ def test_judgements_step_writes_the_pomms_schema(tmp_path: Path) -> None:
     """The `judgements` step's table (data.build) is a valid JUDGEMENTS artifact, named
     after its pomms.datasets key; items() of what is read back has one row per item."""
     from judgebias.artifacts import read_table, write_table
-    from judgebias.data.build import build_judgements
+    from judgebias.studies.pomms.data import build_judgements
     from judgebias.studies.pomms.tables import JUDGEMENTS
 
     spec = {"format": "synthetic", "n_items": 12, "seed": 3, "n_raters": 2,

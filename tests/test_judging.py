@@ -11,11 +11,11 @@ import pytest
 from judgebias import prompts
 from judgebias.artifacts import ArtifactError, read_table, write_table
 from judgebias.config import validate_params
-from judgebias.data.synthetic import build_synthetic_dataset
 from judgebias.judging.answers import STATUS_OK, IntegerScore, parse_score
 from judgebias.judging.tasks import FreeText, JudgeTask, answer_rows, build_requests
 from judgebias.judging.values import numeric_values
 from judgebias.models.base import ChatResponse
+from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.jobs import caption_images, judge_task, score_captions
 from judgebias.studies.philautia.measures import phi_matrix, score_tensor
 from judgebias.studies.philautia.steps import analysis_scores
@@ -215,7 +215,7 @@ def test_artifacts_are_checked_against_the_study_schema(small):
 def test_agreement_command_on_an_external_score_file(tmp_path, capsys):
     """Scores produced by another tool (a CSV keyed by item_id) against the judgements."""
     from judgebias.cli import main
-    from judgebias.data.judgements import build_synthetic_judgements, items
+    from judgebias.studies.pomms.data import build_synthetic_judgements, items
 
     ratings = build_synthetic_judgements(tmp_path / "judge", 30, 2)
     write_table(ratings, tmp_path / "judgements.parquet", JUDGEMENTS)
@@ -237,7 +237,7 @@ def test_agreement_command_on_an_external_score_file(tmp_path, capsys):
 def test_agreement_command_on_a_judge_items_output(small, capsys):
     """A judge-items table passed to `agreement`: only answers with status "ok" score."""
     from judgebias.cli import main
-    from judgebias.data.judgements import build_synthetic_judgements
+    from judgebias.studies.pomms.data import build_synthetic_judgements
     from judgebias.studies.pomms.jobs import score_items
     from judgebias.studies.pomms.tables import ITEM_SCORES
 

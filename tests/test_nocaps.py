@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from judgebias.data.nocaps import COLUMNS, MissingImagesError, load_nocaps
+from judgebias.studies.philautia.data import COLUMNS, MissingImagesError, load_nocaps
 
 DOMAINS = ["in-domain", "near-domain", "out-domain", "near-domain"]
 
@@ -117,7 +117,7 @@ def test_missing_images_message_is_truncated(tmp_path: Path) -> None:
 def test_skip_mode_drops_and_warns(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     data = _annotations()
     ann, image_dir = _write(tmp_path, data, skip_files=(data["images"][2]["file_name"],))
-    with caplog.at_level(logging.WARNING, logger="judgebias.data.nocaps"):
+    with caplog.at_level(logging.WARNING, logger="judgebias.studies.philautia.data"):
         frame = load_nocaps(ann, image_dir, missing="skip")
     assert list(frame["image_id"]) == ["nocaps-0", "nocaps-1", "nocaps-3"]
     assert "skipping 1 of 4" in caplog.text

@@ -17,7 +17,7 @@ import pytest
 
 from judgebias.artifacts import write_frame, write_table
 from judgebias.config import validate_params
-from judgebias.data.synthetic import build_synthetic_dataset
+from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.jobs import caption_images, score_captions
 from judgebias.studies.philautia.steps import collect_scores, run_analysis
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES, SCORES
@@ -130,7 +130,7 @@ def pomms_results(default_results):
     the judged ratings, the ensemble fitted, Tables 1 and 2 built; and the `pomms` step
     itself (steps.fit) on the same inputs."""
     from judgebias.agreement import kendall
-    from judgebias.data.judgements import build_synthetic_judgements
+    from judgebias.studies.pomms.data import build_synthetic_judgements
     from judgebias.studies.pomms.jobs import score_items
     from judgebias.studies.pomms.measures import table1, table2
     from judgebias.studies.pomms.params import judgement_setting

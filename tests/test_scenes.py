@@ -28,7 +28,7 @@ from judgebias.data.scenes import (
     scene_to_json,
     to_png_bytes,
 )
-from judgebias.data.synthetic import COLUMNS, build_synthetic_dataset
+from judgebias.studies.philautia.data import COLUMNS, build_synthetic_dataset
 
 
 def _encode(image: Image.Image, fmt: str = "PNG") -> bytes:

@@ -17,7 +17,7 @@ from conftest import REPO
 
 from judgebias.artifacts import write_table
 from judgebias.config import validate_params
-from judgebias.data.synthetic import build_synthetic_dataset
+from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.jobs import caption_images, score_captions
 from judgebias.studies.philautia.measures import analyse
 from judgebias.studies.philautia.params import model_families

@@ -20,15 +20,14 @@ from judgebias.data.scenes import (
     to_png_bytes,
 )
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
-from judgebias.models.sim import (
+from judgebias.models.sim import SimBackend, SimModel, request_rng, score_logprobs
+from judgebias.studies.philautia.sim import (
     CaptionTask,
     GVEvalTask,
-    SimBackend,
-    SimModel,
+    evaluation,
     has_signature,
     parse_evaluation_prompt,
-    request_rng,
-    score_logprobs,
+    style_bonus,
     write_caption,
 )
 
@@ -172,7 +171,7 @@ def test_family_bonus_favours_siblings_but_not_self(backend: SimBackend, images)
     assert 6 < gap < 14  # planted: +0.10
     base = _model("lumen-base")
     own_caption = _styled_pairs(images[:1], "lumen-base")[0][1]
-    assert backend.style_bonus(base, own_caption) == base.self_preference == 0.0
+    assert style_bonus(backend, base, own_caption) == base.self_preference == 0.0
 
 
 def test_reference_based_prompt_is_read_and_scored(backend: SimBackend, images) -> None:
@@ -246,7 +245,7 @@ def test_temperature_zero_takes_the_mode(backend: SimBackend, images) -> None:
     }
     assert len(scores) == 1
     # the mode of the judge's distribution around its opinion of this very content
-    result = backend.evaluation(_model("judge"), perceive(png), caption, None)
+    result = evaluation(backend, _model("judge"), perceive(png), caption, None)
     request = ChatRequest(model="sim/judge", prompt=_eval_prompt(caption, None), images=(png,))
     shift = request_rng(backend.seed, request, with_sampling=False).standard_normal()
     opinion = min(max(result.mean + _model("judge").noise * shift, 0.0), 1.0)
@@ -279,12 +278,13 @@ def test_failures_are_reported_not_raised(backend: SimBackend, images) -> None:
 
 
 def test_tasks_are_tried_in_order_and_pluggable(images) -> None:
-    """The core tasks (G-VEval before the broader caption recogniser) and a task of a
-    study's own, given to the backend, which answers only what its tasks recognise."""
+    """The studies' tasks in registry order, philautia's broad caption recogniser last,
+    and a task of a study's own, given to the backend, which answers only what its tasks
+    recognise."""
     from judgebias.models.base import TokenLogprob
     from judgebias.models.sim import sim_tasks
 
-    # the core's, with the registered studies' own (MMB's, FRAME's, BIRCH's) between them
+    # philautia's G-VEval, MMB's, FRAME's, BIRCH's, then philautia's broad captioning
     assert [t.name for t in sim_tasks()] == ["gveval", "mmb_pairwise", "mmb_rephrase",
                                              "frame_score", "frame_pairwise",
                                              "frame_instruction", "birch_judge",

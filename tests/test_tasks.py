@@ -13,12 +13,13 @@ import pandas as pd
 import pytest
 
 from judgebias.config import validate_params
-from judgebias.data.synthetic import build_synthetic_dataset
 from judgebias.judging.answers import LabelProbabilities
 from judgebias.judging.tasks import JudgeTask, run_task
 from judgebias.models import sim
 from judgebias.models.base import ChatRequest, TokenLogprob
 from judgebias.models.journal import TooManyFailures
+from judgebias.studies.philautia.data import build_synthetic_dataset
+from judgebias.studies.philautia.sim import CaptionTask
 
 P_MORE = 0.8  # the planted judge prefers the image with more objects with this probability
 
@@ -46,7 +47,7 @@ class PairTask:
 
 @pytest.fixture
 def pairs(tmp_path, params, monkeypatch):
-    monkeypatch.setattr(sim, "sim_tasks", lambda: [PairTask(), sim.CaptionTask()])
+    monkeypatch.setattr(sim, "sim_tasks", lambda: [PairTask(), CaptionTask()])
     config = validate_params(params)
     config["journal_dir"] = str(tmp_path / "journal")
     images = build_synthetic_dataset(tmp_path / "images", 6, 3)

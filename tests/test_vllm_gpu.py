@@ -82,10 +82,10 @@ def test_caption_and_score_jobs_run_through_vllm(tiny_vlm, tmp_path):
 
     from judgebias.artifacts import read_table, write_table
     from judgebias.config import validate_params
-    from judgebias.data.synthetic import build_synthetic_dataset
     from judgebias.judging.answers import parse_score
     from judgebias.judging.values import numeric_values
     from judgebias.models.base import ChatResponse
+    from judgebias.studies.philautia.data import build_synthetic_dataset
     from judgebias.studies.philautia.jobs import caption_images, score_captions
     from judgebias.studies.philautia.tables import CAPTIONS, IMAGES, SCORES
 
@@ -151,9 +151,9 @@ def test_backend_batches_maps_log_probs_and_fails_bad_requests_alone(tiny_vlm, t
 
     from PIL import Image
 
-    from judgebias.data.synthetic import build_synthetic_dataset
     from judgebias.models.base import ChatRequest, Sampling
     from judgebias.models.vllm_backend import VllmBackend
+    from judgebias.studies.philautia.data import build_synthetic_dataset
 
     images = build_synthetic_dataset(tmp_path / "dataset", 2, 3)
     jpeg = io.BytesIO()

@@ -215,9 +215,9 @@ def _backend_run(out: Path, model: str, result: dict) -> None:
 
     from PIL import Image
 
-    from judgebias.data.synthetic import build_synthetic_dataset
     from judgebias.models.base import ChatRequest, Sampling
     from judgebias.models.vllm_backend import VllmBackend
+    from judgebias.studies.philautia.data import build_synthetic_dataset
 
     images = build_synthetic_dataset(out / "dataset", 2, 3)
     png = [Path(p).read_bytes() for p in images["image_path"]]
@@ -265,8 +265,8 @@ def _task_run(out: Path, model: str, result: dict) -> None:
 
     from judgebias.artifacts import write_table
     from judgebias.config import validate_params
-    from judgebias.data.synthetic import build_synthetic_dataset
     from judgebias.models.registry import backend_version
+    from judgebias.studies.philautia.data import build_synthetic_dataset
     from judgebias.studies.philautia.jobs import caption_images
     from judgebias.studies.philautia.tables import IMAGES
 

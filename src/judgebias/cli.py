@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from judgebias.artifacts import ArtifactError, read_table
+from judgebias.artifacts import ArtifactError
 from judgebias.config import ConfigError, load_config, missing_secrets, params_warnings
 from judgebias.models.api import PermanentError
 from judgebias.models.journal import BudgetExceeded, TooManyFailures
@@ -32,24 +32,6 @@ def _cmd_validate(args: argparse.Namespace) -> None:
         log.warning("%s: %s", args.params, line)
     studies = ", ".join(s.name for s in active(config)) or "none"
     print(f"{args.params}: valid ({len(config['panel'])} panel models; studies: {studies})")
-
-
-def _cmd_agreement(args: argparse.Namespace) -> None:
-    from judgebias.agreement import agreement, join_scores, read_scores
-    from judgebias.studies.pomms.tables import JUDGEMENTS
-
-    judgements = read_table(args.judgements, JUDGEMENTS)
-    scores = read_scores(args.scores, on=args.on)
-    if "status" in scores.columns and args.column in scores.columns:
-        # A judge-items output keeps the number of a truncated or out-of-range answer for
-        # audit; only answers with status "ok" are scores.
-        scores[args.column] = scores[args.column].where(scores["status"] == "ok")
-    joined = join_scores(judgements, scores, on=args.on, score_column=args.column)
-    counts = joined.attrs.get("join_scores", {})
-    print(agreement(joined, args.column).to_string(index=False))
-    for name, info in counts.items():
-        print(f"{name}: {info['n_unmatched_rows']} of {info['n_rows']} ratings had no score; "
-              f"{info['n_nan_scores']} scores were missing (excluded, never imputed)")
 
 
 def _cmd_step(args: argparse.Namespace) -> None:
@@ -143,13 +125,6 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     add("validate", _cmd_validate, "validate params.yaml (and every path it names) and exit")
-    p = add("agreement", _cmd_agreement,
-            "Kendall tau-b/tau-c of any score column against human judgements")
-    p.add_argument("--judgements", required=True, help="a judgements table (parquet)")
-    p.add_argument("--scores", required=True,
-                   help="item scores: a judge-items output or any CSV/Parquet with the key")
-    p.add_argument("--column", required=True, help="the score column to compare")
-    p.add_argument("--on", default="item_id", help="key column (default: %(default)s)")
     p = add("step", _cmd_step, "run a study step (STUDY.STEP) with a rule's named files")
     p.add_argument("step", metavar="STUDY.STEP")
     for flag, dest, what in (("--in", "inputs", "an input"), ("--out", "outputs", "an output"),

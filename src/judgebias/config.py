@@ -275,7 +275,8 @@ def _sim_block_errors(panel: Mapping[str, Any]) -> list[str]:
     from judgebias.study import registered
 
     core = set(params_schema()["$defs"]["model"]["properties"]["sim"]["properties"])
-    blocks = sorted(name for name, study in registered().items() if study.sim)
+    blocks = sorted(name for name, study in registered().items()
+                    if study.sim and study.sim_traits)
     return [f"panel.{key}.sim.{name}: unknown key (the core traits: {', '.join(sorted(core))}; "
             f"a study's trait block: {', '.join(blocks)})"
             for key, model in panel.items() for name in model.get("sim", {})

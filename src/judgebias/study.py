@@ -14,9 +14,10 @@ A study is a package under judgebias.studies, named by one line of the registry
 - the model calls it will make (``plan``: params -> list of PlannedCalls, keyed or
   estimated, and NotCounted lines, for `judgebias plan`),
 - its report section (``report``: (params, results folder) -> report Section),
-- the kinds of prompt the ``sim`` backend must answer for it, if the core's do not cover
-  them (``sim``: a list of judgebias.models.sim.SimTask); their traits are read from a
-  simulated panel model's ``sim.<study name>`` block.
+- the kinds of prompt the ``sim`` backend must answer for it, if no other study's tasks
+  cover them (``sim``: a list of judgebias.models.sim.SimTask); their traits are read from
+  a simulated panel model's ``sim.<study name>`` block (``sim_traits``; philautia's tasks
+  read the core traits instead, and it has no block).
 
 The callables are named as ``"module:function"`` strings and imported only when used, so
 declaring a study costs nothing, and its steps import only what they use.
@@ -47,6 +48,7 @@ class Study:
     plan: str | None = None
     report: str | None = None
     sim: str | None = None
+    sim_traits: bool = True
     requires: tuple[str, ...] = field(default_factory=tuple)
 
     def load(self, attribute: str) -> Callable[..., Any] | None:

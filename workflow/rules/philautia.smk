@@ -1,6 +1,6 @@
 # Philautia-Eval (seed 000 §4.1, Algorithm 1): captions per generator, scores per
 # evaluator x generator x setting, then Phi, Phi-tilde / philautia scores and figures.
-from judgebias.data.build import dataset_files
+from judgebias.studies.philautia.data import dataset_files
 from judgebias.study import study_models
 from judgebias.studies.philautia import tables as philautia
 from judgebias.studies.philautia.params import models_key, setting_prompt_id

@@ -2,7 +2,7 @@
 # datasets with the same prompt and setting, through the same journal; an Elastic Net over
 # forward-selected evaluators is fitted to the human judgements; Phi-tilde is recomputed
 # with the ensemble as an extra evaluator.
-from judgebias.data.build import judgement_files
+from judgebias.studies.pomms.data import judgement_files
 from judgebias.study import study_models
 from judgebias.studies.philautia import tables as philautia_tables
 from judgebias.studies.philautia.params import models_key, setting_prompt_id

@@ -5,20 +5,15 @@ right answer so that tests can check that the method recovers it. ``SimBackend``
 backend (same interface as the API backends): it receives only what a real model receives,
 the prompt text and the encoded image bytes, and answers in the same format (text plus
 token log-probs). It never reads dataset metadata; it looks at the image with
-:func:`judgebias.data.scenes.perceive` and reads captions with
-:func:`judgebias.data.scenes.read_caption`.
+:func:`judgebias.data.scenes.perceive` (``SimBackend.perceive``).
 
-Tasks are recognised from the prompt text (``SimTask``; the core's are below, a study adds
-its own through ``Study.sim``, and :func:`sim_tasks` gives the order they are tried in):
-
-* **evaluator** (G-VEval prompts): the prompt contains ``"Generated captions:\\n"``; the
-  caption is the text from there to ``"\\n\\nResponse Format:"``. It is *reference-based*
-  when the prompt contains ``"Reference captions:\\n"``; the references are the lines from
-  there to ``"\\n\\nImage is attached"``.
-* **generator**: any other prompt that asks to provide / write / generate / give /
-  produce a caption (e.g. ``"Provide a one-sentence caption for the provided image."``).
-* anything else, a missing/undecodable image or an unknown model id gives a
-  ``ChatResponse(status="failed", error=...)``.
+This module holds what every study's simulated judge needs: the models' traits, the
+backend, the tasks' protocol and order, the request-seeded draws and a numeric score's
+tokens. The kinds of prompt it answers are the studies' own (``SimTask``, declared through
+``Study.sim``; :func:`sim_tasks` gives the order they are tried in), e.g. philautia's
+G-VEval judging and captioning in judgebias.studies.philautia.sim. A prompt no task
+recognises, a missing/undecodable image or an unknown model id gives a
+``ChatResponse(status="failed", error=...)``.
 
 Traits (the ``sim:`` block of a model in ``params.yaml``; ``SimModel.from_params``)
 -----------------------------------------------------------------------------------
@@ -67,38 +62,20 @@ Traits (the ``sim:`` block of a model in ``params.yaml``; ``SimModel.from_params
 
 Other keys in the block are kept in ``SimModel.extra`` for traits other studies plant.
 
-Evaluator score (exact formula)
--------------------------------
+Score distribution and tokens
+-----------------------------
 
-With the scene ``S = perceive(image)``, the caption's claims ``C = read_caption(caption)``
-and ``match = match_claims`` (points per correct colour/shape/size/position, missing and
-hallucinated objects cost 2 possible points each, background 1 point; see its docstring)::
-
-    a_img = match(C, claims of S).accuracy                                   in [0, 1]
-    a     = a_img                                               (reference-free)
-    a     = (1 - 0.3) * a_img + 0.3 * mean_r match(C, read_caption(r)).accuracy
-                                                                (reference-based)
-    bonus = self_preference                      if the caption has the own signature
-          = sum(preferences.models[k] for each other model k whose signature it has)
-            + sum(preferences.families[f] for each family f whose opener starts it)
-    m     = clip(leniency + spread * (a - 0.5) + bonus, 0, 1)      systematic judgement
-    m'    = clip(m + noise * z, 0, 1),  z ~ N(0, 1) per request       this answer's opinion
-    p(n)  ∝ exp(-(n - 100 m')^2 / (2 (100 sigma)^2)), n = 0..100, sigma = max(noise, 0.005)
-
-The scale is bounded: when ``leniency + spread * (a - 0.5) + bonus`` exceeds 1 the bonus
-is clipped, and a mean near 1 (or 0) is further compressed because ``p`` is truncated to
-0..100. Planted bonuses are recovered at face value only while ``leniency + spread / 2 +
-bonus`` stays below about ``1 - 2 * noise``.
+A judge that answers a number on 0..100 with opinion ``m'`` in [0, 1] draws it from
+``p(n) ∝ exp(-(n - 100 m')^2 / (2 (100 sigma)^2))``, ``sigma = max(noise, 0.005)``
+(:func:`score_logprobs`).
 
 The emitted integer score is sampled from ``p`` tempered by ``sampling.temperature``
 (``p^(1/T)``, i.e. sd ``sigma * sqrt(T)``; ``T = 0`` takes the mode) and cut to the
 ``sampling.top_p`` nucleus. The reported log-probs are those of the untempered ``p``
 (the model's distribution, as providers report it), so ``sum_n n p(n) ≈ 100 m'``.
 
-Evaluator answer format: one or two sentences of reasoning naming what matched and what
-did not, then ``The final score is $NN$.`` Tokens: words with their leading space, then
-``" $"``, the score token(s), ``"$"``, ``"."``. At a score position ``top`` holds the top-k
-(``sampling.top_logprobs``) alternatives with their true log-probs:
+At a score position ``top`` holds the top-k (``sampling.top_logprobs``) alternatives with
+their true log-probs (:func:`score_tokens`):
 
 * ``whole``: the k most likely integers of ``p``.
 * ``digits``: the score's decimal string is spelled one digit per token. At the first
@@ -109,7 +86,8 @@ did not, then ``The final score is $NN$.`` Tokens: words with their leading spac
   ``"$"`` carries that end-of-number probability (1 for a whole-number token).
 
 Every draw comes from a numpy Generator seeded with a hash of (backend seed, model id,
-prompt text, image hashes, sampling settings), so answers are deterministic.
+prompt text, image hashes, sampling settings) (:func:`request_rng`), so answers are
+deterministic.
 """
 
 from __future__ import annotations
@@ -127,20 +105,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from judgebias.data import scenes
-from judgebias.data.scenes import CaptionClaims, ClaimMatch, Scene, SceneObject
+from judgebias.data.scenes import Scene
 from judgebias.models.base import ChatRequest, ChatResponse, OnResponse, Sampling, TokenLogprob
 
 # Bump when the simulated world answers differently, so journaled answers are not reused.
 SIM_VERSION = "sim-2"  # sim-2: MMB judges draw their own landscape (issue 20)
 
-REFERENCE_WEIGHT = 0.3  # share of reference agreement in the reference-based accuracy
 MIN_NOISE = 0.005
 TOKENIZERS = ("whole", "digits")
-GENERATED_MARK = "Generated captions:\n"
-FORMAT_MARK = "\n\nResponse Format:"
-REFERENCE_MARK = "Reference captions:\n"
-IMAGE_MARK = "\n\nImage is attached"
-SCORE_LEAD = "The final score is"
 _PERCEPTION_CACHE_SIZE = 2048
 
 _DEFAULTS: dict[str, Any] = {
@@ -299,65 +271,6 @@ class SimBackend:
             self._perceived.popitem(last=False)
         return scene
 
-    def style_bonus(self, evaluator: SimModel, caption: str) -> float:
-        """Score bonus (0-1 units) the evaluator gives for the caption's style."""
-        if has_signature(caption, evaluator.signature):
-            return evaluator.self_preference
-        bonus = 0.0
-        for other in {m.key: m for m in self.models.values()}.values():
-            if other.key != evaluator.key and has_signature(caption, other.signature):
-                bonus += evaluator.model_preferences.get(other.key, 0.0)
-        families = {family for family, opener in self.openers if has_opener(caption, opener)}
-        return bonus + sum(evaluator.family_preferences.get(f, 0.0) for f in families)
-
-    def evaluation(
-        self, evaluator: SimModel, scene: Scene, caption: str, references: list[str] | None
-    ) -> Evaluation:
-        """Accuracy, latent mean score and the matching behind them (no sampling)."""
-        claims = scenes.read_caption(caption)
-        match = scenes.match_claims(claims, scenes.scene_claims(scene))
-        accuracy = match.accuracy
-        agreement = None
-        if references:
-            agreement = reference_agreement(claims, references)
-            accuracy = (1 - REFERENCE_WEIGHT) * accuracy + REFERENCE_WEIGHT * agreement
-        bonus = self.style_bonus(evaluator, caption)
-        mean = latent_mean(evaluator, accuracy, bonus)
-        return Evaluation(accuracy, agreement, bonus, mean, match)
-
-    def _evaluation_tokens(
-        self,
-        evaluator: SimModel,
-        scene: Scene,
-        caption: str,
-        references: list[str] | None,
-        request: ChatRequest,
-        rng: np.random.Generator,
-    ) -> list[TokenLogprob]:
-        result = self.evaluation(evaluator, scene, caption, references)
-        shift = request_rng(self.seed, request, with_sampling=False).standard_normal()
-        opinion = min(max(result.mean + evaluator.noise * shift, 0.0), 1.0)
-        logp = score_logprobs(opinion, evaluator.noise)
-        score = sample_score(logp, request.sampling, rng)
-        reasoning = reasoning_text(result.match, result.agreement)
-        tokens = _plain_tokens(reasoning, rng, (-0.8, -0.01))
-        tokens += _plain_tokens(" " + SCORE_LEAD, rng, (-0.01, -0.0005))
-        tokens.append(TokenLogprob(" $", -0.0005, ((" $", -0.0005),)))
-        tokens += score_tokens(score, logp, evaluator.tokenizer, request.sampling.top_logprobs)
-        tokens.append(TokenLogprob(".", -0.0002, ((".", -0.0002),)))
-        return tokens
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """What an evaluator makes of one caption before it samples a score."""
-
-    accuracy: float
-    agreement: float | None  # mean agreement with the references (reference-based only)
-    bonus: float
-    mean: float  # latent mean score m in [0, 1]
-    match: ClaimMatch
-
 
 def _failed(error: str) -> ChatResponse:
     return ChatResponse(text="", tokens=None, finish_reason="error", status="failed", error=error)
@@ -397,18 +310,16 @@ def request_rng(seed: int, request: ChatRequest, *, with_sampling: bool = True
     return np.random.default_rng(int.from_bytes(digest[:16], "big"))
 
 
-# ---------------------------------------------------------------------- prompt reading
-
-
-_CAPTION_REQUEST = re.compile(r"\b(provide|write|generate|give|produce)\b[^.?!]*\bcaption\b", re.I)
+# ------------------------------------------------------------------------------- tasks
 
 
 class SimTask(Protocol):
     """A kind of prompt the sim answers, recognised from the prompt text alone.
 
-    A study whose prompts the core tasks do not cover declares its own (``Study.sim``,
-    ``"module:TASKS"``); :func:`sim_tasks` puts them between the judging and the caption
-    task, since the caption recogniser is the broadest.
+    Every study declares the tasks its prompts need (``Study.sim``, ``"module:TASKS"``).
+    A task may set ``broad = True`` when its recogniser would also accept other tasks'
+    prompts (philautia's captioning: any prompt asking for a caption); :func:`sim_tasks`
+    tries those last.
     """
 
     name: str
@@ -419,58 +330,14 @@ class SimTask(Protocol):
                ) -> list[TokenLogprob]: ...
 
 
-@dataclass(frozen=True)
-class GVEvalTask:
-    """G-VEval judging (seed 000 Appendix C): the prompt contains "Generated captions:"."""
-
-    name: str = "gveval"
-
-    def recognise(self, prompt: str) -> bool:
-        return GENERATED_MARK in prompt
-
-    def tokens(self, backend: SimBackend, model: SimModel, request: ChatRequest
-               ) -> list[TokenLogprob]:
-        scene = backend.perceive(request)
-        caption, references = parse_evaluation_prompt(request.prompt)
-        return backend._evaluation_tokens(model, scene, caption, references, request,
-                                          request_rng(backend.seed, request))
-
-
-@dataclass(frozen=True)
-class CaptionTask:
-    """Captioning: a prompt that asks to provide/write/generate/give/produce a caption,
-    so prompts of other tasks that merely mention captions are not answered with one."""
-
-    name: str = "caption"
-
-    def recognise(self, prompt: str) -> bool:
-        return _CAPTION_REQUEST.search(prompt) is not None
-
-    def tokens(self, backend: SimBackend, model: SimModel, request: ChatRequest
-               ) -> list[TokenLogprob]:
-        return caption_tokens(model, backend.perceive(request),
-                              request_rng(backend.seed, request))
-
-
 def sim_tasks() -> list[SimTask]:
-    """The core tasks and every registered study's (judgebias.study), in the order tried."""
+    """Every registered study's tasks (judgebias.study), in the order tried: registry
+    order, the broad ones (``SimTask``) after all the others."""
     from judgebias.study import registered
 
-    studies = [task for study in registered().values() if study.sim
-               for task in study.load("sim")]
-    return [GVEvalTask(), *studies, CaptionTask()]
-
-
-def parse_evaluation_prompt(prompt: str) -> tuple[str, list[str] | None]:
-    """(caption, references or None) from a G-VEval prompt."""
-    caption = between(prompt, GENERATED_MARK, FORMAT_MARK)
-    if caption is None or not caption.strip():
-        raise ValueError("no caption found after 'Generated captions:'")
-    if REFERENCE_MARK not in prompt:
-        return caption.strip(), None
-    block = between(prompt, REFERENCE_MARK, IMAGE_MARK) or ""
-    references = [line.strip() for line in block.split("\n") if line.strip()]
-    return caption.strip(), references
+    tasks = [task for study in registered().values() if study.sim
+             for task in study.load("sim")]
+    return sorted(tasks, key=lambda task: getattr(task, "broad", False))
 
 
 def text_tokens(text: str, logprob: float = -0.05) -> list[TokenLogprob]:
@@ -489,135 +356,7 @@ def between(text: str, start: str, end: str) -> str | None:
     return text[begin:] if stop < 0 else text[begin:stop]
 
 
-def has_signature(caption: str, signature: str) -> bool:
-    """Whether the signature occurs in the caption as whole words (case-insensitive)."""
-    pattern = r"(?<!\w)" + re.escape(signature.lower()) + r"(?!\w)"
-    return re.search(pattern, caption.lower()) is not None
-
-
-def has_opener(caption: str, opener: str) -> bool:
-    """Whether the caption starts with the opener (case-insensitive)."""
-    return caption.strip().lower().startswith(opener.strip().lower())
-
-
-# ---------------------------------------------------------------------------- generator
-
-
-def described_scene(model: SimModel, scene: Scene, rng: np.random.Generator) -> Scene:
-    """The scene as the model describes it: omissions and hallucinations per its quality."""
-    q = model.caption_quality
-    kept = [o for o in scene.objects if rng.random() >= (1 - q) / 2]
-    if not kept and scene.objects:
-        kept = [scene.objects[int(rng.integers(len(scene.objects)))]]
-    objects = tuple(
-        SceneObject(
-            shape=_maybe_wrong(o.shape, scenes.SHAPES, q, rng),
-            color=_maybe_wrong(o.color, tuple(scenes.OBJECT_COLORS), q, rng),
-            size=o.size,
-            position=o.position,
-        )
-        for o in kept
-    )
-    background = _maybe_wrong(scene.background, tuple(scenes.BACKGROUND_COLORS), q, rng)
-    return Scene(background=background, objects=objects)
-
-
-def _maybe_wrong(value: str, options: Sequence[str], q: float, rng: np.random.Generator) -> str:
-    if rng.random() < q:
-        return value
-    wrong = [o for o in options if o != value]
-    return wrong[int(rng.integers(len(wrong)))]
-
-
-_MODEL_POSITION = {"left": "on the left", "center": "in the center", "right": "on the right"}
-
-
-def caption_pieces(model: SimModel, described: Scene) -> list[tuple[str, str]]:
-    """The caption as (text, kind) pieces; kind is "style", "content" or "plain"."""
-    pieces: list[tuple[str, str]] = [(model.opener, "style")]
-    for i, obj in enumerate(described.objects):
-        if i > 0:
-            last = i == len(described.objects) - 1
-            pieces.append((" and" if last else ",", "plain"))
-        pieces.append((" a", "plain"))
-        pieces.append((f" {obj.size} {obj.color} {obj.shape}", "content"))
-        pieces.append((" " + _MODEL_POSITION[obj.position], "plain"))
-    if is_adverb(model.signature):
-        pieces += [(",", "plain"), (" " + model.signature, "style"), (" arranged on a", "plain")]
-    else:
-        pieces += [(", set on a", "plain"), (" " + model.signature, "style")]
-    pieces.append((f" {described.background}", "content"))
-    pieces.append((" background.", "plain"))
-    return pieces
-
-
-def is_adverb(signature: str) -> bool:
-    """Signatures ending in -ly are placed as adverbs, others as adjectives."""
-    return signature.lower().endswith("ly")
-
-
-def write_caption(
-    model: SimModel, scene: Scene, rng: np.random.Generator, quality: float | None = None
-) -> str:
-    """A one-sentence caption of ``scene`` in the model's style.
-
-    ``quality`` overrides the model's ``caption_quality`` (tests use 1.0 to write
-    equally accurate captions in different styles).
-    """
-    if quality is not None:
-        model = _with_quality(model, quality)
-    text = "".join(piece for piece, _ in caption_pieces(model, described_scene(model, scene, rng)))
-    return _capitalise(text)
-
-
-def _with_quality(model: SimModel, quality: float) -> SimModel:
-    return replace(model, caption_quality=float(quality))
-
-
-def caption_tokens(model: SimModel, scene: Scene, rng: np.random.Generator) -> list[TokenLogprob]:
-    """Generator answer tokens; style words are near-certain, like a model's own habits."""
-    described = described_scene(model, scene, rng)
-    ranges = {"style": (-0.12, -0.005), "content": (-1.5, -0.05), "plain": (-0.6, -0.01)}
-    tokens: list[TokenLogprob] = []
-    for piece, kind in caption_pieces(model, described):
-        if not tokens:
-            piece = _capitalise(piece)
-        tokens += _plain_tokens(piece, rng, ranges[kind])
-    return tokens
-
-
-def _capitalise(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-def _plain_tokens(
-    text: str, rng: np.random.Generator, logprob_range: tuple[float, float]
-) -> list[TokenLogprob]:
-    """Coarse tokens (a word with its leading space, or punctuation) with drawn log-probs.
-
-    The split covers every character, so concatenating the tokens reproduces ``text``.
-    """
-    low, high = logprob_range
-    out: list[TokenLogprob] = []
-    for token in re.findall(r" ?[^ ,.:;]+|[,.:;]| ", text):
-        logprob = round(float(rng.uniform(low, high)), 4)
-        out.append(TokenLogprob(token, logprob, ((token, logprob),)))
-    return out
-
-
-# ---------------------------------------------------------------------------- evaluator
-
-
-def reference_agreement(claims: CaptionClaims, references: Sequence[str]) -> float:
-    """Mean accuracy of the claims measured against each reference's claims."""
-    scores = [scenes.match_claims(claims, scenes.read_caption(r)).accuracy for r in references]
-    return float(np.mean(scores)) if scores else 0.0
-
-
-def latent_mean(evaluator: SimModel, accuracy: float, bonus: float) -> float:
-    """m = clip(leniency + spread * (accuracy - 0.5) + bonus, 0, 1)."""
-    value = evaluator.leniency + evaluator.spread * (accuracy - 0.5) + bonus
-    return float(min(max(value, 0.0), 1.0))
+# ------------------------------------------------------------------------------ scores
 
 
 _SCORES = np.arange(101)
@@ -688,47 +427,3 @@ def _next_token_logprobs(prefix: str, logp: np.ndarray) -> dict[str, float]:
     if prefix:
         options["$"] = float(logp[int(prefix)] - total)
     return options
-
-
-# ---------------------------------------------------------------------------- reasoning
-
-
-def reasoning_text(match: ClaimMatch, agreement: float | None) -> str:
-    """One or two sentences naming what the caption got right and wrong."""
-    right = [f"the {scenes.name_object(o)}" for o in match.correct]
-    if match.background_true and match.background_claimed == match.background_true:
-        right.append(f"the {match.background_true} background")
-    problems = [
-        f"it calls the {scenes.name_object(t)} a {scenes.name_object(c)}" for c, t in match.wrong
-    ]
-    problems += [f"it misses the {scenes.name_object(o)}" for o in match.missing]
-    problems += [
-        f"it mentions a {scenes.name_object(o)} that is not in the image"
-        for o in match.hallucinated
-    ]
-    if match.background_claimed and match.background_claimed != match.background_true:
-        problems.append(
-            f"the background is {match.background_true}, not {match.background_claimed}"
-        )
-    elif match.background_claimed is None and match.background_true:
-        problems.append(f"it does not mention the {match.background_true} background")
-    first = (
-        f"The caption correctly describes {scenes.join_phrases(right)}."
-        if right
-        else "The caption does not describe the main content of the image correctly."
-    )
-    references = "" if agreement is None else f"{_agreement_word(agreement)} the reference captions"
-    if problems:
-        second = "However, " + scenes.join_phrases(problems)
-        second += f", and it {references}." if references else "."
-    else:
-        second = "It contains no errors" + (f" and {references}." if references else ".")
-    return f"{first} {second}"
-
-
-def _agreement_word(agreement: float) -> str:
-    if agreement >= 0.9:
-        return "agrees closely with"
-    if agreement >= 0.6:
-        return "partly agrees with"
-    return "disagrees with"

@@ -86,7 +86,7 @@ judge with family bonus b and self-preference s therefore has own = s, family = 
 family = s - b (tests/test_selfpref.py checks this on the sim's own judgements, both
 settings: the own effect does not absorb the family bonus).
 
-What a planted sim preference means here (judgebias.models.sim): a judge's systematic
+What a planted sim preference means here (judgebias.studies.philautia.sim): a judge's systematic
 opinion is m = clip(leniency + spread (a - 0.5) + bonus, 0, 1), the expected score
 (philautia.score: expected) is about 100 m' with m' = clip(m + noise z, 0, 1), so a
 planted bonus b is b * 100 points as long as neither clip binds; near 0 or 1 it is less.

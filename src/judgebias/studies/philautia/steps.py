@@ -27,7 +27,7 @@ def dataset(params: Mapping[str, Any], *, table: Path, images: Path) -> None:
     """Build the synthetic image dataset or import a real one (``philautia.dataset``)."""
     from judgebias.artifacts import write_table
     from judgebias.config import input_errors
-    from judgebias.data.build import build_dataset
+    from judgebias.studies.philautia.data import build_dataset
     from judgebias.studies.philautia.tables import IMAGES
 
     spec = params["philautia"]["dataset"]

@@ -10,9 +10,9 @@ from typing import Any
 import pandas as pd
 
 from judgebias.artifacts import read_table
-from judgebias.data.judgements import items
 from judgebias.judging.tasks import run_task
 from judgebias.studies.philautia.jobs import judge_task
+from judgebias.studies.pomms.data import items
 from judgebias.studies.pomms.tables import JUDGEMENTS
 
 

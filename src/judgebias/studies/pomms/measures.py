@@ -274,7 +274,7 @@ def table1(
 
     ``judgements``: rating-level table (one row per human rating, see
     `judgebias.agreement`) with ``dataset``, optionally ``split``, the human column and
-    one score column per evaluator (the Pomms features), as `judgebias.data.judgements`
+    one score column per evaluator (the Pomms features), as `judgebias.studies.pomms.data`
     builds it (split labels "train" | "val" | "test"). tau is computed per dataset and
     split in ``splits`` (default validation and test; None: every split present, training
     included; §6.3 reports the test split). ``scores_long``: the philautia per-image long

@@ -24,8 +24,7 @@ from judgebias.study import study_models
 def _rows(dataset: str, spec: Mapping[str, Any]) -> pd.DataFrame | None:
     """The items to score: from the built table, else from the imported file (None for a
     synthetic dataset not built yet)."""
-    from judgebias.data.build import build_judgements
-    from judgebias.data.judgements import items
+    from judgebias.studies.pomms.data import build_judgements, items
 
     path = judgements_path(dataset)
     if Path(path).exists():

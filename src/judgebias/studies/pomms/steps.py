@@ -88,7 +88,7 @@ def judgements(params: Mapping[str, Any], *, dataset: str, table: Path,
     """Build or import caption-judgement dataset `dataset` (``pomms.datasets``)."""
     from judgebias.artifacts import write_table
     from judgebias.config import input_errors
-    from judgebias.data.build import build_judgements
+    from judgebias.studies.pomms.data import build_judgements
 
     with input_errors(f"pomms.datasets.{dataset}"):
         built = build_judgements(dataset, params["pomms"]["datasets"][dataset], images)

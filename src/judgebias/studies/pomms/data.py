@@ -1,4 +1,5 @@
-"""Caption-judgement datasets: human ratings of candidate captions, in one table shape.
+"""Pomms' input datasets (the `judgements` step): human ratings of candidate captions,
+imported or simulated, in one table shape.
 
 Seed 000 (`000_dd1ddac0ce03ecfb.txt`, Sec. 6.3 and Appendix A.2) checks that a judge (or an
 ensemble of judges) still agrees with people by Kendall's tau-b / tau-c against the human
@@ -33,10 +34,14 @@ exactly the columns in `COLUMNS`:
 
 Missing images (when `image_dir` is given, every item's image file is checked): with
 `missing="error"` the loaders raise `MissingJudgementImagesError`, a subclass of
-`judgebias.data.nocaps.MissingImagesError` (so one `except` covers every importer) whose
-message fits judgement datasets; `missing="skip"` drops the affected items and logs a
-warning with the count. Structural problems raise ValueError naming the file and the
-offending key or row.
+`judgebias.studies.philautia.data.MissingImagesError` (so one `except` covers every
+importer) whose message fits judgement datasets; `missing="skip"` drops the affected items
+and logs a warning with the count. Structural problems raise ValueError naming the file and
+the offending key or row.
+
+Why this module is long: it holds the step's three importers (Flickr8k-Expert, Nebula, any
+CSV/Parquet table) and the synthetic raters, which all build the one table above and share
+its checks (splits, missing images, item ids); split, each piece would import the others.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ import json
 import logging
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,10 +59,15 @@ import numpy as np
 import pandas as pd
 
 from judgebias.data import scenes
-from judgebias.data.nocaps import MissingImagesError, read_json, require_key
 from judgebias.data.paths import resolve_inside
-from judgebias.data.synthetic import write_if_changed
-from judgebias.models.sim import SimModel, described_scene
+from judgebias.models.sim import SimModel
+from judgebias.studies.philautia.data import (
+    MissingImagesError,
+    read_json,
+    require_key,
+    write_if_changed,
+)
+from judgebias.studies.philautia.sim import described_scene
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +100,30 @@ IMAGE_EXTENSIONS: tuple[str, ...] = (".jpg", ".jpeg", ".png")
 TABLE_REQUIRED: tuple[str, ...] = ("image_id", "candidate", "references", "human_score", "split")
 TABLE_OPTIONAL: tuple[str, ...] = ("image_file", "item_id")
 _SHOWN_MISSING = 20
+
+
+def judgement_files(spec: Mapping[str, Any]) -> list[str]:
+    """The file a `judgements` step imports (none for simulated raters); declared as an
+    input for the same reason as philautia's `dataset_files`."""
+    return [] if spec["format"] == "synthetic" else [spec["path"]]
+
+
+def build_judgements(name: str, spec: Mapping[str, Any], images_dir: Path) -> pd.DataFrame:
+    """The judgements table of `pomms.datasets.<name>`: simulated human raters (written
+    under `images_dir`), or an imported benchmark (its images stay where they are)."""
+    images_dir.mkdir(parents=True, exist_ok=True)
+    image_dir = Path(spec["image_dir"]) if spec.get("image_dir") else None
+    if spec["format"] == "synthetic":
+        table = build_synthetic_judgements(
+            images_dir, spec["n_items"], spec["seed"], n_raters=spec["n_raters"],
+            rater_noise=spec["rater_noise"])
+    elif spec["format"] == "flickr8k_expert":
+        table = load_flickr8k_expert(Path(spec["path"]), image_dir, spec["missing"])
+    elif spec["format"] == "nebula":
+        table = load_nebula(Path(spec["path"]), image_dir, spec["split"], spec["missing"])
+    else:
+        table = load_table(Path(spec["path"]), image_dir, name, spec["missing"])
+    return table.assign(dataset=name)
 
 
 class MissingJudgementImagesError(MissingImagesError):
@@ -566,9 +600,9 @@ def synthetic_item_id(index: int) -> str:
 def _human_writer(quality: float) -> SimModel:
     """A stand-in writer whose only trait used is the caption quality.
 
-    `sim.described_scene` applies exactly the omission / hallucination process of the
+    `philautia.sim.described_scene` applies exactly the omission / hallucination process of the
     simulated generators, so candidate errors look like the captions the panel writes;
-    the sentence itself is phrased by `_phrase`, never by `sim.write_caption`, because
+    the sentence itself is phrased by `_phrase`, never by `philautia.sim.write_caption`, because
     the latter always adds an opener and a signature.
     """
     return SimModel(key="synthetic-human", family="none", caption_quality=quality,

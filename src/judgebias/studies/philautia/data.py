@@ -1,8 +1,25 @@
-"""Importer for the nocaps validation set, the image source of SelfEval-Cap.
+"""Philautia's input dataset (the `dataset` step): the offline synthetic default or the
+imported nocaps validation set, in one images table shape (`COLUMNS`).
 
-Seed 000 (`000_dd1ddac0ce03ecfb.txt`, Sec. 5 "SelfEval-Cap") uses the 4,500 images of the
-nocaps validation split and their human captions as references (45,000 captions, 10 per
-image). The annotations file `nocaps_val_4500_captions.json` is COCO-style::
+Synthetic (`build_synthetic_dataset`)
+-------------------------------------
+
+Each image is a random :class:`~judgebias.data.scenes.Scene` rendered to PNG; its
+references are correct captions in varied styles. The ground-truth scene is kept in the
+table (column ``scene``) for tests and reports only: the simulated models never read it,
+they perceive the PNG like a real model would.
+
+Determinism: image ``i`` draws its scene and references from its own generator seeded by
+``(seed, i)``, so the same ``(n_images, seed)`` gives the same bytes and table, and a
+larger ``n_images`` extends a smaller build rather than reshuffling it.
+
+nocaps (`load_nocaps`)
+----------------------
+
+The nocaps validation set is the image source of SelfEval-Cap: seed 000
+(`000_dd1ddac0ce03ecfb.txt`, Sec. 5 "SelfEval-Cap") uses the 4,500 images of the nocaps
+validation split and their human captions as references (45,000 captions, 10 per image).
+The annotations file `nocaps_val_4500_captions.json` is COCO-style::
 
     {"info": ..., "licenses": ...,
      "images": [{"id": 0, "file_name": "0013ea2087020901.jpg", "open_images_id": ...,
@@ -38,22 +55,124 @@ import json
 import logging
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from judgebias.artifacts import write_bytes
 from judgebias.data.paths import resolve_inside
+from judgebias.data.scenes import (
+    random_scene,
+    reference_captions,
+    render,
+    scene_to_json,
+    to_png_bytes,
+)
 
 logger = logging.getLogger(__name__)
 
 COLUMNS = ("image_id", "image_path", "image_sha256", "references", "source", "scene")
-SOURCE = "nocaps"
+SYNTHETIC_SOURCE = "synthetic"
+NOCAPS_SOURCE = "nocaps"
 DOMAINS = ("in-domain", "near-domain", "out-domain")
 MISSING_MODES = ("error", "skip")
 _SHOWN_MISSING = 20
 _HASH_CHUNK = 1 << 20
+
+
+def dataset_files(spec: Mapping[str, Any]) -> list[str]:
+    """The file the `dataset` step imports besides its images (nocaps' annotations; none
+    for the synthetic set). The rule declares it as an input, so that editing the file
+    reruns the step and everything after it; the image folders are not declared (Snakemake
+    would see only the folder's mtime, DVC would hash thousands of images on every status),
+    and the images table pins each image by its SHA-256."""
+    return [spec["nocaps"]["annotations"]] if spec["name"] == "nocaps" else []
+
+
+def build_dataset(spec: Mapping[str, Any], images_dir: Path) -> pd.DataFrame:
+    """The images table for `dataset` in params.yaml.
+
+    Synthetic images are written under `images_dir`; an imported dataset keeps its images
+    where they are (the folder is still created, so the step's outputs always exist).
+    """
+    images_dir.mkdir(parents=True, exist_ok=True)
+    if spec["name"] == "synthetic":
+        syn = spec["synthetic"]
+        return build_synthetic_dataset(images_dir.parent, n_images=syn["n_images"],
+                                       seed=syn["seed"], image_size=syn["image_size"],
+                                       n_references=syn["n_references"])
+    noc = spec["nocaps"]
+    return load_nocaps(Path(noc["annotations"]), Path(noc["image_dir"]),
+                       n_images=noc["n_images"], n_references=noc["n_references"],
+                       seed=noc["seed"], domains=noc.get("domains"), missing=noc["missing"])
+
+
+def image_id_for(index: int) -> str:
+    """Stable id of the ``index``-th synthetic image, e.g. ``"syn-00000"``."""
+    return f"syn-{index:05d}"
+
+
+def build_synthetic_dataset(
+    out_dir: Path,
+    n_images: int,
+    seed: int,
+    image_size: int = 128,
+    n_references: int = 5,
+) -> pd.DataFrame:
+    """Write ``out_dir/images/{image_id}.png`` and return the image table.
+
+    Synthetic images in that folder that are not part of this build are removed.
+
+    Columns: ``image_id``, ``image_path`` (``str(out_dir / "images" / f"{id}.png")``),
+    ``image_sha256`` (of the PNG bytes), ``references`` (list of str), ``source``
+    (``"synthetic"``) and ``scene`` (JSON ground truth). The caller writes the table.
+    """
+    if n_images < 0:
+        raise ValueError(f"n_images must be >= 0, got {n_images}")
+    out_dir = Path(out_dir)
+    image_dir = out_dir / "images"
+    image_dir.mkdir(parents=True, exist_ok=True)
+    rows = [
+        _build_one(image_dir, index, seed, image_size, n_references) for index in range(n_images)
+    ]
+    _remove_stale(image_dir, {f"{row['image_id']}.png" for row in rows})
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _remove_stale(image_dir: Path, keep: set[str]) -> None:
+    """Delete synthetic images left by an earlier, larger build so the folder matches."""
+    for path in image_dir.glob("syn-*.png"):
+        if path.name not in keep:
+            path.unlink()
+
+
+def _build_one(
+    image_dir: Path, index: int, seed: int, image_size: int, n_references: int
+) -> dict[str, object]:
+    rng = np.random.default_rng([seed, index])
+    scene = random_scene(rng)
+    png = to_png_bytes(render(scene, image_size))
+    image_id = image_id_for(index)
+    path = image_dir / f"{image_id}.png"
+    write_if_changed(path, png)
+    return {
+        "image_id": image_id,
+        "image_path": str(path),
+        "image_sha256": hashlib.sha256(png).hexdigest(),
+        "references": reference_captions(scene, rng, n=n_references),
+        "source": SYNTHETIC_SOURCE,
+        "scene": scene_to_json(scene),
+    }
+
+
+def write_if_changed(path: Path, data: bytes) -> None:
+    """Write atomically (temp file + rename), skipping identical files to keep mtimes."""
+    if path.exists() and path.read_bytes() == data:
+        return
+    write_bytes(data, path)
 
 
 class MissingImagesError(ValueError):
@@ -324,7 +443,7 @@ def _frame(
                 "image_path": str(file_path),
                 "image_sha256": sha256_file(file_path),
                 "references": list(captions[image_id][:n_references]),
-                "source": SOURCE,
+                "source": NOCAPS_SOURCE,
                 "scene": None,
             }
         )
