@@ -16,6 +16,10 @@ Captions are the other half of the world: ``reference_captions`` writes varied, 
 human-like sentences, and ``read_caption`` reads the claims (objects and background) back
 out of a sentence written in any of those styles, including the simulated models' styles.
 ``match_claims`` scores claims against the truth; the simulated evaluator uses it.
+
+Why this module is long: the world's two halves (pixels and captions) share one
+vocabulary (palettes, shapes, sizes, slots) and one round-trip contract; split, each
+half would import the other's tables, and the contract would be tested across modules.
 """
 
 from __future__ import annotations
