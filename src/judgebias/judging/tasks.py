@@ -153,7 +153,7 @@ def _requests(model: PanelModel, task: JudgeTask,
         if status == STATUS_OK and paths is None:
             status = NO_IMAGE
         statuses.append(status)
-        if status != STATUS_OK:
+        if status != STATUS_OK or paths is None:  # (an "ok" item has its paths)
             requests.append(None)
             continue
         text, image_at = prompts.render_layout(
@@ -215,7 +215,9 @@ def answer_rows(model: PanelModel, task: JudgeTask,
                   else Answer(response.status) if not response.ok
                   else task.answer.parse(response.text, response.tokens,
                                          response.finish_reason))
-        numeric = isinstance(answer.value, int | float) and not isinstance(answer.value, bool)
+        value = answer.value
+        number = (value if isinstance(value, int | float) and not isinstance(value, bool)
+                  else None)
         cols["model_id"].append(model.model_id)
         cols["revision"].append(model.revision)
         cols["backend"].append(model.backend)
@@ -228,7 +230,7 @@ def answer_rows(model: PanelModel, task: JudgeTask,
         cols["raw_text"].append("" if response is None else response.text)
         cols["logprobs"].append("" if response is None else response.logprobs_json())
         cols["finish_reason"].append("" if response is None else response.finish_reason)
-        cols["value"].append(float(answer.value) if numeric else None)
+        cols["value"].append(None if number is None else float(number))
         cols["label"].append(answer.value if isinstance(answer.value, str) else None)
         cols["expected"].append(answer.expected)
         cols["mass"].append(answer.mass)
