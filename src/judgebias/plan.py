@@ -29,7 +29,7 @@ import pandas as pd
 
 from judgebias.models.base import ChatRequest
 from judgebias.models.journal import Journal, journal_path, request_key
-from judgebias.models.panel import PanelModel
+from judgebias.models.panel import PanelModel, panel_models
 from judgebias.models.registry import backend_version
 
 
@@ -158,8 +158,9 @@ def plan_calls(config: Mapping[str, Any]) -> Plan:
     """Per panel model: the calls every active study makes, journaled, still needed."""
     planned, notes, not_counted = _collect(config)
     plans = []
-    for key in (k for k in config["panel"] if k in planned):
-        model = PanelModel.from_params(config, key)
+    for key, model in panel_models(config).items():
+        if key not in planned:
+            continue
         plan = ModelPlan(key, model.backend)
         path = journal_path(config["journal_dir"], model.backend, model.model_id)
         journal = Journal(path) if path.exists() else None
