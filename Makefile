@@ -21,9 +21,11 @@ run: setup
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES)
 	@echo "report: results/report.html   metrics: results/philautia/*/metrics.json"
 
-# Set up and run the whole test suite (slow end-to-end tests included) and the linter.
+# Set up and run the whole test suite (slow end-to-end tests included), the linter and
+# the type checker.
 test: setup
 	$(BIN)/ruff check src tests
+	$(BIN)/mypy src
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(CORES) -q --durations=25
 
 # The same pipeline through DVC's front door; Snakemake's records follow (nothing left to do).

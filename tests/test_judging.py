@@ -15,6 +15,7 @@ from judgebias.judging.answers import STATUS_OK, IntegerScore, parse_score
 from judgebias.judging.tasks import FreeText, JudgeTask, answer_rows, build_requests
 from judgebias.judging.values import numeric_values
 from judgebias.models.base import ChatResponse
+from judgebias.models.panel import PanelModel
 from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.jobs import caption_images, judge_task, score_captions
 from judgebias.studies.philautia.measures import phi_matrix, score_tensor
@@ -103,8 +104,8 @@ def test_unparseable_answers_keep_their_status_and_text(small):
                  ChatResponse("The final score is $85$."),
                  ChatResponse("The final score is $150$."),
                  ChatResponse("The final score is $85$.", finish_reason="length")]
-    cols = pd.DataFrame(answer_rows(config, "corvid-pro", task, requests, statuses,
-                                    responses, "v1"))
+    model = PanelModel.from_params(config, "corvid-pro")
+    cols = pd.DataFrame(answer_rows(model, task, requests, statuses, responses, "v1"))
     assert list(cols["status"]) == ["unparseable", "failed", "ok", "out_of_range", "truncated"]
     assert cols["raw_text"][0] == "A fine caption, I would say."
     assert cols["error"][1] == "HTTP 500"

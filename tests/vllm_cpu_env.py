@@ -265,6 +265,7 @@ def _task_run(out: Path, model: str, result: dict) -> None:
 
     from judgebias.artifacts import write_table
     from judgebias.config import validate_params
+    from judgebias.models.panel import PanelModel
     from judgebias.models.registry import backend_version
     from judgebias.studies.philautia.data import build_synthetic_dataset
     from judgebias.studies.philautia.jobs import caption_images
@@ -293,7 +294,7 @@ def _task_run(out: Path, model: str, result: dict) -> None:
     result["captions_again"] = json.loads(again[columns].to_json(orient="records"))
     result["journal_files"] = sorted(str(p.relative_to(out / "journal"))
                                      for p in (out / "journal").rglob("*") if p.is_file())
-    result["registry_version"] = backend_version(config, "corvid-pro")
+    result["registry_version"] = backend_version(PanelModel.from_params(config, "corvid-pro"))
 
 
 def main(out: Path) -> None:

@@ -248,7 +248,8 @@ def _sim_style_errors(params: Mapping[str, Any]) -> list[str]:
     tell their captions apart, so planted self-preference would leak to the other)."""
     from judgebias.data.scenes import scene_words
 
-    errors, owners = [], {}
+    errors: list[str] = []
+    owners: dict[str, str] = {}
     styles = [(f"panel.{key}.sim.signature", model["sim"]["signature"], key)
               for key, model in params["panel"].items() if "sim" in model]
     styles += [(f"families.{name}.sim.opener", family["sim"]["opener"], None)

@@ -29,6 +29,7 @@ import pandas as pd
 
 from judgebias.models.base import ChatRequest
 from judgebias.models.journal import Journal, journal_path, request_key
+from judgebias.models.panel import PanelModel, panel_models
 from judgebias.models.registry import backend_version
 
 
@@ -157,16 +158,17 @@ def plan_calls(config: Mapping[str, Any]) -> Plan:
     """Per panel model: the calls every active study makes, journaled, still needed."""
     planned, notes, not_counted = _collect(config)
     plans = []
-    for key in (k for k in config["panel"] if k in planned):
-        model = config["panel"][key]
-        plan = ModelPlan(key, model["backend"])
-        path = journal_path(config["journal_dir"], model["backend"], model["model_id"])
+    for key, model in panel_models(config).items():
+        if key not in planned:
+            continue
+        plan = ModelPlan(key, model.backend)
+        path = journal_path(config["journal_dir"], model.backend, model.model_id)
         journal = Journal(path) if path.exists() else None
         try:
-            _plan_model(plan, journal, backend_version(config, key), planned[key])
-            if model.get("max_requests") is not None:
-                started = journal.calls_started(model["model_id"]) if journal else 0
-                plan.budget_left = model["max_requests"] - started
+            _plan_model(plan, journal, backend_version(model), planned[key])
+            if model.max_requests is not None:
+                started = journal.calls_started(model.model_id) if journal else 0
+                plan.budget_left = model.max_requests - started
         finally:
             if journal is not None:
                 journal.close()
@@ -175,22 +177,21 @@ def plan_calls(config: Mapping[str, Any]) -> Plan:
     return Plan(plans, notes, not_counted)
 
 
-def _estimate_cost(plan: ModelPlan, model: Mapping[str, Any], path: Path) -> None:
+def _estimate_cost(plan: ModelPlan, model: PanelModel, path: Path) -> None:
     plan.output_tokens_each = _mean_output_tokens(path)
     if plan.output_tokens_each is None:
-        plan.output_tokens_each = float(model["sampling"]["max_tokens"])
+        plan.output_tokens_each = float(model.sampling.max_tokens)
         plan.output_is_upper_bound = True
-    pricing = model.get("pricing")
+    pricing = model.pricing
     if pricing is None or not plan.needed:
         return
     keyed = plan.needed - plan.estimated
     chars_each = plan.prompt_chars / keyed if keyed else 0
     images_each = plan.images / keyed if keyed else 1
-    input_tokens = plan.needed * (chars_each / 4
-                                  + images_each * pricing.get("image_tokens", 765))
+    input_tokens = plan.needed * (chars_each / 4 + images_each * pricing.image_tokens)
     output_tokens = plan.needed * plan.output_tokens_each
-    plan.cost = (input_tokens * pricing["input_per_mtok"]
-                 + output_tokens * pricing["output_per_mtok"]) / 1e6
+    plan.cost = (input_tokens * pricing.input_per_mtok
+                 + output_tokens * pricing.output_per_mtok) / 1e6
 
 
 def plan_table(plan: Plan) -> pd.DataFrame:

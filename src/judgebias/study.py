@@ -26,7 +26,7 @@ declaring a study costs nothing, and its steps import only what they use.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -51,8 +51,9 @@ class Study:
     sim_traits: bool = True
     requires: tuple[str, ...] = field(default_factory=tuple)
 
-    def load(self, attribute: str) -> Callable[..., Any] | None:
-        """The callable a ``"module:function"`` attribute names (None if not declared)."""
+    def load(self, attribute: str) -> Any:
+        """What a ``"module:name"`` attribute names (None if not declared): a function,
+        or for ``sim`` the study's list of sim tasks."""
         target = getattr(self, attribute)
         if target is None:
             return None

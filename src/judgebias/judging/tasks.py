@@ -29,7 +29,8 @@ from judgebias import prompts
 from judgebias.judging.answers import STATUS_OK, STATUS_TRUNCATED, Answer, AnswerKind
 from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
 from judgebias.models.journal import Journal, journal_path, request_key
-from judgebias.models.registry import backend_version, build_backend, sampling_for
+from judgebias.models.panel import PanelModel
+from judgebias.models.registry import backend_version, build_backend
 from judgebias.models.runner import RunStats, check_failures, run_requests
 
 log = logging.getLogger(__name__)
@@ -129,11 +130,15 @@ def _image_paths(row: Mapping[str, Any], columns: Sequence[str]) -> list[str] | 
 
 def build_requests(config: Mapping[str, Any], model_key: str, task: JudgeTask,
                    items: pd.DataFrame) -> tuple[list[ChatRequest | None], list[str]]:
-    """The request for each item (None where nothing can be asked) and each item's status
-    before asking: an item's own `status` column if it has one ("ok" otherwise), or
-    "no_image" where an image path is missing."""
-    model = config["panel"][model_key]
-    sampling, system = sampling_for(model), prompts.render(task.system) if task.system else ""
+    """The request to panel model `model_key` for each item (None where nothing can be
+    asked) and each item's status before asking: an item's own `status` column if it has
+    one ("ok" otherwise), or "no_image" where an image path is missing."""
+    return _requests(PanelModel.from_params(config, model_key), task, items)
+
+
+def _requests(model: PanelModel, task: JudgeTask,
+              items: pd.DataFrame) -> tuple[list[ChatRequest | None], list[str]]:
+    system = prompts.render(task.system) if task.system else ""
     places = prompts.image_places(task.prompt)
     if places not in (0, len(task.images)):
         raise ValueError(f"prompt {task.prompt!r} marks {places} image places "
@@ -148,20 +153,20 @@ def build_requests(config: Mapping[str, Any], model_key: str, task: JudgeTask,
         if status == STATUS_OK and paths is None:
             status = NO_IMAGE
         statuses.append(status)
-        if status != STATUS_OK:
+        if status != STATUS_OK or paths is None:  # (an "ok" item has its paths)
             requests.append(None)
             continue
         text, image_at = prompts.render_layout(
             task.prompt, {name: row[column] for name, column in task.fields.items()})
         images = [seen[p] if p in seen else seen.setdefault(p, read_image(p)) for p in paths]
         requests.append(ChatRequest(
-            model=model["model_id"], prompt=text, system=system, sampling=sampling,
-            images=tuple(data for data, _ in images), revision=model["revision"],
+            model=model.model_id, prompt=text, system=system, sampling=model.sampling,
+            images=tuple(data for data, _ in images), revision=model.revision,
             digests=tuple(digest for _, digest in images), image_at=image_at))
     return requests, statuses
 
 
-def answer_requests(config: Mapping[str, Any], model_key: str, role: str,
+def answer_requests(config: Mapping[str, Any], model: PanelModel, role: str,
                     requests: list[ChatRequest]) -> tuple[list[ChatResponse], RunStats, str]:
     """Answer a job's requests through the model's backend, journaled and within budget.
 
@@ -174,29 +179,28 @@ def answer_requests(config: Mapping[str, Any], model_key: str, role: str,
     jobs never share a device), unless every answer is already journaled: a rerun from
     the journal needs no GPU.
     """
-    model = config["panel"][model_key]
-    gpus = model.get("resources", {}).get("gpus", 0) if model["backend"] == "vllm" else 0
-    path = journal_path(config["journal_dir"], model["backend"], model["model_id"])
+    gpus = model.gpus
+    path = journal_path(config["journal_dir"], model.backend, model.model_id)
     with Journal(path) as journal, ExitStack() as stack:
-        version = backend_version(config, model_key)
-        keys = [request_key(r, model["backend"], version) for r in requests] if gpus else []
+        version = backend_version(model)
+        keys = [request_key(r, model.backend, version) for r in requests] if gpus else []
         if gpus and len(journal.lookup(keys)) < len(set(keys)):
             from judgebias.models.gpu import assign_gpus
 
             stack.enter_context(assign_gpus(gpus, Path(config["journal_dir"]) / "gpu-locks"))
-        backend, version = build_backend(config, model_key, role)
+        backend, version = build_backend(config, model, role)
         responses, stats = run_requests(backend, requests, journal, backend_version=version,
-                                        max_requests=model.get("max_requests"),
-                                        label=f"{role} {model_key}")
+                                        max_requests=model.max_requests,
+                                        label=f"{role} {model.key}")
     log.info("%s: %d requests, %d from the journal, %d new calls, %d failed, retries %s",
-             model_key, stats.total, stats.journaled, stats.called, stats.failed,
+             model.key, stats.total, stats.journaled, stats.called, stats.failed,
              stats.retries or "none")
-    accepted = config.get("max_failures", {}).get(model_key, 0.0)
-    check_failures(responses, accepted, f"panel.{model_key} ({role})")
+    accepted = config.get("max_failures", {}).get(model.key, 0.0)
+    check_failures(responses, accepted, f"panel.{model.key} ({role})")
     return responses, stats, version
 
 
-def answer_rows(config: Mapping[str, Any], model_key: str, task: JudgeTask,
+def answer_rows(model: PanelModel, task: JudgeTask,
                 requests: Sequence[ChatRequest | None], statuses: Sequence[str],
                 responses: Sequence[ChatResponse | None], version: str) -> dict[str, list]:
     """The call and answer columns, one entry per item (see CALL_COLUMNS, ANSWER_COLUMNS).
@@ -204,28 +208,29 @@ def answer_rows(config: Mapping[str, Any], model_key: str, task: JudgeTask,
     The status is the item's own where nothing was asked, the backend's where the call
     failed, and otherwise the answer kind's ("ok", "unparseable", "truncated", ...).
     """
-    model = config["panel"][model_key]
-    sampling = json.dumps(model["sampling"], sort_keys=True)
+    sampling = json.dumps(model.sampling.as_dict(), sort_keys=True)
     cols: dict[str, list[Any]] = {name: [] for name in (*CALL_COLUMNS, *ANSWER_COLUMNS)}
     for request, status, response in zip(requests, statuses, responses, strict=True):
         answer = (Answer(status) if response is None
                   else Answer(response.status) if not response.ok
                   else task.answer.parse(response.text, response.tokens,
                                          response.finish_reason))
-        numeric = isinstance(answer.value, int | float) and not isinstance(answer.value, bool)
-        cols["model_id"].append(model["model_id"])
-        cols["revision"].append(model["revision"])
-        cols["backend"].append(model["backend"])
+        value = answer.value
+        number = (value if isinstance(value, int | float) and not isinstance(value, bool)
+                  else None)
+        cols["model_id"].append(model.model_id)
+        cols["revision"].append(model.revision)
+        cols["backend"].append(model.backend)
         cols["prompt_id"].append(task.prompt)
         cols["sampling"].append(sampling)
         cols["request_key"].append(None if request is None
-                                   else request_key(request, model["backend"], version))
+                                   else request_key(request, model.backend, version))
         cols["status"].append(answer.status)
         cols["error"].append("" if response is None else response.error)
         cols["raw_text"].append("" if response is None else response.text)
         cols["logprobs"].append("" if response is None else response.logprobs_json())
         cols["finish_reason"].append("" if response is None else response.finish_reason)
-        cols["value"].append(float(answer.value) if numeric else None)
+        cols["value"].append(None if number is None else float(number))
         cols["label"].append(answer.value if isinstance(answer.value, str) else None)
         cols["expected"].append(answer.expected)
         cols["mass"].append(answer.mass)
@@ -245,10 +250,10 @@ def run_task(config: Mapping[str, Any], model_key: str, role: str, task: JudgeTa
     Returns one row per item, in order, with the call and answer columns; the caller adds
     its key columns. Identical requests are called once; journaled ones not at all.
     """
-    requests, statuses = build_requests(config, model_key, task, items)
+    model = PanelModel.from_params(config, model_key)  # resolved once for the whole task
+    requests, statuses = _requests(model, task, items)
     to_call = [r for r in requests if r is not None]
-    answered, _, version = answer_requests(config, model_key, role, to_call)
+    answered, _, version = answer_requests(config, model, role, to_call)
     answers = iter(answered)
     responses = [None if r is None else next(answers) for r in requests]
-    return pd.DataFrame(answer_rows(config, model_key, task, requests, statuses, responses,
-                                    version))
+    return pd.DataFrame(answer_rows(model, task, requests, statuses, responses, version))

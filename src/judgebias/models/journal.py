@@ -30,6 +30,7 @@ import sqlite3
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from judgebias.models.base import ChatRequest, ChatResponse
 
@@ -71,7 +72,7 @@ class TooManyFailures(RuntimeError):
 
 def request_key(request: ChatRequest, backend: str, backend_version: str = "") -> str:
     """Stable hash of everything that determines a model's answer to `request`."""
-    payload = {
+    payload: dict[str, Any] = {
         "backend": backend,
         "backend_version": backend_version,
         "model": request.model,

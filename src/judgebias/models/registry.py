@@ -10,74 +10,77 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgebias.config import ConfigError, fingerprint
 from judgebias.models.api import ApiLimits
-from judgebias.models.base import Backend, Sampling
+from judgebias.models.base import Backend
+from judgebias.models.panel import PanelModel
+
+if TYPE_CHECKING:
+    from judgebias.models.gemini_backend import GeminiBackend
+    from judgebias.models.openai_backend import OpenAIBackend
 
 
-def sampling_for(model: Mapping[str, Any]) -> Sampling:
-    return Sampling(**model["sampling"])
+def _opener(config: Mapping[str, Any], family: str) -> str:
+    return config["families"][family]["sim"]["opener"]
 
 
 def sim_traits(config: Mapping[str, Any], key: str) -> dict[str, Any]:
     """A simulated model's traits with its family's shared opener folded into `style`."""
-    model = config["panel"][key]
-    traits = {k: v for k, v in model["sim"].items() if k != "signature"}
-    opener = config["families"][model["family"]]["sim"]["opener"]
-    traits["style"] = {"opener": opener, "signature": model["sim"]["signature"]}
-    return traits
+    model = PanelModel.from_params(config, key)
+    return model.sim_traits(_opener(config, model.family))
 
 
-def sim_world(config: Mapping[str, Any], key: str, role: str) -> tuple[list[str], list[str]]:
-    """The simulated world panel model `key` needs in `role` ("generator"/"evaluator"):
+def sim_world(config: Mapping[str, Any], model: PanelModel,
+              role: str) -> tuple[list[PanelModel], list[str]]:
+    """The simulated world panel model `model` needs in `role` ("generator"/"evaluator"):
     the models whose traits it uses (itself, and as a judge the models it has a planted
     preference for) and the families whose style it must recognise."""
-    own = config["panel"][key]
     if role == "generator":
-        return [key], [own["family"]]
-    prefs = own["sim"].get("preferences", {})
-    models = list(dict.fromkeys([key, *prefs.get("models", {})]))
-    families = [config["panel"][m]["family"] for m in models]
+        return [model], [model.family]
+    prefs = model.preferences
+    others = dict.fromkeys(k for k in prefs.get("models", {}) if k != model.key)
+    models = [model, *(PanelModel.from_params(config, k) for k in others)]
+    families = [m.family for m in models]
     return models, list(dict.fromkeys([*families, *prefs.get("families", {})]))
 
 
 def world_params(config: Mapping[str, Any], key: str, role: str) -> list[str]:
     """Dotted params.yaml keys that determine model `key`'s answers in `role`."""
-    if config["panel"][key]["backend"] != "sim":
+    model = PanelModel.from_params(config, key)
+    if model.backend != "sim":
         return [f"panel.{key}"]
-    models, families = sim_world(config, key, role)
-    return [*(f"panel.{m}" for m in models), *(f"families.{f}" for f in families), "seed"]
+    models, families = sim_world(config, model, role)
+    return [*(f"panel.{m.key}" for m in models), *(f"families.{f}" for f in families), "seed"]
 
 
-def api_key(config: Mapping[str, Any], key: str) -> str:
+def api_key(model: PanelModel) -> str:
     """The model's API key, from the environment variable params.yaml names.
 
     Local OpenAI-compatible servers often need no key; the SDK still wants one, so a
     model with a `base_url` and no `api_key_env` gets a placeholder.
     """
-    name = config["panel"][key].get("api_key_env")
+    name = model.api_key_env
     if name is None:
         return "no-key-needed"
     value = os.environ.get(name)
     if not value:
-        raise ConfigError(f"panel.{key}.api_key_env: environment variable {name} is not set")
+        raise ConfigError(f"panel.{model.key}.api_key_env: environment variable {name} is not set")
     return value
 
 
-def backend_version(config: Mapping[str, Any], key: str) -> str:
-    """The version string in `key`'s journal keys, known without building the backend."""
-    backend = config["panel"][key]["backend"]
-    if backend == "sim":
+def backend_version(model: PanelModel) -> str:
+    """The version string in the model's journal keys, known without building the backend."""
+    if model.backend == "sim":
         from judgebias.models.sim import SIM_VERSION
 
         return SIM_VERSION
-    if backend == "openai":
+    if model.backend == "openai":
         from judgebias.models.openai_backend import PROTOCOL_VERSION
 
         return PROTOCOL_VERSION
-    if backend == "gemini":
+    if model.backend == "gemini":
         from judgebias.models.gemini_backend import PROTOCOL_VERSION as GEMINI_PROTOCOL
 
         return GEMINI_PROTOCOL
@@ -93,39 +96,40 @@ def backend_version(config: Mapping[str, Any], key: str) -> str:
         except PackageNotFoundError:
             continue
     # dtype, quantization, max_model_len ... change answers: they are part of the key.
-    engine = fingerprint(config["panel"][key].get("engine", {}))
-    return f"vllm-{engine_version}-{VLLM_PROTOCOL}-{engine}"
+    return f"vllm-{engine_version}-{VLLM_PROTOCOL}-{fingerprint(model.engine)}"
 
 
-def build_backend(config: Mapping[str, Any], key: str, role: str) -> tuple[Backend, str]:
-    """The backend answering for panel model `key` in `role`, and its version string
-    (part of every journal key: a change in what answers must never reuse old answers)."""
-    model = config["panel"][key]
-    backend = model["backend"]
-    label = f"panel.{key} ({backend} {model['model_id']})"
-    if backend == "sim":
+def build_backend(config: Mapping[str, Any], model: PanelModel | str,
+                  role: str) -> tuple[Backend, str]:
+    """The backend answering for panel model `model` (or its key) in `role`, and its
+    version string (part of every journal key: a change in what answers must never reuse
+    old answers)."""
+    if isinstance(model, str):
+        model = PanelModel.from_params(config, model)
+    if model.backend == "sim":
         from judgebias.models.sim import SIM_VERSION, SimBackend, SimModel
 
-        models, families = sim_world(config, key, role)
-        world = {config["panel"][m]["model_id"]: SimModel.from_params(
-            m, config["panel"][m]["family"], sim_traits(config, m)) for m in models}
-        openers = {f: config["families"][f]["sim"]["opener"] for f in families}
+        models, families = sim_world(config, model, role)
+        world = {m.model_id: SimModel.from_params(m.key, m.family,
+                                                  m.sim_traits(_opener(config, m.family)))
+                 for m in models}
+        openers = {f: _opener(config, f) for f in families}
         return SimBackend(world, seed=config["seed"], family_openers=openers), SIM_VERSION
-    if backend == "vllm":
+    if model.backend == "vllm":
         from judgebias.models.vllm_backend import VllmBackend
 
-        engine = VllmBackend(model["model_id"], model["revision"],
-                             engine_args=model.get("engine", {}))
-        return engine, backend_version(config, key)
-    limits = ApiLimits(**config.get("backends", {}).get(backend, {}))
-    if backend == "openai":
+        engine = VllmBackend(model.model_id, model.revision, engine_args=model.engine)
+        return engine, backend_version(model)
+    limits = ApiLimits(**config.get("backends", {}).get(model.backend, {}))
+    client: OpenAIBackend | GeminiBackend
+    if model.backend == "openai":
         from judgebias.models.openai_backend import OpenAIBackend
 
-        client = OpenAIBackend(model["model_id"], label, limits,
-                               base_url=model.get("base_url"), api_key=api_key(config, key))
-        return client, client.version
-    from judgebias.models.gemini_backend import GeminiBackend
+        client = OpenAIBackend(model.model_id, model.label, limits, base_url=model.base_url,
+                               api_key=api_key(model))
+    else:
+        from judgebias.models.gemini_backend import GeminiBackend
 
-    client = GeminiBackend(model["model_id"], label, limits, base_url=model.get("base_url"),
-                           api_key=api_key(config, key))
+        client = GeminiBackend(model.model_id, model.label, limits, base_url=model.base_url,
+                               api_key=api_key(model))
     return client, client.version

@@ -108,10 +108,11 @@ def text_layout(png: bytes) -> dict | None:
     {"width": w, "height": h, "texts": [{"text": line, "px": font size in pixels,
     "box": four corners [x, y]}]}: every text line the renderer drew, its box rotated with
     it (glyph ascent to descent), in the PNG's pixels with y pointing down."""
-    from PIL import Image
+    from PIL import Image, PngImagePlugin
 
     with Image.open(io.BytesIO(png)) as image:
-        stored = image.text.get(TEXT_LAYOUT_KEY) if image.format == "PNG" else None
+        stored = (image.text.get(TEXT_LAYOUT_KEY)
+                  if isinstance(image, PngImagePlugin.PngImageFile) else None)
     return None if stored is None else json.loads(stored)
 
 
@@ -153,7 +154,7 @@ def _recording_text(fig: MplFigure) -> Iterator[dict]:
             else:
                 del renderer.draw_text
 
-    fig.draw = draw
+    fig.draw = draw  # type: ignore[method-assign]  # for this save only, removed below
     try:
         yield layout
     finally:
@@ -329,7 +330,7 @@ def heatmap(
     ax.set_yticks(range(n_rows), [display_name(r, simulated) for r in rows], fontsize=tick_size)
     for label in ax.get_xticklabels():
         label.set_rotation(45)
-        label.set_ha("right")
+        label.set_horizontalalignment("right")
         label.set_rotation_mode("anchor")
     ax.set_xlabel(col_label)
     ax.set_ylabel(row_label)

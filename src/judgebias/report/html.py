@@ -274,8 +274,8 @@ def _figure_html(figure: Figure, counter: _Counter) -> str:
     uri = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
     width = None
     if mime != "image/svg+xml":
-        with Image.open(io.BytesIO(data)) as image:
-            width = _legible_width(original, image.width)
+        with Image.open(io.BytesIO(data)) as picture:
+            width = _legible_width(original, picture.width)
     style = f' style="min-width: min(100%, {width}px)"' if width else ""
     image = f'<img src="{uri}" alt="{_esc(figure.caption)}">'
     if counter.folder is not None:
@@ -294,8 +294,8 @@ def _header_rows(frame: pd.DataFrame, simulated: frozenset[str]) -> str:
     names = [n for n in frame.index.names if n is not None]
     corner = _esc(" / ".join(str(n) for n in names)) if names else ""
     if not isinstance(frame.columns, pd.MultiIndex) or frame.columns.nlevels < 2:
-        cells = "".join(f"<th>{_label_html(c, simulated)}</th>" for c in frame.columns)
-        return f"<thead><tr><th>{corner}</th>{cells}</tr></thead>"
+        labels = "".join(f"<th>{_label_html(c, simulated)}</th>" for c in frame.columns)
+        return f"<thead><tr><th>{corner}</th>{labels}</tr></thead>"
     columns, levels = list(frame.columns), frame.columns.nlevels
     rows = []
     for level in range(levels):

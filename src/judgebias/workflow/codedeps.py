@@ -24,6 +24,7 @@ schema fragment with its package. Prompt templates are declared per rule (common
 
 from __future__ import annotations
 
+import argparse
 import ast
 import inspect
 from collections.abc import Iterable
@@ -138,7 +139,8 @@ def _handlers() -> dict[str, object]:
     from judgebias.cli import build_parser
 
     parser = build_parser()
-    sub = next(a for a in parser._actions if a.dest == "command")
+    sub = next(a for a in parser._actions
+               if isinstance(a, argparse._SubParsersAction) and a.dest == "command")
     return {name: p.get_default("func") for name, p in sub.choices.items()}
 
 
@@ -201,8 +203,9 @@ def _data_files(modules: set[str]) -> list[Path]:
         files += [PACKAGE_ROOT / "workflow" / "__init__.py",
                   PACKAGE_ROOT / "workflow" / "params.schema.yaml"]
     for study in registered().values():
-        if study.package in modules:
-            files.append(module_file(study.package).parent / study.schema)
+        package = module_file(study.package)
+        if study.package in modules and package is not None:  # (a study has a package)
+            files.append(package.parent / study.schema)
     return files
 
 

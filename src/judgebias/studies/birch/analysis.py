@@ -51,8 +51,9 @@ def planted_informativeness(pairs: pd.DataFrame) -> pd.Series | None:
     if pairs["details_a"].isna().any():
         return None
     a, b = pairs["details_a"].astype(int), pairs["details_b"].astype(int)
-    truth = pd.Series(np.where(a > b, "A", np.where(a < b, "B", None)), index=pairs.index,
-                      dtype=object)
+    # numpy's stubs reject None as a choice (np.where then makes an object array)
+    later = np.where(a < b, "B", None)  # type: ignore[call-overload]
+    truth = pd.Series(np.where(a > b, "A", later), index=pairs.index, dtype=object)
     return truth.where(a != b)
 
 

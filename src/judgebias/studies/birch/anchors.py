@@ -87,11 +87,12 @@ def anchor_quality(pairs: pd.DataFrame, anchors: dict[str, pd.Series]) -> pd.Dat
         scored = {pid: None if pd.isna(t) else score_text(t, truths[pid])
                   for pid, t in texts.items()}
         row = _summary("Anchor", judge, list(scored.values()))
-        repaired = [scored[pid].false == 0 for pid in flawed if scored[pid] is not None]
-        kept = [len(scored[pid].true_keys & (first[pid].true_keys | second[pid].true_keys))
+        usable = {pid: s for pid, s in scored.items() if s is not None}
+        repaired = [usable[pid].false == 0 for pid in flawed if pid in usable]
+        kept = [len(usable[pid].true_keys & (first[pid].true_keys | second[pid].true_keys))
                 / len(first[pid].true_keys | second[pid].true_keys)
                 for pid in pairs.index
-                if scored[pid] is not None and (first[pid].true_keys | second[pid].true_keys)]
+                if pid in usable and (first[pid].true_keys | second[pid].true_keys)]
         row |= {"repaired": np.mean(repaired) if repaired else np.nan,
                 "kept": np.mean(kept) if kept else np.nan,
                 "n_with_false_candidate": len(repaired)}

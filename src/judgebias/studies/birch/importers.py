@@ -324,7 +324,8 @@ def read_mllm_judge(path: str | Path, images_root: str, seed: int | None) -> pd.
     """
     path = str(path)
     seed = None if seed is None else _check_seed(seed)
-    rows, seen = [], {}
+    rows: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
     for line, row in _records(path):
         item_id = _identifier(row, "id", path, line)
         has_pair_id = row.get("pair_id") is not None

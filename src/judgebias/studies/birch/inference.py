@@ -98,7 +98,7 @@ import pandas as pd
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from judgebias.stats import bootstrap_weighted_means
+from judgebias.stats import BootstrapMethod, bootstrap_weighted_means
 
 EXACT_BELOW = 25
 """McNemar is exact (binomial on the discordant pairs) below this many discordant pairs,
@@ -270,8 +270,8 @@ INTERVAL_COLUMNS = ("judge", "variant", "statistic", "versus", "estimate", "low"
                     "se", "n_pairs", "interval", "level")
 
 
-def bootstrap_table(table: pd.DataFrame, *, resamples: int, method: str, level: float,
-                    seed: int) -> pd.DataFrame:
+def bootstrap_table(table: pd.DataFrame, *, resamples: int, method: BootstrapMethod,
+                    level: float, seed: int | Sequence[int]) -> pd.DataFrame:
     """Paired bootstrap intervals of every :func:`estimands` of one judge's table.
 
     One ``scipy.stats.bootstrap`` run resamples the pairs (rows) and evaluates all

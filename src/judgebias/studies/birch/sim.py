@@ -295,7 +295,7 @@ class AnchorTask:
         truth = true_facts(backend.perceive(request))
         rng = request_rng(backend.seed, request)
         revised = [revise(read_facts(text), truth, traits, rng) for text in (first, second)]
-        merged = merge(*revised, truth, traits, rng)
+        merged = merge(revised[0], revised[1], truth, traits, rng)
 
         def said(facts: list[Fact]) -> str:
             return " ".join(fact_sentence(f) for f in facts) or "(nothing to keep)"

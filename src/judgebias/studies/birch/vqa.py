@@ -22,6 +22,7 @@ fact with a wrong value, or, when it has details, one of its details. So:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -141,7 +142,7 @@ def true_facts(scene: Scene) -> dict[tuple[str, str], Fact]:
     return facts
 
 
-def is_true(fact: Fact, truth: dict[tuple[str, str], Fact]) -> bool | None:
+def is_true(fact: Fact, truth: Mapping[tuple[str, str], Fact]) -> bool | None:
     """Whether a fact holds (None: the scene has nothing in that slot to check against)."""
     known = truth.get(fact.key)
     if known is None:

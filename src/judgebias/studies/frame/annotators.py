@@ -10,12 +10,14 @@ with "humans" (Table 4's analogue) is measured against a noisy reference, as in 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 
 def simulate_annotators(alignment: np.ndarray, rng: np.random.Generator, *,
-                        sds: tuple[float, float] = (0.5, 0.7),
-                        bias: tuple[float, float] = (0.0, 0.2)
+                        sds: Sequence[float] = (0.5, 0.7),
+                        bias: Sequence[float] = (0.0, 0.2)
                         ) -> tuple[np.ndarray, np.ndarray]:
     """Each annotator's integer scores 1-5 of images with true alignment in [0, 1]:
     ``clip(round(1 + 4 * alignment + bias_i + N(0, sd_i)), 1, 5)``, one array per annotator

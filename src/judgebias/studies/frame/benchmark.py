@@ -130,7 +130,7 @@ def draw_concepts(n_per_domain: Mapping[str, int] | int,
     ``draw_concepts(n, domains, k_weights, seed)`` is accepted too.
     """
     if k_weights and all(isinstance(d, str) for d in k_weights):  # the older form
-        domains, k_weights = list(k_weights), legacy[0]
+        domains, k_weights = [str(d) for d in k_weights], legacy[0]
         legacy = legacy[1:]
     if legacy:
         seed = int(legacy[0])
@@ -387,7 +387,7 @@ def _json(value: Any, path: str, line: int, key: str) -> Any:
 
 
 def _number(row: Mapping[str, Any], key: str, path: str, line: int) -> float | None:
-    value = row.get(key)
+    value: Any = row.get(key)
     if _missing(value):
         return None
     try:
@@ -467,6 +467,13 @@ def _boxes(row: Mapping[str, Any], image: Path, path: str, line: int
     return [[round(v) for v in b] for b in boxes]
 
 
+def _required(row: Mapping[str, Any], key: str, path: str, line: int) -> str:
+    text = _text(row, key)
+    if text is None:
+        raise row_error(path, line, key, "missing")
+    return text
+
+
 def _image(row: Mapping[str, Any], key: str, image_root: str, path: str, line: int
            ) -> Path | None:
     name = _text(row, key)
@@ -487,12 +494,13 @@ def read_frame_table(path: str | Path, image_root: str | Path) -> pd.DataFrame:
     ignored = sorted({k for _, r in records for k in r} - _KNOWN)
     if ignored:
         log.warning("%s: columns %s are not FRAME columns and are ignored", path, ignored)
-    rows, seen = [], {}
+    rows: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
     for line, row in records:
-        for key in ("item_id", "domain", "instruction", "image"):
-            if _text(row, key) is None:
-                raise row_error(path, line, key, "missing")
-        item_id, domain = _text(row, "item_id"), _text(row, "domain")
+        item_id = _required(row, "item_id", path, line)
+        domain = _required(row, "domain", path, line)
+        for key in ("instruction", "image"):
+            _required(row, key, path, line)
         if item_id in seen:
             raise row_error(path, line, "item_id", f"{item_id!r} is also row {seen[item_id]}")
         seen[item_id] = line
@@ -500,6 +508,7 @@ def read_frame_table(path: str | Path, image_root: str | Path) -> pd.DataFrame:
             raise row_error(path, line, "domain", f"{domain!r} is not one of "
                              f"{', '.join(DOMAINS)}")
         image = _image(row, "image", image_root, path, line)
+        assert image is not None  # required above
         image_b = _image(row, "image_b", image_root, path, line)
         concepts = _concepts(row, "concepts", domain, path, line)
         perturbed = _concepts(row, "perturbed_concepts", domain, path, line)

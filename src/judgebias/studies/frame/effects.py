@@ -472,8 +472,8 @@ def cell_statistics(versions: np.ndarray, settings: list[str], folds: np.ndarray
     original = versions[:, 0].mean()
     differences = versions[:, 1:] - versions[:, :1]
     n = len(differences)
-    cross, in_sample, chosen = cross_fit(*fold_sums(differences, folds))
-    cross, in_sample = float(cross[0]), float(in_sample[0])
+    crosses, in_samples, chosen = cross_fit(*fold_sums(differences, folds))
+    cross, in_sample = float(crosses[0]), float(in_samples[0])
     out_of_fold = differences[np.arange(n), chosen[0][folds]]
     half = stats.t.ppf(0.5 + level / 2, n - 1) * out_of_fold.std(ddof=1) / np.sqrt(n)
     gains = differences.mean(axis=0)

@@ -135,7 +135,7 @@ def judge_pairs(config: Mapping[str, Any], judge: str, shown: pd.DataFrame) -> p
     """One pairwise row per (item, condition, order): the verdict mapped back from the
     order shown to set A / set B ("tie" kept; None unless usable)."""
     answers = run_task(config, judge, "judge", pairwise_task(config), shown)
-    verdicts = []
+    verdicts: list[str | None] = []
     for status, label, order in zip(answers["status"], answers["label"], shown["order"],
                                     strict=True):
         if status == STATUS_TIE:

@@ -133,8 +133,15 @@ def _font(pixels: int) -> ImageFont.FreeTypeFont:
     return font
 
 
+def _ink_box(font: ImageFont.FreeTypeFont, text: str, stroke: int) -> Box:
+    """The box of `text`'s ink in whole pixels, as FreeType measures it (Pillow's stubs
+    type it float, for layouts that are not FreeType's)."""
+    left, top, right, bottom = font.getbbox(text, stroke_width=stroke)
+    return int(left), int(top), int(right), int(bottom)
+
+
 def _ink_width(font: ImageFont.FreeTypeFont, text: str, stroke: int) -> int:
-    left, _, right, _ = font.getbbox(text, stroke_width=stroke)
+    left, _, right, _ = _ink_box(font, text, stroke)
     return right - left
 
 
@@ -173,7 +180,7 @@ def _layout(size: tuple[int, int], text: str, position: str, font_size: float,
     side = "center" if position == "center" else position.split("-")[1]
     origins, inks = [], []
     for i, line in enumerate(lines):
-        left, top, right, bottom = font.getbbox(line, stroke_width=stroke)
+        left, top, right, bottom = _ink_box(font, line, stroke)
         x = {"left": -left, "right": -right, "center": -((left + right) // 2)}[side]
         y = i * pitch
         origins.append((x, y))
@@ -439,22 +446,22 @@ class ItemContext:
 
 
 def _apply_step(image: Image.Image, item: Step, context: ItemContext) -> Image.Image:
-    name, value = item.manipulation, item.value
+    name, setting = item.manipulation, item.setting  # a number for the tones and padding
     if name == "brightness":
-        return brightness(image, value)
+        return brightness(image, float(setting))
     if name == "gamma":
-        return gamma(image, value)
+        return gamma(image, float(setting))
     if name == "padding":
-        return padding(image, value, resize_back=context.resize_back)
+        return padding(image, float(setting), resize_back=context.resize_back)
     if name == "authenticity_overlay":
-        return authenticity_overlay(image, value)
+        return authenticity_overlay(image, setting)
     if name == "keyword_overlay":
         if context.keyword is None:
             raise ValueError("keyword_overlay needs the item's keyword (context.keyword is "
                              "None; the manipulation does not apply to Outdoor)")
-        return keyword_overlay(image, context.keyword, value)
+        return keyword_overlay(image, context.keyword, setting)
     if name == "instruction_overlay":
-        return instruction_overlay(image, context.instruction, value)
+        return instruction_overlay(image, context.instruction, setting)
     if name == "bounding_box":
         if not context.boxes:
             raise ValueError("bounding_box needs the item's annotated boxes (context.boxes is "

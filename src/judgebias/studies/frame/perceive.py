@@ -173,8 +173,8 @@ def _leading(flags: np.ndarray) -> int:
 def black_border(value: np.ndarray) -> tuple[int, int, int, int]:
     """Rows and columns (top, bottom, left, right) of black padding around a picture, from
     its :func:`brightest` channel: those whose every channel is <= BORDER_BLACK."""
-    dark = value <= BORDER_BLACK
-    rows, cols = dark.all(axis=1), dark.all(axis=0)
+    dark = np.asarray(value <= BORDER_BLACK)
+    rows, cols = np.asarray(dark.all(axis=1)), np.asarray(dark.all(axis=0))
     return _leading(rows), _leading(rows[::-1]), _leading(cols), _leading(cols[::-1])
 
 
@@ -412,7 +412,7 @@ def features(image: bytes | Image.Image | np.ndarray, *, instruction: str | None
     ch, cw = content.shape[:2]
     v, lowest = value[inside], darkest(content)
 
-    stroke = v <= STROKE_BLACK
+    stroke = np.asarray(v <= STROKE_BLACK)
     text = red = None
     text_box = text_position = text_kind = None
     text_lines = 0
@@ -421,7 +421,8 @@ def features(image: bytes | Image.Image | np.ndarray, *, instruction: str | None
         text = stroke | (near_stroke & (lowest >= TEXT_WHITE))
         text_box = _bbox(text)
         x0, y0, x1, y1 = text_box
-        lines = [(y0 + a, y0 + b) for a, b in _runs(stroke[y0:y1, x0:x1].any(axis=1))]
+        inked = np.asarray(stroke[y0:y1, x0:x1].any(axis=1))
+        lines = [(y0 + a, y0 + b) for a, b in _runs(inked)]
         text_lines = len(lines)
         text_position = _text_position(text_box, lines, stroke, (cw, ch))
         text_kind = _text_kind(text_box, text_position, stroke, (cw, ch), instruction, keyword)

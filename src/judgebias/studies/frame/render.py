@@ -17,13 +17,16 @@ import shutil
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from PIL import Image
 
 from judgebias.artifacts import write_bytes
 from judgebias.studies.frame.recipes import applies, parse_recipe, step
+
+if TYPE_CHECKING:
+    from judgebias.studies.frame.manipulate import Box
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +90,9 @@ def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
     cache_dir = Path(frame["render_cache"])
     out_dir.mkdir(parents=True, exist_ok=True)  # the rule's output, even with no image to draw
     by_id = items.set_index("item_id")
-    restorers: dict[str, Any] = {}
-    rows, drawn, copied = [], 0, 0
+    restorers: dict[str | None, Any] = {}  # by beauty filter (None: the recipe has none)
+    rows: list[tuple[Any, str, str | None, str, str]] = []
+    drawn = copied = 0
     for item_id, recipe in zip(jobs["item_id"], jobs["recipe"], strict=True):
         item = by_id.loc[item_id]
         steps = parse_recipe(recipe)
@@ -132,12 +136,12 @@ def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
     return pd.DataFrame(rows, columns=["item_id", "recipe", "image", "status", "message"])
 
 
-def _boxes(column: Any) -> tuple[tuple[int, ...], ...]:
+def _boxes(column: Any) -> tuple[Box, ...]:
     """An item's boxes from its JSON ``boxes`` cell; an item without boxes (an imported
     table's empty cell, read back as null or NaN) has none."""
     if not isinstance(column, str) or not column:
         return ()
-    return tuple(tuple(int(v) for v in box) for box in json.loads(column))
+    return tuple((int(x0), int(y0), int(x1), int(y1)) for x0, y0, x1, y1 in json.loads(column))
 
 
 def _missing(steps: tuple, keyword: str | None, boxes: tuple) -> str:

@@ -179,9 +179,10 @@ def render(prompt: str, *, size: int = 256, seed: int = 0, error_rate: float = 0
         raise ValueError(f"the offline renderer found no FRAME domain in {prompt!r}")
     wanted = parse_instruction(prompt, domain)
     rng = np.random.default_rng(seed)
-    drawn = {}
+    drawn: dict[str, str] = {}
     for slot, values in VOCABULARY[domain].items():
-        value = wanted[slot] if wanted[slot] is not None else values[rng.integers(len(values))]
+        named = wanted[slot]
+        value = named if named is not None else values[rng.integers(len(values))]
         if rng.random() < error_rate:
             others = [v for v in values if v != value]
             value = others[rng.integers(len(others))]

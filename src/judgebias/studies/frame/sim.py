@@ -128,18 +128,24 @@ def _tent(distance: float, width: float) -> float:
     return max(0.0, 1.0 - abs(distance) / width) if width > 0 else 0.0
 
 
+def _number(setting: float | str | None) -> float:
+    if setting is None:
+        raise ValueError("a tone or padding setting is a number, not None")
+    return float(setting)
+
+
 def dose(manipulation: str, setting: float | str | None, best: float | str | None,
          off_target: float) -> float:
     """How much of a manipulation's strength a detected setting earns (module docstring)."""
     if best is None:
         return 1.0 if manipulation in ("bounding_box", "beauty_filter") else 0.0
     if manipulation in TONES:
-        factor, peak = float(setting), float(best)
+        factor, peak = _number(setting), float(best)
         if factor <= 0 or peak == 1.0 or (factor - 1) * (peak - 1) <= 0:
             return 0.0
         return _tent(math.log(factor) - math.log(peak), abs(math.log(peak)))
     if manipulation == "padding":
-        return _tent(float(setting) - float(best), float(best))
+        return _tent(_number(setting) - float(best), float(best))
     if manipulation in OVERLAYS:
         return 1.0 if setting == best else off_target
     return 1.0

@@ -72,12 +72,12 @@ def crossed_bootstrap_band(curves: np.ndarray, *, n_boot: int = 1000, ci: float 
     curves = np.asarray(curves, dtype=float)
     n_train, n_sampling, _ = curves.shape
     rng = np.random.default_rng(seed)
-    means = []
+    chunks = []
     for chunk in np.array_split(np.arange(n_boot), max(1, n_boot // 100)):
         train = rng.integers(n_train, size=(len(chunk), n_train))
         sampling = rng.integers(n_sampling, size=(len(chunk), n_sampling))
-        means.append(curves[train[:, :, None], sampling[:, None, :]].mean(axis=(1, 2)))
-    means = np.concatenate(means)
+        chunks.append(curves[train[:, :, None], sampling[:, None, :]].mean(axis=(1, 2)))
+    means = np.concatenate(chunks)
     tail = (1 - ci) / 2 * 100
     return (curves.mean(axis=(0, 1)), np.percentile(means, tail, axis=0),
             np.percentile(means, 100 - tail, axis=0))

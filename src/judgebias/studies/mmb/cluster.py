@@ -30,6 +30,7 @@ def spherical_kmeans(X: np.ndarray, k: int, *, seed: int, niter: int = 25) -> np
     kmeans = faiss.Kmeans(X.shape[1], k, niter=niter, seed=int(seed), spherical=True,
                           verbose=False, min_points_per_centroid=1)
     kmeans.train(np.ascontiguousarray(X))
+    assert kmeans.centroids is not None  # None only before train
     return normalise(kmeans.centroids)
 
 

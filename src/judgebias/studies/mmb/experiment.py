@@ -60,7 +60,7 @@ class FactorialInputs:
 
 
 def factorial_inputs(config: Mapping[str, Any], pairs_path: str, pool_path: str,
-                     judgements_path: str, clusters_path: str,
+                     judgements_path: str, clusters_path: str, *,
                      tau: float | None = None) -> FactorialInputs:
     """Arrays of p(A preferred) for the pairs with a usable answer under every
     instruction, with responsibilities at `tau` (default: the params' tau)."""

@@ -62,7 +62,7 @@ class Design:
     train_seeds: Sequence[int]
     sampling_seeds: Sequence[int]
     entropy: str = "per_group"
-    coverages: Sequence[float] = (1.0,)
+    coverages: Sequence[float] | np.ndarray = (1.0,)
     curves_for: Sequence[int] | None = None  # prompt counts with error-coverage curves
     n_jobs: int = 1
     calibration_bins: int = N_BINS

@@ -119,7 +119,7 @@ def grow_pool(config: Mapping[str, Any], writer: str, n_new: int, seed: int,
     sources = rephrase_sources(base, n_new, seed)
     answers = run_task(config, writer, "writer", writer_task(), sources)
     known = {t.casefold() for t in base["text"]}
-    added = []
+    added: list[dict[str, str]] = []
     for source, status, text in zip(sources["id"], answers["status"], answers["label"],
                                     strict=True):
         text = (text or "").strip()

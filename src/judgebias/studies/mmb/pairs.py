@@ -243,6 +243,8 @@ def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
     name = block["name"]
     protocol = block.get("mjbench_protocol") or {}
     styles: dict[str, str] = {}
+    hpd: Mapping[str, Any]
+    mjb: Mapping[str, Any] | None
     if name == "synthetic":
         with input_errors("mmb.dataset.synthetic"):
             written = generate(out_dir, **block["synthetic"])

@@ -418,6 +418,7 @@ def family_submatrices(
         off = block[~np.eye(k, dtype=bool)]
         observed = int((off > 0).sum())
         n_subsets = math.comb(m, k)
+        subsets: np.ndarray
         if n_subsets <= max_exact:
             subsets = np.fromiter(
                 combinations(range(m), k), dtype=np.dtype((np.intp, k)), count=n_subsets

@@ -201,7 +201,7 @@ def build_design(scores: pd.DataFrame, models: Sequence[str],
     absorbed = pd.factorize(absorbed, sort=True)[0]
     axes = (e, g) if absorb == "image" else (e,)
     sib = siblings(models, families)
-    has_sibling = sib.any(axis=1)
+    has_sibling = np.asarray(sib.any(axis=1))
     columns = ([f"evaluator:{x}" for x in models[1:]]
                + ([f"generator:{x}" for x in models[1:]] if absorb == "image" else [])
                + ([f"slope:{x}" for x in models[1:]] if slopes else [])

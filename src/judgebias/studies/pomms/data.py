@@ -543,6 +543,7 @@ def _table_item(record: dict[str, Any], path: Path, where: str, image_dir: Path 
                          f"expected one of {list(SPLITS)}")
     file_name = _cell_text(record["image_file"], "image_file", where, path, allow_empty=True
                            ).strip() if has_file else ""
+    names: tuple[str, ...]
     if file_name:
         names = (_image_name(file_name, image_dir, f"{path}: {where} column 'image_file'"),)
     else:

@@ -162,7 +162,7 @@ def plain_phi_tilde(
 def ensemble_philautia(
     phi_t_with_pomms: pd.DataFrame,
     members: Sequence[str],
-    weights: Sequence[float] | Mapping[str, float] | None = None,
+    weights: Sequence[float] | np.ndarray | Mapping[str, float] | None = None,
     *,
     column: str = POMMS,
 ) -> float:
