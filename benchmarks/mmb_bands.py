@@ -26,8 +26,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from judgebias.studies.mmb.bands import crossed_bootstrap_band, unit_curves
-from judgebias.studies.mmb.factorial import Design, Split, run_factorial
+from judgebias.studies.mmb.measures.bands import crossed_bootstrap_band, unit_curves
+from judgebias.studies.mmb.measures.factorial import Design, Split, run_factorial
 
 NOISES = ("gaussian", "skewed", "discrete")
 

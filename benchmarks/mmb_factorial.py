@@ -25,8 +25,8 @@ import time
 import numpy as np
 
 from judgebias.studies.mmb.estimator import BayesianPromptEnsemble
-from judgebias.studies.mmb.factorial import Design, Split, run_factorial
-from judgebias.studies.mmb.metrics import batch_metrics
+from judgebias.studies.mmb.measures.factorial import Design, Split, run_factorial
+from judgebias.studies.mmb.measures.metrics import batch_metrics
 
 
 def random_split(n_test: int, n_pool: int, n_prompts: int, ks: list[int], seeds: int,

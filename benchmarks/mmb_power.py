@@ -1,5 +1,5 @@
 """Benchmark: how much validation data MMB needs before it helps, and whether its
-comparison with AVG and BPE (studies/mmb/comparison.py) holds its level and coverage.
+comparison with AVG and BPE (studies/mmb/measures/comparison.py) holds its level and coverage.
 
     .venv/bin/python benchmarks/mmb_power.py [--worlds 2000] [--boot 400] [--perm 1999]
         [--groups 30 10] [--power-worlds 20] [--per-cluster 0 1 2 5 10 20 40] [--seed 0]
@@ -29,7 +29,7 @@ Five tables, Markdown:
 4-5. ece-null, ece-coverage: the same for the approximate ECE bootstrap (30 groups; the
    true ECE difference at this test size is the mean over --truth-draws data sets).
 
-The null and coverage tables are in studies/mmb/comparison.py's docstring.
+The null and coverage tables are in studies/mmb/measures/comparison.py's docstring.
 
 Full run of the power view (00:44 UTC, 2026-11-25, ``--sections power``), 20 judges per
 world, ECE means; recovery = top is the planted instruction; power = share of judges where
@@ -67,17 +67,17 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy.special import expit
 
-from judgebias.studies.mmb.comparison import (
+from judgebias.studies.mmb.data.synthetic import STYLES
+from judgebias.studies.mmb.measures.comparison import (
     cell_predictions,
     compare_brier,
     compare_ece,
     weighted_ece,
 )
-from judgebias.studies.mmb.factorial import Design
+from judgebias.studies.mmb.measures.factorial import Design
+from judgebias.studies.mmb.measures.power import recovery
 from judgebias.studies.mmb.params import builtin_pool
-from judgebias.studies.mmb.power import recovery
 from judgebias.studies.mmb.sim import JudgeTraits, landscape_key
-from judgebias.studies.mmb.synthetic import STYLES
 from judgebias.studies.mmb.world import simulate_world
 
 DEFAULT_TRAITS = {"gamma": 6.0, "position_bias": 0.5, "brightness_bias": 3.0, "noise": 0.3}

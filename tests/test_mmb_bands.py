@@ -1,4 +1,4 @@
-"""Bands of MMB's error-coverage curves (studies/mmb/bands.py): hand-computed cases; the
+"""Bands of MMB's error-coverage curves (studies/mmb/measures/bands.py): hand-computed cases; the
 coverage simulation is benchmarks/mmb_bands.py."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgebias.studies.mmb.bands import crossed_bootstrap_band, unit_curves
+from judgebias.studies.mmb.measures.bands import crossed_bootstrap_band, unit_curves
 
 
 def test_crossed_band_by_hand():

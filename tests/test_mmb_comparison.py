@@ -12,7 +12,8 @@ import pytest
 from scipy.special import expit
 from test_mmb_metrics import _split
 
-from judgebias.studies.mmb.comparison import (
+from judgebias.studies.mmb.data.synthetic import STYLES
+from judgebias.studies.mmb.measures.comparison import (
     cell_predictions,
     compare_brier,
     compare_ece,
@@ -21,13 +22,12 @@ from judgebias.studies.mmb.comparison import (
     verdicts,
     weighted_ece,
 )
-from judgebias.studies.mmb.factorial import Design, run_factorial
-from judgebias.studies.mmb.metrics import batch_metrics
+from judgebias.studies.mmb.measures.factorial import Design, run_factorial
+from judgebias.studies.mmb.measures.metrics import batch_metrics
+from judgebias.studies.mmb.measures.power import per_cluster_grid, recovery
 from judgebias.studies.mmb.params import builtin_pool
-from judgebias.studies.mmb.power import per_cluster_grid, recovery
 from judgebias.studies.mmb.report import COMPARISON_COLUMNS, comparison_table
 from judgebias.studies.mmb.sim import JudgeTraits, landscape_key
-from judgebias.studies.mmb.synthetic import STYLES
 from judgebias.studies.mmb.world import simulate_world
 
 EXPERTS = {"pastel landscape": "landscape painter", "neon sci-fi": "graphic designer",

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from judgebias.studies.mmb import synthetic
-from judgebias.studies.mmb.degrade import DEGRADATIONS, degrade
-from judgebias.studies.mmb.pairs import (
+from judgebias.studies.mmb.data import synthetic
+from judgebias.studies.mmb.data.degrade import DEGRADATIONS, degrade
+from judgebias.studies.mmb.data.pairs import (
     build_dataset,
     mjbench_protocol,
     read_hpdv2_test,

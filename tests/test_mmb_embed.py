@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgebias.studies.mmb import synthetic
-from judgebias.studies.mmb.cluster import (
+from judgebias.studies.mmb.data import synthetic
+from judgebias.studies.mmb.embed import EmbeddingSpec, embed_images, load_model
+from judgebias.studies.mmb.measures.cluster import (
     mean_entropy,
     normalise,
     soft_assign,
@@ -19,7 +20,6 @@ from judgebias.studies.mmb.cluster import (
     spherical_kmeans,
     support_size,
 )
-from judgebias.studies.mmb.embed import EmbeddingSpec, embed_images, load_model
 
 open_clip = pytest.importorskip("open_clip")
 torch = pytest.importorskip("torch")
@@ -148,8 +148,8 @@ def test_support_set_per_k(tmp_path, mode, first):
                               "embedding": list(vectors)}), tmp_path / "emb.parquet", EMBEDDINGS)
     config = {"mmb": {"clustering": {"ks": [1, 2], "seeds": 1, "niter": 5,
                                      "support_per_cluster": 3, "support": mode}}}
-    cluster(config, str(tmp_path / "pairs.parquet"), str(tmp_path / "support.parquet"),
-            str(tmp_path / "emb.parquet"), str(tmp_path / "clusters.parquet"))
+    cluster(config, pairs=tmp_path / "pairs.parquet", support=tmp_path / "support.parquet",
+            embeddings=tmp_path / "emb.parquet", clusters=tmp_path / "clusters.parquet")
     rows = pd.read_parquet(tmp_path / "clusters.parquet").set_index("k")
     centroid = normalise(vectors[:first[1]].mean(axis=0, keepdims=True))[0]
     np.testing.assert_allclose(rows.loc[1, "cos_a"], [vectors[6] @ centroid], atol=1e-5)

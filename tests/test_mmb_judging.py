@@ -18,7 +18,7 @@ from judgebias.judging.answers import LabelProbabilities
 from judgebias.models.base import ChatRequest, Sampling
 from judgebias.models.journal import TooManyFailures
 from judgebias.models.sim import SimBackend, SimModel
-from judgebias.studies.mmb import synthetic
+from judgebias.studies.mmb.data import synthetic
 from judgebias.studies.mmb.jobs import grow_pool, judge_pairs
 from judgebias.studies.mmb.params import SIM_TRAITS, builtin_pool
 from judgebias.studies.mmb.sim import (

@@ -8,10 +8,10 @@ import pytest
 from sklearn import metrics as skm
 from statsmodels.stats.multitest import multipletests
 
-from judgebias.studies.mmb.bands import crossed_bootstrap_band
 from judgebias.studies.mmb.bpe_reference import ReferenceBayesianPromptEnsemble
 from judgebias.studies.mmb.estimator import BayesianPromptEnsemble, MultimodalBayesianEnsemble
-from judgebias.studies.mmb.factorial import (
+from judgebias.studies.mmb.measures.bands import crossed_bootstrap_band
+from judgebias.studies.mmb.measures.factorial import (
     REFERENCE_METHODS,
     Design,
     Split,
@@ -20,8 +20,8 @@ from judgebias.studies.mmb.factorial import (
     run_nopref,
     validation_order,
 )
-from judgebias.studies.mmb.metrics import batch_metrics, error_coverage, mean_confidence
-from judgebias.studies.mmb.significance import compare_to_best, sign_flip_pvalue
+from judgebias.studies.mmb.measures.metrics import batch_metrics, error_coverage, mean_confidence
+from judgebias.studies.mmb.measures.significance import compare_to_best, sign_flip_pvalue
 
 
 @pytest.mark.parametrize("decimals", [1, 2, 6])

@@ -26,7 +26,7 @@ from conftest import make_project
 from PIL import Image
 from test_pipeline import BIN, planned_jobs, run
 
-from judgebias.studies.mmb.synthetic import STYLES, render
+from judgebias.studies.mmb.data.synthetic import STYLES, render
 
 JUDGE = "corvid-pro"
 TEST_RANKS = [[1, 2, 3, 4], [2, 1, 2]]  # 6 + 2 pairs (one tie dropped)

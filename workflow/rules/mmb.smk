@@ -22,85 +22,77 @@ wildcard_constraints:
 
 
 # The data step also checks mmb.design, mmb.clustering and the MJBench folds against the
-# data (steps.data_errors) so that a shortfall stops the run before any judge call; these
-# keys change no byte of its outputs, so they are not its params (a later edit is checked
-# again by the steps that read them). The pool step checks n_prompts the same way.
+# data (data.checks.data_errors) so that a shortfall stops the run before any judge call;
+# these keys change no byte of its outputs, so they are not its params (a later edit is
+# checked again by the steps that read them). The pool step checks n_prompts the same way.
 rule mmb_data:
     input:
-        code=step_code("mmb-data"),
+        code=step_code("mmb.data"),
     output:
         pairs=mmb.PAIRS_PATH,
         support=mmb.SUPPORT_PATH,
         images=directory(mmb.IMAGES),
-        summary=f"{mmb.DATA}/summary.json",
+        summary=mmb.SUMMARY_PATH,
     params:
-        dvc_params=MMB_DATA_KEYS,
-        values=values_of(MMB_DATA_KEYS),
+        **step_params(MMB_DATA_KEYS),
     log:
         "logs/mmb/data.log",
     shell:
-        JB + " --log {log} mmb-data --pairs {output.pairs} --support {output.support} "
-        "--images {output.images} --summary {output.summary}"
+        step("mmb.data")
 
 
 rule mmb_pool:
     input:
-        code=step_code("mmb-pool"),
+        code=step_code("mmb.pool"),
         builtin="src/judgebias/studies/mmb/instructions.yaml",
         prompt=template("mmb_rephrase") if MMB_GROW else [],
         extra=[MMB_EXTRA] if MMB_EXTRA else [],
     output:
-        mmb.INSTRUCTIONS_PATH,
+        pool=mmb.INSTRUCTIONS_PATH,
     params:
-        dvc_params=MMB_POOL_KEYS,
-        values=values_of(MMB_POOL_KEYS),
+        **step_params(MMB_POOL_KEYS),
     resources:
         **(resources_of(MMB_GROW["writer"]) if MMB_GROW else {}),
     log:
         "logs/mmb/pool.log",
     shell:
-        JB + " --log {log} mmb-pool --out {output}"
+        step("mmb.pool")
 
 
 rule mmb_judge:
     input:
         pairs=mmb.PAIRS_PATH,
         pool=mmb.INSTRUCTIONS_PATH,
-        code=step_code("mmb-judge"),
+        code=step_code("mmb.judge"),
         prompt=template(PARAMS["mmb"]["prompt"]),
     output:
-        mmb.judgements_path("{judge}"),
+        judgements=mmb.judgements_path("{judge}"),
     params:
-        dvc_params=lambda w: model_keys(w.judge, "judge", "mmb.prompt", "mmb.order",
-                                        "mmb.order_seed"),
-        values=lambda w: values_of(model_keys(w.judge, "judge", "mmb.prompt", "mmb.order",
-                                              "mmb.order_seed")),
+        **step_params(lambda w: model_keys(w.judge, "judge", "mmb.prompt", "mmb.order",
+                                           "mmb.order_seed")),
     resources:
         **model_resources("judge"),
     log:
         "logs/mmb/judge/{judge}.log",
     shell:
-        JB + " --log {log} mmb-judge --judge {wildcards.judge} --pairs {input.pairs} "
-        "--pool {input.pool} --out {output}"
+        step("mmb.judge")
 
 
 rule mmb_embed:
     input:
         pairs=mmb.PAIRS_PATH,
         support=mmb.SUPPORT_PATH,
-        code=step_code("mmb-embed"),
+        code=step_code("mmb.embed"),
     output:
-        mmb.EMBEDDINGS_PATH,
+        embeddings=mmb.EMBEDDINGS_PATH,
     params:
-        dvc_params=MMB_EMBED_KEYS,
-        values=values_of(MMB_EMBED_KEYS),
+        **step_params(MMB_EMBED_KEYS),
     resources:
         gpu=PARAMS["mmb"]["embedding"]["gpus"],
     log:
         "logs/mmb/embed.log",
     shell:
-        JB + " --log {log} mmb-embed --pairs {input.pairs} --support {input.support} "
-        "--out {output}"
+        step("mmb.embed")
 
 
 rule mmb_cluster:
@@ -108,17 +100,15 @@ rule mmb_cluster:
         pairs=mmb.PAIRS_PATH,
         support=mmb.SUPPORT_PATH,
         embeddings=mmb.EMBEDDINGS_PATH,
-        code=step_code("mmb-cluster"),
+        code=step_code("mmb.cluster"),
     output:
-        mmb.CLUSTERS_PATH,
+        clusters=mmb.CLUSTERS_PATH,
     params:
-        dvc_params=MMB_CLUSTER_KEYS,
-        values=values_of(MMB_CLUSTER_KEYS),
+        **step_params(MMB_CLUSTER_KEYS),
     log:
         "logs/mmb/cluster.log",
     shell:
-        JB + " --log {log} mmb-cluster --pairs {input.pairs} --support {input.support} "
-        "--embeddings {input.embeddings} --out {output}"
+        step("mmb.cluster")
 
 
 rule mmb_factorial:
@@ -127,19 +117,16 @@ rule mmb_factorial:
         pool=mmb.INSTRUCTIONS_PATH,
         judgements=mmb.judgements_path("{judge}"),
         clusters=mmb.CLUSTERS_PATH,
-        code=step_code("mmb-factorial"),
+        code=step_code("mmb.factorial"),
     output:
-        factorial=mmb.factorial_path("{judge}"),
+        configurations=mmb.factorial_path("{judge}"),
         nopref=mmb.nopref_path("{judge}"),
     params:
-        dvc_params=MMB_FACTORIAL_KEYS,
-        values=values_of(MMB_FACTORIAL_KEYS),
+        **step_params(MMB_FACTORIAL_KEYS),
     log:
         "logs/mmb/factorial/{judge}.log",
     shell:
-        JB + " --log {log} mmb-factorial --pairs {input.pairs} --pool {input.pool} "
-        "--judgements {input.judgements} --clusters {input.clusters} "
-        "--out-dir " + mmb.RESULTS + "/factorial/{wildcards.judge}"
+        step("mmb.factorial")
 
 
 rule mmb_analysis:
@@ -148,23 +135,20 @@ rule mmb_analysis:
         pool=mmb.INSTRUCTIONS_PATH,
         clusters=mmb.CLUSTERS_PATH,
         judgements=expand(mmb.judgements_path("{judge}"), judge=MMB_JUDGES),
-        factorial=expand(mmb.factorial_path("{judge}"), judge=MMB_JUDGES),
+        configurations=expand(mmb.factorial_path("{judge}"), judge=MMB_JUDGES),
         nopref=expand(mmb.nopref_path("{judge}"), judge=MMB_JUDGES),
-        code=step_code("mmb-analysis"),
+        code=step_code("mmb.analyse"),
     output:
-        metrics=f"{mmb.RESULTS}/metrics.json",
-        tables=expand(f"{mmb.RESULTS}/{{table}}.parquet", table=mmb.TABLES),
-        figures=expand(f"{mmb.RESULTS}/figures/{{figure}}.png", figure=mmb.FIGURES),
+        metrics=mmb.METRICS_PATH,
+        tables=expand(mmb.table_path("{table}"), table=mmb.TABLES),
+        figures=expand(mmb.figure_path("{figure}"), figure=mmb.FIGURES),
     params:
-        dvc_params=MMB_ANALYSIS_KEYS,
-        values=values_of(MMB_ANALYSIS_KEYS),
+        **step_params(MMB_ANALYSIS_KEYS),
     log:
         "logs/mmb/analysis.log",
     shell:
-        JB + " --log {log} mmb-analysis --pairs {input.pairs} --pool {input.pool} "
-        "--clusters {input.clusters} --judgements {input.judgements} "
-        "--factorial {input.factorial} --out-dir " + mmb.RESULTS
+        step("mmb.analyse")
 
 
-TARGETS.append(f"{mmb.RESULTS}/metrics.json")
+TARGETS.append(mmb.METRICS_PATH)
 REPORT_INPUTS["mmb"] = mmb_report_inputs(PARAMS, mmb.RESULTS)

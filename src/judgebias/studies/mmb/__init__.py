@@ -10,7 +10,6 @@ STUDY = Study(
     title="MMB: calibrating a pairwise image judge with multimodal Bayesian prompt ensembles",
     package=__name__,
     rules="workflow/rules/mmb.smk",
-    cli=f"{__name__}.cli:register",
     validate=f"{__name__}.params:validate",
     plan=f"{__name__}.plan:planned_calls",
     report=f"{__name__}.report:report_section",

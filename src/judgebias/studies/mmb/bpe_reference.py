@@ -1,6 +1,7 @@
 r"""BPE as the reference implementation optimises it (amzn/BayesPE, ``src/ensemble_scaler.py``
 ``BayesianLoss``), beside eq. 5 of seed 002 (``002_c331b1081448eede.txt`` §3.1), so a
-user can tell which BPE a published number used.
+user can tell which BPE a published number used. Role: an estimator beside those of
+estimator.py (the factorial fits it as "BPE-ref").
 
 Eq. 5 (``estimator.BayesianPromptEnsemble``) maximises
 :math:`\sum_a w_a S_a + H(w)`, :math:`S_a = \sum_j \log q_{ja}`,

@@ -1,5 +1,7 @@
 """CLIP image embeddings phi_I(x) for MMB (seed 002 §5: pretrained CLIP ViT-B/16),
 through open_clip, batched, on a GPU when the rule got one, and cached per image hash.
+Role: the model the embed step runs (a model job outside the judging core, which runs
+the judge calls of jobs.py).
 
 The cache is a SQLite file per embedding function (``<cache_dir>/<fingerprint>.sqlite``,
 WAL): a batch's rows are committed together once computed, so a killed job loses at most

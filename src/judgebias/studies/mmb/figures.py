@@ -16,7 +16,7 @@ from matplotlib.figure import Figure as MplFigure
 from PIL import Image
 
 from judgebias.report.figures import display_name, save_figure
-from judgebias.studies.mmb.factorial import REFERENCE_METHODS
+from judgebias.studies.mmb.measures.factorial import REFERENCE_METHODS
 from judgebias.study import simulated_models
 
 COLORS = {"STD": "#9e9e9e", "BEST": "#8d6e63", "AVG": "#1f77b4", "BPE": "#ff7f0e",
@@ -24,18 +24,19 @@ COLORS = {"STD": "#9e9e9e", "BEST": "#8d6e63", "AVG": "#1f77b4", "BPE": "#ff7f0e
           REFERENCE_METHODS["corrected"]: "#9467bd"}
 
 
-def draw_all(config: Mapping[str, Any], frames: Mapping[str, pd.DataFrame], out: Path
-             ) -> None:
+def draw_all(config: Mapping[str, Any], frames: Mapping[str, pd.DataFrame],
+             paths: Mapping[str, Path]) -> None:
+    """Every figure of the section, each to its path in `paths` (by name, tables.FIGURES)."""
     analysed = set(frames["table2"]["judge"])  # a judge left out has no rows
     judges = [j for j in config["mmb"]["models"] if j in analysed]
     simulated = simulated_models(config, judges)
-    fig1(frames["table2"], judges, simulated, out / "fig1.png")
+    fig1(frames["table2"], judges, simulated, paths["fig1"])
     bands = frames["error_coverage"]
     fig3(bands[bands["n_prompts"] == config["mmb"]["report"]["n_prompts"]], judges,
-         simulated, out / "fig3.png")
-    fig5(bands, judges, simulated, out / "fig5.png")
-    fig4(frames["top_prompts"], out / "fig4.png")
-    fig_power(frames["power"], judges, simulated, out / "power.png")
+         simulated, paths["fig3"])
+    fig5(bands, judges, simulated, paths["fig5"])
+    fig4(frames["top_prompts"], paths["fig4"])
+    fig_power(frames["power"], judges, simulated, paths["power"])
 
 
 def fig1(table2: pd.DataFrame, judges: list[str], simulated: set[str], path: Path) -> None:
@@ -124,7 +125,7 @@ def fig4(top: pd.DataFrame, path: Path, per_cluster: int = 4) -> None:
 
 def fig_power(power: pd.DataFrame, judges: list[str], simulated: set[str], path: Path
               ) -> None:
-    """Issue 20's power view (power.py): ECE of AVG, BPE and MMB and MMB's top-instruction
+    """Issue 20's power view (measures/power.py): ECE of AVG, BPE and MMB and MMB's top-instruction
     recovery against validation pairs per cluster, one row of panels per judge."""
     fig = MplFigure(figsize=(7, 2.8 * len(judges)))
     for row, judge in enumerate(judges):

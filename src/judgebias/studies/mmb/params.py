@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +12,12 @@ from judgebias.config import load_yaml, path_errors
 from judgebias.prompts import available_prompts, fields
 
 SIM_TRAITS = ("gamma", "position_bias", "brightness_bias", "noise", "miscalibrated")
+BUILTIN_POOL = Path(__file__).with_name("instructions.yaml")  # the built-in instructions
 
 
 def builtin_pool() -> list[dict[str, str]]:
     """The built-in instruction pool (instructions.yaml in this package)."""
-    text = resources.files(__package__).joinpath("instructions.yaml").read_text()
-    return load_yaml(text)
+    return load_yaml(BUILTIN_POOL.read_text(encoding="utf-8"))
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:

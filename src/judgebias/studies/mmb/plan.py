@@ -52,10 +52,12 @@ def _count_pairs(dataset: Mapping[str, Any]) -> int:
 
 def _writer(config: Mapping[str, Any]) -> tuple[PlannedCalls | None, int]:
     """The writer's rephrasing requests, and the pool size counted before it grows."""
+    from judgebias.studies.mmb.data.instructions import base_pool
     from judgebias.studies.mmb.jobs import rephrase_sources, writer_task
-    from judgebias.studies.mmb.steps import base_pool
+    from judgebias.studies.mmb.params import BUILTIN_POOL
 
-    base, grow = base_pool(config), config["mmb"]["instructions"]["grow"]
+    spec = config["mmb"]["instructions"]
+    base, grow = base_pool(BUILTIN_POOL, spec["extra"]), spec["grow"]
     if not grow:
         return None, len(base)
     sources = rephrase_sources(base, grow["n"], grow.get("seed", 0))

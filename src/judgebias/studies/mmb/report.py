@@ -12,9 +12,15 @@ import pandas as pd
 
 from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.mmb.embed import EmbeddingSpec
-from judgebias.studies.mmb.factorial import BASELINES, REFERENCE_METHODS
-from judgebias.studies.mmb.metrics import METRICS
-from judgebias.studies.mmb.tables import DATA, FIGURES, INSTRUCTIONS_PATH, TABLES, read_pool
+from judgebias.studies.mmb.measures.factorial import BASELINES, REFERENCE_METHODS
+from judgebias.studies.mmb.measures.metrics import METRICS
+from judgebias.studies.mmb.tables import (
+    FIGURES,
+    INSTRUCTIONS_PATH,
+    SUMMARY_PATH,
+    TABLES,
+    read_pool,
+)
 
 METHODS = [*BASELINES, *REFERENCE_METHODS.values(), "MMB"]  # the tables' column order
 # Displayed headers (the parquet files keep their column names).
@@ -24,7 +30,7 @@ TOP_COLUMNS = {"top": "top instruction", "planted": "planted best instruction",
 
 
 def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
-    return [f"{results_root}/metrics.json", f"{DATA}/summary.json", INSTRUCTIONS_PATH,
+    return [f"{results_root}/metrics.json", SUMMARY_PATH, INSTRUCTIONS_PATH,
             *(f"{results_root}/{t}.parquet" for t in TABLES),
             *(f"{results_root}/figures/{f}.png" for f in FIGURES)]
 
@@ -89,7 +95,7 @@ def by_metric(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 def report_section(config: Mapping[str, Any], out: Path) -> Section:
     mmb = config["mmb"]
     metrics = json.loads((out / "metrics.json").read_text())
-    summary = json.loads(Path(f"{DATA}/summary.json").read_text())
+    summary = json.loads(Path(SUMMARY_PATH).read_text())
     read = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
     pool = read_pool(INSTRUCTIONS_PATH)
     k, cell = metrics["k"], metrics["cell"]
@@ -265,7 +271,7 @@ COMPARISON_COLUMNS = {"brier_mmb": "Brier MMB", "brier_baseline": "Brier baselin
 def comparison_table(comparisons: pd.DataFrame, report: Mapping[str, Any], k: int,
                      cell: Mapping[str, int]) -> Table:
     """Issue 20: does MMB beat AVG and BPE, for every judge, whichever way it comes out
-    (comparison.py)."""
+    (measures/comparison.py)."""
     table = comparisons.set_index(["judge", "comparison"])[list(COMPARISON_COLUMNS)]
     return Table(table.rename(columns=COMPARISON_COLUMNS),
                  f"Does MMB beat AVG and BPE? At {cell['n_prompts']} prompts, "
@@ -282,7 +288,7 @@ def comparison_table(comparisons: pd.DataFrame, report: Mapping[str, Any], k: in
 
 
 def power_table(power: pd.DataFrame, judge: str, k: int, n_prompts: int) -> Table:
-    """The numbers behind the power figure (power.py)."""
+    """The numbers behind the power figure (measures/power.py)."""
     table = power.drop(columns="judge").set_index("per_cluster").rename_axis(
         "validation pairs per cluster").rename(columns={
             "n_val": "validation pairs", "AVG": "ECE AVG", "BPE": "ECE BPE",

@@ -6,7 +6,7 @@ Pairwise judging (:class:`PairwiseTask`)
 ----------------------------------------
 Recognised by the mmb_pairwise template's line ``Both images were generated for the
 prompt:``; the instruction is the text before it. The judge looks at both images with
-:func:`judgebias.studies.mmb.synthetic.perceive` (style, quality and brightness, from the
+:func:`judgebias.studies.mmb.data.synthetic.perceive` (style, quality and brightness, from the
 pixels alone) and, with traits from the model's ``sim.mmb`` block, answers::
 
     logit = beta(a, s) * (q_first - q_second) + b(a)
@@ -19,7 +19,7 @@ images' styles when they differ):
 
 * the instruction that contains the style's expert phrase (``experts: {style: phrase}``)
   is calibrated on it: ``beta = gamma``, the simulated humans' own slope (they prefer the
-  better image with probability sigmoid(gamma * dq), judgebias.studies.mmb.synthetic);
+  better image with probability sigmoid(gamma * dq), judgebias.studies.mmb.data.synthetic);
 * any other (instruction, style) is miscalibrated with probability ``miscalibrated``
   (default 1) and then draws a kind: over-confident (45 %: ``beta = gamma * U(2.5, 4.5)``),
   flat (30 %: ``gamma * U(0.05, 0.3)``) or reversed (25 %: ``-gamma * U(0.3, 1.0)``);
@@ -67,7 +67,7 @@ INSTRUCTION_MARK = "Instruction:"
 LABELS = ("A", "B")
 
 if TYPE_CHECKING:
-    from judgebias.studies.mmb.synthetic import Percept
+    from judgebias.studies.mmb.data.synthetic import Percept
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ class PairwiseTask:
 
     def tokens(self, backend: SimBackend, model: SimModel, request: ChatRequest
                ) -> list[TokenLogprob]:
-        from judgebias.studies.mmb.synthetic import perceive
+        from judgebias.studies.mmb.data.synthetic import perceive
 
         traits = JudgeTraits.of(model, backend.seed)
         if len(request.images) != 2:

@@ -56,11 +56,17 @@ JUDGEMENTS = table_schema("mmb_judgements", [
     *CALL_FIELDS,
 ])
 
+# The parts of the clusters table: the HPSv2 protocol's (fold -1) and the MJBench
+# protocol's, one clustering per held-out fold.
+HPS = "hps"
+MJB = "mjb"
+
 DATA = "data/mmb"
 RESULTS = "results/mmb"
 PAIRS_PATH = f"{DATA}/pairs.parquet"
 SUPPORT_PATH = f"{DATA}/support.parquet"
 IMAGES = f"{DATA}/images"
+SUMMARY_PATH = f"{DATA}/summary.json"
 EMBEDDINGS_PATH = f"{DATA}/embeddings.parquet"
 INSTRUCTIONS_PATH = f"{DATA}/instructions.yaml"
 
@@ -73,6 +79,17 @@ CLUSTERS_PATH = f"{DATA}/clusters.parquet"
 TABLES = ("table1", "table2", "table3", "table4", "significance", "error_coverage",
           "top_prompts", "tau_sweep", "answers", "comparisons", "power")
 FIGURES = ("fig1", "fig3", "fig4", "fig5", "power")
+METRICS_PATH = f"{RESULTS}/metrics.json"
+
+
+def table_path(name: str) -> str:
+    """One of the section's tables (TABLES)."""
+    return f"{RESULTS}/{name}.parquet"
+
+
+def figure_path(name: str) -> str:
+    """One of the section's figures (FIGURES)."""
+    return f"{RESULTS}/figures/{name}.png"
 
 
 def factorial_path(judge: str) -> str:

@@ -1,10 +1,11 @@
 """The simulated MMB judge without images: the same planted law as the ``sim`` backend
 (sim.judge_logit, sim.slope, sim.position_bias), drawn as arrays, for simulations that
-need thousands of worlds (benchmarks/mmb_power.py) and for fast tests.
+need thousands of worlds (benchmarks/mmb_power.py) and for fast tests. Role: a helper
+of sim.py (the simulated judge), used by no step.
 
 What is the same as the pipeline's default: each prompt group has one style and images of
 quality q ~ U(0.05, 1); simulated humans prefer the first image with probability
-sigmoid(gamma * dq) (synthetic.py); the judge's logit is sim.judge_logit with the judge's
+sigmoid(gamma * dq) (data/synthetic.py); the judge's logit is sim.judge_logit with the judge's
 own landscape. What is simpler: the judge perceives q exactly (no pixels), brightness is
 the style's palette luma plus the magenta defects' pull (synthetic.MAX_DEFECT * (1 - q) of
 the image), each test pair's human label is its own draw (the pipeline ranks a group once),
@@ -20,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from judgebias.studies.mmb.factorial import Split
+from judgebias.studies.mmb.data.synthetic import DEFECT, MAX_DEFECT, STYLES
+from judgebias.studies.mmb.measures.factorial import Split
 from judgebias.studies.mmb.sim import JudgeTraits, expert_instruction, position_bias, slope
-from judgebias.studies.mmb.synthetic import DEFECT, MAX_DEFECT, STYLES
 
 LUMA = np.array([0.299, 0.587, 0.114])
 

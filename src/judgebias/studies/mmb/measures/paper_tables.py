@@ -1,5 +1,5 @@
-"""MMB's tables and figures (seed 002 §6): Tables 1-4, Fig. 1, Fig. 3 and the top
-instruction per cluster (Fig. 4), each per judge, with the paper's significance procedure
+"""The data of MMB's tables and figures (seed 002 §6): Tables 1-4, Fig. 1, Fig. 3 and the
+top instruction per cluster (Fig. 4), each per judge, with the paper's significance procedure
 (paired permutation tests against the best method per cell, Benjamini-Yekutieli per
 metric) and the checks the spec adds (tau sweep, answers without log-probs).
 
@@ -10,29 +10,27 @@ averaged over clustering seeds within a unit, at the report's K unless the table
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from judgebias.artifacts import read_table, write_frame, write_json
 from judgebias.models.base import STATUS_FAILED
-from judgebias.studies.mmb.bands import crossed_bootstrap_band, unit_curves
-from judgebias.studies.mmb.cluster import mean_entropy
-from judgebias.studies.mmb.comparison import judge_comparisons, verdicts
 from judgebias.studies.mmb.estimator import MultimodalBayesianEnsemble
-from judgebias.studies.mmb.experiment import FactorialInputs, coverage_grid, factorial_inputs
-from judgebias.studies.mmb.factorial import run_factorial
-from judgebias.studies.mmb.metrics import METRICS
-from judgebias.studies.mmb.power import power_curve
-from judgebias.studies.mmb.significance import compare_to_best
-from judgebias.studies.mmb.tables import JUDGEMENTS
-
-log = logging.getLogger(__name__)
+from judgebias.studies.mmb.measures.bands import crossed_bootstrap_band, unit_curves
+from judgebias.studies.mmb.measures.cluster import mean_entropy
+from judgebias.studies.mmb.measures.comparison import judge_comparisons, verdicts
+from judgebias.studies.mmb.measures.factorial import run_factorial
+from judgebias.studies.mmb.measures.factorial_inputs import (
+    FactorialInputs,
+    coverage_grid,
+    factorial_inputs,
+)
+from judgebias.studies.mmb.measures.metrics import METRICS
+from judgebias.studies.mmb.measures.power import power_curve
+from judgebias.studies.mmb.measures.significance import compare_to_best
 
 CELL = ["n_prompts", "n_val"]
 UNIT = ["train_seed", "sampling_seed"]
@@ -92,13 +90,15 @@ def answer_counts(judgements: pd.DataFrame) -> pd.DataFrame:
                      axis=1).fillna(0).astype(int).reset_index()
 
 
-def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters_path: str,
-            judgements_paths: Sequence[str], factorial_paths: Sequence[str],
-            out_dir: Path) -> None:
-    """Every table and figure of the MMB section, for every judge."""
-    from judgebias.studies.mmb import figures
-    from judgebias.studies.mmb.tables import nopref_path
-
+def section_tables(config: Mapping[str, Any], pairs: pd.DataFrame, pool: pd.DataFrame,
+                   clusters: pd.DataFrame, judged: Mapping[str, pd.DataFrame],
+                   configurations: Mapping[str, pd.DataFrame],
+                   nopref: Mapping[str, pd.DataFrame]
+                   ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """Every table of the MMB section (by name, tables.TABLES) and metrics.json's content,
+    for every judge of ``mmb.models``: `judged`, `configurations` and `nopref` hold each
+    judge's judgements and its factorial's two tables; `pairs`, `pool` and `clusters` are
+    the pair table, the instruction pool and the clusters table."""
     mmb = config["mmb"]
     report = mmb["report"]
     k, cell = report["k"], (report["n_prompts"], report["n_val"])
@@ -108,38 +108,36 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
         "top_prompts", "tau_sweep", "comparisons", "power")}
     answers = []
     summary: dict[str, Any] = {}
-    for judge, judgements_path, factorial_path in zip(
-            mmb["models"], judgements_paths, factorial_paths, strict=True):
-        judged = read_table(judgements_path, JUDGEMENTS)
-        answers.append(answer_counts(judged))
-        configurations = pd.read_parquet(factorial_path)
-        if configurations.empty:  # left out by its factorial (accepted failed calls)
+    for judge in mmb["models"]:
+        judgements, runs_of_judge = judged[judge], configurations[judge]
+        answers.append(answer_counts(judgements))
+        if runs_of_judge.empty:  # left out by its factorial (accepted failed calls)
             summary[judge] = {"left_out": True,
-                              "failed_answers": int((judged["status"] == STATUS_FAILED).sum()),
-                              "answers": len(judged)}
+                              "failed_answers": int((judgements["status"]
+                                                     == STATUS_FAILED).sum()),
+                              "answers": len(judgements)}
             continue
-        runs = at_k(configurations, k)
+        runs = at_k(runs_of_judge, k)
         first = significance_table(runs, TABLE1_METRICS, table="table1", report=report)
         in_cell = runs[(runs["n_prompts"] == cell[0]) & (runs["n_val"] == cell[1])]
         second = significance_table(in_cell, [*TABLE1_METRICS, *TABLE2_METRICS],
                                     table="table2", report=report)
-        third = significance_table(k_runs(configurations, cell), TABLE3_METRICS,
+        third = significance_table(k_runs(runs_of_judge, cell), TABLE3_METRICS,
                                    table="table3", report=report, method="k")
-        nopref = pd.read_parquet(nopref_path(judge))
-        fourth = (significance_table(at_k(nopref, k), ["confidence"], table="table4",
-                                     report=report) if not nopref.empty else pd.DataFrame())
+        fourth = (significance_table(at_k(nopref[judge], k), ["confidence"], table="table4",
+                                     report=report)
+                  if not nopref[judge].empty else pd.DataFrame())
         for name, frame in (("table1", first), ("table2", second), ("table3", third),
                             ("table4", fourth)):
             tables[name].append(frame.assign(judge=judge))
             tables["significance"].append(frame.assign(judge=judge))
         tables["error_coverage"].append(error_coverage_bands(
-            configurations, k, coverages, report).assign(judge=judge))
-        inputs = factorial_inputs(config, pairs_path, pool_path, judgements_path,
-                                  clusters_path)
+            runs_of_judge, k, coverages, report).assign(judge=judge))
+        frames = (pairs, pool, judgements, clusters)
+        inputs = factorial_inputs(config, *frames)
         top = top_prompts(config, inputs, judge)
         tables["top_prompts"].append(top)
-        tables["tau_sweep"].append(tau_sweep(
-            config, [pairs_path, pool_path, judgements_path, clusters_path]).assign(judge=judge))
+        tables["tau_sweep"].append(tau_sweep(config, frames).assign(judge=judge))
         tables["comparisons"].append(comparisons(inputs, report, k, cell).assign(judge=judge))
         tables["power"].append(power_curve(inputs, top, k=k, n_prompts=cell[0]).assign(
             judge=judge))
@@ -147,16 +145,13 @@ def analyse(config: Mapping[str, Any], pairs_path: str, pool_path: str, clusters
     if not tables["table1"]:
         raise ValueError("mmb.models: no judge has enough pairs with a usable answer for "
                          "every instruction (every one was left out by its failed calls)")
-    frames = {name: pd.concat(parts, ignore_index=True) for name, parts in tables.items()}
-    frames["comparisons"] = verdicts(frames["comparisons"], report["alpha"])
-    for row in frames["comparisons"].itertuples():
+    out = {name: pd.concat(parts, ignore_index=True) for name, parts in tables.items()}
+    out["comparisons"] = verdicts(out["comparisons"], report["alpha"])
+    for row in out["comparisons"].itertuples():
         summary[row.judge].setdefault("comparisons", {})[row.comparison] = row.verdict
-    frames["answers"] = pd.concat(answers, ignore_index=True)
-    for name, frame in frames.items():
-        write_frame(frame, out_dir / f"{name}.parquet")
-    figures.draw_all(config, frames, out_dir / "figures")
-    write_json({"k": k, "cell": {"n_prompts": cell[0], "n_val": cell[1]},
-                "judges": summary}, out_dir / "metrics.json")
+    out["answers"] = pd.concat(answers, ignore_index=True)
+    return out, {"k": k, "cell": {"n_prompts": cell[0], "n_val": cell[1]},
+                 "judges": summary}
 
 
 def comparisons(inputs: FactorialInputs, report: Mapping[str, Any], k: int,
@@ -214,15 +209,15 @@ def top_prompts(config: Mapping[str, Any], inputs: FactorialInputs, judge: str,
     return pd.DataFrame(rows)
 
 
-def tau_sweep(config: Mapping[str, Any], paths: Sequence[str]) -> pd.DataFrame:
+def tau_sweep(config: Mapping[str, Any], frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """MMB's ECE at the report cell and K, and the mean entropy of p(z | pair) on the test
     pairs, for every tau of the sweep and the configured one (spec mmb.md: tau is never
-    given; a badly set tau should show here)."""
+    given; a badly set tau should show here). `frames`: factorial_inputs' four frames."""
     mmb = config["mmb"]
     report, clustering = mmb["report"], mmb["clustering"]
     rows = []
     for tau in sorted({*clustering["tau_sweep"], clustering["tau"]}):
-        inputs = factorial_inputs(config, *paths, tau=tau)
+        inputs = factorial_inputs(config, *frames, tau=tau)
         keep = {kc: r for kc, r in inputs.hps.R_pool.items() if kc[0] == report["k"]}
         split = replace(inputs.hps, R_pool=keep, R_test={kc: inputs.hps.R_test[kc]
                                                           for kc in keep})

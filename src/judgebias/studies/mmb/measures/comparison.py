@@ -103,7 +103,7 @@ from scipy.stats import bootstrap, permutation_test, ttest_1samp
 from statsmodels.stats.multitest import multipletests
 
 from judgebias.studies.mmb.estimator import log_likelihoods
-from judgebias.studies.mmb.factorial import (
+from judgebias.studies.mmb.measures.factorial import (
     Design,
     Split,
     baseline_weights,
@@ -111,7 +111,7 @@ from judgebias.studies.mmb.factorial import (
     prompt_order,
     validation_order,
 )
-from judgebias.studies.mmb.metrics import N_BINS
+from judgebias.studies.mmb.measures.metrics import N_BINS
 
 VERDICTS = ("MMB better", "MMB worse", "not distinguishable")
 TIE = 1e-12  # |D*| below this is floating-point rounding of equal predictions

@@ -1,26 +1,20 @@
-"""MMB's experiment step (seed 002 §5): one judge's judged probabilities and the clusters
-as arrays, then every configuration of the factorial design (factorial.py)."""
+"""The factorial's inputs (seed 002 §5): one judge's judged probabilities and the clusters
+as the arrays every configuration of the design (factorial.py) reweights."""
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from judgebias.artifacts import read_table, write_frame
 from judgebias.models.base import STATUS_FAILED
-from judgebias.studies.mmb.cluster import softmax_cosines
-from judgebias.studies.mmb.factorial import Design, Split, run_factorial, run_nopref
-from judgebias.studies.mmb.steps import HPS, MJB
-from judgebias.studies.mmb.tables import JUDGEMENTS, PAIRS, read_pool
-
-log = logging.getLogger(__name__)
+from judgebias.studies.mmb.measures.cluster import softmax_cosines
+from judgebias.studies.mmb.measures.factorial import Design, Split
+from judgebias.studies.mmb.tables import HPS, MJB
 
 
 def pair_probabilities(judgements: pd.DataFrame, pool: list[str]) -> pd.DataFrame:
@@ -59,21 +53,18 @@ class FactorialInputs:
     failed_answers: int  # calls that failed, kept because max_failures accepted them
 
 
-def factorial_inputs(config: Mapping[str, Any], pairs_path: str, pool_path: str,
-                     judgements_path: str, clusters_path: str, *,
+def factorial_inputs(config: Mapping[str, Any], pairs: pd.DataFrame, pool_table: pd.DataFrame,
+                     judgements: pd.DataFrame, clusters: pd.DataFrame, *,
                      tau: float | None = None) -> FactorialInputs:
     """Arrays of p(A preferred) for the pairs with a usable answer under every
-    instruction, with responsibilities at `tau` (default: the params' tau)."""
+    instruction, with responsibilities at `tau` (default: the params' tau). The frames are
+    the pair table, the instruction pool, one judge's judgements and the clusters table."""
     mmb = config["mmb"]
     clustering, design = mmb["clustering"], mmb["design"]
     tau = clustering["tau"] if tau is None else tau
-    pairs = read_table(pairs_path, PAIRS)
-    pool_table = read_pool(pool_path)
     pool = pool_table["id"].tolist()
-    judgements = read_table(judgements_path, JUDGEMENTS)
     wide = pair_probabilities(judgements, pool)
     usable = pairs[pairs["pair_id"].isin(wide.dropna().index)]
-    clusters = pd.read_parquet(clusters_path)
 
     def split(val: pd.DataFrame, test: pd.DataFrame, part: str, fold: int) -> Split:
         rows = clusters[(clusters["part"] == part) & (clusters["fold"] == fold)]
@@ -116,37 +107,12 @@ def coverage_grid(points: int) -> np.ndarray:
     return np.linspace(1.0 / points, 1.0, points)
 
 
-def factorial(config: Mapping[str, Any], pairs_path: str, pool_path: str,
-              judgements_path: str, clusters_path: str, out_dir: Path) -> None:
-    """Every configuration of the design for one judge (seed 002 §5) and the MJBench
-    no-preference protocol (Table 4). Pairs without a usable answer for every instruction
-    are left out of both (counted by the analysis), never imputed."""
-    inputs = factorial_inputs(config, pairs_path, pool_path, judgements_path, clusters_path)
+
+def validation_shortfalls(inputs: FactorialInputs) -> list[tuple[str, int]]:
+    """The splits (HPSv2 training, each MJBench fold) with fewer usable validation pairs
+    than the largest ``mmb.design.n_val``, each with its count."""
     largest = max(inputs.design.n_val)
     splits = [("HPSv2 training", inputs.hps),
               *((f"MJBench fold {f}", s) for f, s in inputs.mjb.items())]
-    short = [(name, len(split.y_pool)) for name, split in splits if largest > len(split.y_pool)]
-    if short and inputs.failed_answers:
-        # Accepted failed calls (max_failures) left too few usable pairs: the judge is left
-        # out of the analysis, which says so, instead of stopping every other judge's.
-        log.warning("%s: %d failed calls left too few usable validation pairs (%s) for the "
-                    "%d that mmb.design.n_val asks; the judge is left out", inputs.judge,
-                    inputs.failed_answers, ", ".join(f"{n}: {k}" for n, k in short), largest)
-        write_frame(pd.DataFrame(), out_dir / "configurations.parquet")
-        write_frame(pd.DataFrame(), out_dir / "nopref.parquet")
-        return
-    if short:
-        name, usable = short[0]
-        raise ValueError(f"mmb.design.n_val: {largest} validation pairs asked, but "
-                         f"{inputs.judge} answered only {usable} {name} validation pairs "
-                         "usably")
-    if max(inputs.design.n_prompts) > len(inputs.pool):
-        raise ValueError(f"mmb.design.n_prompts: {max(inputs.design.n_prompts)} prompts "
-                         f"asked, but the pool has {len(inputs.pool)}")
-    configurations = run_factorial(inputs.hps, inputs.design)
-    nopref = run_nopref(inputs.mjb, inputs.design) if inputs.mjb else pd.DataFrame()
-    write_frame(configurations, out_dir / "configurations.parquet")
-    write_frame(nopref, out_dir / "nopref.parquet")
-    log.info("%s: %d configurations, %d no-preference rows; %d pairs used, %d left out",
-             inputs.judge, len(configurations), len(nopref), inputs.pairs_used,
-             inputs.pairs_dropped)
+    return [(name, len(split.y_pool)) for name, split in splits
+            if largest > len(split.y_pool)]

@@ -1,6 +1,6 @@
 """MMB's offline default: generated images in several visual styles, with a planted quality
 and simulated human preferences, written in the published HPDv2 and MJ-Bench shapes so the
-real importers (judgebias.studies.mmb.pairs) build the tables (spec mmb.md, "What the
+real importers (judgebias.studies.mmb.data.pairs) build the tables (spec mmb.md, "What the
 simulated judge must plant").
 
 Images

@@ -19,10 +19,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from judgebias.studies.mmb.comparison import cell_predictions, weighted_ece
 from judgebias.studies.mmb.estimator import MultimodalBayesianEnsemble
-from judgebias.studies.mmb.experiment import FactorialInputs
-from judgebias.studies.mmb.factorial import Split, validation_order
+from judgebias.studies.mmb.measures.comparison import cell_predictions, weighted_ece
+from judgebias.studies.mmb.measures.factorial import Split, validation_order
+from judgebias.studies.mmb.measures.factorial_inputs import FactorialInputs
 
 PER_CLUSTER = (0, 1, 2, 5, 10, 20, 50, 100, 256)
 

@@ -10,7 +10,7 @@ The ``mmb.dataset`` params block::
     val_candidates: null | n     # judge a seeded sample of n validation candidates only
     synthetic: {styles, n_test_groups, images_per_test_group, n_train_groups,
                 images_per_train_group, n_mjb_groups, images_per_mjb_group, gamma,
-                image_size, seed}            # judgebias.studies.mmb.synthetic.generate
+                image_size, seed}            # judgebias.studies.mmb.data.synthetic.generate
     hpdv2: {test: test.json, train: train.json, image_root: HPD folder}
     mjbench: null | {path: bias.json, image_root: folder}   # synthetic: always generated
     mjbench_protocol: {n_folds: 10, counterpart: other | same, degradations: {name: params}}
@@ -45,8 +45,8 @@ from PIL import Image
 from judgebias.artifacts import write_bytes
 from judgebias.config import input_errors
 from judgebias.data.paths import resolve_inside
-from judgebias.studies.mmb.degrade import degrade
-from judgebias.studies.mmb.synthetic import generate, planted_styles, png_bytes
+from judgebias.studies.mmb.data.degrade import degrade
+from judgebias.studies.mmb.data.synthetic import generate, planted_styles, png_bytes
 
 PAIR_COLUMNS = ["pair_id", "group", "prompt", "image_a", "image_b", "preference", "split",
                 "fold", "source", "style_a", "style_b"]
