@@ -33,7 +33,7 @@ from google.genai import types
 from judgebias import prompts
 from judgebias.config import ConfigError, load_config
 from judgebias.data.scenes import random_scene, reference_captions, render, to_png_bytes
-from judgebias.devtools.serve_sim import (
+from judgebias.devtools.serve_sim.server import (
     NO_COMPUTE_TEXT,
     Faults,
     RequestQuota,
@@ -41,7 +41,7 @@ from judgebias.devtools.serve_sim import (
     SimServer,
     check_loopback,
 )
-from judgebias.devtools.serve_sim_args import add_arguments
+from judgebias.devtools.serve_sim.args import add_arguments
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.registry import build_backend
 
@@ -518,8 +518,8 @@ def test_loopback_hosts_accepted():
 
 
 def test_cli_arguments_and_missing_key_env(config):
-    from judgebias.devtools import serve_sim
-    from judgebias.devtools.serve_sim import server_from_args
+    from judgebias.devtools.serve_sim import server as serve_sim
+    from judgebias.devtools.serve_sim.server import server_from_args
 
     assert serve_sim.add_arguments is add_arguments  # re-exported for callers
 
@@ -548,7 +548,7 @@ def test_cli_serves_until_sigterm(tmp_path):
     script = (
         "import argparse, sys\n"
         "from judgebias.config import load_config\n"
-        "from judgebias.devtools.serve_sim import add_arguments, run_from_args\n"
+        "from judgebias.devtools.serve_sim.server import add_arguments, run_from_args\n"
         "p = argparse.ArgumentParser(); add_arguments(p)\n"
         f"sys.exit(run_from_args(load_config({str(REPO / 'params.yaml')!r}), "
         "p.parse_args(sys.argv[1:])))\n"

@@ -77,7 +77,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from judgebias.config import ConfigError
-from judgebias.devtools.serve_sim_args import add_arguments  # re-exported for callers
+from judgebias.devtools.serve_sim.args import add_arguments  # re-exported for callers
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling, TokenLogprob
 from judgebias.models.registry import sim_traits
 from judgebias.models.sim import SIM_VERSION, SimBackend, SimModel, score_logprobs, score_tokens
