@@ -28,7 +28,9 @@ from judgebias.artifacts import read_table, write_table
 from judgebias.config import validate_params
 from judgebias.data.scenes import random_scene, render, to_png_bytes
 from judgebias.data.synthetic import build_synthetic_dataset
-from judgebias.devtools.serve_sim.server import Faults, RequestQuota, SimServer
+from judgebias.devtools.serve_sim.faults import Faults
+from judgebias.devtools.serve_sim.quotas import RequestQuota
+from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.api import ApiLimits, PermanentError, RateLimiter
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.journal import BudgetExceeded, Journal, journal_path, request_key

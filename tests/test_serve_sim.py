@@ -33,15 +33,12 @@ from google.genai import types
 from judgebias import prompts
 from judgebias.config import ConfigError, load_config
 from judgebias.data.scenes import random_scene, reference_captions, render, to_png_bytes
-from judgebias.devtools.serve_sim.server import (
-    NO_COMPUTE_TEXT,
-    Faults,
-    RequestQuota,
-    ServeSimError,
-    SimServer,
-    check_loopback,
-)
 from judgebias.devtools.serve_sim.args import add_arguments
+from judgebias.devtools.serve_sim.errors import ServeSimError
+from judgebias.devtools.serve_sim.faults import Faults
+from judgebias.devtools.serve_sim.panel import NO_COMPUTE_TEXT
+from judgebias.devtools.serve_sim.quotas import RequestQuota
+from judgebias.devtools.serve_sim.server import SimServer, check_loopback
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.registry import build_backend
 
@@ -518,10 +515,7 @@ def test_loopback_hosts_accepted():
 
 
 def test_cli_arguments_and_missing_key_env(config):
-    from judgebias.devtools.serve_sim import server as serve_sim
     from judgebias.devtools.serve_sim.server import server_from_args
-
-    assert serve_sim.add_arguments is add_arguments  # re-exported for callers
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -548,7 +542,8 @@ def test_cli_serves_until_sigterm(tmp_path):
     script = (
         "import argparse, sys\n"
         "from judgebias.config import load_config\n"
-        "from judgebias.devtools.serve_sim.server import add_arguments, run_from_args\n"
+        "from judgebias.devtools.serve_sim.args import add_arguments\n"
+        "from judgebias.devtools.serve_sim.server import run_from_args\n"
         "p = argparse.ArgumentParser(); add_arguments(p)\n"
         f"sys.exit(run_from_args(load_config({str(REPO / 'params.yaml')!r}), "
         "p.parse_args(sys.argv[1:])))\n"

@@ -16,7 +16,9 @@ A study is a package under judgebias.studies, named by one line of the registry
 - its report section (``report``: (params, results folder) -> report Section),
 - the kinds of prompt the ``sim`` backend must answer for it, if the core's do not cover
   them (``sim``: a list of judgebias.models.sim.SimTask); their traits are read from a
-  simulated panel model's ``sim.<study name>`` block.
+  simulated panel model's ``sim.<study name>`` block,
+- the pictures ``serve-sim`` draws for the OpenAI images API, if the study generates
+  images over HTTP (``sim_images``: (prompt, width in px, seed) -> PNG bytes).
 
 The callables are named as ``"module:function"`` strings and imported only when used, so
 declaring a study costs nothing, and its steps import only what they use.
@@ -47,6 +49,7 @@ class Study:
     plan: str | None = None
     report: str | None = None
     sim: str | None = None
+    sim_images: str | None = None
     requires: tuple[str, ...] = field(default_factory=tuple)
 
     def load(self, attribute: str) -> Callable[..., Any] | None:
