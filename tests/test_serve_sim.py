@@ -306,6 +306,22 @@ def test_unknown_model_is_404_in_provider_format(server, images):
     assert gem.value.code == 404 and gem.value.status == "NOT_FOUND"
 
 
+def test_images_are_drawn_by_the_study_that_declares_them(config):
+    """The images route draws with a study's ``sim_images`` hook (FRAME's, found through
+    the registry even where the params do not run FRAME); with no such study, a 404."""
+    without_frame = {key: value for key, value in config.items() if key != "frame"}
+    body = json.dumps({"prompt": "Generate an image of two cats napping in a meadow.",
+                       "size": "128x128"}).encode()
+    with SimServer(without_frame) as srv:
+        assert srv.image_study is not None and srv.image_study.name == "frame"
+        status, _, raw = _raw(srv.url, "POST", "/v1/images/generations", body)
+        assert status == 200 and json.loads(raw)["data"][0]["b64_json"]
+        srv.image_study = None
+        status, _, raw = _raw(srv.url, "POST", "/v1/images/generations", body)
+        assert status == 404 and "sim_images" in json.loads(raw)["error"]["message"]
+        assert srv.stats["outcomes"]["404"] == 1
+
+
 def test_malformed_body_is_400(server, images):
     headers = {"Authorization": f"Bearer {KEY}"}
     status, _, body = _raw(server.url, "POST", "/v1/chat/completions", b"{not json", headers)

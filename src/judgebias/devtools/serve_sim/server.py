@@ -192,14 +192,15 @@ class SimServer:
     def handle_images(self, raw: bytes) -> Reply:
         """An OpenAI images answer: the PNG the image study's ``sim_images`` hook draws of
         the prompt (judgebias.devtools.serve_sim.openai_wire for the request's fields)."""
-        if self.image_study is None:
+        draw = self.image_study.load("sim_images") if self.image_study else None
+        if draw is None:
             return Reply(404, openai_error(404, "serve-sim serves no images: no registered "
                                            "study declares a sim_images hook"))
         body: Any = None
         try:
             body = json_body(raw)
             prompt, width, seed = parse_images(body)
-            png = self.image_study.load("sim_images")(prompt, width, seed)
+            png = draw(prompt, width, seed)
         except (BadRequest, KeyError, TypeError, ValueError, AttributeError) as exc:
             return Reply(400, openai_error(400, f"bad images request: {exc}"),
                          body.get("model") if isinstance(body, dict) else None)
@@ -253,7 +254,7 @@ def run_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM; print the listening line first and the stats last."""
     server = server_from_args(config, args)
     done = threading.Event()
-    previous: dict[int, Any] = {}
+    previous: dict[signal.Signals, Any] = {}
     in_main = threading.current_thread() is threading.main_thread()
     if in_main:
         for sig in (signal.SIGINT, signal.SIGTERM):
