@@ -1,7 +1,7 @@
 """Benchmark: how much of a provider's requests-per-minute quota the client uses.
 
 serve-sim enforces a quota as providers do (``--requests-per-minute``: a token bucket of
-one second's worth, 429 with Retry-After beyond it; judgebias.devtools.serve_sim). The
+one second's worth, 429 with Retry-After beyond it; judgebias.devtools.serve_sim.quotas). The
 openai backend sends ``--requests`` requests at concurrency 64 with instant answers
 (``--latency`` 0.05 s, no compute), in three configurations, alternating so all see the
 same machine load:

@@ -27,7 +27,9 @@ import yaml
 from judgebias.artifacts import read_table, write_table
 from judgebias.config import validate_params
 from judgebias.data.scenes import random_scene, render, to_png_bytes
-from judgebias.devtools.serve_sim import Faults, RequestQuota, SimServer
+from judgebias.devtools.serve_sim.faults import Faults
+from judgebias.devtools.serve_sim.quotas import RequestQuota
+from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.api import ApiLimits, PermanentError, RateLimiter
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.journal import BudgetExceeded, Journal, journal_path, request_key
@@ -278,8 +280,9 @@ def test_kill_9_resumes_without_paying_twice(default_params, tmp_path, key_env):
             path.write_text(yaml.safe_dump(params))
             return subprocess.Popen(
                 [str(Path(sys.executable).parent / "judgebias"), "--params", str(path),
-                 "caption", "--generator", "lumen-large", "--images", str(table),
-                 "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                 "step", "philautia.caption", "--wildcard", "generator", "lumen-large",
+                 "--in", "images", str(table), "--out", "captions", str(out)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
         journal = journal_path(tmp_path / "killed", "openai", "sim/lumen-large")
         job = caption_job(tmp_path / "killed", tmp_path / "killed.parquet")

@@ -12,7 +12,8 @@ import pytest
 from PIL import Image
 
 from judgebias.config import validate_params
-from judgebias.devtools.serve_sim import Faults, SimServer
+from judgebias.devtools.serve_sim.faults import Faults
+from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.journal import TooManyFailures
 from judgebias.studies.frame import imagegen
 

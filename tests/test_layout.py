@@ -22,7 +22,8 @@ import pytest
 from judgebias import prompts
 from judgebias.config import validate_params
 from judgebias.data.scenes import random_scene, render, to_png_bytes
-from judgebias.devtools.serve_sim import parse_gemini, parse_openai
+from judgebias.devtools.serve_sim.gemini_wire import parse_gemini
+from judgebias.devtools.serve_sim.openai_wire import parse_openai
 from judgebias.judging.answers import IntegerScore
 from judgebias.judging.tasks import FreeText, JudgeTask, build_requests
 from judgebias.models.api import openai_chat_messages

@@ -25,7 +25,7 @@ from test_philautia import planted
 from test_pipeline import BIN, PANEL, planned_jobs, run, small_params, write_params
 
 from judgebias.config import validate_params
-from judgebias.devtools.serve_sim import Faults
+from judgebias.devtools.serve_sim.faults import Faults
 from judgebias.models.base import ChatResponse
 from judgebias.models.journal import TooManyFailures, request_key
 from judgebias.models.openai_backend import PROTOCOL_VERSION

@@ -33,15 +33,12 @@ from google.genai import types
 from judgebias import prompts
 from judgebias.config import ConfigError, load_config
 from judgebias.data.scenes import random_scene, reference_captions, render, to_png_bytes
-from judgebias.devtools.serve_sim import (
-    NO_COMPUTE_TEXT,
-    Faults,
-    RequestQuota,
-    ServeSimError,
-    SimServer,
-    check_loopback,
-)
-from judgebias.devtools.serve_sim_args import add_arguments
+from judgebias.devtools.serve_sim.args import add_arguments
+from judgebias.devtools.serve_sim.errors import ServeSimError
+from judgebias.devtools.serve_sim.faults import Faults
+from judgebias.devtools.serve_sim.panel import NO_COMPUTE_TEXT
+from judgebias.devtools.serve_sim.quotas import RequestQuota
+from judgebias.devtools.serve_sim.server import SimServer, check_loopback
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.registry import build_backend
 
@@ -309,6 +306,22 @@ def test_unknown_model_is_404_in_provider_format(server, images):
     assert gem.value.code == 404 and gem.value.status == "NOT_FOUND"
 
 
+def test_images_are_drawn_by_the_study_that_declares_them(config):
+    """The images route draws with a study's ``sim_images`` hook (FRAME's, found through
+    the registry even where the params do not run FRAME); with no such study, a 404."""
+    without_frame = {key: value for key, value in config.items() if key != "frame"}
+    body = json.dumps({"prompt": "Generate an image of two cats napping in a meadow.",
+                       "size": "128x128"}).encode()
+    with SimServer(without_frame) as srv:
+        assert srv.image_study is not None and srv.image_study.name == "frame"
+        status, _, raw = _raw(srv.url, "POST", "/v1/images/generations", body)
+        assert status == 200 and json.loads(raw)["data"][0]["b64_json"]
+        srv.image_study = None
+        status, _, raw = _raw(srv.url, "POST", "/v1/images/generations", body)
+        assert status == 404 and "sim_images" in json.loads(raw)["error"]["message"]
+        assert srv.stats["outcomes"]["404"] == 1
+
+
 def test_malformed_body_is_400(server, images):
     headers = {"Authorization": f"Bearer {KEY}"}
     status, _, body = _raw(server.url, "POST", "/v1/chat/completions", b"{not json", headers)
@@ -518,10 +531,7 @@ def test_loopback_hosts_accepted():
 
 
 def test_cli_arguments_and_missing_key_env(config):
-    from judgebias.devtools import serve_sim
-    from judgebias.devtools.serve_sim import server_from_args
-
-    assert serve_sim.add_arguments is add_arguments  # re-exported for callers
+    from judgebias.devtools.serve_sim.server import server_from_args
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -548,7 +558,8 @@ def test_cli_serves_until_sigterm(tmp_path):
     script = (
         "import argparse, sys\n"
         "from judgebias.config import load_config\n"
-        "from judgebias.devtools.serve_sim import add_arguments, run_from_args\n"
+        "from judgebias.devtools.serve_sim.args import add_arguments\n"
+        "from judgebias.devtools.serve_sim.server import run_from_args\n"
         "p = argparse.ArgumentParser(); add_arguments(p)\n"
         f"sys.exit(run_from_args(load_config({str(REPO / 'params.yaml')!r}), "
         "p.parse_args(sys.argv[1:])))\n"

@@ -9,18 +9,10 @@ from pathlib import Path
 
 from judgebias.devtools.structure import core_study_imports, imports
 
-# Known offenders, (module path, study), each to be removed with its import.
-# Temporary: issue 21 item 7 (serve-sim in pieces) drops serve-sim's use of FRAME's
-# renderer on its own branch; the coordinator removes this entry when merging it.
-ALLOWED = {("judgebias/devtools/serve_sim.py", "frame")}
-
 
 def test_the_core_imports_no_study() -> None:
     found = core_study_imports()
-    offending = [str(i) for i in found if (i.path, i.study) not in ALLOWED]
-    assert not offending, "core modules import a study package:\n" + "\n".join(offending)
-    stale = ALLOWED - {(i.path, i.study) for i in found}
-    assert not stale, f"allowed imports that are gone (remove them from ALLOWED): {stale}"
+    assert not found, "core modules import a study package:\n" + "\n".join(map(str, found))
 
 
 def test_the_walker_sees_every_kind_of_import(tmp_path: Path) -> None:

@@ -68,7 +68,7 @@ def _cmd_plan(args: argparse.Namespace) -> None:
 
 
 def _cmd_serve_sim(args: argparse.Namespace) -> None:
-    from judgebias.devtools.serve_sim import run_from_args
+    from judgebias.devtools.serve_sim.server import run_from_args
 
     code = run_from_args(load_config(args.params), args)
     if code:
@@ -143,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the plan as JSON (model rows, study rows, notes)")
     p = add("serve-sim", _cmd_serve_sim,
             "serve the simulated panel as an OpenAI/Gemini-compatible API on loopback")
-    from judgebias.devtools.serve_sim_args import add_arguments
+    from judgebias.devtools.serve_sim.args import add_arguments
 
     add_arguments(p)
     p = add("export-dvc", _cmd_export_dvc, "regenerate dvc.yaml from the Snakemake DAG")

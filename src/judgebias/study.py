@@ -17,7 +17,9 @@ A study is a package under judgebias.studies, named by one line of the registry
 - the kinds of prompt the ``sim`` backend must answer for it, if no other study's tasks
   cover them (``sim``: a list of judgebias.models.sim.SimTask); their traits are read from
   a simulated panel model's ``sim.<study name>`` block (``sim_traits``; philautia's tasks
-  read the core traits instead, and it has no block).
+  read the core traits instead, and it has no block),
+- the pictures ``serve-sim`` draws for the OpenAI images API, if the study generates
+  images over HTTP (``sim_images``: (prompt, width in px, seed) -> PNG bytes).
 
 The callables are named as ``"module:function"`` strings and imported only when used, so
 declaring a study costs nothing, and its steps import only what they use.
@@ -49,6 +51,7 @@ class Study:
     report: str | None = None
     sim: str | None = None
     sim_traits: bool = True
+    sim_images: str | None = None
     requires: tuple[str, ...] = field(default_factory=tuple)
 
     def load(self, attribute: str) -> Any:

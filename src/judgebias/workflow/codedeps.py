@@ -131,7 +131,8 @@ def dispatch_modules() -> set[str]:
                for part in ("", ".cli", ".params")}
     return closure(cli | studies) | {"judgebias.cli", REGISTRY, "judgebias.steps",
                                      "judgebias.devtools",
-                                     "judgebias.devtools.serve_sim_args"}
+                                     "judgebias.devtools.serve_sim",
+                                     "judgebias.devtools.serve_sim.args"}
 
 
 @cache

@@ -17,4 +17,5 @@ STUDY = Study(
     plan=f"{__name__}.plan:planned_calls",
     report=f"{__name__}.report:report_section",
     sim=f"{__name__}.sim:TASKS",
+    sim_images=f"{__name__}.imagegen:served_image",
 )

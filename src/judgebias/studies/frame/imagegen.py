@@ -88,6 +88,12 @@ class OfflineRenderer:
         return _png(self.scene(prompt, seed).image)
 
 
+def served_image(prompt: str, size: int, seed: int) -> bytes:
+    """What ``serve-sim`` answers an images request with (``Study.sim_images``): the
+    offline renderer's picture of the prompt, `size` px wide."""
+    return OfflineRenderer(size).generate(prompt, seed)
+
+
 class OpenAIImages:
     """The OpenAI images API (DALL-E 3 in the paper) through the openai SDK."""
 

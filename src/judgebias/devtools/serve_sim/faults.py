@@ -1,0 +1,73 @@
+"""Fault injection: which fault (if any) an HTTP request gets.
+
+Faults are drawn per HTTP request from one seeded RNG after the authentication check, and
+apply to both APIs: 429 (with ``Retry-After``), 500, a stall (sleep ``stall_s``, then
+answer normally), a dropped connection (closed without any response) and a garbled 200 (a
+truncated JSON body). The handler (judgebias.devtools.serve_sim.handler) acts them out.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from dataclasses import dataclass
+
+from judgebias.devtools.serve_sim.errors import ServeSimError
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Per-request fault probabilities (each in [0, 1], summing to at most 1).
+
+    ``retry_after_s`` is sent with every 429 (``Retry-After`` and ``retry-after-ms``);
+    ``stall_s`` is how long a stalled request sleeps before answering normally.
+    """
+
+    rate_429: float = 0.0
+    retry_after_s: float = 1.0
+    rate_500: float = 0.0
+    rate_stall: float = 0.0
+    stall_s: float = 5.0
+    rate_drop: float = 0.0
+    rate_garbled: float = 0.0
+
+    def __post_init__(self) -> None:
+        rates = self.rates()
+        for name, rate in rates.items():
+            if not 0.0 <= rate <= 1.0:
+                raise ServeSimError(f"serve-sim: fault rate {name} must be in [0, 1], "
+                                    f"got {rate}")
+        if sum(rates.values()) > 1.0 + 1e-9:
+            raise ServeSimError("serve-sim: fault rates must sum to at most 1")
+        if self.retry_after_s < 0 or self.stall_s < 0:
+            raise ServeSimError("serve-sim: retry_after_s and stall_s must be >= 0")
+
+    def rates(self) -> dict[str, float]:
+        """Fault name (as counted in the stats) -> probability, in drawing order."""
+        return {"429": self.rate_429, "500": self.rate_500, "stall": self.rate_stall,
+                "drop": self.rate_drop, "garbled": self.rate_garbled}
+
+    @property
+    def any(self) -> bool:
+        return any(rate > 0 for rate in self.rates().values())
+
+
+class FaultDrawer:
+    """Thread-safe seeded draws: one uniform number per HTTP request picks its fault."""
+
+    def __init__(self, faults: Faults, seed: int) -> None:
+        self.faults = faults
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+
+    def draw(self) -> str | None:
+        if not self.faults.any:
+            return None
+        with self._lock:
+            u = self._rng.random()
+        edge = 0.0
+        for name, rate in self.faults.rates().items():
+            edge += rate
+            if u < edge:
+                return name
+        return None
