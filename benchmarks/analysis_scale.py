@@ -7,10 +7,10 @@ to every philautia output (seed 000 §5: 12 models x 4,500 images x 2 settings =
 Writes the score artifacts the pipeline's ``score`` jobs write (the SCORES schema, one
 Parquet file per (setting, evaluator, generator), 1% failed answers) for the scale
 configuration of :func:`dag_scale.scale_params`, then runs, per setting, exactly the
-pipeline's commands: ``judgebias phi`` (reads the 144 score files into Phi), ``judgebias
-philautia`` (Phi-tilde, philautia scores, tests, 1,000 bootstrap replicates, 10,000
-permutations), ``judgebias selfpref`` (the score-unit regression) and ``judgebias
-heatmaps``. Each command is its own process, as a
+pipeline's commands: ``judgebias step philautia.phi`` (reads the 144 score files into
+Phi), ``philautia.philautia`` (Phi-tilde, philautia scores, tests, 1,000 bootstrap
+replicates, 10,000 permutations), ``philautia.selfpref`` (the score-unit regression) and
+``philautia.heatmaps``. Each command is its own process, as a
 Snakemake job is; the benchmark reports each step's median wall time and its peak
 resident memory (``wait4``'s ru_maxrss), and the total per run (both settings, every
 step in sequence). Targets (issue 11): seconds, well under 2 GB.
