@@ -1,12 +1,14 @@
 """A rule's code dependencies, derived from what its step imports (docs/design.md "Reruns follow
 the code"), so editing a module reruns exactly the rules whose steps use it.
 
-A rule runs ``judgebias <command>``; the command's handler is a function in the CLI
-module of the core or of a study. Its code is the static import closure of that handler:
-the handler's own imports and its module's top-level imports, then, for every project
-module reached, every import it makes anywhere (a lazy import inside a function counts:
-the step may call it), and the ``__init__`` of every package on the way (Python runs them
-on import). Modules are found by reading source (``ast``), never by importing them.
+A study rule runs ``judgebias step STUDY.STEP`` (judgebias.steps), a core rule
+``judgebias <command>``. The code of a step is the static import closure of its function:
+the function's own imports, those of the functions of its module it calls, and its
+module's top-level imports (not its sibling steps'); for a core command, its handler's
+imports and its module's top-level ones. Then, for every project module reached, every
+import it makes anywhere (a lazy import inside a function counts: the step may call it),
+and the ``__init__`` of every package on the way (Python runs them on import). Modules
+are found by reading source (``ast``), never by importing them.
 
 Outside the closure, by design, is the dispatch layer every step shares to parse its
 arguments and load params: the ``judgebias`` command itself (judgebias.cli), the study
