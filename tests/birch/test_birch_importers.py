@@ -10,7 +10,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import shared_data_dir
+from helpers.birch import jsonl, mllm_row, vl_row
+from helpers.project import shared_data_dir
 
 from judgebias.artifacts import read_table, write_table
 from judgebias.studies.birch.importers import (
@@ -23,31 +24,6 @@ from judgebias.studies.birch.tables import PAIRS
 
 PAPER_ERRORS = ("RLAIF-V-40322", "wildvision-battle-2852", "RLAIF-V-2190", "RLHF-V-3339")
 FLIP = {"A": "B", "B": "A", "tie": "tie"}
-
-
-def vl_row(i: int, ranking: Any = (0, 1), **changes: Any) -> dict[str, Any]:
-    row = {"id": f"item-{i}", "image_path": f"images/povid/item-{i}.jpg",
-           "query": f"question {i}", "response": [f"first {i}", f"second {i}"],
-           "human_ranking": list(ranking), "models": [f"m{i}a", f"m{i}b"],
-           "query_source": "povid", "meta": {}, "human_error_analysis": []}
-    row.update(changes)
-    return {k: v for k, v in row.items() if v is not ...}
-
-
-def mllm_row(i: int, label: str = "A", key: str = "human_answer",
-             **changes: Any) -> dict[str, Any]:
-    row = {"id": i, "pair_id": 0, "image_path": f"img/{i}.jpg",
-           "original_dataset": "COCO", "instruction": f"describe {i}",
-           "answer1": {"name": "gpt4v", "answer": f"first {i}"},
-           "answer2": {"name": "gemini", "answer": f"second {i}"}, key: label}
-    row.update(changes)
-    return {k: v for k, v in row.items() if v is not ...}
-
-
-def jsonl(path: Path, rows: list[Any]) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n"
-                            for r in rows))
-    return path
 
 
 def err(path: Path, text: str) -> str:

@@ -2,7 +2,7 @@
 accuracy with vs without the image, per-domain IRS), Table 5 (anchor quality on the
 planted scene), Table 6 (calls, tokens and cost per pair from the journal), each on a
 small case computed by hand; and what the paper's printed tables let one recompute.
-The pipeline path (two datasets in one run) is in tests/test_birch_real_data.py."""
+The pipeline path (two datasets in one run) is in tests/birch/test_birch_real_data.py."""
 
 from __future__ import annotations
 

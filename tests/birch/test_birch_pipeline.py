@@ -13,24 +13,16 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
-from conftest import make_project
+from helpers.project import BIN, job, make_project, planned_jobs, run, study_params, write_params
 from statsmodels.stats.multitest import multipletests
-from test_pipeline import BIN, job, planned_jobs, run, write_params
 
 from judgebias.studies.birch import vqa
 
 
-def birch_params(default_params: dict) -> dict:
-    params = copy.deepcopy(default_params)
-    for study in ("philautia", "pomms", "mmb", "frame"):
-        params.pop(study)
-    params["birch"]["datasets"]["synthetic"]["n_pairs"] = 200
-    return params
-
-
 @pytest.fixture(scope="module")
 def birch_project(tmp_path_factory, default_params):
-    project = make_project(tmp_path_factory.mktemp("birch"), birch_params(default_params))
+    project = make_project(tmp_path_factory.mktemp("birch"),
+                           study_params(default_params, "birch", small=True))
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
     return project
 
@@ -81,7 +73,7 @@ def test_a_new_labeller_reruns_labelling_and_the_measures_never_a_judge_call(
     assert planned_jobs(birch_project) == Counter()
     logs = birch_project / "logs/birch/synthetic/judge"
     judge_logs = {p: p.read_text() for p in logs.rglob("*.log")}
-    params = birch_params(default_params)
+    params = study_params(default_params, "birch", small=True)
     params["birch"]["labeller"] = "lumen-large"
     write_params(birch_project, params)
     assert planned_jobs(birch_project) == Counter([
@@ -125,7 +117,7 @@ COIN = ("coin", {"informativeness": 0.0, "correctness": 0.0, "length": 0.0,
 
 
 def planted_params(default_params: dict) -> dict:
-    params = birch_params(default_params)
+    params = study_params(default_params, "birch", small=True)
     template = params["panel"]["corvid-pro"]
     planted = [*(item for traits in TRAIT_PANELS.values() for item in traits.items()), COIN]
     for key, traits in planted:
@@ -247,7 +239,7 @@ def test_a_logistic_choice_model_recovers_the_planted_weights(planted_project):
 @pytest.mark.slow
 @pytest.mark.browser
 def test_report_reads_well_in_chromium(birch_project, browser):
-    """The report this project built, in headless Chromium (tests/report_browser.py)."""
-    from report_browser import check_report
+    """The report this project built, in headless Chromium (tests/helpers/report_browser.py)."""
+    from helpers.report_browser import check_report
 
     check_report(browser, birch_project / "results/report.html", ['BIRCH'], "birch")

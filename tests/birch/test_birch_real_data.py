@@ -2,7 +2,7 @@
 format (VL-RewardBench's ``data.jsonl`` with its ``images/`` folder; an MLLM-as-a-Judge
 pair file), with real PNG and JPEG files written by Pillow, run through Snakemake with
 simulated judges to the report. The real-format importers are unit-tested in
-tests/test_birch_importers.py; here they run as the pipeline runs them."""
+tests/birch/test_birch_importers.py; here they run as the pipeline runs them."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import make_project
+from helpers.birch import jsonl, real_dataset
+from helpers.project import BIN, make_project, planned_jobs, run, study_params, write_params
 from PIL import Image, ImageDraw
-from test_birch_pipeline import birch_params
-from test_pipeline import BIN, planned_jobs, run, write_params
 
 from judgebias.studies.birch import vqa
 
@@ -28,11 +27,6 @@ def write_image(path: Path, colour: tuple[int, int, int]) -> None:
     image = Image.new("RGB", (96, 72), (128, 128, 128))
     ImageDraw.Draw(image).ellipse([20, 10, 76, 62], fill=colour)
     image.save(path)
-
-
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
 
 
 COLOURS = [(200, 30, 30), (30, 160, 60), (40, 60, 200), (220, 200, 40), (150, 60, 170)]
@@ -58,7 +52,7 @@ def vl_rewardbench(root: Path) -> Path:
             "rationale": None, "meta": {"note": "majority vote"},
             "human_error_analysis": ["recognition(object)"],
             **({} if i == 2 else {"query_source": folder})})
-    return write_jsonl(root / "data.jsonl", rows)
+    return jsonl(root / "data.jsonl", rows)
 
 
 def mllm_judge(root: Path) -> Path:
@@ -73,19 +67,12 @@ def mllm_judge(root: Path) -> Path:
             "answer1": {"name": "gpt-4v", "answer": f"A {colour} disc on grey."},
             "answer2": {"name": "llava-1.5", "answer": "A square box."},
             "human": label})
-    return write_jsonl(root / "pair.jsonl", rows)
-
-
-def real_dataset(kind: str, path: Path, images: Path, **options: Any) -> dict[str, Any]:
-    """A ``birch.datasets.<name>`` block of a real format, defaults filled as validation
-    fills them."""
-    return {"format": kind, "path": str(path), "images": str(images), "order_seed": 0,
-            "overrides": None, "reference_labels": None, **options}
+    return jsonl(root / "pair.jsonl", rows)
 
 
 def real_params(default_params: dict, datasets: dict[str, Any], judges: list[str],
                 variants: list[str] | None = None) -> dict:
-    params = birch_params(default_params)
+    params = study_params(default_params, "birch", small=True)
     params["birch"]["models"] = judges
     params["birch"]["datasets"] = datasets
     if variants:

@@ -200,8 +200,8 @@ def test_every_judge_prompt_asks_for_the_bracket_verdict(prompt_id):
 def test_the_real_vl_rewardbench_file_goes_through_the_data_step(tmp_path, default_params):
     """The data step on the real file (text only): without the images it stops before
     any call, naming pairs and paths; with an image at every path all 1,250 rows load."""
-    from conftest import shared_data_dir
-    from test_birch_real_data import real_dataset
+    from helpers.birch import real_dataset
+    from helpers.project import shared_data_dir
 
     from judgebias.studies.birch.dataset import load_pairs
 

@@ -9,7 +9,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import shared_data_dir
+from helpers.project import shared_data_dir
 
 from judgebias.agreement import agreement, join_scores, kendall
 

@@ -8,14 +8,12 @@ permanent error.
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -23,6 +21,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from helpers.api import KEY, KEY_ENV, MODELS, RecordingServer, api_params
+from helpers.project import BIN, make_project, run, study_params
 
 from judgebias.artifacts import read_table, write_table
 from judgebias.config import validate_params
@@ -30,40 +30,11 @@ from judgebias.data.scenes import random_scene, render, to_png_bytes
 from judgebias.data.synthetic import build_synthetic_dataset
 from judgebias.devtools.serve_sim import Faults, RequestQuota, SimServer
 from judgebias.models.api import ApiLimits, PermanentError, RateLimiter
-from judgebias.models.base import ChatRequest, ChatResponse, Sampling
+from judgebias.models.base import ChatRequest, Sampling
 from judgebias.models.journal import BudgetExceeded, Journal, journal_path, request_key
 from judgebias.models.openai_backend import PROTOCOL_VERSION, OpenAIBackend
 from judgebias.studies.philautia import jobs
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES
-
-KEY_ENV = "JUDGEBIAS_TEST_API_KEY"
-KEY = "test-key-0123456789"
-MODELS = ["lumen-large", "corvid-pro"]
-
-
-class RecordingServer(SimServer):
-    """serve-sim that remembers every request it answered (to prove nothing is re-paid)."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.answered: list[ChatRequest] = []
-        self._record_lock = threading.Lock()
-
-    def answer(self, request: ChatRequest) -> ChatResponse:
-        with self._record_lock:
-            self.answered.append(request)
-        return super().answer(request)
-
-
-def api_params(params: dict, backend: str, url: str, models=MODELS) -> dict:
-    """The same panel, but answered over HTTP by `backend` clients."""
-    params = copy.deepcopy(params)
-    for key in models:
-        model = params["panel"][key]
-        model.pop("sim")
-        model.update(backend=backend, api_key_env=KEY_ENV,
-                     base_url=f"{url}/v1" if backend == "openai" else url)
-    return params
 
 
 @pytest.fixture
@@ -312,7 +283,7 @@ def test_plan_counts_what_is_left(params, tmp_path, key_env, monkeypatch, capsys
     from judgebias.studies.pomms.tables import JUDGEMENTS, judgement_images, judgements_path
 
     monkeypatch.chdir(tmp_path)
-    del params["mmb"], params["frame"], params["birch"]  # their plans: tests/test_plan.py
+    del params["mmb"], params["frame"], params["birch"]  # their plans: tests/core/test_plan.py
     images = build_synthetic_dataset(tmp_path / "data/dataset", 6, 3)
     write_table(images, DATASET_TABLE, IMAGES)
     params["philautia"]["models"] = ["lumen-large", "lumen-mini", "corvid-pro"]
@@ -368,12 +339,9 @@ def test_plan_of_a_philautia_only_params_file(params, tmp_path, key_env, monkeyp
 
 def test_secrets_are_never_written(default_params, tmp_path, key_env, monkeypatch):
     """A canary key travels the whole pipeline over HTTP and appears in no output."""
-    from conftest import make_project
-    from test_pipeline import BIN, run, small_params
-
     canary = "sk-canary-7f3a9c1e5b2d4068"
     monkeypatch.setenv(KEY_ENV, canary)
-    base = small_params(default_params)
+    base = study_params(default_params, "philautia", "pomms", small=True)
     with SimServer(validate_params(default_params), api_key=canary) as server:
         project = make_project(tmp_path, api_params(base, "openai", server.url,
                                                     base["philautia"]["models"]))

@@ -3,7 +3,7 @@ params key, the file and the row (rows counted from 1) (issue 19, parts 2-5): a 
 that climbs out of its image folder, malformed JSON, CSV and YAML files, label files read
 only by the analysis, data the measures cannot use, and params that cross-reference
 nothing (all-zero k weights, combinations larger than the manipulations run; BIRCH's
-labeller and lengthener outside the panel: tests/test_birch_study.py)."""
+labeller and lengthener outside the panel: tests/birch/test_birch_study.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_birch_importers import jsonl, mllm_row, vl_row
-from test_birch_real_data import real_dataset
-from test_frame_benchmark import GOOD, _csv, _png
+from helpers.birch import jsonl, mllm_row, real_dataset, vl_row
+from helpers.frame import GOOD, write_frame_csv, write_png
 
 from judgebias.cli import main
 from judgebias.config import ConfigError, validate_params
@@ -103,7 +102,7 @@ def test_reference_labels_are_checked_by_validate(tmp_path, default_params, text
 def test_only_human_ties_stop_the_data_step(tmp_path):
     source = jsonl(tmp_path / "pair.jsonl", [mllm_row(i, label="C") for i in range(3)])
     for i in range(3):
-        _png(tmp_path / f"img/{i}.jpg")
+        write_png(tmp_path / f"img/{i}.jpg")
     dataset = real_dataset("mllm_judge", source, tmp_path)
     with pytest.raises(ConfigError, match=r"^birch\.datasets\.mllm: all 3 pairs are human "
                                           "ties"):
@@ -123,8 +122,8 @@ def frame_table_params(default_params: dict, table: Path, image_root: Path) -> d
 @pytest.mark.parametrize("key", ["image", "image_b"])
 def test_frame_image_paths_stay_inside_image_root(tmp_path, default_params, image, message,
                                                   key):
-    _png(tmp_path / "outside.jpg")  # exists: the path is refused for where it points
-    table = _csv(tmp_path, [GOOD, GOOD | {"item_id": "p-2", key: image}])
+    write_png(tmp_path / "outside.jpg")  # exists: the path is refused for where it points
+    table = write_frame_csv(tmp_path, [GOOD, GOOD | {"item_id": "p-2", key: image}])
     with pytest.raises(ValueError, match=re.escape(f"frame.csv: row 2: {key}: {image!r}")
                        + ".*" + message):
         read_frame_table(table, tmp_path / "img")
@@ -137,7 +136,7 @@ def test_frame_image_paths_stay_inside_image_root(tmp_path, default_params, imag
 
 
 def test_frame_table_syntax_errors_name_the_file_and_row(tmp_path):
-    _png(tmp_path / "img" / "a.png")
+    write_png(tmp_path / "img" / "a.png")
     table = tmp_path / "frame.csv"
     pd.DataFrame([GOOD]).to_csv(table, index=False)
     table.write_text(table.read_text() + "p-2,people,x\n" + 'p-3,"people\n')
@@ -155,7 +154,7 @@ def test_frame_table_syntax_errors_name_the_file_and_row(tmp_path):
 
 
 def test_a_domain_needs_two_items_for_cross_fitting(tmp_path):
-    table = _csv(tmp_path, [GOOD, GOOD | {"item_id": "p-2"},
+    table = write_frame_csv(tmp_path, [GOOD, GOOD | {"item_id": "p-2"},
                             GOOD | {"item_id": "o-1", "domain": "outdoor", "boxes": "",
                                     "concepts": ""}])
     with pytest.raises(ValueError, match=re.escape(f"{table}: row 3: domain: 'outdoor' has "

@@ -16,7 +16,6 @@ caption) are something a good judge can agree with.
 
 from __future__ import annotations
 
-import copy
 import csv
 import json
 from collections import Counter
@@ -26,8 +25,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import make_project
-from test_pipeline import BIN, job, planned_jobs, run
+from helpers.project import BIN, job, make_project, planned_jobs, run, study_params
 
 from judgebias.data import scenes
 
@@ -158,9 +156,7 @@ def caption_data_params(default_params: dict, data: Path) -> dict:
     flickr, flickr_images = write_flickr8k_expert(data, rng)
     nebula, nebula_images = write_nebula(data, rng)
     table, table_images = write_table(data, rng)
-    params = copy.deepcopy(default_params)
-    for study in ("mmb", "frame", "birch"):
-        params.pop(study)
+    params = study_params(default_params, "philautia", "pomms")
     philautia = params["philautia"]
     philautia["dataset"] = {"name": "nocaps", "nocaps": {
         "annotations": str(annotations), "image_dir": str(nocaps_images),

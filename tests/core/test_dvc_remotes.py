@@ -28,8 +28,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import make_project
-from test_pipeline import BIN, small_params, write_params
+from helpers.project import BIN, make_project, study_params, write_params
 
 SSHD = Path("/usr/sbin/sshd")
 UP_TO_DATE = "Data and pipelines are up to date."
@@ -41,7 +40,7 @@ pytestmark = [pytest.mark.remote, pytest.mark.slow]
 def remote_params(default_params: dict) -> dict:
     """test_pipeline's small project on the reference-free setting only (Pomms reads it,
     and scores its judgement datasets with it too)."""
-    params = small_params(default_params)
+    params = study_params(default_params, "philautia", "pomms", small=True)
     params["philautia"]["settings"].pop("ref_based")
     params["pomms"]["judgement_setting"] = None
     return params

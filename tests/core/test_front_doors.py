@@ -15,16 +15,14 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import make_project
-from test_pipeline import BIN, planned_jobs, run, small_params, write_params
+from helpers.project import BIN, make_project, planned_jobs, run, study_params, write_params
 
 NOTHING = "Nothing to be done"
 
 
 def tiny_params(default_params: dict) -> dict:
-    """test_pipeline's small project without Pomms, on 6 images."""
-    params = small_params(default_params)
-    params.pop("pomms")
+    """Philautia alone, small, on 6 images."""
+    params = study_params(default_params, "philautia", small=True)
     params["philautia"]["dataset"]["synthetic"]["n_images"] = 6
     params["philautia"].update(n_bootstrap=20, n_permutations=100)
     return params

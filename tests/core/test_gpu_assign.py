@@ -5,7 +5,7 @@ The GPU assignment tests use real processes and real ``flock`` locks on explicit
 lists, so they need no GPU. The vllm helper tests feed objects shaped like vLLM's
 ``RequestOutput`` / ``CompletionOutput`` / ``Logprob`` (same fields, see vllm/outputs.py
 and vllm/logprobs.py) to the mapping functions; the backend itself runs in
-tests/test_vllm_gpu.py where a GPU is present.
+tests/core/test_vllm_gpu.py where a GPU is present.
 """
 
 from __future__ import annotations
@@ -256,7 +256,7 @@ def test_image_types_from_magic_bytes():
 
 def test_chat_messages_follow_the_requests_layout():
     """The images where the request places them (after the text by default), as the
-    openai backend sends them (tests/test_layout.py compares all three backends)."""
+    openai backend sends them (tests/core/test_layout.py compares all three backends)."""
     png, jpeg = _image("PNG"), _image("JPEG")
     request = ChatRequest(model="m", prompt="Describe it.", images=(png, jpeg))
     [message] = chat_messages(request)

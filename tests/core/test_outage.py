@@ -18,11 +18,17 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import long_table, make_project
-from test_backends import KEY, KEY_ENV, RecordingServer, api_params
-from test_birch_pipeline import birch_params
-from test_philautia import planted
-from test_pipeline import BIN, PANEL, planned_jobs, run, small_params, write_params
+from helpers.api import KEY, KEY_ENV, RecordingServer, api_params
+from helpers.project import (
+    BIN,
+    PANEL,
+    make_project,
+    planned_jobs,
+    run,
+    study_params,
+    write_params,
+)
+from helpers.scores import long_table, planted
 
 from judgebias.config import validate_params
 from judgebias.devtools.serve_sim import Faults
@@ -60,8 +66,7 @@ def test_only_calls_without_an_answer_count_and_only_beyond_the_accepted_share()
 
 def outage_params(default_params: dict, url: str) -> dict:
     """Philautia alone, one setting, 3 models all answered over HTTP by serve-sim."""
-    params = small_params(default_params)
-    params.pop("pomms")
+    params = study_params(default_params, "philautia", small=True)
     params["philautia"]["dataset"]["synthetic"]["n_images"] = N_IMAGES
     params["philautia"]["settings"] = {SETTING: params["philautia"]["settings"][SETTING]}
     params = api_params(params, "openai", url, PANEL)
@@ -194,7 +199,7 @@ def test_an_accepted_outage_runs_birch_to_the_report_with_the_counts(default_par
     """BIRCH with one of its two judges down and its failures accepted: every job runs,
     the analysis leaves the judge's rows out (it crashed with KeyError 'ds_mean' before)
     and the metrics and the report count them."""
-    params = birch_params(default_params)
+    params = study_params(default_params, "birch", small=True)
     params["birch"]["datasets"]["synthetic"]["n_pairs"] = 20
     params["birch"]["models"] = ["corvid-pro", "lumen-large"]
     project = make_project(tmp_path, dead_endpoint(params, "lumen-large"))

@@ -7,69 +7,28 @@ default models, 12 images), runs it for real, then changes one thing and checks 
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, make_project
+from helpers.project import (
+    BIN,
+    PANEL,
+    REPO,
+    job,
+    make_project,
+    planned_jobs,
+    run,
+    study_params,
+    write_params,
+)
 
-BIN = Path(sys.executable).parent
-PANEL = ["lumen-large", "lumen-mini", "corvid-pro"]
 SETTINGS = ["ref_based", "ref_free"]
-
-
-def small_params(default_params: dict) -> dict:
-    """Philautia and Pomms, small (MMB has its own project: tests/test_mmb_pipeline.py)."""
-    params = copy.deepcopy(default_params)
-    params.pop("mmb")
-    params.pop("frame")
-    params.pop("birch")
-    params["philautia"]["dataset"]["synthetic"]["n_images"] = 12
-    params["philautia"].update(models=list(PANEL), n_bootstrap=50, n_permutations=200)
-    params["pomms"]["datasets"]["synthetic"]["n_items"] = 40
-    return params
-
-
-def run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    """Run a command of the pipeline; the timeout only catches a hang (the default FRAME
-    build takes ~13 min when CI runs two pipeline tests side by side on 2 cores)."""
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
-    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
-    if check and result.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed:\n{result.stdout}\n{result.stderr}")
-    return result
-
-
-def planned_jobs(project: Path) -> Counter:
-    """(rule, sorted wildcard values) of every job `snakemake --dry-run` would run."""
-    out = run([str(BIN / "snakemake"), "--dry-run", "--cores", "1"], project).stdout
-    jobs: Counter = Counter()
-    current = None
-    for line in out.splitlines():
-        if match := re.match(r"^(?:local)?rule (\w+):$", line):
-            if current:
-                jobs[current] += 1
-            current = (match.group(1), ())
-        elif current and (match := re.match(r"^\s+wildcards: (.*)$", line)):
-            values = dict(part.split("=", 1) for part in match.group(1).split(", "))
-            current = (current[0], tuple(sorted(values.items())))
-    if current:
-        jobs[current] += 1
-    jobs.pop(("all", ()), None)
-    return jobs
-
-
-def job(rule: str, **wildcards: str) -> tuple:
-    return (rule, tuple(sorted(wildcards.items())))
-
-
 POMMS_SETTING = "ref_free"  # pomms.setting: its Phi-tilde and philautia scores
 JUDGEMENT_SETTING = "ref_based"  # pomms.judgement_setting: scores the judgement items
 
@@ -93,13 +52,9 @@ def scores(settings, evaluators, generators) -> Counter:
                    for s in settings for e in evaluators for g in generators)
 
 
-def write_params(project: Path, params: dict) -> None:
-    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-
-
 @pytest.fixture
 def project(tmp_path, default_params) -> Path:
-    return make_project(tmp_path, small_params(default_params))
+    return make_project(tmp_path, study_params(default_params, "philautia", "pomms", small=True))
 
 
 @pytest.mark.slow
@@ -124,7 +79,7 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
     assert planned_jobs(project) == Counter()
 
     # (b) a study setting of the analysis changes: only the analysis, never a model call
-    params = small_params(default_params)
+    params = study_params(default_params, "philautia", "pomms", small=True)
     params["philautia"]["ddof"] = 1
     write_params(project, params)
     expected = Counter(job(r, setting=s) for s in SETTINGS
@@ -134,7 +89,7 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
 
     # (c) one model joins a panel of M: its caption job, its score jobs on all M+1
     # generators, the M existing evaluators' jobs on its captions, and the analysis
-    params = small_params(default_params)
+    params = study_params(default_params, "philautia", "pomms", small=True)
     params["philautia"]["models"].append("corvid-lite")
     write_params(project, params)
     new, panel = "corvid-lite", [*PANEL, "corvid-lite"]
@@ -210,7 +165,7 @@ def test_editing_a_module_reruns_exactly_the_rules_whose_steps_import_it(project
 
 @pytest.mark.slow
 def test_params_without_pomms_run_philautia_only(tmp_path, default_params):
-    params = small_params(default_params)
+    params = study_params(default_params, "philautia", "pomms", small=True)
     del params["pomms"]
     project = make_project(tmp_path, params)
     rules = {rule for rule, _ in planned_jobs(project)}
@@ -247,11 +202,11 @@ def test_dvc_front_door_matches_snakemake(project, default_params):
     assert dvc_planned() == set()
     # `dvc repro --dry` lists the stages whose own deps or params changed (it cannot know
     # that an upstream output will change without running it): the analysis and report.
-    params = small_params(default_params)
+    params = study_params(default_params, "philautia", "pomms", small=True)
     params["philautia"]["ddof"] = 1
     write_params(project, params)
     assert dvc_planned() == {f"philautia__{s}" for s in SETTINGS} | {"pomms", "report"}
-    write_params(project, small_params(default_params))
+    write_params(project, study_params(default_params, "philautia", "pomms", small=True))
     template = project / "src/judgebias/prompts/templates/gveval_ref_free.txt"
     template.write_text(template.read_text() + " ")
     planned = dvc_planned()
@@ -331,7 +286,7 @@ def test_every_rule_has_a_log_and_declares_params():
 
 
 def test_bad_params_stop_snakemake_before_any_job(tmp_path, default_params):
-    params = small_params(default_params)
+    params = study_params(default_params, "philautia", "pomms", small=True)
     params["philautia"]["models"].append("gpt-9")
     project = make_project(tmp_path, params)
     result = run([str(BIN / "snakemake"), "--dry-run", "--cores", "1"], project, check=False)
@@ -358,7 +313,7 @@ def _job_resources(project: Path, extra: list[str] = ()) -> dict[tuple, dict[str
 def test_jobs_request_gpus_and_api_units_from_the_panel(tmp_path, default_params):
     """vllm jobs request their model's GPUs, API jobs a unit of their provider, sim
     neither; locally and through the SLURM profile (a dry run needs no cluster)."""
-    params = small_params(default_params)
+    params = study_params(default_params, "philautia", "pomms", small=True)
     vllm = params["panel"]["lumen-mini"]
     vllm.pop("sim")
     vllm.update(backend="vllm", model_id="Qwen/Qwen2.5-VL-7B-Instruct",

@@ -15,12 +15,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import make_project
-from test_pipeline import BIN, run
+from helpers.project import BIN, STUDIES, make_project, run, study_params
 
 from judgebias.models.journal import journal_path
 
-STUDIES = ("philautia", "pomms", "mmb", "frame", "birch")
 JUDGES = ["corvid-pro", "lumen-mini"]
 
 
@@ -87,9 +85,7 @@ def test_plan_matches_the_calls_the_run_makes(tmp_path, default_params):
     assert before["total"]["journaled"] == 0
     assert before["not_counted"]  # text-to-image generation, CLIP embeddings
     for study in STUDIES:  # a single-study project plans its study as the whole one does
-        alone = copy.deepcopy(params)
-        for other in set(STUDIES) - {study} - ({"philautia"} if study == "pomms" else set()):
-            alone.pop(other)
+        alone = study_params(params, study, *(["philautia"] if study == "pomms" else []))
         single = by_study(plan(project_of(tmp_path / study, alone)))
         whole = {k: v for k, v in by_study(before).items() if k[0] == study}
         assert {k: v for k, v in single.items() if k[0] == study} == whole, study

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import yaml
-from conftest import REPO
+from helpers.project import REPO
 
 from judgebias.config import validate_params
 from judgebias.study import study_models

@@ -402,9 +402,9 @@ def project(tmp_path: Path, params: dict, monkeypatch) -> tuple[Path, dict]:
     params["philautia"].update(models=["lumen-large", "lumen-mini", "corvid-pro"],
                                n_bootstrap=20, n_permutations=100)
     params["pomms"]["datasets"]["synthetic"]["n_items"] = 40
-    params.pop("mmb")  # its report section is tested end to end (tests/test_mmb_pipeline.py)
-    params.pop("frame")  # and so is this one (tests/test_frame_pipeline.py)
-    params.pop("birch")  # and this one (tests/test_birch_pipeline.py)
+    params.pop("mmb")  # its report section is tested end to end (tests/mmb/test_mmb_pipeline.py)
+    params.pop("frame")  # and so is this one (tests/frame/test_frame_pipeline.py)
+    params.pop("birch")  # and this one (tests/birch/test_birch_pipeline.py)
     params["journal_dir"] = str(tmp_path / "journal")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     return tmp_path, validate_params(params)
@@ -484,8 +484,8 @@ def test_report_flags_only_the_simulated_models_that_were_run(project) -> None:
 @pytest.mark.slow
 @pytest.mark.browser
 def test_report_reads_well_in_chromium(project, browser) -> None:
-    """Philautia's and Pomms' sections in headless Chromium (tests/report_browser.py)."""
-    from report_browser import check_report
+    """Philautia's and Pomms' sections in headless Chromium (tests/helpers/report_browser.py)."""
+    from helpers.report_browser import check_report
 
     root, config = project
     _philautia_steps(config)
@@ -512,11 +512,11 @@ def _planted_unreadable_figure(path: Path) -> Path:
 @pytest.mark.browser
 def test_browser_check_catches_overlapping_and_tiny_text_in_figures(tmp_path: Path,
                                                                      browser) -> None:
-    """tests/report_browser.py fails a report whose figure has labels running into each
+    """tests/helpers/report_browser.py fails a report whose figure has labels running into each
     other or text under 8 px as shown, names the figure and the text, and passes the same
     report with a readable figure (a heatmap whose rotated labels have overlapping upright
     bounding boxes but do not touch)."""
-    from report_browser import check_report
+    from helpers.report_browser import check_report
 
     readable = heatmap(_matrix(6), tmp_path / "figures" / "readable.png", "Phi-tilde",
                        diverging=True, highlight_diagonal=True)

@@ -1,7 +1,7 @@
 """The pipeline on a real Slurm cluster through the shipped profile (issue 11, part 1).
 
 A session fixture brings up a one-node Slurm 22.05 cluster on loopback without an
-accounting database (tests/slurm_cluster.py; Debian's packages are installed on first use).
+accounting database (tests/helpers/slurm_cluster.py; Debian's packages are installed on first use).
 A small project (Philautia alone: three simulated models, one setting, 12 images) then runs
 with `snakemake --profile workflow/profiles/slurm`, every job a Slurm job, and a second
 copy runs locally with `--cores 2`: every artifact under data/ and results/ must be equal.
@@ -15,7 +15,6 @@ would fit no partition, fall back to the default one and be refused by sbatch (n
 
 from __future__ import annotations
 
-import copy
 import filecmp
 import getpass
 import json
@@ -26,13 +25,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import make_project
-from slurm_cluster import SlurmCluster, ensure_slurm_packages
-from test_pipeline import BIN
+from helpers.project import BIN, PANEL, make_project, study_params
+from helpers.slurm_cluster import SlurmCluster, ensure_slurm_packages
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
-PANEL = ["lumen-large", "lumen-mini", "corvid-pro"]
 
 # The test cluster's only partition, for the plugin's partition selection.
 TEST_PARTITIONS = {"partitions": {SlurmCluster.partition: {
@@ -53,12 +50,8 @@ SLURM_FLAGS = ["--jobs", "3", "--slurm-init-seconds-before-status-checks", "1",
 
 
 def tiny_params(default_params: dict) -> dict:
-    params = copy.deepcopy(default_params)
-    for study in ("pomms", "mmb", "frame", "birch"):
-        params.pop(study)
+    params = study_params(default_params, "philautia", small=True)
     philautia = params["philautia"]
-    philautia["dataset"]["synthetic"]["n_images"] = 12
-    philautia.update(models=list(PANEL), n_bootstrap=50, n_permutations=200)
     philautia["settings"] = {"ref_free": philautia["settings"]["ref_free"]}
     return params
 

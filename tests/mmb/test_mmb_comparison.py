@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from helpers.mmb import random_split
 from scipy.special import expit
-from test_mmb_metrics import _split
 
 from judgebias.studies.mmb.comparison import (
     cell_predictions,
@@ -53,7 +53,7 @@ def test_weighted_ece_equals_the_metrics_module():
 
 
 def test_cell_predictions_are_the_factorial_runs():
-    split = _split(np.random.default_rng(4))
+    split = random_split(np.random.default_rng(4))
     design = Design(n_prompts=[4], n_val=[12], train_seeds=[0, 1], sampling_seeds=[0, 1, 2])
     runs = cell_predictions(split, design, 4, 12, 3)
     frame = run_factorial(split, design)
@@ -135,7 +135,7 @@ def test_verdicts_adjust_over_every_row():
 def test_judge_comparisons_fill_the_report_table():
     """Each baseline's row carries the Brier test and the ECE estimate, the verdict comes
     from the Brier p, and the report table shows every column."""
-    split = _split(np.random.default_rng(5))
+    split = random_split(np.random.default_rng(5))
     design = Design(n_prompts=[4], n_val=[12], train_seeds=[0, 1], sampling_seeds=[0, 1])
     groups = np.repeat(np.arange(16), 5)
     rows = judge_comparisons(split, design, groups, n_prompts=4, n_val=12, k=3, n_boot=100,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from helpers.mmb import random_split
 from sklearn import metrics as skm
 from statsmodels.stats.multitest import multipletests
 
@@ -14,7 +15,6 @@ from judgebias.studies.mmb.estimator import BayesianPromptEnsemble, MultimodalBa
 from judgebias.studies.mmb.factorial import (
     REFERENCE_METHODS,
     Design,
-    Split,
     prompt_order,
     run_factorial,
     run_nopref,
@@ -135,23 +135,10 @@ def test_bootstrap_band_narrows_with_more_runs():
     assert widths[1] < widths[0]
 
 
-def _split(rng, n_test=80, n_pool=40, prompts=6, ks=(1, 3)):
-    P = rng.uniform(0.02, 0.98, (n_test + n_pool, prompts))
-    y = rng.integers(0, 2, n_test + n_pool)
-    R = {}
-    for k in ks:
-        for c in range(2):
-            logits = rng.normal(size=(n_test + n_pool, k)) * 2
-            R[(k, c)] = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
-    return Split(P[n_test:], y[n_test:], P[:n_test], y[:n_test],
-                 {kc: r[n_test:] for kc, r in R.items()},
-                 {kc: r[:n_test] for kc, r in R.items()})
-
-
 @pytest.mark.parametrize("entropy", ["per_group", "per_sample"])
 def test_factorial_equals_the_estimators_one_at_a_time(entropy):
     rng = np.random.default_rng(4)
-    split = _split(rng)
+    split = random_split(rng)
     design = Design(n_prompts=[2, 4], n_val=[0, 5, 12], train_seeds=[0, 1],
                     sampling_seeds=[0, 1, 2], entropy=entropy, coverages=[0.5, 1.0],
                     calibration_bins=10, bpe_reference=("printed", "corrected"))
@@ -192,7 +179,7 @@ def test_factorial_equals_the_estimators_one_at_a_time(entropy):
 
 def test_nopref_pools_confidence_over_folds():
     rng = np.random.default_rng(5)
-    folds = {f: _split(rng, n_test=10 + f, n_pool=20, ks=(2,)) for f in range(3)}
+    folds = {f: random_split(rng, n_test=10 + f, n_pool=20, ks=(2,)) for f in range(3)}
     design = Design(n_prompts=[3], n_val=[5], train_seeds=[0], sampling_seeds=[0])
     frame = run_nopref(folds, design)
     avg = frame[frame["method"] == "AVG"]["confidence"].iloc[0]

@@ -4,7 +4,6 @@ change reruns only what depends on it (issue: incrementality)."""
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from collections import Counter
@@ -12,23 +11,16 @@ from collections import Counter
 import pandas as pd
 import pytest
 import yaml
-from conftest import make_project
-from test_pipeline import BIN, job, planned_jobs, run, write_params
+from helpers.project import BIN, job, make_project, planned_jobs, run, study_params, write_params
 
 ANALYSIS = Counter([job("mmb_factorial", judge="corvid-pro"), job("mmb_analysis"),
                     job("report")])
 
 
-def mmb_params(default_params: dict) -> dict:
-    params = copy.deepcopy(default_params)
-    for study in ("philautia", "pomms", "frame", "birch"):
-        params.pop(study)
-    return params
-
 
 @pytest.fixture(scope="module")
 def mmb_project(tmp_path_factory, default_params):
-    project = make_project(tmp_path_factory.mktemp("mmb"), mmb_params(default_params))
+    project = make_project(tmp_path_factory.mktemp("mmb"), study_params(default_params, "mmb"))
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
     return project
 
@@ -40,7 +32,7 @@ def test_planted_answer_is_recovered(mmb_project, default_params):
     whether MMB beats AVG and BPE (interval over test groups, BY-adjusted p, verdict);
     a planted best instruction tops at least one style-dominated cluster, K = 1 is BPE
     exactly (entropy per_group), and a badly set tau (near-uniform assignments) raises
-    ECE. Level and power of the comparison: tests/test_mmb_comparison.py and
+    ECE. Level and power of the comparison: tests/mmb/test_mmb_comparison.py and
     benchmarks/mmb_power.py."""
     metrics = json.loads((mmb_project / "results/mmb/metrics.json").read_text())
     judge = metrics["judges"]["corvid-pro"]
@@ -73,12 +65,13 @@ def test_planted_answer_is_recovered(mmb_project, default_params):
 def test_changes_rerun_only_what_depends_on_them(mmb_project, default_params):
     assert planned_jobs(mmb_project) == Counter()
 
-    params = mmb_params(default_params)  # tau: no clustering, no embedding, no judge call
+    params = study_params(default_params, "mmb")  # tau: no clustering, no embedding, no judge call
     params["mmb"]["clustering"]["tau"] = 0.1
     write_params(mmb_project, params)
     assert planned_jobs(mmb_project) == ANALYSIS
 
-    params = mmb_params(default_params)  # K: reclustering; the embedding job finds all cached
+    # K: reclustering; the embedding job finds all cached
+    params = study_params(default_params, "mmb")
     params["mmb"]["clustering"]["ks"] = [*params["mmb"]["clustering"]["ks"], 3]
     write_params(mmb_project, params)
     assert planned_jobs(mmb_project) == ANALYSIS + Counter([job("mmb_embed"),
@@ -104,7 +97,7 @@ def test_changes_rerun_only_what_depends_on_them(mmb_project, default_params):
 @pytest.mark.slow
 @pytest.mark.browser
 def test_report_reads_well_in_chromium(mmb_project, browser):
-    """The report this project built, in headless Chromium (tests/report_browser.py)."""
-    from report_browser import check_report
+    """The report this project built, in headless Chromium (tests/helpers/report_browser.py)."""
+    from helpers.report_browser import check_report
 
     check_report(browser, mmb_project / "results/report.html", ['MMB'], "mmb")

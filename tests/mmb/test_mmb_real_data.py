@@ -8,12 +8,11 @@ MJ-Bench bias file (rows of {demographic, occupation, images_dir, prompt, attrib
 metric scores}, images under eval_images/<bias>/<occupation>_<n>/). The whole study then
 runs to the report, and bad data or params stop the run at the data job, before any judge
 call. The importers' shapes are checked against HPSv2's README and data loaders and
-MJ-Bench's bias files (tests/test_mmb_data.py has the row-level cases).
+MJ-Bench's bias files (tests/mmb/test_mmb_data.py has the row-level cases).
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from itertools import product
@@ -22,9 +21,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import make_project
+from helpers.project import BIN, make_project, planned_jobs, run, study_params
 from PIL import Image
-from test_pipeline import BIN, planned_jobs, run
 
 from judgebias.studies.mmb.synthetic import STYLES, render
 
@@ -90,9 +88,7 @@ def write_mjbench(root: Path) -> dict[str, str]:
 
 def real_params(default_params: dict, hpdv2: dict, mjbench: dict | None) -> dict:
     """Only MMB, on the files above, with a design small enough for CI."""
-    params = copy.deepcopy(default_params)
-    for study in ("philautia", "pomms", "frame", "birch"):
-        params.pop(study)
+    params = study_params(default_params, "mmb")
     mmb = params["mmb"]
     mmb["models"] = [JUDGE]
     mmb["dataset"] = {"name": "hpdv2", "seed": 1, "val_candidates": VAL_CANDIDATES,

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import long_table
+from helpers.scores import long_table, planted
 
 from judgebias.studies.philautia.analysis import (
     analyse,
@@ -27,23 +27,6 @@ from judgebias.studies.philautia.analysis import (
 )
 
 PHI_3 = np.array([[0.9, 0.6, 0.5], [0.7, 0.8, 0.4], [0.5, 0.4, 0.9]])
-
-
-def planted(n_images: int, n_models: int = 8, bias: float = 0.06, seed: int = 0) -> np.ndarray:
-    """S_kij = a_j + b_j (q_i + u_ki) + bias [i = j = 0] + noise, clipped to [0, 1].
-
-    Evaluators differ in leniency a_j and spread b_j, generators in quality q_i, and only
-    model 0 favours its own captions.
-    """
-    rng = np.random.default_rng(seed)
-    a = rng.uniform(0.4, 0.6, n_models)
-    b = rng.uniform(0.5, 1.5, n_models)
-    q = rng.normal(0.0, 0.1, n_models)
-    u = rng.normal(0.0, 0.1, (n_images, n_models))
-    noise = rng.normal(0.0, 0.05, (n_images, n_models, n_models))
-    s = a[None, None, :] + b[None, None, :] * (q[None, :, None] + u[:, :, None]) + noise
-    s[:, 0, 0] += bias
-    return np.clip(s, 0.0, 1.0)
 
 
 # ------------------------------------------------------------------ Phi and Phi-tilde

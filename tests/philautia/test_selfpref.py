@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
-from conftest import REPO
+from helpers.project import REPO
 
 from judgebias.artifacts import write_table
 from judgebias.config import validate_params

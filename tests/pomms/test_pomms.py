@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import long_table
+from helpers.scores import long_table
 from sklearn.base import clone
 from sklearn.linear_model import ElasticNet
 from sklearn.utils._param_validation import InvalidParameterError
