@@ -20,7 +20,6 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,6 +28,7 @@ import pytest
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
+from helpers.project import REPO
 
 from judgebias import prompts
 from judgebias.config import ConfigError, load_config
@@ -45,7 +45,6 @@ from judgebias.devtools.serve_sim_args import add_arguments
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.registry import build_backend
 
-REPO = Path(__file__).resolve().parents[1]
 KEY = "test-key-7f3a9c"
 CAPTION = "In this picture, a large red circle on the left, set on a vivid white background."
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.project import REPO
 
 from judgebias.config import (
     ConfigError,
@@ -18,8 +19,6 @@ from judgebias.config import (
     validate_params,
 )
 from judgebias.data.paths import PathEscapeError, resolve_inside
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("relative, expected", [

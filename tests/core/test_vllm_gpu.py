@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers.project import REPO
 from helpers.tiny_vlm import SPECIAL_TOKENS, build_tiny_vlm
 
 pytestmark = pytest.mark.gpu
 
-REPO = Path(__file__).resolve().parents[1]
 ENGINE: dict[str, Any] = {  # engine args for a tiny model on a shared GPU
     "max_model_len": 2048,
     "gpu_memory_utilization": 0.2,

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from helpers.project import shared_data_dir
 from PIL import Image
 from scipy.stats import kendalltau
 
@@ -33,10 +33,7 @@ from judgebias.data.judgements import (
 from judgebias.data.nocaps import MissingImagesError
 from judgebias.models.sim import has_opener, has_signature
 
-SHARED = Path(
-    os.environ.get("JUDGEBIAS_SHARED_DATA")
-    or Path(__file__).resolve().parents[2] / "shared" / "data"
-)
+SHARED = shared_data_dir()
 FLICKR = SHARED / "caption-judgments" / "flickr8k_expert.json"
 NEBULA = SHARED / "caption-judgments" / "nebula_test.json"
 
