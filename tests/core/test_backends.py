@@ -337,6 +337,7 @@ def test_plan_of_a_philautia_only_params_file(params, tmp_path, key_env, monkeyp
     assert [row[2:6] for row in rows] == [["35", "0", "35", "35"]] * 3
 
 
+@pytest.mark.slow  # the whole small pipeline, through Snakemake over HTTP
 def test_secrets_are_never_written(default_params, tmp_path, key_env, monkeypatch):
     """A canary key travels the whole pipeline over HTTP and appears in no output."""
     canary = "sk-canary-7f3a9c1e5b2d4068"
