@@ -1,6 +1,6 @@
-# judgebias: one DAG, two front doors (DESIGN.md principle 1).
+# judgebias: one DAG, two front doors (docs/design.md principle 1).
 # `snakemake --cores N` runs it; `dvc.yaml` is derived from it by `judgebias export-dvc`.
-# All logic lives in the judgebias package; rules only wire artifacts to CLI steps.
+# All logic lives in the judgebias package; rules only name the files of study steps.
 # Each study that params.yaml runs adds its rules (judgebias.study); the report comes last.
 
 include: "workflow/rules/common.smk"

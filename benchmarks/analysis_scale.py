@@ -34,7 +34,15 @@ import yaml
 from dag_scale import BIN, scale_params
 
 from judgebias.artifacts import write_table
-from judgebias.studies.philautia.tables import SCORES, scores_path
+from judgebias.steps import command_arguments
+from judgebias.studies.philautia.tables import (
+    ANALYSIS_TABLES,
+    FIGURES,
+    SCORES,
+    figure_path,
+    scores_path,
+    setting_file,
+)
 
 SETTINGS = ("ref_free", "ref_based")
 RAW = "The caption names the objects in the image correctly. The final score is {}."
@@ -88,19 +96,23 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
 
 def steps(setting: str, models: list[str]) -> dict[str, list[str]]:
     """The pipeline's philautia commands for one setting (workflow/rules/philautia.smk)."""
-    out = f"results/philautia/{setting}"
-    jb = [str(BIN / "judgebias"), "--params", "params.yaml"]
-    files = [scores_path(setting, e, g) for e in models for g in models]
-    return {
-        "phi": [*jb, "phi", "--out-dir", out, *files],
-        "philautia": [*jb, "philautia", "--scores", f"{out}/scores.parquet",
-                      "--out-dir", out],
-        "selfpref": [*jb, "selfpref", "--scores", f"{out}/scores.parquet", "--philautia",
-                     f"{out}/philautia.parquet", "--out", f"{out}/selfpref.parquet"],
-        "heatmaps": [*jb, "heatmaps", "--setting", setting, "--phi", f"{out}/phi.parquet",
-                     "--phi-tilde", f"{out}/phi_tilde.parquet", "--philautia",
-                     f"{out}/philautia.parquet", "--out-dir", f"{out}/figures"],
+    jb = [str(BIN / "judgebias"), "--params", "params.yaml", "step"]
+    file = {name: setting_file(setting, name)
+            for name in ("scores", "phi", "counts", "phi_tilde", "philautia", "selfpref")}
+    named = {
+        "phi": ({"scores": [scores_path(setting, e, g) for e in models for g in models]},
+                {"long": file["scores"], "phi": file["phi"], "counts": file["counts"]}, {}),
+        "philautia": ({"scores": file["scores"]},
+                      {"metrics": setting_file(setting, "metrics", ".json"),
+                       "tables": [setting_file(setting, t) for t in ANALYSIS_TABLES]}, {}),
+        "selfpref": ({"scores": file["scores"], "philautia": file["philautia"]},
+                     {"selfpref": file["selfpref"]}, {}),
+        "heatmaps": ({k: file[k] for k in ("phi", "phi_tilde", "philautia")},
+                     {"figures": [figure_path(setting, f) for f in FIGURES]},
+                     {"setting": setting}),
     }
+    return {name: [*jb, f"philautia.{name}", *command_arguments(*args).split()]
+            for name, args in named.items()}
 
 
 def main() -> None:

@@ -80,7 +80,7 @@ from judgebias.judging.tasks import build_requests
 from judgebias.models.registry import build_backend
 from judgebias.models.sim import latent_mean, parse_evaluation_prompt, score_logprobs
 from judgebias.studies.philautia.jobs import caption_task, judge_task
-from judgebias.studies.philautia.phi import model_families
+from judgebias.studies.philautia.params import model_families
 from judgebias.studies.philautia.selfpref import self_preference, siblings
 
 REPO = Path(__file__).resolve().parents[1]

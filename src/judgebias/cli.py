@@ -52,6 +52,21 @@ def _cmd_agreement(args: argparse.Namespace) -> None:
               f"{info['n_nan_scores']} scores were missing (excluded, never imputed)")
 
 
+def _cmd_step(args: argparse.Namespace) -> None:
+    from judgebias.steps import run_step
+
+    run_step(args.step, load_config(args.params), args.inputs, args.outputs, args.wildcards)
+
+
+def _cmd_new_study(args: argparse.Namespace) -> None:
+    from judgebias.devtools.new_study import new_study
+
+    for path in new_study(Path.cwd(), args.name):
+        print(f"wrote {path.relative_to(Path.cwd())}")
+    print(f"next: add a `{args.name}:` block to params.yaml, then `judgebias validate`, "
+          "`snakemake -n` and `judgebias export-dvc` (docs/adding-a-study.md)")
+
+
 def _cmd_report(args: argparse.Namespace) -> None:
     from judgebias.report.build import write_full_report
 
@@ -135,6 +150,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="item scores: a judge-items output or any CSV/Parquet with the key")
     p.add_argument("--column", required=True, help="the score column to compare")
     p.add_argument("--on", default="item_id", help="key column (default: %(default)s)")
+    p = add("step", _cmd_step, "run a study step (STUDY.STEP) with a rule's named files")
+    p.add_argument("step", metavar="STUDY.STEP")
+    for flag, dest, what in (("--in", "inputs", "an input"), ("--out", "outputs", "an output"),
+                             ("--wildcard", "wildcards", "a wildcard")):
+        p.add_argument(flag, dest=dest, nargs="+", action="append", default=[],
+                       metavar=("NAME", "VALUE"), help=f"{what}'s name and value(s)")
+    p = add("new-study", _cmd_new_study,
+            "start a study: copy the template study under NAME and register it")
+    p.add_argument("name")
     p = add("report", _cmd_report, "write the self-contained HTML report")
     p.add_argument("--out", required=True)
     p.add_argument("--results", nargs="+", default=[], metavar="STUDY=DIR",
@@ -165,7 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="passed on to dvc repro, after `--` where they start with a dash "
                    "(`judgebias dvc-repro -- -q report`)")
     for study in registered().values():
-        study.load("cli")(add)
+        if study.cli:
+            study.load("cli")(add)
     return parser
 
 

@@ -9,7 +9,8 @@ A study is a package under judgebias.studies, named by one line of the registry
 - what runs but quietly falls back to defaults (``warnings``: params -> list of lines that
   ``judgebias validate`` prints, e.g. a simulated judge without its trait block),
 - its Snakemake rules file (``rules``, relative to the project root),
-- its CLI steps (``cli``: a function given ``add(name, function, help)``),
+- its rules' steps: the functions of its ``steps`` module (judgebias.steps),
+- extra commands, if any (``cli``: a function given ``add(name, function, help)``),
 - the model calls it will make (``plan``: params -> list of PlannedCalls, keyed or
   estimated, and NotCounted lines, for `judgebias plan`),
 - its report section (``report``: (params, results folder) -> report Section),
@@ -39,7 +40,7 @@ class Study:
     title: str
     package: str
     rules: str
-    cli: str
+    cli: str | None = None
     schema: str = "schema.yaml"
     validate: str | None = None
     warnings: str | None = None

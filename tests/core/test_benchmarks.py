@@ -32,6 +32,7 @@ SMOKE = {
                      "--truth-groups", "200"],
     "plan_scale.py": ["--images", "20", "--models", "3", "--settings", "1", "--repeat", "1"],
     "rate_limit.py": ["--rpm", "1200", "--requests", "60", "--repeat", "1"],
+    "template_slope.py": ["--datasets", "20"],
     "selfpref_coverage.py": ["--images", "10", "--seeds", "1", "--reps", "2",
                              "--worlds", "no_bias"],
 }

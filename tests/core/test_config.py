@@ -67,7 +67,7 @@ def test_also_in_families_are_checked(params):
 
 
 def test_also_in_reaches_the_family_sub_matrices(params):
-    from judgebias.studies.philautia.phi import model_families
+    from judgebias.studies.philautia.params import model_families
 
     params["panel"]["lumen-large"]["also_in"] = ["corvid"]
     config = validate_params(params)

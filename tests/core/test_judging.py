@@ -16,9 +16,9 @@ from judgebias.judging.answers import STATUS_OK, IntegerScore, parse_score
 from judgebias.judging.tasks import FreeText, JudgeTask, answer_rows, build_requests
 from judgebias.judging.values import numeric_values
 from judgebias.models.base import ChatResponse
-from judgebias.studies.philautia.analysis import phi_matrix, score_tensor
 from judgebias.studies.philautia.jobs import caption_images, judge_task, score_captions
-from judgebias.studies.philautia.phi import analysis_scores
+from judgebias.studies.philautia.measures import phi_matrix, score_tensor
+from judgebias.studies.philautia.steps import analysis_scores
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES, SCORES
 from judgebias.studies.pomms.tables import JUDGEMENTS
 

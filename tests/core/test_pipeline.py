@@ -129,7 +129,7 @@ def test_editing_a_module_reruns_exactly_the_rules_whose_steps_import_it(project
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
     stages = dvc_graph(project)
     for module in ("report/figures.py", "studies/pomms/estimator.py", "models/sim.py",
-                   "studies/philautia/analysis.py", "judging/expected.py",
+                   "studies/philautia/measures.py", "judging/expected.py",
                    "devtools/serve_sim.py", "studies/pomms/report.py"):
         path = project / "src/judgebias" / module
         original = path.read_text()

@@ -9,6 +9,7 @@ preference shows it in its sub-matrix (mostly positive off-diagonal entries, top
 from __future__ import annotations
 
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,7 @@ from judgebias.artifacts import write_frame, write_table
 from judgebias.config import validate_params
 from judgebias.data.synthetic import build_synthetic_dataset
 from judgebias.studies.philautia.jobs import caption_images, score_captions
-from judgebias.studies.philautia.phi import collect_scores, run_analysis
+from judgebias.studies.philautia.steps import collect_scores, run_analysis
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES, SCORES
 from judgebias.study import study_models
 
@@ -127,14 +128,14 @@ def pomms_results(default_results):
     """Pomms on the default panel, step by step as the pipeline runs it: the judgement
     items scored by every evaluator with pomms.judgement_setting's prompt (item_scores),
     the judged ratings, the ensemble fitted, Tables 1 and 2 built; and the `pomms` step
-    itself (run_pomms) on the same inputs."""
+    itself (steps.fit) on the same inputs."""
     from judgebias.agreement import kendall
     from judgebias.data.judgements import build_synthetic_judgements
-    from judgebias.studies.pomms.estimator import table1, table2
     from judgebias.studies.pomms.jobs import score_items
+    from judgebias.studies.pomms.measures import table1, table2
     from judgebias.studies.pomms.params import judgement_setting
-    from judgebias.studies.pomms.steps import fit_pomms, judged_ratings, run_pomms
-    from judgebias.studies.pomms.tables import ITEM_SCORES, JUDGEMENTS
+    from judgebias.studies.pomms.steps import fit, fit_pomms, judged_ratings
+    from judgebias.studies.pomms.tables import ITEM_SCORES, JUDGEMENTS, TABLES
 
     config, _, long_paths, root = default_results
     pomms, models = config["pomms"], study_models(config, "philautia")
@@ -158,7 +159,9 @@ def pomms_results(default_results):
     taus = {m: kendall(test[m], test["human_score"])["tau_b"] for m in models}
     taus["Pomms"] = kendall(estimator.predict(test[models]), test["human_score"])["tau_b"]
     out = root / "pomms"
-    run_pomms(config, [judgements], item_scores, long_paths[pomms["setting"]], out)
+    fit(config, judgements=[Path(judgements)], item_scores=list(map(Path, item_scores)),
+        scores=Path(long_paths[pomms["setting"]]), metrics=out / "metrics.json",
+        tables=[out / f"{table}.parquet" for table in TABLES])
     return (table1(estimator, ratings, scores_long, models), table2(estimator, scores_long, models),
             taus, estimator, out)
 
@@ -199,7 +202,7 @@ def test_pomms_mitigates_model_specific_preference(pomms_results, default_result
 
 @pytest.mark.slow
 def test_pomms_step_writes_what_the_estimator_gives(pomms_results):
-    """The `pomms` step (run_pomms) fits the same ensemble and writes its tables."""
+    """The `pomms` step (steps.fit) fits the same ensemble and writes its tables."""
     import json
 
     first, second, taus, estimator, out = pomms_results

@@ -341,36 +341,48 @@ def _run(*argv: str) -> None:
     assert main(["--params", "params.yaml", *argv]) == 0, argv
 
 
+def _step(target: str, inputs: dict, outputs: dict, **wildcards: str) -> None:
+    """Run a study step through the CLI, with the arguments its rule would pass."""
+    from judgebias.steps import command_arguments
+
+    _run("step", target, *command_arguments(inputs, outputs, wildcards).split())
+
+
 def _philautia_steps(config: dict) -> None:
     """Every philautia step through the CLI with explicit paths, as the rules call them."""
     from judgebias.studies.philautia import tables
     from judgebias.study import study_models
 
     models = study_models(config, "philautia")
-    _run("dataset", "--out", tables.DATASET_TABLE, "--images", tables.DATASET_IMAGES)
+    _step("philautia.dataset", {}, {"table": tables.DATASET_TABLE,
+                                    "images": tables.DATASET_IMAGES})
     for g in models:
-        _run("caption", "--generator", g, "--images", tables.DATASET_TABLE,
-             "--out", tables.captions_path(g))
+        _step("philautia.caption", {"images": tables.DATASET_TABLE},
+              {"captions": tables.captions_path(g)}, generator=g)
     for setting in config["philautia"]["settings"]:
         scores = []
         for e in models:
             for g in models:
                 scores.append(tables.scores_path(setting, e, g))
-                _run("score", "--evaluator", e, "--setting", setting, "--images",
-                     tables.DATASET_TABLE, "--captions", tables.captions_path(g),
-                     "--out", scores[-1])
-        out = tables.setting_dir(setting)
-        _run("phi", "--out-dir", out, *scores)
-        _run("philautia", "--scores", f"{out}/scores.parquet", "--out-dir", out)
-        _run("selfpref", "--scores", f"{out}/scores.parquet", "--philautia",
-             f"{out}/philautia.parquet", "--out", f"{out}/{tables.SELFPREF_TABLE}.parquet")
-        _run("heatmaps", "--setting", setting, "--phi", f"{out}/phi.parquet",
-             "--phi-tilde", f"{out}/phi_tilde.parquet", "--philautia",
-             f"{out}/philautia.parquet", "--out-dir", f"{out}/figures")
+                _step("philautia.score", {"images": tables.DATASET_TABLE,
+                                          "captions": tables.captions_path(g)},
+                      {"scores": scores[-1]}, evaluator=e, generator=g, setting=setting)
+        file = {name: tables.setting_file(setting, name)
+                for name in ("scores", "phi", "counts", "phi_tilde", "philautia")}
+        _step("philautia.phi", {"scores": scores},
+              {"long": file["scores"], "phi": file["phi"], "counts": file["counts"]})
+        _step("philautia.philautia", {"scores": file["scores"]},
+              {"metrics": tables.setting_file(setting, "metrics", ".json"),
+               "tables": [tables.setting_file(setting, t) for t in tables.ANALYSIS_TABLES]})
+        _step("philautia.selfpref", {"scores": file["scores"], "philautia": file["philautia"]},
+              {"selfpref": tables.setting_file(setting, tables.SELFPREF_TABLE)})
+        _step("philautia.heatmaps", {k: file[k] for k in ("phi", "phi_tilde", "philautia")},
+              {"figures": [tables.figure_path(setting, f) for f in tables.FIGURES]},
+              setting=setting)
 
 
 def _pomms_steps(config: dict) -> None:
-    from judgebias.studies.philautia.tables import setting_dir
+    from judgebias.studies.philautia.tables import setting_file
     from judgebias.studies.pomms import tables
     from judgebias.study import study_models
 
@@ -378,16 +390,18 @@ def _pomms_steps(config: dict) -> None:
     judgements, item_scores = [], []
     for dataset in config["pomms"]["datasets"]:
         judgements.append(tables.judgements_path(dataset))
-        _run("judgements", "--dataset", dataset, "--out", judgements[-1],
-             "--images", tables.judgement_images(dataset))
+        _step("pomms.judgements", {}, {"table": judgements[-1],
+                                       "images": tables.judgement_images(dataset)},
+              dataset=dataset)
         for e in study_models(config, "philautia"):
             item_scores.append(tables.item_scores_path(setting, dataset, e))
-            _run("judge-items", "--evaluator", e, "--setting", setting,
-                 "--judgements", judgements[-1], "--out", item_scores[-1])
-    _run("pomms", "--judgements", *judgements, "--item-scores", *item_scores,
-         "--scores", f"{setting_dir(setting)}/scores.parquet", "--out-dir", tables.RESULTS)
-    _run("pomms-heatmap", "--phi-tilde", f"{tables.RESULTS}/phi_tilde.parquet",
-         "--out", tables.HEATMAP)
+            _step("pomms.judge_items", {"judgements": judgements[-1]},
+                  {"item_scores": item_scores[-1]}, evaluator=e, setting=setting)
+    _step("pomms.fit", {"judgements": judgements, "item_scores": item_scores,
+                        "scores": setting_file(setting, "scores")},
+          {"metrics": tables.METRICS, "tables": [tables.table_path(t) for t in tables.TABLES]})
+    _step("pomms.heatmap", {"phi_tilde": tables.table_path("phi_tilde")},
+          {"figure": tables.HEATMAP})
 
 
 @pytest.fixture

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import yaml
 
+from judgebias.studies import STUDIES
+
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-STUDIES = ("philautia", "pomms", "mmb", "frame", "birch")
 PANEL = ["lumen-large", "lumen-mini", "corvid-pro"]
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from helpers.scores import long_table, planted
 
-from judgebias.studies.philautia.analysis import (
+from judgebias.studies.philautia.measures import (
     analyse,
     bootstrap_philautia,
     column_deviation,
@@ -453,7 +453,7 @@ def test_collect_scores_reads_artifacts_and_counts_the_score_used(tmp_path: Path
     scores. Only "ok" answers count: an out-of-range or truncated answer keeps its number
     in `value` for audit but never reaches Phi."""
     from judgebias.artifacts import write_table
-    from judgebias.studies.philautia.phi import analysis_scores, collect_scores
+    from judgebias.studies.philautia.steps import analysis_scores, collect_scores
     from judgebias.studies.philautia.tables import SCORES
 
     models = ["a", "b", "c"]

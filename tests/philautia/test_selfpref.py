@@ -18,9 +18,9 @@ from helpers.project import REPO
 from judgebias.artifacts import write_table
 from judgebias.config import validate_params
 from judgebias.data.synthetic import build_synthetic_dataset
-from judgebias.studies.philautia.analysis import analyse
 from judgebias.studies.philautia.jobs import caption_images, score_captions
-from judgebias.studies.philautia.phi import analysis_scores, model_families
+from judgebias.studies.philautia.measures import analyse
+from judgebias.studies.philautia.params import model_families
 from judgebias.studies.philautia.selfpref import (
     build_design,
     fit_absorbed,
@@ -28,6 +28,7 @@ from judgebias.studies.philautia.selfpref import (
     siblings,
     with_philautia,
 )
+from judgebias.studies.philautia.steps import analysis_scores
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES, SCORES, SELFPREF
 from judgebias.study import study_models
 

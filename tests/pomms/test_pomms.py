@@ -22,14 +22,14 @@ from sklearn.utils.estimator_checks import (
 )
 
 from judgebias.agreement import kendall
-from judgebias.studies.philautia.analysis import (
+from judgebias.studies.philautia.measures import (
     phi_matrix,
     phi_tilde,
     philautia_scores,
     score_tensor,
 )
-from judgebias.studies.pomms.estimator import (
-    Pomms,
+from judgebias.studies.pomms.estimator import Pomms, validation_split
+from judgebias.studies.pomms.measures import (
     Table2,
     caption_features,
     ensemble_caption_scores,
@@ -40,7 +40,6 @@ from judgebias.studies.pomms.estimator import (
     pomms_phi_tilde,
     table1,
     table2,
-    validation_split,
 )
 
 

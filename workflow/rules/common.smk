@@ -4,6 +4,7 @@ import json
 
 from judgebias.config import get_key, load_config, result_keys
 from judgebias.models.registry import world_params
+from judgebias.steps import command_arguments
 from judgebias.study import active
 from judgebias.workflow.codedeps import step_files
 
@@ -21,9 +22,37 @@ REPORT_INPUTS = {}
 
 
 def step_code(command, extra=()):
-    """The project source files `judgebias <command>` runs (judgebias.workflow.codedeps):
-    editing any of them reruns the rule, editing anything else does not."""
+    """The project source files `judgebias <command>` runs, or study step "study.step"
+    (judgebias.workflow.codedeps): editing any of them reruns the rule, editing anything
+    else does not."""
     return step_files(command, extra)
+
+
+# A rule running a study step (judgebias.steps) declares its files once, by name, under
+# `input:` and `output:`; `step()` is its shell command and `step_params()` its params:
+# the rule's named files and wildcards as the step's arguments, and the params keys it
+# reads (exported to dvc.yaml; their values are Snakemake's rerun trigger). Named inputs
+# the step does not read itself are dependencies only and are not passed.
+DEPENDENCIES_ONLY = ("code", "prompt")
+
+
+def step(target):
+    return JB + " --log {log} step " + target + " {params.arguments}"
+
+
+def step_params(keys=()):
+    """`keys`: dotted params.yaml keys, or a function of the wildcards returning them."""
+    if callable(keys):
+        declared = {"dvc_params": keys, "values": lambda w: values_of(keys(w))}
+    else:
+        declared = {"dvc_params": list(keys), "values": values_of(keys)} if keys else {}
+    return {"arguments": _step_arguments, **declared}
+
+
+def _step_arguments(wildcards, input, output):
+    return command_arguments(
+        {k: v for k, v in input.items() if k not in DEPENDENCIES_ONLY},
+        dict(output.items()), dict(wildcards.items()))
 
 
 def template(prompt_id):

@@ -3,6 +3,7 @@
 from judgebias.data.build import dataset_files
 from judgebias.study import study_models
 from judgebias.studies.philautia import tables as philautia
+from judgebias.studies.philautia.params import models_key, setting_prompt_id
 from judgebias.studies.philautia.report import report_inputs as philautia_report_inputs
 
 PHILAUTIA_MODELS = study_models(PARAMS, "philautia")
@@ -14,12 +15,7 @@ wildcard_constraints:
     setting="|".join(SETTINGS),
 
 
-def setting_prompt(wildcards):
-    """A score job depends on its setting's evaluator prompt only, not the others'."""
-    return template(PARAMS["philautia"]["settings"][wildcards.setting]["prompt"])
-
-
-MODELS_KEY = "philautia.models" if "models" in PARAMS["philautia"] else "panel"
+MODELS_KEY = models_key(PARAMS)
 PHI_KEYS = [MODELS_KEY, "philautia.score"]
 FAMILY_KEYS = [
     *[f"panel.{m}.family" for m in PHILAUTIA_MODELS],
@@ -37,135 +33,119 @@ PHILAUTIA_FIGURE_KEYS = [MODELS_KEY, *figure_keys(PHILAUTIA_MODELS)]
 
 rule dataset:
     input:
-        code=step_code("dataset"),
+        code=step_code("philautia.dataset"),
         data=dataset_files(PARAMS["philautia"]["dataset"]),
     output:
         table=philautia.DATASET_TABLE,
         images=directory(philautia.DATASET_IMAGES),
     params:
-        dvc_params=["philautia.dataset"],
-        values=values_of(["philautia.dataset"]),
+        **step_params(["philautia.dataset"]),
     log:
         "logs/dataset.log",
     shell:
-        JB + " --log {log} dataset --out {output.table} --images {output.images}"
+        step("philautia.dataset")
 
 
 rule caption:
     input:
         images=philautia.DATASET_TABLE,
-        code=step_code("caption") + template(PARAMS["philautia"]["caption_prompt"]),
+        code=step_code("philautia.caption"),
+        prompt=template(PARAMS["philautia"]["caption_prompt"]),
     output:
-        philautia.captions_path("{generator}"),
+        captions=philautia.captions_path("{generator}"),
     params:
-        dvc_params=lambda w: model_keys(w.generator, "generator", "philautia.caption_prompt"),
-        values=lambda w: values_of(model_keys(w.generator, "generator", "philautia.caption_prompt")),
+        **step_params(lambda w: model_keys(w.generator, "generator",
+                                           "philautia.caption_prompt")),
     resources:
         **model_resources("generator"),
     log:
         "logs/caption/{generator}.log",
     shell:
-        JB + " --log {log} caption --generator {wildcards.generator} "
-        "--images {input.images} --out {output}"
+        step("philautia.caption")
 
 
 rule score:
     input:
         images=philautia.DATASET_TABLE,
         captions=philautia.captions_path("{generator}"),
-        code=step_code("score"),
-        prompt=setting_prompt,
+        code=step_code("philautia.score"),
+        prompt=lambda w: template(setting_prompt_id(PARAMS, w.setting)),
     output:
-        philautia.scores_path("{setting}", "{evaluator}", "{generator}"),
+        scores=philautia.scores_path("{setting}", "{evaluator}", "{generator}"),
     params:
-        dvc_params=lambda w: model_keys(w.evaluator, "evaluator",
-                                        f"philautia.settings.{w.setting}"),
-        values=lambda w: values_of(model_keys(w.evaluator, "evaluator",
-                                              f"philautia.settings.{w.setting}")),
+        **step_params(lambda w: model_keys(w.evaluator, "evaluator",
+                                           f"philautia.settings.{w.setting}")),
     resources:
         **model_resources("evaluator"),
     log:
         "logs/score/{setting}/{evaluator}/{generator}.log",
     shell:
-        JB + " --log {log} score --evaluator {wildcards.evaluator} "
-        "--setting {wildcards.setting} --images {input.images} "
-        "--captions {input.captions} --out {output}"
+        step("philautia.score")
 
 
 rule phi:
     input:
         scores=expand(philautia.scores_path("{{setting}}", "{evaluator}", "{generator}"),
                       evaluator=PHILAUTIA_MODELS, generator=PHILAUTIA_MODELS),
-        code=step_code("phi"),
+        code=step_code("philautia.phi"),
     output:
-        scores="results/philautia/{setting}/scores.parquet",
-        phi="results/philautia/{setting}/phi.parquet",
-        counts="results/philautia/{setting}/counts.parquet",
+        long=philautia.setting_file("{setting}", "scores"),
+        phi=philautia.setting_file("{setting}", "phi"),
+        counts=philautia.setting_file("{setting}", "counts"),
     params:
-        dvc_params=PHI_KEYS,
-        values=values_of(PHI_KEYS),
+        **step_params(PHI_KEYS),
     log:
         "logs/phi/{setting}.log",
     shell:
-        JB + " --log {log} phi --out-dir results/philautia/{wildcards.setting} {input.scores}"
+        step("philautia.phi")
 
 
 rule philautia:
     input:
-        scores="results/philautia/{setting}/scores.parquet",
-        code=step_code("philautia"),
+        scores=philautia.setting_file("{setting}", "scores"),
+        code=step_code("philautia.philautia"),
     output:
-        metrics="results/philautia/{setting}/metrics.json",
-        tables=expand("results/philautia/{{setting}}/{table}.parquet",
-                      table=philautia.ANALYSIS_TABLES),
+        metrics=philautia.setting_file("{setting}", "metrics", ".json"),
+        tables=[philautia.setting_file("{setting}", t) for t in philautia.ANALYSIS_TABLES],
     params:
-        dvc_params=ANALYSIS_KEYS,
-        values=values_of(ANALYSIS_KEYS),
+        **step_params(ANALYSIS_KEYS),
     log:
         "logs/philautia/{setting}.log",
     shell:
-        JB + " --log {log} philautia --scores {input.scores} "
-        "--out-dir results/philautia/{wildcards.setting}"
+        step("philautia.philautia")
 
 
 rule selfpref:
     input:
-        scores="results/philautia/{setting}/scores.parquet",
-        philautia="results/philautia/{setting}/philautia.parquet",
-        code=step_code("selfpref"),
+        scores=philautia.setting_file("{setting}", "scores"),
+        philautia=philautia.setting_file("{setting}", "philautia"),
+        code=step_code("philautia.selfpref"),
     output:
-        "results/philautia/{setting}/" + philautia.SELFPREF_TABLE + ".parquet",
+        selfpref=philautia.setting_file("{setting}", philautia.SELFPREF_TABLE),
     params:
-        dvc_params=SELFPREF_KEYS,
-        values=values_of(SELFPREF_KEYS),
+        **step_params(SELFPREF_KEYS),
     log:
         "logs/selfpref/{setting}.log",
     shell:
-        JB + " --log {log} selfpref --scores {input.scores} "
-        "--philautia {input.philautia} --out {output}"
+        step("philautia.selfpref")
 
 
 rule heatmaps:
     input:
-        phi="results/philautia/{setting}/phi.parquet",
-        phi_tilde="results/philautia/{setting}/phi_tilde.parquet",
-        philautia="results/philautia/{setting}/philautia.parquet",
-        code=step_code("heatmaps"),
+        phi=philautia.setting_file("{setting}", "phi"),
+        phi_tilde=philautia.setting_file("{setting}", "phi_tilde"),
+        philautia=philautia.setting_file("{setting}", "philautia"),
+        code=step_code("philautia.heatmaps"),
     output:
-        expand("results/philautia/{{setting}}/figures/{figure}.png",
-               figure=philautia.FIGURES),
+        figures=[philautia.figure_path("{setting}", f) for f in philautia.FIGURES],
     params:
-        dvc_params=PHILAUTIA_FIGURE_KEYS,
-        values=values_of(PHILAUTIA_FIGURE_KEYS),
+        **step_params(PHILAUTIA_FIGURE_KEYS),
     log:
         "logs/heatmaps/{setting}.log",
     shell:
-        JB + " --log {log} heatmaps --setting {wildcards.setting} --phi {input.phi} "
-        "--phi-tilde {input.phi_tilde} --philautia {input.philautia} "
-        "--out-dir results/philautia/{wildcards.setting}/figures"
+        step("philautia.heatmaps")
 
 
-TARGETS.extend(expand("results/philautia/{setting}/metrics.json", setting=SETTINGS))
-TARGETS.extend(expand("results/philautia/{setting}/{table}.parquet", setting=SETTINGS,
-                      table=philautia.SELFPREF_TABLE))
+TARGETS.extend(philautia.setting_file(s, "metrics", ".json") for s in SETTINGS)
+TARGETS.extend(philautia.setting_file(s, philautia.SELFPREF_TABLE) for s in SETTINGS)
 REPORT_INPUTS["philautia"] = philautia_report_inputs(PARAMS, philautia.RESULTS)

@@ -4,6 +4,8 @@
 # with the ensemble as an extra evaluator.
 from judgebias.data.build import judgement_files
 from judgebias.study import study_models
+from judgebias.studies.philautia import tables as philautia_tables
+from judgebias.studies.philautia.params import models_key, setting_prompt_id
 from judgebias.studies.pomms import tables as pomms
 from judgebias.studies.pomms.params import judgement_setting
 from judgebias.studies.pomms.report import report_inputs as pomms_report_inputs
@@ -12,9 +14,9 @@ POMMS_MODELS = study_models(PARAMS, "philautia")
 POMMS_DATASETS = list(PARAMS["pomms"]["datasets"])
 POMMS_SETTING = PARAMS["pomms"]["setting"]  # Phi-tilde and philautia scores (Table 1)
 POMMS_JUDGEMENT_SETTING = judgement_setting(PARAMS["pomms"])  # tau on the judgement data
-POMMS_KEYS = ["pomms", MODELS_KEY, "philautia.score", "philautia.ddof",
+POMMS_KEYS = ["pomms", models_key(PARAMS), "philautia.score", "philautia.ddof",
               *[f"panel.{m}.family" for m in POMMS_MODELS]]
-POMMS_FIGURE_KEYS = [MODELS_KEY, *figure_keys(POMMS_MODELS)]
+POMMS_FIGURE_KEYS = [models_key(PARAMS), *figure_keys(POMMS_MODELS)]
 
 wildcard_constraints:
     dataset="|".join(POMMS_DATASETS),
@@ -22,40 +24,35 @@ wildcard_constraints:
 
 rule judgements:
     input:
-        code=step_code("judgements"),
+        code=step_code("pomms.judgements"),
         data=lambda w: judgement_files(PARAMS["pomms"]["datasets"][w.dataset]),
     output:
         table=pomms.judgements_path("{dataset}"),
         images=directory(pomms.judgement_images("{dataset}")),
     params:
-        dvc_params=lambda w: [f"pomms.datasets.{w.dataset}"],
-        values=lambda w: values_of([f"pomms.datasets.{w.dataset}"]),
+        **step_params(lambda w: [f"pomms.datasets.{w.dataset}"]),
     log:
         "logs/judgements/{dataset}.log",
     shell:
-        JB + " --log {log} judgements --dataset {wildcards.dataset} --out {output.table} "
-        "--images {output.images}"
+        step("pomms.judgements")
 
 
 rule judge_items:
     input:
         judgements=pomms.judgements_path("{dataset}"),
-        code=step_code("judge-items"),
-        prompt=setting_prompt,
+        code=step_code("pomms.judge_items"),
+        prompt=lambda w: template(setting_prompt_id(PARAMS, w.setting)),
     output:
-        pomms.item_scores_path("{setting}", "{dataset}", "{evaluator}"),
+        item_scores=pomms.item_scores_path("{setting}", "{dataset}", "{evaluator}"),
     params:
-        dvc_params=lambda w: model_keys(w.evaluator, "evaluator",
-                                        f"philautia.settings.{w.setting}"),
-        values=lambda w: values_of(model_keys(w.evaluator, "evaluator",
-                                              f"philautia.settings.{w.setting}")),
+        **step_params(lambda w: model_keys(w.evaluator, "evaluator",
+                                           f"philautia.settings.{w.setting}")),
     resources:
         **model_resources("evaluator"),
     log:
         "logs/judge_items/{setting}/{dataset}/{evaluator}.log",
     shell:
-        JB + " --log {log} judge-items --evaluator {wildcards.evaluator} "
-        "--setting {wildcards.setting} --judgements {input.judgements} --out {output}"
+        step("pomms.judge_items")
 
 
 rule pomms:
@@ -64,35 +61,32 @@ rule pomms:
         item_scores=expand(pomms.item_scores_path(POMMS_JUDGEMENT_SETTING, "{dataset}",
                                                   "{evaluator}"),
                            dataset=POMMS_DATASETS, evaluator=POMMS_MODELS),
-        scores=f"results/philautia/{POMMS_SETTING}/scores.parquet",
-        code=step_code("pomms"),
+        scores=philautia_tables.setting_file(POMMS_SETTING, "scores"),
+        code=step_code("pomms.fit"),
     output:
-        metrics=f"{pomms.RESULTS}/metrics.json",
-        tables=expand(f"{pomms.RESULTS}/{{table}}.parquet", table=pomms.TABLES),
+        metrics=pomms.METRICS,
+        tables=[pomms.table_path(t) for t in pomms.TABLES],
     params:
-        dvc_params=POMMS_KEYS,
-        values=values_of(POMMS_KEYS),
+        **step_params(POMMS_KEYS),
     log:
         "logs/pomms.log",
     shell:
-        JB + " --log {log} pomms --judgements {input.judgements} "
-        "--item-scores {input.item_scores} --scores {input.scores} --out-dir " + pomms.RESULTS
+        step("pomms.fit")
 
 
 rule pomms_heatmap:
     input:
-        phi_tilde=f"{pomms.RESULTS}/phi_tilde.parquet",
-        code=step_code("pomms-heatmap"),
+        phi_tilde=pomms.table_path("phi_tilde"),
+        code=step_code("pomms.heatmap"),
     output:
-        pomms.HEATMAP,
+        figure=pomms.HEATMAP,
     params:
-        dvc_params=POMMS_FIGURE_KEYS,
-        values=values_of(POMMS_FIGURE_KEYS),
+        **step_params(POMMS_FIGURE_KEYS),
     log:
         "logs/pomms_heatmap.log",
     shell:
-        JB + " --log {log} pomms-heatmap --phi-tilde {input.phi_tilde} --out {output}"
+        step("pomms.heatmap")
 
 
-TARGETS.append(f"{pomms.RESULTS}/metrics.json")
+TARGETS.append(pomms.METRICS)
 REPORT_INPUTS["pomms"] = pomms_report_inputs(PARAMS, pomms.RESULTS)

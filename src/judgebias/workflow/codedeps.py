@@ -128,7 +128,8 @@ def dispatch_modules() -> set[str]:
     cli = _imported(ast.parse(path.read_text()), "judgebias.cli", top_level_only=True)
     studies = {f"{s.package}{part}" for s in registered().values()
                for part in ("", ".cli", ".params")}
-    return closure(cli | studies) | {"judgebias.cli", REGISTRY, "judgebias.devtools",
+    return closure(cli | studies) | {"judgebias.cli", REGISTRY, "judgebias.steps",
+                                     "judgebias.devtools",
                                      "judgebias.devtools.serve_sim_args"}
 
 
@@ -141,9 +142,51 @@ def _handlers() -> dict[str, object]:
     return {name: p.get_default("func") for name, p in sub.choices.items()}
 
 
+def step_imports(target: str) -> tuple[str, set[str]]:
+    """The steps module of study step `target` ("study.step", judgebias.steps), and the
+    project modules the step imports: in its function's body and in the bodies of the
+    module's functions it calls (transitively), and at its module's top level; not its
+    sibling steps' imports. Read from source, so parsing the workflow imports no step's
+    code."""
+    from judgebias.steps import STEPS_MODULE, StepError
+    from judgebias.study import registered
+
+    study, _, name = target.partition(".")
+    if study not in registered():
+        raise StepError(f"step {target!r}: no study {study!r}")
+    module = f"{registered()[study].package}.{STEPS_MODULE}"
+    path = module_file(module)
+    assert path is not None
+    tree = ast.parse(path.read_text(), str(path))
+    functions = {node.name: node for node in tree.body
+                 if isinstance(node, ast.FunctionDef | ast.ClassDef)}
+    if name not in functions:
+        raise StepError(f"step {target!r}: {module} has no function {name!r}")
+    imports, todo = _imported(tree, module, top_level_only=True), [name]
+    used: set[str] = set()
+    while todo:
+        used.add(current := todo.pop())
+        imports |= _imported(functions[current], module)
+        todo += [name for name in _called_names(functions[current])
+                 if name in functions and name not in used]
+    return module, imports
+
+
+def _called_names(function: ast.FunctionDef | ast.ClassDef) -> set[str]:
+    """Names a function calls directly, less its parameters (which shadow them)."""
+    shadowed = ({a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+                if isinstance(function, ast.FunctionDef) else set())
+    return {node.func.id for node in ast.walk(function) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name) and node.func.id not in shadowed}
+
+
 def step_modules(command: str, extra: Iterable[str] = ()) -> set[str]:
-    """The project modules `judgebias <command>` runs, plus the closure of `extra`
-    (modules a step loads by name, e.g. the report's study sections)."""
+    """The project modules `judgebias <command>` runs (a core or study command, or a
+    study step "study.step"), plus the closure of `extra` (modules a step loads by
+    name, e.g. the report's study sections)."""
+    if "." in command:  # the steps module's file, but only this step's imports
+        module, imports = step_imports(command)
+        return closure(imports | set(extra)) | {module}
     handlers = _handlers()
     if command not in handlers:
         raise KeyError(f"no judgebias command {command!r}")

@@ -10,7 +10,6 @@ STUDY = Study(
     title="Philautia: self- and family-preference of caption judges",
     package=__name__,
     rules="workflow/rules/philautia.smk",
-    cli=f"{__name__}.cli:register",
     validate=f"{__name__}.params:validate",
     plan=f"{__name__}.plan:planned_calls",
     report=f"{__name__}.report:report_section",

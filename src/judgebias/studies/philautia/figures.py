@@ -14,16 +14,17 @@ from judgebias.studies.philautia.tables import read_matrix
 from judgebias.study import simulated_models, study_models
 
 
-def draw_figures(config: Mapping[str, Any], setting: str, phi: str, phi_tilde: str,
-                 philautia: str, out_dir: Path) -> None:
+def draw_figures(config: Mapping[str, Any], setting: str, phi: Path, phi_tilde: Path,
+                 philautia: Path, out: Mapping[str, Path]) -> None:
     """Fig. A (raw Phi) and Fig. 4 (Phi-tilde) of seed 000 for one setting, plus the
-    philautia scores with their bootstrap intervals."""
+    philautia scores with their bootstrap intervals, to the paths `out` names
+    (``tables.FIGURES``)."""
     sim = simulated_models(config, study_models(config, "philautia"))
-    heatmap(read_matrix(phi), out_dir / "phi.png", rf"$\Phi$ (mean score), {setting}",
+    heatmap(read_matrix(phi), out["phi"], rf"$\Phi$ (mean score), {setting}",
             diverging=False, value_fmt=".3f", simulated=sim)
-    heatmap(read_matrix(phi_tilde), out_dir / "phi_tilde.png",
+    heatmap(read_matrix(phi_tilde), out["phi_tilde"],
             rf"$\tilde{{\Phi}}$ (column- then row-standardised), {setting}",
             diverging=True, simulated=sim, highlight_diagonal=True)
     estimates = pd.read_parquet(philautia)
-    interval_plot(estimates.rename(columns={"score": "estimate"}), out_dir / "philautia.png",
+    interval_plot(estimates.rename(columns={"score": "estimate"}), out["philautia"],
                   f"Philautia scores with bootstrap intervals, {setting}", simulated=sim)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgebias.config import path_errors
@@ -44,3 +44,22 @@ def validate(params: Mapping[str, Any]) -> list[str]:
                           f"but prompt {setting['prompt']!r} "
                           f"{'takes' if takes else 'has no'} references")
     return errors
+
+
+def model_families(config: Mapping[str, Any], models: Sequence[str]) -> dict[str, list[str]]:
+    """Model -> every family it belongs to: ``panel.<key>.family`` (its primary family,
+    whose sim opener styles its captions) then ``panel.<key>.also_in`` (further
+    families for the §6.2 sub-matrices; seed 000 Fig. 6 puts LLaVA-OneVision-7B in both
+    the Qwen-based and the LLaVA block)."""
+    return {m: [config["panel"][m]["family"], *config["panel"][m].get("also_in", [])]
+            for m in models}
+
+
+def models_key(params: Mapping[str, Any]) -> str:
+    """The params key naming the study's models: its own subset, else the whole panel."""
+    return "philautia.models" if "models" in params["philautia"] else "panel"
+
+
+def setting_prompt_id(params: Mapping[str, Any], setting: str) -> str:
+    """The evaluator prompt of a philautia setting (a score job depends on it only)."""
+    return params["philautia"]["settings"][setting]["prompt"]

@@ -50,7 +50,7 @@ can have further ones). The output flags unidentified effects (`own_identified`,
 (`fit_absorbed`); own - family is given where identified.
 
 Families: ``panel.<key>.family`` plus ``panel.<key>.also_in``
-(`judgebias.studies.philautia.phi.model_families`); one pooled family effect per
+(`judgebias.studies.philautia.params.model_families`); one pooled family effect per
 evaluator over all its siblings in every family it belongs to. An evaluator without a
 sibling in the panel has no family indicator (not estimable): its family columns are NaN
 and `family_estimable` is False. Failed / unparseable scores (NaN) are dropped and counted
@@ -140,9 +140,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgebias.studies.philautia.analysis import family_groups
-from judgebias.studies.philautia.phi import SCORE_SCALE, model_families
-from judgebias.studies.philautia.tables import EFFECT_FIELDS, SELFPREF
+from judgebias.studies.philautia.measures import family_groups
+from judgebias.studies.philautia.tables import EFFECT_FIELDS, SCORE_SCALE, SELFPREF
 
 ABSORB = ("caption", "image")
 
@@ -366,14 +365,3 @@ def with_philautia(effects: pd.DataFrame, philautia: pd.DataFrame) -> pd.DataFra
              .add_prefix("philautia_"))
     out = effects.join(paper, on="model")
     return out[list(SELFPREF.names)]
-
-
-def run_selfpref(config: Mapping[str, Any], scores_path: str, philautia_path: str
-                 ) -> pd.DataFrame:
-    """The `selfpref` step: one setting's long scores table -> the SELFPREF table."""
-    from judgebias.study import study_models
-
-    models = study_models(config, "philautia")
-    effects = self_preference(pd.read_parquet(scores_path), models,
-                              model_families(config, models), ci=config["philautia"]["ci"])
-    return with_philautia(effects, pd.read_parquet(philautia_path))

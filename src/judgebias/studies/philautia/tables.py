@@ -59,6 +59,8 @@ SELFPREF = table_schema("selfpref", [
 ])
 
 
+SCORE_SCALE = 100.0  # G-VEval scores are integers 0..100; seed 000 §5 normalises to [0, 1]
+
 DATASET_TABLE = "data/dataset/images.parquet"
 DATASET_IMAGES = "data/dataset/images"
 RESULTS = "results/philautia"
@@ -78,6 +80,15 @@ def scores_path(setting: str, evaluator: str, generator: str) -> str:
 
 def setting_dir(setting: str) -> str:
     return f"{RESULTS}/{setting}"
+
+
+def setting_file(setting: str, name: str, suffix: str = ".parquet") -> str:
+    """A result file of one setting (tables by name, ``metrics.json``)."""
+    return f"{setting_dir(setting)}/{name}{suffix}"
+
+
+def figure_path(setting: str, figure: str) -> str:
+    return f"{setting_dir(setting)}/figures/{figure}.png"
 
 
 def read_matrix(path: str | Path) -> pd.DataFrame:

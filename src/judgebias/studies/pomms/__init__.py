@@ -9,7 +9,6 @@ STUDY = Study(
     title="Pomms: an ensemble of evaluators against self-preference",
     package=__name__,
     rules="workflow/rules/pomms.smk",
-    cli=f"{__name__}.cli:register",
     validate=f"{__name__}.params:validate",
     plan=f"{__name__}.plan:planned_calls",
     report=f"{__name__}.report:report_section",

@@ -1,43 +1,40 @@
-"""The `pomms` step (seed 000 §4.2, §6.3): read the judged ratings and the philautia
-scores it is given, fit, and write. The estimator and the tables live in
-judgebias.studies.pomms.estimator."""
+"""Pomms' steps, one per rule of workflow/rules/pomms.smk (judgebias.steps): each reads the
+files its rule names, calls the study's functions and writes the files its rule names.
+
+A step imports what only it uses inside its body, so its rule's code dependencies
+(derived from those imports) stay its own. The estimator is judgebias.studies.pomms
+.estimator, its readings (Tables 1 and 2, Phi-tilde with Pomms) .measures."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+from judgebias.studies.philautia.tables import SCORE_SCALE
+from judgebias.studies.pomms.tables import ITEM_SCORES, JUDGEMENTS, TABLES
 
-from judgebias.agreement import agreement
-from judgebias.artifacts import read_columns, read_table, write_frame, write_json
-from judgebias.judging.values import failed_calls, numeric_values
-from judgebias.studies.pomms.estimator import (
-    POMMS,
-    Pomms,
-    ensemble_caption_scores,
-    pomms_phi_tilde,
-    table1,
-    table2,
-    validation_split,
-)
-from judgebias.studies.pomms.params import judgement_setting
-from judgebias.studies.pomms.tables import ITEM_SCORES, JUDGEMENTS
-from judgebias.study import study_models
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from judgebias.studies.pomms.estimator import Pomms
 
 log = logging.getLogger(__name__)
-
-SCORE_SCALE = 100.0  # the philautia setting's G-VEval scores, 0..100
 
 _ITEM_COLUMNS = ["item_id", "evaluator", "status", "value", "expected"]
 
 
-def judged_ratings(config: Mapping[str, Any], judgements: Sequence[str],
-                   item_scores: Sequence[str]) -> pd.DataFrame:
+def judged_ratings(config: Mapping[str, Any], judgements: Sequence[str | Path],
+                   item_scores: Sequence[str | Path]) -> pd.DataFrame:
     """Every human rating of the judgement datasets, with one score column per panel
     evaluator (its score of that rating's item, in [0, 1]; NaN if its answer failed)."""
+    import pandas as pd
+
+    from judgebias.artifacts import read_columns, read_table
+    from judgebias.judging.values import numeric_values
+    from judgebias.study import study_models
+
     models, score = study_models(config, "philautia"), config["philautia"]["score"]
     scores = pd.concat([read_columns(p, ITEM_SCORES, [*_ITEM_COLUMNS, "dataset"])
                         for p in item_scores], ignore_index=True)
@@ -69,6 +66,9 @@ def fit_pomms(config: Mapping[str, Any], ratings: pd.DataFrame,
     scored on its val split (seed 000 §6.3, `validation_split`); the ensemble size by
     ``pomms.select`` (min_philautia reads `scores_long`, the philautia setting's long
     table, as Table 2 chose Pomms (iv) by its philautia score)."""
+    from judgebias.studies.pomms.estimator import Pomms, validation_split
+    from judgebias.study import study_models
+
     pomms = config["pomms"]
     rows = ratings[(ratings["dataset"] == pomms["train_dataset"])
                    & ratings["split"].isin(["train", "val"])]
@@ -83,30 +83,81 @@ def fit_pomms(config: Mapping[str, Any], ratings: pd.DataFrame,
                          caption_scores=scores_long)
 
 
-def run_pomms(config: Mapping[str, Any], judgements: Sequence[str],
-              item_scores: Sequence[str], scores: str, out_dir: Path) -> None:
+def judgements(params: Mapping[str, Any], *, dataset: str, table: Path,
+               images: Path) -> None:
+    """Build or import caption-judgement dataset `dataset` (``pomms.datasets``)."""
+    from judgebias.artifacts import write_table
+    from judgebias.config import input_errors
+    from judgebias.data.build import build_judgements
+
+    with input_errors(f"pomms.datasets.{dataset}"):
+        built = build_judgements(dataset, params["pomms"]["datasets"][dataset], images)
+    write_table(built, table, JUDGEMENTS)
+    log.info("%s: %d ratings of %d items -> %s", dataset, len(built),
+             built["item_id"].nunique(), table)
+
+
+def judge_items(params: Mapping[str, Any], *, evaluator: str, setting: str,
+                judgements: Path, item_scores: Path) -> None:
+    """Score every item of a judgement dataset with one evaluator (seed 000 §6.3)."""
+    from judgebias.artifacts import write_table
+    from judgebias.studies.pomms.jobs import score_items
+
+    write_table(score_items(params, evaluator, setting, str(judgements)), item_scores,
+                ITEM_SCORES)
+
+
+def heatmap(params: Mapping[str, Any], *, phi_tilde: Path, figure: Path) -> None:
+    """Fig. D of seed 000: Phi-tilde with Pomms as an extra evaluator column."""
+    from judgebias.studies.pomms.figures import draw_heatmap
+
+    draw_heatmap(params, str(phi_tilde), figure)
+
+
+def fit(params: Mapping[str, Any], *, judgements: Sequence[Path],
+        item_scores: Sequence[Path], scores: Path, metrics: Path,
+        tables: Sequence[Path]) -> None:
     """Fit Pomms and write its tables: Table 1/2 analogues, Phi-tilde with Pomms, agreement.
 
     `scores` is the long scores table of the philautia setting Pomms uses (``setting``);
-    `item_scores` hold the judgement datasets scored with ``judgement_setting``.
+    `item_scores` hold the judgement datasets scored with ``judgement_setting``; `tables`
+    are the rule's table outputs, one per name of ``tables.TABLES`` (by file stem).
     """
-    models, study = study_models(config, "philautia"), config["philautia"]
-    ratings = judged_ratings(config, judgements, item_scores)
+    import pandas as pd
+
+    from judgebias.agreement import agreement
+    from judgebias.artifacts import read_columns, write_frame, write_json
+    from judgebias.judging.values import failed_calls
+    from judgebias.studies.pomms.measures import (
+        POMMS,
+        ensemble_caption_scores,
+        pomms_phi_tilde,
+        table1,
+        table2,
+    )
+    from judgebias.studies.pomms.params import judgement_setting
+    from judgebias.study import study_models
+
+    out = {path.stem: path for path in tables}
+    if sorted(out) != sorted(TABLES):
+        raise ValueError(f"pomms tables {sorted(out)} are not {sorted(TABLES)}")
+    models, study = study_models(params, "philautia"), params["philautia"]
+    ratings = judged_ratings(params, judgements, item_scores)
     scores_long = pd.read_parquet(scores)
-    estimator = fit_pomms(config, ratings, scores_long)
+    estimator = fit_pomms(params, ratings, scores_long)
     first = table1(estimator, ratings, scores_long, models, ddof=study["ddof"])
     second = table2(estimator, scores_long, models, ddof=study["ddof"])
     ensemble = ensemble_caption_scores(estimator, scores_long, models)
     phi_t = pomms_phi_tilde(scores_long, models, ensemble, ddof=study["ddof"])
     ratings[POMMS] = estimator.predict(ratings[models])
-    write_frame(estimator.steps_, out_dir / "steps.parquet")
-    write_frame(first, out_dir / "table1.parquet")
-    write_frame(second.table, out_dir / "table2.parquet")
-    write_frame(phi_t.reset_index(), out_dir / "phi_tilde.parquet")
-    write_frame(agreement(ratings, [*models, POMMS]), out_dir / "agreement.parquet")
+    write_frame(estimator.steps_, out["steps"])
+    write_frame(first, out["table1"])
+    write_frame(second.table, out["table2"])
+    write_frame(phi_t.reset_index(), out["phi_tilde"])
+    write_frame(agreement(ratings, [*models, POMMS]), out["agreement"])
     write_json({
-        "setting": config["pomms"]["setting"],
-        "judgement_setting": judgement_setting(config["pomms"]),
+        "setting": params["pomms"]["setting"],
+        "judgement_setting": judgement_setting(params["pomms"]),
         "min_members": int(estimator.min_members),
         "selection_order": list(estimator.selection_order_),
         "coef": dict(zip(estimator.members_, map(float, estimator.coef_), strict=True)),
@@ -119,4 +170,4 @@ def run_pomms(config: Mapping[str, Any], judgements: Sequence[str],
             [read_columns(p, ITEM_SCORES, ["evaluator", "status"]) for p in item_scores],
             ignore_index=True), "evaluator"),
         **second.summary(),
-    }, out_dir / "metrics.json")
+    }, metrics)

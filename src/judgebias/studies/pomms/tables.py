@@ -31,7 +31,12 @@ ITEM_SCORES = table_schema("item_scores", [
 
 RESULTS = "results/pomms"
 TABLES = ("steps", "table1", "table2", "phi_tilde", "agreement")
+METRICS = f"{RESULTS}/metrics.json"
 HEATMAP = f"{RESULTS}/figures/phi_tilde_pomms.png"
+
+
+def table_path(table: str) -> str:
+    return f"{RESULTS}/{table}.parquet"
 
 
 def judgements_path(dataset: str) -> str:

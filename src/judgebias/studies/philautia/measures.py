@@ -25,6 +25,11 @@ reference-free):
 
 Conventions (all matrices): rows are generators i, columns evaluators j, in the order of
 the ``models`` argument; the same list is both axes, so the matrix is square.
+
+Why this module is long: it is §4.1 and §6.1-6.2 of one paper as one chain (Phi ->
+Phi-tilde -> philautia score -> its test, intervals and leave-one-out readings), each
+step reading the previous one's result type; split, every piece would import the rest.
+The self-preference regression beyond the paper is its own module (.selfpref).
 """
 
 from __future__ import annotations

@@ -1,0 +1,46 @@
+"""The template study's steps, one per rule of workflow/rules/_template.smk
+(judgebias.steps): each reads the files its rule names, calls the study's functions and
+writes the files its rule names. A step imports what only it uses inside its body, so
+its rule's code dependencies stay its own (judgebias.workflow.codedeps)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from judgebias.studies._template.params import TemplateParams
+
+
+def answers(params: TemplateParams, *, answers: Path) -> None:
+    """Draw the synthetic answers (`items` is a name Snakemake reserves)."""
+    from judgebias.artifacts import write_table
+    from judgebias.studies._template.data import build_items
+    from judgebias.studies._template.tables import ITEMS
+
+    write_table(build_items(params.n_items, params.max_words, params.seed), answers, ITEMS)
+
+
+def judge(params: Mapping[str, Any], *, judge: str, answers: Path, scores: Path) -> None:
+    """One judge scores every answer."""
+    from judgebias.artifacts import read_table, write_table
+    from judgebias.studies._template.jobs import score_answers
+    from judgebias.studies._template.tables import ITEMS, SCORES
+
+    write_table(score_answers(params, judge, read_table(answers, ITEMS)), scores, SCORES)
+
+
+def measure(params: TemplateParams, *, answers: Path, scores: Sequence[Path],
+            slopes: Path, metrics: Path) -> None:
+    """Every judge's length slope, as a table and as DVC metrics."""
+    import pandas as pd
+
+    from judgebias.artifacts import read_table, write_frame, write_json
+    from judgebias.studies._template.measures import slopes as length_slopes
+    from judgebias.studies._template.tables import ITEMS, SCORES
+
+    table = length_slopes(pd.concat([read_table(p, SCORES) for p in scores],
+                                    ignore_index=True),
+                          read_table(answers, ITEMS), ci=params.ci)
+    write_frame(table, slopes)
+    write_json({"slopes": table.set_index("judge").to_dict(orient="index")}, metrics)

@@ -1,0 +1,34 @@
+"""The template study's artifacts: the schema of every table it writes, and where each
+file lives (rules and steps take paths from here only)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+
+# One row per synthetic answer: its text, its quality (facts it states) and its length.
+ITEMS = table_schema("_template_items", [
+    pa.field("item_id", pa.string(), nullable=False),
+    pa.field("answer", pa.string(), nullable=False),
+    pa.field("n_facts", pa.int64(), nullable=False),
+    pa.field("n_words", pa.int64(), nullable=False),
+])
+
+# One row per (answer, judge): the judge's reply, its parsed score and its status.
+SCORES = table_schema("_template_scores", [
+    pa.field("item_id", pa.string(), nullable=False),
+    pa.field("judge", pa.string(), nullable=False),
+    *ANSWER_FIELDS,
+    *CALL_FIELDS,
+])
+
+DATA = "data/_template"
+RESULTS = "results/_template"
+ITEMS_PATH = f"{DATA}/items.parquet"
+METRICS = f"{RESULTS}/metrics.json"
+SLOPES = f"{RESULTS}/slopes.parquet"
+
+
+def scores_path(judge: str) -> str:
+    return f"{DATA}/scores/{judge}.parquet"

@@ -1,0 +1,183 @@
+"""The philautia study's steps, one per rule of workflow/rules/philautia.smk
+(judgebias.steps): each reads the files its rule names, calls the study's functions
+(judgebias.studies.philautia.measures: Phi, Phi-tilde, tests and intervals of seed 000
+§4.1; .selfpref) and writes the files its rule names.
+
+A step imports what only it uses inside its body (or in the helpers below it calls), so
+its rule's code dependencies stay its own (judgebias.workflow.codedeps)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from judgebias.studies.philautia.tables import SCORE_SCALE
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from judgebias.studies.philautia.measures import PhilautiaResult
+
+log = logging.getLogger(__name__)
+
+
+def dataset(params: Mapping[str, Any], *, table: Path, images: Path) -> None:
+    """Build the synthetic image dataset or import a real one (``philautia.dataset``)."""
+    from judgebias.artifacts import write_table
+    from judgebias.config import input_errors
+    from judgebias.data.build import build_dataset
+    from judgebias.studies.philautia.tables import IMAGES
+
+    spec = params["philautia"]["dataset"]
+    with input_errors(f"philautia.dataset.{spec['name']}"):
+        built = build_dataset(spec, images)
+    write_table(built, table, IMAGES)
+    log.info("dataset: %d images -> %s", len(built), table)
+
+
+def caption(params: Mapping[str, Any], *, generator: str, images: Path,
+            captions: Path) -> None:
+    """Caption every image of the dataset with one generator (seed 000 Algorithm 1)."""
+    from judgebias.artifacts import write_table
+    from judgebias.studies.philautia.jobs import caption_images
+    from judgebias.studies.philautia.tables import CAPTIONS
+
+    write_table(caption_images(params, generator, str(images)), captions, CAPTIONS)
+
+
+def score(params: Mapping[str, Any], *, evaluator: str, setting: str, images: Path,
+          captions: Path, scores: Path) -> None:
+    """Score one generator's captions with one evaluator in one setting."""
+    from judgebias.artifacts import write_table
+    from judgebias.studies.philautia.jobs import score_captions
+    from judgebias.studies.philautia.tables import SCORES
+
+    write_table(score_captions(params, evaluator, setting, str(images), str(captions)),
+                scores, SCORES)
+
+
+def phi(params: Mapping[str, Any], *, scores: Sequence[Path], long: Path,
+        phi: Path, counts: Path) -> None:
+    """Collect a setting's score tables into its long table, Phi and per-cell counts."""
+    from judgebias.artifacts import write_frame
+
+    long_table, phi_table, counts_table = collect_scores(params, scores)
+    write_frame(long_table, long)
+    write_frame(phi_table, phi)
+    write_frame(counts_table, counts)
+
+
+def philautia(params: Mapping[str, Any], *, scores: Path, metrics: Path,
+              tables: Sequence[Path]) -> None:
+    """Phi-tilde, philautia scores, tests and intervals of one setting; `tables` are the
+    rule's outputs, one per name of ``tables.ANALYSIS_TABLES`` (by file stem)."""
+    from judgebias.artifacts import write_frame, write_json
+    from judgebias.studies.philautia.tables import ANALYSIS_TABLES
+
+    out = {path.stem: path for path in tables}
+    if sorted(out) != sorted(ANALYSIS_TABLES):
+        raise ValueError(f"philautia tables {sorted(out)} are not {sorted(ANALYSIS_TABLES)}")
+    result = run_analysis(params, scores)
+    computed = result.tables()
+    for name in ANALYSIS_TABLES:
+        write_frame(computed[name], out[name])
+    write_json(result.metrics(), metrics)
+
+
+def selfpref(params: Mapping[str, Any], *, scores: Path, philautia: Path,
+             selfpref: Path) -> None:
+    """Self- and family-preference in score points (beyond the paper), next to each
+    model's philautia score."""
+    import pandas as pd
+
+    from judgebias.artifacts import write_table
+    from judgebias.studies.philautia.params import model_families
+    from judgebias.studies.philautia.selfpref import self_preference, with_philautia
+    from judgebias.studies.philautia.tables import SELFPREF
+    from judgebias.study import study_models
+
+    models = study_models(params, "philautia")
+    effects = self_preference(pd.read_parquet(scores), models,
+                              model_families(params, models), ci=params["philautia"]["ci"])
+    write_table(with_philautia(effects, pd.read_parquet(philautia)), selfpref, SELFPREF)
+
+
+def heatmaps(params: Mapping[str, Any], *, setting: str, phi: Path, phi_tilde: Path,
+             philautia: Path, figures: Sequence[Path]) -> None:
+    """Fig. A (Phi) and Fig. 4 (Phi-tilde) of seed 000 and the philautia scores' figure;
+    `figures` are the rule's outputs, one per name of ``tables.FIGURES``."""
+    from judgebias.studies.philautia.figures import draw_figures
+    from judgebias.studies.philautia.tables import FIGURES
+
+    out = {path.stem: path for path in figures}
+    if sorted(out) != sorted(FIGURES):
+        raise ValueError(f"philautia figures {sorted(out)} are not {sorted(FIGURES)}")
+    draw_figures(params, setting, phi, phi_tilde, philautia, out)
+
+
+def analysis_scores(paths: Sequence[str | Path], score: str) -> pd.DataFrame:
+    """The long (image, generator, evaluator, score in [0,1]) table the analysis reads;
+    failed or unparseable answers are NaN (excluded from means, counted). `used_expected`
+    says which rows used the log-prob expected score rather than the parsed one."""
+    import pandas as pd
+
+    from judgebias.artifacts import read_columns
+    from judgebias.judging.values import numeric_values
+    from judgebias.studies.philautia.tables import SCORES
+
+    columns = ["image_id", "generator", "evaluator", "status", "value", "expected"]
+    scores = pd.concat([read_columns(p, SCORES, columns) for p in paths], ignore_index=True)
+    scores["score"] = numeric_values(scores, score, SCORE_SCALE)
+    scores["used_expected"] = ((score == "expected") & scores["expected"].notna()
+                               & scores["score"].notna())
+    return scores[["image_id", "generator", "evaluator", "status", "score", "used_expected"]]
+
+
+def collect_scores(config: Mapping[str, Any], score_paths: Sequence[str | Path]
+                   ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The setting's scores as one long table, Phi (seed 000 §4.1) and per-cell counts,
+    including how many valid scores used the expected score and how many fell back to
+    the parsed one (no log-probs, or tokens that do not spell the answer)."""
+    import pandas as pd
+
+    from judgebias.studies.philautia.measures import phi_matrix, score_tensor
+    from judgebias.study import study_models
+
+    models = study_models(config, "philautia")
+    long = analysis_scores(score_paths, config["philautia"]["score"])
+    _, tensor = score_tensor(long, models)
+    result = phi_matrix(tensor)
+    gen = pd.Index(models, name="generator")
+    phi = pd.DataFrame(result.phi, index=gen, columns=models)
+    valid = long[long["score"].notna()]
+    used = valid.groupby(["generator", "evaluator"])["used_expected"].agg(["sum", "size"])
+    counts = pd.DataFrame({
+        "generator": [g for g in models for _ in models],
+        "evaluator": [e for _ in models for e in models],
+        "n_valid": result.n_valid.ravel(),
+        "n_excluded": result.n_excluded.ravel(),
+    })
+    used = used.reindex(pd.MultiIndex.from_frame(counts[["generator", "evaluator"]]),
+                        fill_value=0)
+    counts["n_expected"] = used["sum"].to_numpy().astype(int)
+    counts["n_parsed_fallback"] = (used["size"] - used["sum"]).to_numpy().astype(int)
+    return long.drop(columns="used_expected"), phi.reset_index(), counts
+
+
+def run_analysis(config: Mapping[str, Any], scores_path: str | Path) -> PhilautiaResult:
+    """Phi-tilde, philautia scores, the diagonal test, family sub-matrices, both
+    leave-one-out readings and bootstrap intervals for one setting."""
+    import pandas as pd
+
+    from judgebias.studies.philautia.measures import analyse
+    from judgebias.studies.philautia.params import model_families
+    from judgebias.study import study_models
+
+    study = config["philautia"]
+    models = study_models(config, "philautia")
+    families = model_families(config, models)
+    return analyse(pd.read_parquet(scores_path), models, families, ddof=study["ddof"],
+                   n_boot=study["n_bootstrap"], n_permutations=study["n_permutations"],
+                   seed=study["seed"], ci=study["ci"])
