@@ -165,9 +165,7 @@ def test_editing_a_module_reruns_exactly_the_rules_whose_steps_import_it(project
 
 @pytest.mark.slow
 def test_params_without_pomms_run_philautia_only(tmp_path, default_params):
-    params = study_params(default_params, "philautia", "pomms", small=True)
-    del params["pomms"]
-    project = make_project(tmp_path, params)
+    project = make_project(tmp_path, study_params(default_params, "philautia", small=True))
     rules = {rule for rule, _ in planned_jobs(project)}
     assert "pomms" not in rules and "judge_items" not in rules
     assert {"caption", "score", "phi", "philautia", "report"} <= rules
