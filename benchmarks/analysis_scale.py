@@ -15,7 +15,7 @@ Snakemake job is; the benchmark reports each step's median wall time and its pea
 resident memory (``wait4``'s ru_maxrss), and the total per run (both settings, every
 step in sequence). Targets (issue 11): seconds, well under 2 GB.
 
-CI smoke run (tests/test_benchmarks.py): --images 50 --models 4 --repeat 1.
+CI smoke run (tests/core/test_benchmarks.py): --images 50 --models 4 --repeat 1.
 """
 
 from __future__ import annotations

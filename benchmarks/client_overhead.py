@@ -12,7 +12,7 @@ two, so both see the same machine load.
 
     .venv/bin/python benchmarks/client_overhead.py [--latency 0.5] [--rounds 10] [--repeat 3]
 
-CI smoke run (tests/test_benchmarks.py): --latency 0.05 --rounds 2 --repeat 1 --concurrency 4.
+CI smoke run (tests/core/test_benchmarks.py): --latency 0.05 --rounds 2 --repeat 1 --concurrency 4.
 
 Each run sends rounds * c requests; the median over --repeat runs is reported.
 """

@@ -13,7 +13,7 @@ paper's), FRAME with 9 judges and 100 items per domain (seed 004: 500 images), B
 
 It times ``snakemake -n`` (building the DAG, every job's params and code dependencies)
 in a fresh project copy, and reports the number of jobs. Prints Markdown. CI smoke run
-(tests/test_benchmarks.py): ``--models 6 --images 20 --repeat 1``.
+(tests/core/test_benchmarks.py): ``--models 6 --images 20 --repeat 1``.
 """
 
 from __future__ import annotations

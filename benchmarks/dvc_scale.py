@@ -20,7 +20,7 @@ them; only ``dvc-record``'s one-off hashing does. FRAME's combined renders (they
 the analyst's real scores) are a placeholder directory of one file per item.
 ``snakemake --touch`` then orders the mtimes as a real run would.
 
-Prints Markdown: medians of ``--repeat`` runs. CI smoke run (tests/test_benchmarks.py):
+Prints Markdown: medians of ``--repeat`` runs. CI smoke run (tests/core/test_benchmarks.py):
 ``--models 6 --images 10 --repeat 1 --small``.
 """
 

@@ -25,7 +25,7 @@ With ``--baseline-src`` (the ``src`` folder of another checkout, e.g. ``git arch
 src | tar -x -C /tmp/main``) the same passes run against that code too, alternating
 process by process so both see the same machine load, and the table says whether both
 gave the same features and scores (a sha256 of their reprs). Prints Markdown. CI smoke
-run (tests/test_benchmarks.py): --images 6 --repeat 1.
+run (tests/core/test_benchmarks.py): --images 6 --repeat 1.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ validate`` (exactly that start-up plus validation, no step work) and ``python -c
 (the interpreter alone) as medians over ``--repeat`` alternating runs. With
 ``--baseline-src`` (the ``src`` folder of another checkout, e.g. a ``git worktree`` of an
 older commit) the same command runs against that code too, interleaved, and the ratio is
-printed. Prints Markdown. CI smoke run (tests/test_benchmarks.py): --repeat 1.
+printed. Prints Markdown. CI smoke run (tests/core/test_benchmarks.py): --repeat 1.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ reads and hashes each file once per process (``read_image``, a bounded cache). T
 the same loop as philautia's plan (``build_requests`` then the journal keys) with the
 cache off (``IMAGE_CACHE_BYTES = 0``: every request reads and hashes, as before) and on,
 side by side, on synthetic 128-px scenes; prints Markdown with medians and the ratio.
-CI smoke run (tests/test_benchmarks.py): --images 20 --models 3 --settings 1 --repeat 1.
+CI smoke run (tests/core/test_benchmarks.py): --images 20 --models 3 --settings 1 --repeat 1.
 
 It then times the whole ``judgebias.plan.plan_calls`` on a philautia project of the same
 shape (dataset table and every generator's captions written, an empty journal): the

@@ -18,7 +18,7 @@ answered twice (the server's own count of answered requests equals the requests)
 
     .venv/bin/python benchmarks/rate_limit.py [--rpm 3000] [--requests 2000] [--repeat 3]
 
-CI smoke run (tests/test_benchmarks.py): --rpm 1200 --requests 60 --repeat 1.
+CI smoke run (tests/core/test_benchmarks.py): --rpm 1200 --requests 60 --repeat 1.
 Before/after: run it with ``PYTHONPATH=OLD_TREE/src`` for an older client (serve-sim
 always runs from this tree, see client_overhead.start_server).
 """

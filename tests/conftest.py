@@ -1,18 +1,18 @@
-"""Shared fixtures: the default params, and a small real project copy for pipeline tests."""
+"""Shared fixtures: the default params, and a headless browser for report tests.
+
+Tests live in one folder per study (philautia, pomms, mmb, frame, birch) and core/ (the
+core and what spans studies); what they share is in helpers/ (a project running only
+some studies: `helpers.project.study_params` and `make_project`).
+"""
 
 from __future__ import annotations
 
 import copy
-import os
-import shutil
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 import yaml
-
-REPO = Path(__file__).resolve().parents[1]
+from helpers.project import REPO
 
 
 @pytest.fixture(scope="session")
@@ -25,42 +25,11 @@ def params(default_params) -> dict:
     return copy.deepcopy(default_params)
 
 
-def shared_data_dir() -> Path:
-    """Real test data (../shared/data, or $JUDGEBIAS_SHARED_DATA)."""
-    return Path(os.environ.get("JUDGEBIAS_SHARED_DATA", REPO.parent / "shared" / "data"))
-
-
-def make_project(dest: Path, params: dict) -> Path:
-    """A copy of the workflow files with `params` as params.yaml: a real, small project."""
-    for name in ("Snakefile", "workflow", "src", ".gitignore", ".dvcignore", ".dvc"):
-        src = REPO / name
-        if src.is_dir():
-            skip = shutil.ignore_patterns("__pycache__", "*.egg-info", "tmp", "cache")
-            shutil.copytree(src, dest / name, ignore=skip)
-        else:
-            shutil.copy(src, dest / name)
-    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    return dest
-
-
-def long_table(tensor: np.ndarray, models: list[str]) -> pd.DataFrame:
-    """(N, M, M) tensor -> long score table, as the pipeline writes it."""
-    n, m, _ = tensor.shape
-    k, i, j = np.meshgrid(np.arange(n), np.arange(m), np.arange(m), indexing="ij")
-    return pd.DataFrame(
-        {
-            "image_id": [f"img{x:05d}" for x in k.ravel()],
-            "generator": np.array(models)[i.ravel()],
-            "evaluator": np.array(models)[j.ravel()],
-            "score": tensor.ravel(),
-        }
-    )
-
-
 @pytest.fixture(scope="session")
 def chromium(tmp_path_factory) -> Path:
-    """Debian's headless Chromium, installed with apt-get if missing (tests/report_browser.py)."""
-    from report_browser import install_chromium
+    """Debian's headless Chromium, installed with apt-get if missing
+    (tests/helpers/report_browser.py)."""
+    from helpers.report_browser import install_chromium
 
     return install_chromium(tmp_path_factory.getbasetemp().parent / "chromium-install.lock")
 
@@ -68,7 +37,7 @@ def chromium(tmp_path_factory) -> Path:
 @pytest.fixture
 def browser(chromium, tmp_path):
     """One headless Chromium page over the DevTools protocol, closed after the test."""
-    from report_browser import Browser
+    from helpers.report_browser import Browser
 
     profile = tmp_path / "chromium-profile"
     profile.mkdir()

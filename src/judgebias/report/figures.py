@@ -20,7 +20,7 @@ Why the details below:
   `text_layout`), measured by the renderer that drew the pixels. A figure is a picture, so
   a browser cannot see its text; with the boxes, a test can check that no label overlaps
   another and none is too small to read at the size the report shows the figure
-  (tests/report_browser.py).
+  (tests/helpers/report_browser.py).
 """
 
 from __future__ import annotations

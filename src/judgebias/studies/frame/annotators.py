@@ -26,7 +26,7 @@ def simulate_annotators(alignment: np.ndarray, rng: np.random.Generator, *,
 
     The defaults aim at Table 7's inter-annotator agreement (Pearson 0.62-0.82 across
     domains, "within 0.6-0.8", Appendix A): with alignment spread uniformly over [0, 1] the
-    two annotators correlate at about 0.77 (tests/test_frame_scene.py checks the range
+    two annotators correlate at about 0.77 (tests/frame/test_frame_scene.py checks the range
     0.59-0.82). The agreement falls when the alignments spread less, as it does in the
     paper's domains with fewer extreme scores (Table 2).
     """

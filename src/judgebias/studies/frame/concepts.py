@@ -10,7 +10,7 @@ image of three flamingos drinking from a watering hole in a meadow.") and read b
 :func:`parse_instruction`, which the offline renderer and the simulated judge use the way a
 text-to-image model and an LVLM read a prompt. Every value is found as whole words,
 case-insensitively, in its singular or plural form; no value of a domain is found inside the
-text of another value of that domain (tests/test_frame_concepts.py checks it), so a
+text of another value of that domain (tests/frame/test_frame_concepts.py checks it), so a
 paraphrase that keeps the value words parses like the template.
 """
 

@@ -514,7 +514,7 @@ def attack_success(change_table: pd.DataFrame, percent: str = "percent_change",
     the counted cells, the success rate such a judge has on average (S / (S + 1) per cell
     for the paper's in-sample pick of the best of S settings: 82 % over the 34 cells).
 
-    Reading verified on the paper's own numbers (tests/test_frame_effects.py): the
+    Reading verified on the paper's own numbers (tests/frame/test_frame_effects.py): the
     *printed parenthesised* percentages of Table 3 (GPT-4o) and Table 12 (GPT-4o-mini)
     plus Table 4's beauty column give 23/34 = 67.65 % and 22/34 = 64.71 %, as §5.2
     states; recomputing the changes from the printed two-decimal means does not (GPT-4o

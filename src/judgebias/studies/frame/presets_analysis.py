@@ -126,7 +126,7 @@ def sign_flip_p(differences: np.ndarray, n_resamples: int = 9999, seed: int = 0
     Exact up to EXACT_PERMUTATION_MAX items (all 2^n sign patterns, the observed one
     included), else `n_resamples` seeded random patterns, p = (1 + b) / (1 + B). The same
     test as ``scipy.stats.permutation_test((d,), np.mean, permutation_type="samples")``
-    (tests/test_frame_presets.py checks they agree), written as one matrix product over
+    (tests/frame/test_frame_presets.py checks they agree), written as one matrix product over
     many rows because scipy's takes ~0.1 s per 12-item row, too slow for the null
     simulation's 2,000 data sets per world."""
     d = np.atleast_2d(differences)
@@ -161,7 +161,7 @@ def paired_effects(differences: np.ndarray, original_means: np.ndarray,
     95 % t interval, and the t, exact sign-flip and exact sign tests, two-sided.
 
     `original_means`: each row's paired originals' mean (for the percent change). Worked
-    example (tests/test_frame_presets.py): d = (1, 2, 3) gives change 2, interval 2 -+
+    example (tests/frame/test_frame_presets.py): d = (1, 2, 3) gives change 2, interval 2 -+
     t(0.975, 2) / sqrt 3 = [-0.484, 4.484], t = 3.46, p = 0.0742; of the 8 sign patterns
     2 have |mean| >= 2: p = 0.25; 3 of 3 positive: sign p = 0.25.
 

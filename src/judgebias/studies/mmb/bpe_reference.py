@@ -22,7 +22,7 @@ with different strength: near uniform (:math:`u = 1/A`) the curvature on the sim
 :math:`r''(1/A) = A` for the entropy and :math:`(2 + 1/A) e^{1/A}` (about 2) for the
 printed term, so with 20 prompts the printed term regularises about 8 times less.
 
-Limits (tests/test_mmb_bpe_reference.py checks each):
+Limits (tests/mmb/test_mmb_bpe_reference.py checks each):
 
 * no validation data, or :math:`\lambda \to \infty`: uniform weights (AVG), under both;
   more precisely :math:`\lambda\, r''(1/A)\,(w - u) \to g - \bar g` with

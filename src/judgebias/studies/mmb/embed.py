@@ -14,7 +14,7 @@ Offline default: no pretrained weights can be downloaded on these machines, so w
 ``init_seed``. A random ViT's patch embedding is a random linear projection of pixel
 patches, which keeps patch colour and texture statistics apart (close to a
 Johnson-Lindenstrauss projection), and the synthetic styles differ exactly in palette and
-texture, so they still cluster (tests/test_mmb_embed.py measures it). Real images need
+texture, so they still cluster (tests/mmb/test_mmb_embed.py measures it). Real images need
 pretrained CLIP; the report says which weights were used.
 """
 

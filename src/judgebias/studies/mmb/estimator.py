@@ -28,7 +28,7 @@ MMB (§4.1, eq. 7-10). Responsibilities :math:`R_{jz} = p(z \mid x_j)`;
 
 Inference (eq. 10): :math:`p(y \mid x) = \sum_z R_z \sum_a w_{za} p(y \mid x, a)`.
 
-Which limit each mode meets (tests/test_mmb_estimator.py checks every row):
+Which limit each mode meets (tests/mmb/test_mmb_estimator.py checks every row):
 
 =====================================  ==========================  =======================
 limit                                   per_group                   per_sample (eq. 9)

@@ -494,7 +494,7 @@ def leave_one_evaluator_out(
     the printed value (Fig. 4 (i): Phi~_Qwen(Qwen) = 0.49). ddof = 1 cannot even produce
     a -3.25 in a row of 12 (|z| <= 11/sqrt(12) = 3.18). The whole-model variant needs
     Phi itself (Fig. A is printed as a heat map only), so it cannot be checked from the
-    paper; tests/test_philautia.py carries this arithmetic.
+    paper; tests/philautia/test_philautia.py carries this arithmetic.
     """
     phi = np.asarray(phi, dtype=float)
     m = phi.shape[0]

@@ -70,7 +70,7 @@ Cameron & Miller (2015), "A Practitioner's Guide to Cluster-Robust Inference",
 J. Human Resources 50(2), §III.B (fixed effects nested within clusters: the
 within-transformed cluster-robust variance is consistent and the fixed effects need no
 degrees-of-freedom adjustment). Intervals use t with G - 1 degrees of freedom
-(statsmodels' default for clustered inference with ``use_t``). tests/test_selfpref.py
+(statsmodels' default for clustered inference with ``use_t``). tests/philautia/test_selfpref.py
 checks that the absorbed fit's coefficients equal statsmodels' OLS with explicit dummies
 and its covariance equals statsmodels' up to exactly that degrees-of-freedom factor.
 
@@ -83,7 +83,7 @@ self-preference on top of family preference. The sim plants the same split:
 ``self_preference`` is the whole bonus a caption with the judge's own signature gets, and
 a family bonus goes to siblings' captions only (never on top of ``self_preference``). A
 judge with family bonus b and self-preference s therefore has own = s, family = b, own -
-family = s - b (tests/test_selfpref.py checks this on the sim's own judgements, both
+family = s - b (tests/philautia/test_selfpref.py checks this on the sim's own judgements, both
 settings: the own effect does not absorb the family bonus).
 
 What a planted sim preference means here (judgebias.studies.philautia.sim): a judge's systematic
@@ -91,7 +91,7 @@ opinion is m = clip(leniency + spread (a - 0.5) + bonus, 0, 1), the expected sco
 (philautia.score: expected) is about 100 m' with m' = clip(m + noise z, 0, 1), so a
 planted bonus b is b * 100 points as long as neither clip binds; near 0 or 1 it is less.
 The tests therefore take the truth in score points from the sim itself: the same
-requests scored with and without the planted preference (see tests/test_selfpref.py).
+requests scored with and without the planted preference (see tests/philautia/test_selfpref.py).
 
 Cross-model preferences (``preferences.models``) and a judge's preference for *another*
 family are not in the model; they go to the residual and bias own/family through the
@@ -120,7 +120,7 @@ ref_free on one data set, the misses own effects. Neither the sim's reference-fr
 nor this estimator is at fault: with the synthetic dataset's correct references the
 sim's reference-based accuracy (0.7 image + 0.3 reference agreement) equals the
 reference-free one, so both settings judge every caption alike and differ only in the
-per-request noise (tests/test_selfpref.py); on the noise-averaged scores every own
+per-request noise (tests/philautia/test_selfpref.py); on the noise-averaged scores every own
 effect equals its truth within 0.3 points in both settings, the family bonus not in it;
 and over many data sets both settings cover at the nominal rate. Three or more misses of
 16 at 95% has probability 0.043 on one data set (binomial); the own effects have the
@@ -283,7 +283,7 @@ def fit_absorbed(design: Design, tol: float = 1e-9) -> ClusteredFit:
     (X'X)^-1 [sum_k X_k' u_k u_k' X_k] (X'X)^-1 times G/(G-1) (N-1)/(N-K), K = the rank
     of the non-absorbed regressors (module docstring). With full rank this is what
     statsmodels' ``OLS(...).fit(cov_type="cluster", cov_kwds={"groups": images},
-    use_t=True)`` computes on the same demeaned design (tests/test_selfpref.py checks it
+    use_t=True)`` computes on the same demeaned design (tests/philautia/test_selfpref.py checks it
     against statsmodels with explicit dummies); written with the normal equations so that
     1.3M rows fit in seconds (statsmodels' SVD/QR of the N x K design takes tens).
 

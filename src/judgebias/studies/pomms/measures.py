@@ -395,7 +395,7 @@ class Table2:
         ``pomms_most_extreme < min_evaluator_most_extreme``. A reading, not a test: in
         worlds with no self-preference at all it is True in 43 of 60 data sets (and
         |ensemble_philautia| < min_abs_self in 45 of 60), because the ensemble column
-        averages its members' noise (tests/test_pomms.py,
+        averages its members' noise (tests/pomms/test_pomms.py,
         test_less_extreme_reading_holds_where_there_is_nothing_to_reduce).
     """
 

@@ -94,7 +94,7 @@ def report_section(config: Mapping[str, Any], out: Path) -> Section:
                   "score of its captions Φ̃_Pomms(G(i)). Point estimates with no null "
                   "reference: in simulated worlds where no judge prefers its own captions "
                   "|Pomms| < |self| still holds in about three of four data sets (an "
-                  "average of members is less noisy; tests/test_pomms.py), so it is not by "
+                  "average of members is less noisy; tests/pomms/test_pomms.py), so it is not by "
                   "itself evidence that Pomms removes self-preference", "{:.2f}"),
             Table(first[["members", *tau_columns, "phi_score", "most_extreme", "selected"]]
                   .rename(columns={**{c: _tau_header(c) for c in tau_columns},

@@ -18,7 +18,7 @@ Vectorisation: for one prompt subset S, every (n_val, t) weight vector is comput
 (K, c) for MMB, one product ``P @ W`` giving every configuration's per-cluster mixture
 sum_a w_za p(y | x, a), then a batched product with p(z | x): eq. 10 for all
 configurations together. Metrics are batched (metrics.batch_metrics). Subsets run
-in parallel over `n_jobs` processes. tests/test_mmb_metrics.py checks every row against
+in parallel over `n_jobs` processes. tests/mmb/test_mmb_metrics.py checks every row against
 the estimator classes fitted one at a time.
 """
 

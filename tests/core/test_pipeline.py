@@ -1,0 +1,333 @@
+"""The pipeline through both front doors, on a small real project (issue: incrementality).
+
+Each test copies the workflow into a temporary project with a small params.yaml (3 of the
+default models, 12 images), runs it for real, then changes one thing and checks with
+`snakemake --dry-run` / `dvc repro --dry` that exactly the affected jobs are scheduled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers.project import (
+    BIN,
+    PANEL,
+    REPO,
+    job,
+    make_project,
+    planned_jobs,
+    run,
+    study_params,
+    write_params,
+)
+
+SETTINGS = ["ref_based", "ref_free"]
+POMMS_SETTING = "ref_free"  # pomms.setting: its Phi-tilde and philautia scores
+JUDGEMENT_SETTING = "ref_based"  # pomms.judgement_setting: scores the judgement items
+
+
+def downstream(settings: list[str]) -> Counter:
+    """Analysis of the settings, Pomms (which reads its setting's scores), the report."""
+    jobs = Counter(job(r, setting=s) for s in settings
+                   for r in ("phi", "philautia", "selfpref", "heatmaps"))
+    jobs.update([job("pomms"), job("pomms_heatmap"), job("report")])
+    return jobs
+
+
+def item_scores(evaluators) -> Counter:
+    return Counter(job("judge_items", setting=JUDGEMENT_SETTING, dataset="synthetic",
+                       evaluator=e)
+                   for e in evaluators)
+
+
+def scores(settings, evaluators, generators) -> Counter:
+    return Counter(job("score", setting=s, evaluator=e, generator=g)
+                   for s in settings for e in evaluators for g in generators)
+
+
+@pytest.fixture
+def project(tmp_path, default_params) -> Path:
+    return make_project(tmp_path, study_params(default_params, "philautia", "pomms", small=True))
+
+
+@pytest.mark.slow
+def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
+    run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+    assert (project / "results/report.html").stat().st_size > 10_000
+    for setting in SETTINGS:
+        metrics = json.loads((project / f"results/philautia/{setting}/metrics.json").read_text())
+        assert set(metrics["philautia"]) == set(PANEL)
+
+    # (a) nothing changed: zero jobs
+    assert planned_jobs(project) == Counter()
+
+    # (b) the reference-free evaluator prompt changes: its score jobs and what follows
+    # (the judgement items are scored with the reference-based prompt: not rerun)
+    template = project / "src/judgebias/prompts/templates/gveval_ref_free.txt"
+    original = template.read_text()
+    template.write_text(original + " ")
+    assert planned_jobs(project) == (scores(["ref_free"], PANEL, PANEL)
+                                     + downstream(["ref_free"]))
+    template.write_text(original)
+    assert planned_jobs(project) == Counter()
+
+    # (b) a study setting of the analysis changes: only the analysis, never a model call
+    params = study_params(default_params, "philautia", "pomms", small=True)
+    params["philautia"]["ddof"] = 1
+    write_params(project, params)
+    expected = Counter(job(r, setting=s) for s in SETTINGS
+                       for r in ("philautia", "selfpref", "heatmaps"))
+    expected.update([job("pomms"), job("pomms_heatmap"), job("report")])
+    assert planned_jobs(project) == expected
+
+    # (c) one model joins a panel of M: its caption job, its score jobs on all M+1
+    # generators, the M existing evaluators' jobs on its captions, and the analysis
+    params = study_params(default_params, "philautia", "pomms", small=True)
+    params["philautia"]["models"].append("corvid-lite")
+    write_params(project, params)
+    new, panel = "corvid-lite", [*PANEL, "corvid-lite"]
+    expected = Counter([job("caption", generator=new)])
+    expected += scores(SETTINGS, [new], panel) + scores(SETTINGS, PANEL, [new])
+    expected += item_scores([new]) + downstream(SETTINGS)
+    assert planned_jobs(project) == expected
+    assert sum(expected.values()) == 1 + 2 * (len(panel) + len(PANEL)) + 1 + 11
+
+
+def dvc_graph(project: Path) -> dict[str, dict]:
+    run([str(BIN / "judgebias"), "export-dvc", "--out", "dvc.graph.yaml"], project)
+    return yaml.safe_load((project / "dvc.graph.yaml").read_text())["stages"]
+
+
+def stages_to_rerun(stages: dict[str, dict], changed: str) -> Counter:
+    """Per rule, the jobs that declare `changed`, and every job downstream of them."""
+    hit = {name for name, stage in stages.items() if changed in stage["deps"]}
+    grew = True
+    while grew:
+        outs = {o for name in hit for o in stages[name].get("outs", [])
+                + [next(iter(m)) for m in stages[name].get("metrics", [])]
+                + [next(iter(p)) for p in stages[name].get("plots", [])]}
+        more = {name for name, stage in stages.items()
+                if any(d in outs or any(d.startswith(o + "/") for o in outs)
+                       for d in stage["deps"])}
+        grew = not more <= hit
+        hit |= more
+    return Counter(name.split("__")[0] for name in hit)
+
+
+@pytest.mark.slow
+def test_editing_a_module_reruns_exactly_the_rules_whose_steps_import_it(project):
+    """Code dependencies are derived from each step's imports (judgebias.workflow.codedeps):
+    touching one module schedules the jobs whose step imports it and what depends on them,
+    nothing else; the test server is no job's dependency."""
+    run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+    stages = dvc_graph(project)
+    for module in ("report/figures.py", "studies/pomms/estimator.py", "models/sim.py",
+                   "studies/philautia/measures.py", "judging/expected.py",
+                   "devtools/serve_sim/server.py", "studies/pomms/report.py"):
+        path = project / "src/judgebias" / module
+        original = path.read_text()
+        path.write_text(original + "# edited\n")  # Snakemake compares content, not mtime
+        planned = Counter(rule for (rule, _), n in planned_jobs(project).items()
+                          for _ in range(n))
+        path.write_text(original)
+        assert planned == stages_to_rerun(stages, f"src/judgebias/{module}"), module
+    assert stages_to_rerun(stages, "src/judgebias/devtools/serve_sim/server.py") == Counter()
+    assert planned_jobs(project) == Counter()
+
+    # Every project module a step imports at run time is a declared input, except the
+    # dispatch layer every command shares to parse its arguments (codedeps docstring).
+    from judgebias.workflow.codedeps import dispatch_modules
+
+    dispatch = dispatch_modules()
+    seen_rules = set()
+    for name, stage in stages.items():
+        rule = name.split("__")[0]
+        if rule in seen_rules:
+            continue
+        seen_rules.add(rule)
+        argv = stage["cmd"].split()[1:]
+        probe = ("import sys; from judgebias.cli import main; code = main(sys.argv[1:]); "
+                 "print(' '.join(sorted(m for m in sys.modules if m.startswith('judgebias'))))"
+                 "; sys.exit(code)")
+        out = run([sys.executable, "-c", probe, *argv], project).stdout.split()
+        declared = {d.removeprefix("src/").removesuffix(".py").removesuffix("/__init__")
+                    .replace("/", ".") for d in stage["deps"] if d.startswith("src/")}
+        undeclared = set(out) - declared - dispatch
+        assert not undeclared, f"{rule}: imports {sorted(undeclared)} it does not declare"
+
+
+@pytest.mark.slow
+def test_params_without_pomms_run_philautia_only(tmp_path, default_params):
+    project = make_project(tmp_path, study_params(default_params, "philautia", small=True))
+    rules = {rule for rule, _ in planned_jobs(project)}
+    assert "pomms" not in rules and "judge_items" not in rules
+    assert {"caption", "score", "phi", "philautia", "report"} <= rules
+
+
+@pytest.mark.slow
+def test_dvc_front_door_matches_snakemake(project, default_params):
+    """`dvc repro` runs the same commands to the same outputs, and reruns only what
+    changed, in a git repository as a user's clone is (dvc.lock must not be git-ignored).
+    dvc.yaml is derived from the Snakemake DAG of this project's params."""
+    run([str(BIN / "judgebias"), "export-dvc"], project)
+    run(["git", "init", "-q"], project)
+    run(["git", "add", "-A"], project)
+    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "clone"],
+        project)
+    for command in (["status"], ["repro", "--dry"], ["metrics", "show"]):
+        result = run([str(BIN / "dvc"), *command], project, check=False)
+        assert "git-ignored" not in result.stdout + result.stderr, command
+    run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+    by_snakemake = (project / "results/philautia/ref_free/metrics.json").read_text()
+    run([str(BIN / "dvc"), "repro", "-q"], project)
+    assert (project / "results/philautia/ref_free/metrics.json").read_text() == by_snakemake
+    journal = [line for line in (project / "logs/caption/corvid-pro.log").read_text().splitlines()
+               if "new calls" in line]
+    assert journal and " 0 new calls" in journal[-1]  # the second door paid nothing
+    assert "up to date" in run([str(BIN / "dvc"), "status"], project).stdout
+
+    def dvc_planned() -> set[str]:
+        out = run([str(BIN / "dvc"), "repro", "--dry"], project).stdout
+        return set(re.findall(r"Running stage '([^']+)'", out))
+
+    assert dvc_planned() == set()
+    # `dvc repro --dry` lists the stages whose own deps or params changed (it cannot know
+    # that an upstream output will change without running it): the analysis and report.
+    params = study_params(default_params, "philautia", "pomms", small=True)
+    params["philautia"]["ddof"] = 1
+    write_params(project, params)
+    assert dvc_planned() == {f"philautia__{s}" for s in SETTINGS} | {"pomms", "report"}
+    write_params(project, study_params(default_params, "philautia", "pomms", small=True))
+    template = project / "src/judgebias/prompts/templates/gveval_ref_free.txt"
+    template.write_text(template.read_text() + " ")
+    planned = dvc_planned()
+    assert {s for s in planned if s.startswith("caption")} == set()
+    assert {s for s in planned if s.startswith("score")} == {
+        f"score__ref_free__{e}__{g}" for e in PANEL for g in PANEL}
+    # the judgement items are scored with pomms.judgement_setting (ref_based): not rerun
+    assert {s for s in planned if s.startswith("judge_items")} == set()
+    template.write_text(template.read_text()[:-1])
+    reference = project / "src/judgebias/prompts/templates/gveval_ref.txt"
+    reference.write_text(reference.read_text() + " ")
+    planned = dvc_planned()
+    assert {s for s in planned if s.startswith("judge_items")} == {
+        f"judge_items__{JUDGEMENT_SETTING}__synthetic__{e}" for e in PANEL}
+
+
+def test_committed_dvc_yaml_is_derived_from_the_dag(tmp_path):
+    from judgebias.workflow.dvc_export import render_dvc_yaml
+
+    committed = (REPO / "dvc.yaml").read_text()
+    cwd = os.getcwd()
+    try:
+        assert render_dvc_yaml(REPO / "Snakefile") == committed, (
+            "dvc.yaml is stale: run `judgebias export-dvc` and commit it")
+    finally:
+        os.chdir(cwd)
+
+
+def test_export_refuses_params_keys_the_file_does_not_set(tmp_path):
+    """DVC reads params from the file, not from our schema's defaults (b2e8e66, 962e525:
+    `dvc commit` failed on keys only the schema set): the export names them first."""
+    from judgebias.config import ConfigError
+    from judgebias.workflow.dvc_export import check_params_declared
+
+    params = tmp_path / "params.yaml"
+    params.write_text("frame:\n  models: [a]\n  prompts: {}\n")
+    stages = {"frame_score__a": {"params": ["frame.models", "frame.prompts"]},
+              "frame_render__tone": {"params": ["frame.resize_back", "frame.models"]},
+              "mmb_judge__a": {"params": ["mmb.prompt"]}}
+    with pytest.raises(ConfigError) as info:
+        check_params_declared(stages, params)
+    message = str(info.value)
+    assert str(params) in message
+    assert "frame.resize_back (declared by stage frame_render__tone)" in message
+    assert "mmb.prompt (declared by stage mmb_judge__a)" in message
+    assert "frame.models" not in message and "frame.prompts" not in message
+    check_params_declared({k: v for k, v in stages.items() if k == "frame_score__a"}, params)
+
+
+def test_exported_commands_survive_dvc_lock_folding():
+    """dvc.lock folds long commands; a fold at a double space lost one and `dvc status`
+    called the stage changed right after `dvc commit` (seen with a model named
+    corvid-flash): commands are exported with single spaces, and quoting is refused."""
+    from types import SimpleNamespace
+
+    from judgebias.workflow.dvc_export import _command
+
+    job = SimpleNamespace(rule=SimpleNamespace(name="birch_judge"),
+                          shellcmd="judgebias birch-judge --pairs p.parquet  --out o.parquet\n")
+    assert _command(job) == "judgebias birch-judge --pairs p.parquet --out o.parquet"
+    job.shellcmd = "judgebias x --prompt 'two  spaces'"
+    with pytest.raises(ValueError, match="rule birch_judge: quoted shell command"):
+        _command(job)
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    assert not [name for name, stage in stages.items() if "  " in stage["cmd"]]
+
+
+def test_every_rule_has_a_log_and_declares_params():
+    blocks = [block for path in sorted((REPO / "workflow/rules").glob("*.smk"))
+              for block in re.split(r"\nrule ", path.read_text())[1:]]
+    assert len(blocks) >= 11
+    for block in blocks:
+        name = block.split(":", 1)[0]
+        assert "\n    log:" in block, f"rule {name} has no log"
+        assert "dvc_params=" in block or "**step_params(" in block, (
+            f"rule {name} declares no params")
+        assert 'code=step_code("' in block, f"rule {name}: code not derived from its step"
+
+
+def test_bad_params_stop_snakemake_before_any_job(tmp_path, default_params):
+    params = study_params(default_params, "philautia", "pomms", small=True)
+    params["philautia"]["models"].append("gpt-9")
+    project = make_project(tmp_path, params)
+    result = run([str(BIN / "snakemake"), "--dry-run", "--cores", "1"], project, check=False)
+    assert result.returncode != 0
+    assert "philautia.models[3]: model 'gpt-9' is referenced but not defined" in (
+        result.stdout + result.stderr)
+    assert not (project / "data").exists() and not (project / ".judgebias").exists()
+
+
+def _job_resources(project: Path, extra: list[str] = ()) -> dict[tuple, dict[str, str]]:
+    """resources of each planned job (rule, sorted wildcards) from `snakemake --dry-run`."""
+    out = run([str(BIN / "snakemake"), "--dry-run", "--cores", "1", *extra], project).stdout
+    found, current = {}, None
+    for line in out.splitlines():
+        if match := re.match(r"^(?:local)?rule (\w+):$", line):
+            current = [match.group(1), ()]
+        elif current and (match := re.match(r"^\s+wildcards: (.*)$", line)):
+            current[1] = tuple(sorted(tuple(p.split("=", 1)) for p in match.group(1).split(", ")))
+        elif current and (match := re.match(r"^\s+resources: (.*)$", line)):
+            found[tuple(current)] = dict(p.split("=", 1) for p in match.group(1).split(", "))
+    return found
+
+
+def test_jobs_request_gpus_and_api_units_from_the_panel(tmp_path, default_params):
+    """vllm jobs request their model's GPUs, API jobs a unit of their provider, sim
+    neither; locally and through the SLURM profile (a dry run needs no cluster)."""
+    params = study_params(default_params, "philautia", "pomms", small=True)
+    vllm = params["panel"]["lumen-mini"]
+    vllm.pop("sim")
+    vllm.update(backend="vllm", model_id="Qwen/Qwen2.5-VL-7B-Instruct",
+                resources={"gpus": 2, "mem_mb": 32000})
+    api = params["panel"]["corvid-pro"]
+    api.pop("sim")
+    api.update(backend="openai", api_key_env="OPENAI_API_KEY")
+    project = make_project(tmp_path, params)
+    expected = {"lumen-mini": ("2", "0"), "corvid-pro": ("0", "1"), "lumen-large": ("0", "0")}
+    for extra in ([], ["--profile", str(REPO / "workflow/profiles/slurm")]):
+        jobs = _job_resources(project, extra)
+        for (rule, wildcards), resources in jobs.items():
+            if rule not in ("caption", "score"):
+                continue
+            runner = dict(wildcards)["generator" if rule == "caption" else "evaluator"]
+            assert (resources["gpu"], resources["api_openai"]) == expected[runner], (
+                rule, wildcards, resources)
+        assert jobs[("caption", (("generator", "lumen-mini"),))]["mem_mb"] == "32000"

@@ -1,0 +1,107 @@
+"""`judgebias plan` counts every call of every study (issue 19, part 3).
+
+A small project with all five studies: the plan made before anything is built (every
+call estimated from params and data sizes) is compared, study by study and model by
+model, with the plan made after the Snakemake run (every call keyed, by the jobs' own
+request-building code) and with the journal's counts of the calls the run made. A second
+plan after the run needs no new call. Each single-study params file plans its study's
+calls as the whole one does (a BIRCH-only project plans more than "0 of 0")."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from helpers.project import BIN, STUDIES, make_project, run, study_params
+
+from judgebias.models.journal import journal_path
+
+JUDGES = ["corvid-pro", "lumen-mini"]
+
+
+def small_all_studies(default_params: dict) -> dict:
+    """Every study on small data and two or three simulated judges."""
+    params = copy.deepcopy(default_params)
+    philautia = params["philautia"]
+    philautia["dataset"]["synthetic"]["n_images"] = 6
+    philautia.update(models=["lumen-large", *JUDGES], n_bootstrap=20, n_permutations=100)
+    params["pomms"]["datasets"]["synthetic"]["n_items"] = 40
+    mmb = params["mmb"]
+    mmb["dataset"]["synthetic"].update(n_test_groups=4, images_per_test_group=3,
+                                       n_train_groups=24, n_mjb_groups=4,
+                                       images_per_mjb_group=2)
+    mmb["dataset"]["mjbench_protocol"]["n_folds"] = 2
+    mmb["instructions"]["grow"] = {"writer": "lumen-large", "n": 3}
+    mmb["clustering"].update(ks=[1, 2], seeds=1, support_per_cluster=8)
+    mmb["design"].update(n_prompts=[5], n_val=[4], train_seeds=1, sampling_seeds=2)
+    mmb["report"] = {"n_prompts": 5, "n_val": 4, "k": 2}
+    frame = params["frame"]
+    frame["models"] = JUDGES
+    frame["dataset"]["synthetic"].update(n_per_domain=2, writer="lumen-large")
+    frame["manipulations"] = {m: grid[:2] for m, grid in frame["manipulations"].items()}
+    frame["analysis"]["n_permutations"] = 100
+    birch = params["birch"]
+    birch.update(models=JUDGES, swap_order=True)
+    birch["datasets"]["synthetic"]["n_pairs"] = 24
+    birch["downsampling"]["draws"] = 2
+    return params
+
+
+def project_of(dest: Path, params: dict) -> Path:
+    dest.mkdir()
+    return make_project(dest, params)
+
+
+def plan(project: Path) -> dict:
+    out = run([str(BIN / "judgebias"), "plan", "--json"], project).stdout
+    return json.loads(out)
+
+
+def by_study(result: dict) -> dict[tuple[str, str], dict]:
+    return {(row["study"], row["model"]): row for row in result["studies"]}
+
+
+def journal_counts(project: Path, params: dict) -> dict[str, int]:
+    """Successful calls journaled per panel model (the sim backend journals too)."""
+    counts = {}
+    for key, model in params["panel"].items():
+        path = project / journal_path(params["journal_dir"], model["backend"],
+                                      model["model_id"])
+        if path.exists():
+            with sqlite3.connect(path) as db:
+                counts[key] = db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    return counts
+
+
+@pytest.mark.slow
+def test_plan_matches_the_calls_the_run_makes(tmp_path, default_params):
+    params = small_all_studies(default_params)
+    project = project_of(tmp_path / "all", params)
+    before = plan(project)
+    assert {row["study"] for row in before["studies"]} == set(STUDIES)
+    assert before["total"]["journaled"] == 0
+    assert before["not_counted"]  # text-to-image generation, CLIP embeddings
+    for study in STUDIES:  # a single-study project plans its study as the whole one does
+        alone = study_params(params, study, *(["philautia"] if study == "pomms" else []))
+        single = by_study(plan(project_of(tmp_path / study, alone)))
+        whole = {k: v for k, v in by_study(before).items() if k[0] == study}
+        assert {k: v for k, v in single.items() if k[0] == study} == whole, study
+        assert sum(row["requests"] for row in whole.values()) > 0, study
+
+    run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+    after = plan(project)
+    made = journal_counts(project, params)
+    assert after["total"]["needed"] == 0 and after["total"]["estimated"] == 0
+    assert {row["model"]: row["requests"] for row in after["models"]} == made
+    planned, actual = by_study(before), by_study(after)
+    assert set(planned) == set(actual)
+    report = {key: (planned[key]["requests"], actual[key]["requests"]) for key in planned}
+    print(json.dumps({f"{s}/{m}": v for (s, m), v in report.items()}, indent=1))
+    for key, (estimate, real) in report.items():
+        # keyed before the run (writers): exact; estimated: an upper bound, close
+        assert real <= estimate, (key, estimate, real)
+        if planned[key]["estimated"] == 0:
+            assert real == estimate, key

@@ -1,0 +1,39 @@
+"""The panel over HTTP: a serve-sim that records what it answered, and params whose
+models are answered by a client backend (a test key in an environment variable)."""
+
+from __future__ import annotations
+
+import copy
+import threading
+
+from judgebias.devtools.serve_sim.server import SimServer
+from judgebias.models.base import ChatRequest, ChatResponse
+
+KEY_ENV = "JUDGEBIAS_TEST_API_KEY"
+KEY = "test-key-0123456789"
+MODELS = ["lumen-large", "corvid-pro"]
+
+
+class RecordingServer(SimServer):
+    """serve-sim that remembers every request it answered (to prove nothing is re-paid)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.answered: list[ChatRequest] = []
+        self._record_lock = threading.Lock()
+
+    def answer(self, request: ChatRequest) -> ChatResponse:
+        with self._record_lock:
+            self.answered.append(request)
+        return super().answer(request)
+
+
+def api_params(params: dict, backend: str, url: str, models=MODELS) -> dict:
+    """The same panel, but answered over HTTP by `backend` clients."""
+    params = copy.deepcopy(params)
+    for key in models:
+        model = params["panel"][key]
+        model.pop("sim")
+        model.update(backend=backend, api_key_env=KEY_ENV,
+                     base_url=f"{url}/v1" if backend == "openai" else url)
+    return params

@@ -1,0 +1,106 @@
+"""A small real project for pipeline tests: its params, its files, its commands.
+
+`study_params` is the one way to say "a project running only these studies" (the default
+params without the other studies' blocks, small where `small=True`); `make_project`
+copies the workflow beside it; `run` and `planned_jobs` drive the project's Snakemake.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import yaml
+
+from judgebias.studies import STUDIES
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+PANEL = ["lumen-large", "lumen-mini", "corvid-pro"]
+
+
+def shared_data_dir() -> Path:
+    """Real test data (../shared/data, or $JUDGEBIAS_SHARED_DATA)."""
+    return Path(os.environ.get("JUDGEBIAS_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def _small(params: dict) -> None:
+    """Each study's pipeline-test size: Philautia on 12 images of 3 models, Pomms on 40
+    judgement items, BIRCH on 200 pairs (MMB and FRAME run their defaults)."""
+    if philautia := params.get("philautia"):
+        philautia["dataset"]["synthetic"]["n_images"] = 12
+        philautia.update(models=list(PANEL), n_bootstrap=50, n_permutations=200)
+    if pomms := params.get("pomms"):
+        pomms["datasets"]["synthetic"]["n_items"] = 40
+    if birch := params.get("birch"):
+        birch["datasets"]["synthetic"]["n_pairs"] = 200
+
+
+def study_params(params: dict, *studies: str, small: bool = False) -> dict:
+    """A copy of `params` (usually the defaults) running only `studies`: every other
+    study's block removed; with `small`, each kept study at its pipeline-test size."""
+    unknown = set(studies) - set(STUDIES)
+    assert not unknown, f"not a study: {sorted(unknown)}"
+    params = copy.deepcopy(params)
+    for study in STUDIES:
+        if study not in studies:
+            params.pop(study)
+    if small:
+        _small(params)
+    return params
+
+
+def write_params(project: Path, params: dict) -> None:
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+def make_project(dest: Path, params: dict) -> Path:
+    """A copy of the workflow files with `params` as params.yaml: a real, small project."""
+    for name in ("Snakefile", "workflow", "src", ".gitignore", ".dvcignore", ".dvc"):
+        src = REPO / name
+        if src.is_dir():
+            skip = shutil.ignore_patterns("__pycache__", "*.egg-info", "tmp", "cache")
+            shutil.copytree(src, dest / name, ignore=skip)
+        else:
+            shutil.copy(src, dest / name)
+    write_params(dest, params)
+    return dest
+
+
+def run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    """Run a command of the pipeline; the timeout only catches a hang (the default FRAME
+    build takes ~13 min when CI runs two pipeline tests side by side on 2 cores)."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def planned_jobs(project: Path) -> Counter:
+    """(rule, sorted wildcard values) of every job `snakemake --dry-run` would run."""
+    out = run([str(BIN / "snakemake"), "--dry-run", "--cores", "1"], project).stdout
+    jobs: Counter = Counter()
+    current = None
+    for line in out.splitlines():
+        if match := re.match(r"^(?:local)?rule (\w+):$", line):
+            if current:
+                jobs[current] += 1
+            current = (match.group(1), ())
+        elif current and (match := re.match(r"^\s+wildcards: (.*)$", line)):
+            values = dict(part.split("=", 1) for part in match.group(1).split(", "))
+            current = (current[0], tuple(sorted(values.items())))
+    if current:
+        jobs[current] += 1
+    jobs.pop(("all", ()), None)
+    return jobs
+
+
+def job(rule: str, **wildcards: str) -> tuple:
+    return (rule, tuple(sorted(wildcards.items())))
