@@ -106,6 +106,10 @@ def equalised_path(dataset: str) -> str:
     return f"{DATA}/{dataset}/equalised.parquet"
 
 
+def equalised_summary_path(dataset: str) -> str:
+    return f"{DATA}/{dataset}/equalised.json"
+
+
 def labels_path(dataset: str, labeller: str) -> str:
     return f"{DATA}/{dataset}/labels/{labeller}.parquet"
 
@@ -118,7 +122,22 @@ def verdicts_path(dataset: str, judge: str, variant: str) -> str:
     return f"{DATA}/{dataset}/verdicts/{judge}/{variant}.parquet"
 
 
-# The analysis' tables (results/birch/<name>.parquet) and figures (figures/<name>.png).
+# The analysis' tables (results/birch/<dataset>/<name>.parquet), figures
+# (figures/<name>.png) and metrics.json; then the supplement's (Fig. 11, Tables 5 and 6).
 TABLES = ("accuracy", "table1", "irs_subsets", "bias", "table2", "table4", "table7",
           "cds_curve", "domains", "downsampling", "intervals", "tests")
 FIGURES = ("fig1", "fig3", "fig4", "fig5", "fig6", "fig8", "fig10")
+SUPPLEMENT_TABLES = ("fig11", "table5", "table6")
+SUPPLEMENT_FIGURE = "fig11"
+
+
+def metrics_path(dataset: str) -> str:
+    return f"{RESULTS}/{dataset}/metrics.json"
+
+
+def table_path(dataset: str, name: str) -> str:
+    return f"{RESULTS}/{dataset}/{name}.parquet"
+
+
+def figure_path(dataset: str, name: str) -> str:
+    return f"{RESULTS}/{dataset}/figures/{name}.png"
