@@ -82,14 +82,6 @@ RESULTS = "results/birch"
 
 # Every path is per dataset (birch.datasets.<name>), so two benchmarks never share a file
 # and adding one reruns only its own jobs.
-def data_dir(dataset: str) -> str:
-    return f"{DATA}/{dataset}"
-
-
-def results_dir(dataset: str) -> str:
-    return f"{RESULTS}/{dataset}"
-
-
 def pairs_path(dataset: str) -> str:
     return f"{DATA}/{dataset}/pairs.parquet"
 
