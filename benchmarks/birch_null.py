@@ -4,8 +4,8 @@ bootstrap intervals on planted worlds (issue 20, item 5).
     .venv/bin/python benchmarks/birch_null.py [--datasets 4000] [--coverage-datasets 2000]
         [--resamples 999] [--ns 20 50 257 1000] [--coverage-ns 50 257 1000] [--seed 0]
 
-Why: `judgebias.studies.birch.inference` reports a McNemar test of each method against
-Base and bootstrap intervals for every measure of seed 003 (Acc, Acc_IDS, Acc_CDS,
+Why: `judgebias.studies.birch.measures.inference` reports a McNemar test of each method
+against Base and bootstrap intervals for every measure of seed 003 (Acc, Acc_IDS, Acc_CDS,
 balanced accuracy, IB, LB, IRS, each method's gain over Base, Table 2's IB change). A
 test is only worth printing if it rejects a true null at its nominal rate, and an
 interval only if it covers the truth at its nominal rate; both are checked here on
@@ -53,7 +53,7 @@ import pandas as pd
 from statsmodels.stats.multitest import multipletests
 
 from judgebias.stats import bootstrap_weighted_means
-from judgebias.studies.birch import inference
+from judgebias.studies.birch.measures import inference
 
 ALPHA = 0.05
 LEVEL = 0.95

@@ -1,4 +1,4 @@
-"""Tests for judgebias.studies.birch.importers (seed 003 App. B; spec birch.md,
+"""Tests for judgebias.studies.birch.data.importers (seed 003 App. B; spec birch.md,
 "VL-RewardBench labels"): label conventions, seeded order, errors, overrides, images."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from helpers.birch import jsonl, mllm_row, vl_row
 from helpers.project import shared_data_dir
 
 from judgebias.artifacts import read_table, write_table
-from judgebias.studies.birch.importers import (
+from judgebias.studies.birch.data.importers import (
     apply_overrides,
     check_images,
     read_mllm_judge,

@@ -1,6 +1,6 @@
-"""BIRCH's intervals and tests (studies/birch/inference.py) and the one-pair-set tables
-(analysis.method_row, table2_row) on hand-computed cases; the paper's Table 8 identity
-from its printed numbers. Calibration by simulation: benchmarks/birch_null.py."""
+"""BIRCH's intervals and tests (studies/birch/measures/inference.py) and the one-pair-set
+tables (measures/results.py: method_row, table2_row) on hand-computed cases; the paper's
+Table 8 identity from its printed numbers. Calibration by simulation: benchmarks/birch_null.py."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgebias.studies.birch import inference
-from judgebias.studies.birch import measures as m
-from judgebias.studies.birch.analysis import method_row, table2_row
+from judgebias.studies.birch.measures import formulas as m
+from judgebias.studies.birch.measures import inference
+from judgebias.studies.birch.measures.results import method_row, table2_row
 
 NA = pd.NA
 INDEX = pd.Index([f"p{i}" for i in range(8)])

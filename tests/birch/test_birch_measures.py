@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgebias.studies.birch.measures import (
+from judgebias.studies.birch.measures.formulas import (
     DRAWS,
     RATIOS,
     Accuracy,

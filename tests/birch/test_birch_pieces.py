@@ -15,10 +15,11 @@ import pytest
 from judgebias.data.scenes import Scene, SceneObject, scene_to_json
 from judgebias.models.base import ChatRequest, ChatResponse
 from judgebias.models.journal import Journal, journal_path
-from judgebias.studies.birch.anchors import anchor_quality
-from judgebias.studies.birch.cost import journal_usage, method_cost
+from judgebias.studies.birch.measures.anchors import anchor_quality
+from judgebias.studies.birch.measures.cost import method_cost
+from judgebias.studies.birch.measures.formulas import domain_reliance
 from judgebias.studies.birch.report import table4
-from judgebias.studies.birch.supplement import domain_reliance
+from judgebias.studies.birch.steps import journal_usage
 
 # -- Fig. 11 ------------------------------------------------------------------------------------
 

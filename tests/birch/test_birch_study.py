@@ -16,8 +16,8 @@ from judgebias.models.sim import SimBackend, SimModel
 from judgebias.prompts import fields as prompt_fields
 from judgebias.prompts import render as render_prompt
 from judgebias.studies.birch import jobs, sim, vqa
+from judgebias.studies.birch.data.synthetic import human_preference, synthetic_pairs
 from judgebias.studies.birch.params import validate
-from judgebias.studies.birch.synthetic import human_preference, synthetic_pairs
 
 SCENE = Scene("white", (SceneObject("circle", "red", "large", "left"),
                         SceneObject("square", "blue", "small", "right")))
@@ -203,7 +203,7 @@ def test_the_real_vl_rewardbench_file_goes_through_the_data_step(tmp_path, defau
     from helpers.birch import real_dataset
     from helpers.project import shared_data_dir
 
-    from judgebias.studies.birch.dataset import load_pairs
+    from judgebias.studies.birch.data.pairs import load_pairs
 
     source = shared_data_dir() / "pairwise-judgments" / "vl_rewardbench.jsonl"
     if not source.exists():

@@ -19,12 +19,12 @@ from helpers.frame import GOOD, write_frame_csv, write_png
 
 from judgebias.cli import main
 from judgebias.config import ConfigError, validate_params
-from judgebias.studies.birch.dataset import load_pairs
-from judgebias.studies.birch.importers import (
+from judgebias.studies.birch.data.importers import (
     apply_overrides,
     read_mllm_judge,
     read_vl_rewardbench,
 )
+from judgebias.studies.birch.data.pairs import load_pairs
 from judgebias.studies.frame.benchmark import read_frame_table
 from judgebias.studies.frame.build import build_items
 

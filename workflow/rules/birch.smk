@@ -7,7 +7,6 @@
 from judgebias.studies.birch import tables as birch
 from judgebias.studies.birch.jobs import JUDGE_PROMPTS, NEEDS
 from judgebias.studies.birch.report import report_inputs as birch_report_inputs
-from judgebias.studies.birch.supplement import outputs as birch_supplement_outputs
 
 BIRCH = PARAMS["birch"]
 BIRCH_JUDGES = BIRCH["models"]
@@ -24,12 +23,12 @@ BIRCH_ANALYSIS_KEYS = [*(f"birch.{k}" for k in BIRCH if k != "datasets"),
                        *(f"panel.{j}.backend" for j in BIRCH_JUDGES)]
 
 
-def birch_data_keys(dataset):
-    return [f"birch.datasets.{dataset}", "seed"]
+def birch_data_keys(wildcards):
+    return [f"birch.datasets.{wildcards.birch_dataset}", "seed"]
 
 
-def birch_analysis_keys(dataset):
-    return [*BIRCH_ANALYSIS_KEYS, f"birch.datasets.{dataset}"]
+def birch_analysis_keys(wildcards):
+    return [*BIRCH_ANALYSIS_KEYS, f"birch.datasets.{wildcards.birch_dataset}"]
 
 
 def birch_reference_labels(wildcards):
@@ -55,64 +54,54 @@ def birch_judge_inputs(wildcards):
     return inputs
 
 
-def birch_texts_flag(wildcards, input):
-    return f"--texts {input.texts}" if "texts" in input.keys() else ""
-
-
 rule birch_data:
     input:
-        code=step_code("birch-data"),
+        code=step_code("birch.data"),
     output:
         pairs=birch.pairs_path("{birch_dataset}"),
         images=directory(birch.images_dir("{birch_dataset}")),
         summary=birch.summary_path("{birch_dataset}"),
     params:
-        dvc_params=lambda w: birch_data_keys(w.birch_dataset),
-        values=lambda w: values_of(birch_data_keys(w.birch_dataset)),
+        **step_params(birch_data_keys),
     log:
         "logs/birch/{birch_dataset}/data.log",
     shell:
-        JB + " --log {log} birch-data --dataset {wildcards.birch_dataset} "
-        "--pairs {output.pairs} --images {output.images} --summary {output.summary}"
+        step("birch.data")
 
 
 rule birch_label:
     input:
         pairs=birch.pairs_path("{birch_dataset}"),
-        code=step_code("birch-label"),
+        code=step_code("birch.label"),
         prompt=template("birch_informativeness"),
     output:
-        birch.labels_path("{birch_dataset}", BIRCH_LABELLER),
+        labels=birch.labels_path("{birch_dataset}", BIRCH_LABELLER),
     params:
-        dvc_params=model_keys(BIRCH_LABELLER, "labeller"),
-        values=values_of(model_keys(BIRCH_LABELLER, "labeller")),
+        **step_params(model_keys(BIRCH_LABELLER, "labeller", "birch.labeller")),
     resources:
         **resources_of(BIRCH_LABELLER),
     log:
         "logs/birch/{birch_dataset}/label/" + BIRCH_LABELLER + ".log",
     shell:
-        JB + " --log {log} birch-label --labeller " + BIRCH_LABELLER
-        + " --pairs {input.pairs} --out {output}"
+        step("birch.label")
 
 
 rule birch_prepare:
     input:
         pairs=birch.pairs_path("{birch_dataset}"),
-        code=step_code("birch-prepare"),
+        code=step_code("birch.prepare"),
         prompt=lambda w: template(BIRCH_STEP_PROMPTS[w.birch_step]),
     output:
-        birch.texts_path("{birch_dataset}", "{birch_judge}", "{birch_step}"),
+        texts=birch.texts_path("{birch_dataset}", "{birch_judge}", "{birch_step}"),
     params:
-        dvc_params=lambda w: model_keys(w.birch_judge, w.birch_step, "birch.caption_prompt"),
-        values=lambda w: values_of(model_keys(w.birch_judge, w.birch_step,
-                                              "birch.caption_prompt")),
+        **step_params(lambda w: model_keys(w.birch_judge, w.birch_step,
+                                           "birch.caption_prompt")),
     resources:
         **model_resources("birch_judge"),
     log:
         "logs/birch/{birch_dataset}/prepare/{birch_judge}/{birch_step}.log",
     shell:
-        JB + " --log {log} birch-prepare --model {wildcards.birch_judge} "
-        "--step {wildcards.birch_step} --pairs {input.pairs} --out {output}"
+        step("birch.prepare")
 
 
 if BIRCH_EQUALISE:
@@ -120,45 +109,38 @@ if BIRCH_EQUALISE:
     rule birch_equalise:
         input:
             pairs=birch.pairs_path("{birch_dataset}"),
-            code=step_code("birch-equalise"),
+            code=step_code("birch.equalise"),
             prompt=template("birch_lengthen"),
         output:
             texts=birch.texts_path("{birch_dataset}", BIRCH_LENGTHENER, "lengthen"),
             equalised=birch.equalised_path("{birch_dataset}"),
-            summary=birch.data_dir("{birch_dataset}") + "/equalised.json",
+            summary=birch.equalised_summary_path("{birch_dataset}"),
         params:
-            dvc_params=model_keys(BIRCH_LENGTHENER, "lengthener",
-                                  "birch.equalise_tolerance", "birch.lengthener"),
-            values=values_of(model_keys(BIRCH_LENGTHENER, "lengthener",
-                                        "birch.equalise_tolerance", "birch.lengthener")),
+            **step_params(model_keys(BIRCH_LENGTHENER, "lengthener",
+                                     "birch.equalise_tolerance", "birch.lengthener")),
         resources:
             **resources_of(BIRCH_LENGTHENER),
         log:
             "logs/birch/{birch_dataset}/equalise.log",
         shell:
-            JB + " --log {log} birch-equalise --pairs {input.pairs} --texts {output.texts} "
-            "--equalised {output.equalised} --summary {output.summary}"
+            step("birch.equalise")
 
 
 rule birch_judge:
     input:
         unpack(birch_judge_inputs),
-        code=step_code("birch-judge"),
+        code=step_code("birch.judge"),
         prompt=lambda w: template(JUDGE_PROMPTS[w.birch_variant]),
     output:
-        birch.verdicts_path("{birch_dataset}", "{birch_judge}", "{birch_variant}"),
+        verdicts=birch.verdicts_path("{birch_dataset}", "{birch_judge}", "{birch_variant}"),
     params:
-        dvc_params=lambda w: model_keys(w.birch_judge, "judge", "birch.swap_order"),
-        values=lambda w: values_of(model_keys(w.birch_judge, "judge", "birch.swap_order")),
-        texts=birch_texts_flag,
+        **step_params(lambda w: model_keys(w.birch_judge, "judge", "birch.swap_order")),
     resources:
         **model_resources("birch_judge"),
     log:
         "logs/birch/{birch_dataset}/judge/{birch_judge}/{birch_variant}.log",
     shell:
-        JB + " --log {log} birch-judge --judge {wildcards.birch_judge} "
-        "--variant {wildcards.birch_variant} --pairs {input.pairs} {params.texts} "
-        "--out {output}"
+        step("birch.judge")
 
 
 rule birch_analysis:
@@ -169,28 +151,20 @@ rule birch_analysis:
         verdicts=[birch.verdicts_path("{birch_dataset}", j, v)
                   for j in BIRCH_JUDGES for v in BIRCH_VARIANTS],
         reference_labels=birch_reference_labels,
-        code=step_code("birch-analysis"),
+        code=step_code("birch.analysis"),
     output:
-        metrics=birch.results_dir("{birch_dataset}") + "/metrics.json",
-        tables=[birch.results_dir("{birch_dataset}") + f"/{table}.parquet"
-                for table in birch.TABLES],
-        figures=[birch.results_dir("{birch_dataset}") + f"/figures/{figure}.png"
-                 for figure in birch.FIGURES],
+        metrics=birch.metrics_path("{birch_dataset}"),
+        tables=[birch.table_path("{birch_dataset}", t) for t in birch.TABLES],
+        figures=[birch.figure_path("{birch_dataset}", f) for f in birch.FIGURES],
     params:
-        dvc_params=lambda w: birch_analysis_keys(w.birch_dataset),
-        values=lambda w: values_of(birch_analysis_keys(w.birch_dataset)),
-        equalised=lambda w, input: (f"--equalised {input.equalised}" if BIRCH_EQUALISE
-                                    else ""),
+        **step_params(birch_analysis_keys),
     log:
         "logs/birch/{birch_dataset}/analysis.log",
     shell:
-        JB + " --log {log} birch-analysis --dataset {wildcards.birch_dataset} "
-        "--pairs {input.pairs} {params.equalised} --labels {input.labels} "
-        "--verdicts {input.verdicts} --out-dir "
-        + birch.results_dir("{wildcards.birch_dataset}")
+        step("birch.analysis")
 
 
-# Fig. 11, Table 5 and Table 6 (judgebias.studies.birch.supplement): the verdicts and
+# Fig. 11, Table 5 and Table 6 (the step birch.supplement): the verdicts and
 # every preparatory text of the dataset; their tokens are read from the journal by the
 # request keys those tables hold, so the tables are the inputs.
 BIRCH_PRICED = sorted({*BIRCH_JUDGES, *([BIRCH_LENGTHENER] if BIRCH_EQUALISE else [])})
@@ -214,19 +188,17 @@ rule birch_supplement:
         verdicts=[birch.verdicts_path("{birch_dataset}", j, v)
                   for j in BIRCH_JUDGES for v in BIRCH_VARIANTS],
         texts=birch_supplement_texts,
-        code=step_code("birch-supplement"),
+        code=step_code("birch.supplement"),
     output:
-        birch_supplement_outputs(birch.results_dir("{birch_dataset}")),
+        tables=[birch.table_path("{birch_dataset}", t) for t in birch.SUPPLEMENT_TABLES],
+        figure=birch.figure_path("{birch_dataset}", birch.SUPPLEMENT_FIGURE),
     params:
-        dvc_params=BIRCH_SUPPLEMENT_KEYS,
-        values=values_of(BIRCH_SUPPLEMENT_KEYS),
+        **step_params(BIRCH_SUPPLEMENT_KEYS),
     log:
         "logs/birch/{birch_dataset}/supplement.log",
     shell:
-        JB + " --log {log} birch-supplement --pairs {input.pairs} "
-        "--verdicts {input.verdicts} --texts {input.texts} --out-dir "
-        + birch.results_dir("{wildcards.birch_dataset}")
+        step("birch.supplement")
 
 
-TARGETS.extend(birch.results_dir(d) + "/metrics.json" for d in BIRCH_DATASETS)
+TARGETS.extend(birch.metrics_path(d) for d in BIRCH_DATASETS)
 REPORT_INPUTS["birch"] = birch_report_inputs(PARAMS)

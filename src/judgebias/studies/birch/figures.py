@@ -2,20 +2,25 @@
 Fig. 3 (IB vs LB with the down-sampling spread), Fig. 4 (accuracy vs the share of the
 correctness-driven subset), Fig. 5 (IRS per subset), Fig. 6 (IB with vs without the
 image), Fig. 8 (IB and LB per domain) and Fig. 10 (Fig. 3 for the judge with the lowest
-IB, the paper's Phi-4 panel). Bare matplotlib Figures written atomically."""
+IB, the paper's Phi-4 panel) and Fig. 11 (per-domain accuracy with vs without the image,
+the supplement's). Bare matplotlib Figures written atomically."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure as MplFigure
+from matplotlib.lines import Line2D
 
 from judgebias.report.figures import display_name, save_figure
 
 BLUE, RED, GREY = "#1f77b4", "#d62728", "#7f7f7f"
+TAB20 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+         "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896")
 
 
 def _bars(ax, labels: list[str], series: Mapping[str, tuple[np.ndarray, str]],
@@ -149,13 +154,47 @@ def fig8(domains: pd.DataFrame, simulated: set[str], path: Path) -> None:
 
 
 def draw_all(result: Mapping[str, pd.DataFrame], observed_cds: float, simulated: set[str],
-             folder: Path) -> None:
-    """Every figure of tables.FIGURES from the analysis tables (`observed_cds`: the data's
-    own CDS share, marked on Fig. 4)."""
-    fig1(result["table4"], simulated, folder / "fig1.png")
-    fig3(result["bias"], simulated, folder / "fig3.png")
-    fig4(result["cds_curve"], observed_cds, simulated, folder / "fig4.png")
-    fig5(result["irs_subsets"], simulated, folder / "fig5.png")
-    fig6(result["bias"], simulated, folder / "fig6.png")
-    fig8(result["domains"], simulated, folder / "fig8.png")
-    fig10(result["bias"], simulated, folder / "fig10.png")
+             paths: Mapping[str, Path]) -> None:
+    """Every figure of tables.FIGURES from the analysis tables, each to its path in
+    `paths` (by name; `observed_cds`: the data's own CDS share, marked on Fig. 4)."""
+    fig1(result["table4"], simulated, paths["fig1"])
+    fig3(result["bias"], simulated, paths["fig3"])
+    fig4(result["cds_curve"], observed_cds, simulated, paths["fig4"])
+    fig5(result["irs_subsets"], simulated, paths["fig5"])
+    fig6(result["bias"], simulated, paths["fig6"])
+    fig8(result["domains"], simulated, paths["fig8"])
+    fig10(result["bias"], simulated, paths["fig10"])
+
+
+def fig11(table: pd.DataFrame, simulated: set[str], path: Path) -> None:
+    """Seed 003 Fig. 11: one panel per judge, a point per domain at (accuracy with the
+    image, accuracy without), its area the domain's pairs; above the diagonal the image
+    hurt, below it helped. Domains are told apart by colour and named in one legend."""
+    judges = list(dict.fromkeys(table["judge"])) or [""]
+    domains = list(dict.fromkeys(table["domain"]))
+    colours = dict(zip(domains, itertools.cycle(TAB20), strict=False))
+    columns = min(2, len(judges))
+    rows = -(-len(judges) // columns)
+    fig = MplFigure(figsize=(3.4 * columns, 3.1 * rows + 0.3 * (len(domains) // 3 + 1)))
+    largest = max(float(table["n_pairs"].max()), 1.0) if not table.empty else 1.0
+    for i, judge in enumerate(judges, start=1):
+        ax = fig.add_subplot(rows, columns, i)
+        ax.fill_between([0, 100], [0, 100], [0, 0], color="#2ca02c", alpha=0.08)
+        ax.fill_between([0, 100], [0, 100], [100, 100], color="#d62728", alpha=0.08)
+        ax.plot([0, 100], [0, 100], color="black", linewidth=0.6)
+        for _, row in table[table["judge"] == judge].iterrows():
+            ax.scatter(row["acc_image"] * 100, row["acc_no_image"] * 100,
+                       s=20 + 200 * row["n_pairs"] / largest, color=colours[row["domain"]],
+                       alpha=0.75, label=str(row["domain"]))
+        ax.set(xlim=(0, 100), ylim=(0, 100), aspect="equal")
+        ax.set_title(display_name(judge, simulated), fontsize=9)
+        ax.set_xlabel("accuracy with image (%)", fontsize=8)
+        ax.set_ylabel("accuracy without image (%)", fontsize=8)
+        ax.tick_params(labelsize=8)
+    handles = [Line2D([], [], marker="o", linestyle="", color=colours[d], label=str(d))
+               for d in domains]
+    if handles:
+        fig.legend(handles=handles, loc="lower center", ncol=min(3, len(handles)),
+                   fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.1 * (len(domains) // 3 + 1) / rows, 1, 1))
+    save_figure(fig, path)

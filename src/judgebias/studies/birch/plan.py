@@ -42,7 +42,7 @@ NO_PAIRS = "pair table not built: counted from birch.datasets.<name>.n_pairs"
 def _pairs(config: Mapping[str, Any], name: str) -> pd.DataFrame | None:
     """Dataset `name`'s pair table: built, or an imported benchmark read in place (None:
     a synthetic table not built yet)."""
-    from judgebias.studies.birch.dataset import load_pairs
+    from judgebias.studies.birch.data.pairs import load_pairs
 
     if Path(pairs_path(name)).exists():
         return read_table(pairs_path(name), PAIRS)

@@ -14,11 +14,17 @@ import pandas as pd
 
 from judgebias.judging.values import failed_note
 from judgebias.report.html import Figure, Section, Table
-from judgebias.studies.birch.inference import EXACT_BELOW
-from judgebias.studies.birch.supplement import FIGURE as SUPPLEMENT_FIGURE
-from judgebias.studies.birch.supplement import TABLES as SUPPLEMENT_TABLES
-from judgebias.studies.birch.supplement import outputs as supplement_outputs
-from judgebias.studies.birch.tables import FIGURES, TABLES, results_dir, summary_path
+from judgebias.studies.birch.measures.inference import EXACT_BELOW
+from judgebias.studies.birch.tables import (
+    FIGURES,
+    SUPPLEMENT_FIGURE,
+    SUPPLEMENT_TABLES,
+    TABLES,
+    figure_path,
+    metrics_path,
+    summary_path,
+    table_path,
+)
 
 VARIANT_TITLES = {"base": "Base", "caption": "Image Caption", "standard_ref": "Standard Ref",
                   "birch": "BIRCH", "no_image": "Base, no image",
@@ -60,11 +66,11 @@ def report_inputs(config: Mapping[str, Any]) -> list[str]:
     """Every dataset's metrics, summary, tables and figures."""
     inputs = []
     for name in config["birch"]["datasets"]:
-        results = results_dir(name)
-        inputs += [f"{results}/metrics.json", summary_path(name),
-                   *(f"{results}/{t}.parquet" for t in TABLES),
-                   *(f"{results}/figures/{f}.png" for f in FIGURES),
-                   *supplement_outputs(results)]
+        inputs += [metrics_path(name), summary_path(name),
+                   *(table_path(name, t) for t in TABLES),
+                   *(figure_path(name, f) for f in FIGURES),
+                   *(table_path(name, t) for t in SUPPLEMENT_TABLES),
+                   figure_path(name, SUPPLEMENT_FIGURE)]
     return inputs
 
 

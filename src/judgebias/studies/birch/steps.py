@@ -1,59 +1,214 @@
-"""BIRCH's model steps: the labeller's labels, the judges' preparatory texts, the
-length-equalised pairs and the verdicts. Each reads the files its rule declares and
-writes its outputs atomically (the pair table is built by judgebias.studies.birch.dataset,
-so no model job depends on the importers' code)."""
+"""BIRCH's steps, one per rule of workflow/rules/birch.smk (judgebias.steps): each reads the
+files its rule names, calls the study's functions and writes the files its rule names.
+
+A step imports what only it uses inside its body, so its rule's code dependencies
+(derived from those imports) stay its own: the pair table is built by .data, so no model
+job depends on the importers' code; the model jobs are .jobs, every measure .measures."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from judgebias.artifacts import read_table, write_json, write_table
-from judgebias.studies.birch.tables import LABEL_ANSWERS, PAIRS, TEXTS, VERDICTS
+from judgebias.studies.birch.tables import (
+    FIGURES,
+    LABEL_ANSWERS,
+    PAIRS,
+    SUPPLEMENT_TABLES,
+    TABLES,
+    TEXTS,
+    VERDICTS,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
 
-def label(config: Mapping[str, Any], labeller: str, pairs_path: str, out: str) -> None:
-    """Fig. 18 in both orders by `labeller`."""
+def _named(paths: Sequence[Path], names: Sequence[str], what: str) -> dict[str, Path]:
+    """`paths` by file stem, which must be exactly `names` (a rule's list of outputs)."""
+    out = {path.stem: path for path in paths}
+    if sorted(out) != sorted(names):
+        raise ValueError(f"birch {what} {sorted(out)} are not {sorted(names)}")
+    return out
+
+
+def _simulated(params: Mapping[str, Any]) -> set[str]:
+    """The judges the sim backend answers for (the figures mark them)."""
+    return {k for k in params["birch"]["models"] if params["panel"][k]["backend"] == "sim"}
+
+
+def _read_all(paths: Sequence[Path], schema: Any) -> pd.DataFrame:
+    import pandas as pd
+
+    from judgebias.artifacts import read_table
+
+    return pd.concat([read_table(p, schema) for p in paths], ignore_index=True)
+
+
+def data(params: Mapping[str, Any], *, birch_dataset: str, pairs: Path, images: Path,
+         summary: Path) -> None:
+    """The pair table of dataset `birch_dataset` (``birch.datasets``) and a summary of it
+    (preferences, ties, domains, overrides)."""
+    from judgebias.artifacts import write_json, write_table
+    from judgebias.studies.birch.data.pairs import load_pairs
+
+    images.mkdir(parents=True, exist_ok=True)
+    dataset = params["birch"]["datasets"][birch_dataset]
+    table = load_pairs(birch_dataset, dataset, images, params["seed"])
+    write_table(table, pairs, PAIRS)
+    counts = {"pairs": len(table),
+              "preference": table["preference"].value_counts().to_dict(),
+              "domains": table["domain"].value_counts().to_dict(),
+              "overridden": int(table["overridden"].sum()),
+              "dataset": birch_dataset, "source": dataset["format"]}
+    write_json(counts, summary)
+    log.info("%s: %d pairs, preferences %s", birch_dataset, len(table), counts["preference"])
+
+
+def label(params: Mapping[str, Any], *, pairs: Path, labels: Path) -> None:
+    """Fig. 18 in both orders by ``birch.labeller``."""
+    from judgebias.artifacts import read_table, write_table
     from judgebias.studies.birch.jobs import label as label_pairs
 
-    write_table(label_pairs(config, labeller, read_table(pairs_path, PAIRS)), out,
-                LABEL_ANSWERS)
+    write_table(label_pairs(params, params["birch"]["labeller"], read_table(pairs, PAIRS)),
+                labels, LABEL_ANSWERS)
 
 
-def prepare(config: Mapping[str, Any], model: str, step: str, pairs_path: str, out: str
-            ) -> None:
-    """One preparatory text per pair (reference, caption or anchor) by `model`."""
+def prepare(params: Mapping[str, Any], *, birch_judge: str, birch_step: str, pairs: Path,
+            texts: Path) -> None:
+    """One preparatory text per pair (reference, caption or anchor) by `birch_judge`."""
+    from judgebias.artifacts import read_table, write_table
     from judgebias.studies.birch.jobs import prepare as prepare_texts
 
-    texts = prepare_texts(config, model, step, read_table(pairs_path, PAIRS))
-    write_table(texts, out, TEXTS)
-    log.info("%s by %s: %s", step, model, texts["status"].value_counts().to_dict())
+    written = prepare_texts(params, birch_judge, birch_step, read_table(pairs, PAIRS))
+    write_table(written, texts, TEXTS)
+    log.info("%s by %s: %s", birch_step, birch_judge,
+             written["status"].value_counts().to_dict())
 
 
-def equalise(config: Mapping[str, Any], pairs_path: str, texts_out: str, pairs_out: str,
-             summary_out: str) -> None:
+def equalise(params: Mapping[str, Any], *, pairs: Path, texts: Path, equalised: Path,
+             summary: Path) -> None:
     """Appendix C.5: the lengthener's texts and the equalised pairs."""
+    from judgebias.artifacts import read_table, write_json, write_table
     from judgebias.studies.birch.jobs import equalised_pairs, lengthen
 
-    block = config["birch"]
-    pairs = read_table(pairs_path, PAIRS)
-    texts = lengthen(config, block["lengthener"], pairs)
-    kept, counts = equalised_pairs(pairs, texts, block["equalise_tolerance"])
-    write_table(texts, texts_out, TEXTS)
-    write_table(kept, pairs_out, PAIRS)
-    write_json(counts, summary_out)
+    block = params["birch"]
+    table = read_table(pairs, PAIRS)
+    lengthened = lengthen(params, block["lengthener"], table)
+    kept, counts = equalised_pairs(table, lengthened, block["equalise_tolerance"])
+    write_table(lengthened, texts, TEXTS)
+    write_table(kept, equalised, PAIRS)
+    write_json(counts, summary)
     log.info("length equalisation: %s", counts)
 
 
-def judge(config: Mapping[str, Any], judge_key: str, variant: str, pairs_path: str,
-          texts_path: str | None, out: str) -> None:
-    """Every pair judged by `judge_key` in `variant` (with its text where it needs one)."""
+def judge(params: Mapping[str, Any], *, birch_judge: str, birch_variant: str, pairs: Path,
+          verdicts: Path, texts: Path | None = None) -> None:
+    """Every pair judged by `birch_judge` in `birch_variant`, with the judge's preparatory
+    `texts` where the variant needs them (jobs.NEEDS)."""
+    from judgebias.artifacts import read_table, write_table
     from judgebias.studies.birch.jobs import judge as judge_pairs
 
-    texts = read_table(texts_path, TEXTS) if texts_path else None
-    verdicts = judge_pairs(config, judge_key, variant, read_table(pairs_path, PAIRS), texts)
-    write_table(verdicts, out, VERDICTS)
-    log.info("%s %s: %s", judge_key, variant, verdicts["status"].value_counts().to_dict())
+    prepared = read_table(texts, TEXTS) if texts else None
+    judged = judge_pairs(params, birch_judge, birch_variant, read_table(pairs, PAIRS),
+                         prepared)
+    write_table(judged, verdicts, VERDICTS)
+    log.info("%s %s: %s", birch_judge, birch_variant,
+             judged["status"].value_counts().to_dict())
+
+
+def analysis(params: Mapping[str, Any], *, pairs: Path, labels: Path,
+             verdicts: Sequence[Path], metrics: Path, tables: Sequence[Path],
+             figures: Sequence[Path], equalised: Path | None = None,
+             reference_labels: Path | None = None) -> None:
+    """IRS, IB, LB, down-sampling, Tables 1-4, 7, 8 and their figures of one dataset:
+    `tables` and `figures` are the rule's outputs, one per name of tables.TABLES and
+    tables.FIGURES (by file stem); `equalised` the equalised pairs (with that variant),
+    `reference_labels` the dataset's human informativeness labels (where given)."""
+    from judgebias.artifacts import read_table, write_frame, write_json
+    from judgebias.studies.birch.data.importers import read_reference_labels
+    from judgebias.studies.birch.figures import draw_all
+    from judgebias.studies.birch.measures.results import dataset_results
+
+    block = params["birch"]
+    table_paths = _named(tables, TABLES, "tables")
+    figure_paths = _named(figures, FIGURES, "figures")
+    result, numbers = dataset_results(
+        block, read_table(pairs, PAIRS).set_index("pair_id", drop=False),
+        read_table(labels, LABEL_ANSWERS), _read_all(verdicts, VERDICTS),
+        read_table(equalised, PAIRS) if equalised else None,
+        read_reference_labels(reference_labels) if reference_labels else None)
+    for name in TABLES:
+        write_frame(result[name].reset_index(drop=True), table_paths[name])
+    draw_all(result, numbers["cds_ratio"], _simulated(params), figure_paths)
+    write_json(numbers, metrics)
+
+
+def journal_usage(journal_dir: str | Path, calls: pd.DataFrame) -> pd.DataFrame:
+    """`calls` (rows of an answer table: ``backend``, ``model_id``, ``request_key``) with
+    ``prompt_tokens`` and ``completion_tokens`` from the journal (NaN: not journaled)."""
+    import numpy as np
+
+    from judgebias.models.journal import Journal, journal_path
+
+    out = calls.assign(prompt_tokens=np.nan, completion_tokens=np.nan)
+    for (backend, model_id), rows in calls.groupby(["backend", "model_id"]):
+        path = journal_path(journal_dir, str(backend), str(model_id))
+        if not path.exists():
+            continue
+        with Journal(path) as journal:
+            found = journal.lookup(rows["request_key"])
+        for name in ("prompt_tokens", "completion_tokens"):
+            out.loc[rows.index, name] = [
+                found[k].usage.get(name, np.nan) if k in found else np.nan
+                for k in rows["request_key"]]
+    return out
+
+
+def supplement(params: Mapping[str, Any], *, pairs: Path, verdicts: Sequence[Path],
+               texts: Sequence[Path], tables: Sequence[Path], figure: Path) -> None:
+    """Fig. 11's table and `figure`, Table 5 and Table 6 of one dataset: `tables` are the
+    rule's outputs, one per name of tables.SUPPLEMENT_TABLES (by file stem); `texts`
+    every preparatory text of the dataset, whose tokens (Table 6) are read from the
+    journal by their request keys."""
+    import pandas as pd
+
+    from judgebias.artifacts import read_table, write_frame
+    from judgebias.studies.birch.figures import fig11
+    from judgebias.studies.birch.measures.anchors import anchor_quality
+    from judgebias.studies.birch.measures.cost import cost_table
+    from judgebias.studies.birch.measures.formulas import (
+        RELIANCE_COLUMNS,
+        correct_of,
+        domain_reliance,
+    )
+
+    block = params["birch"]
+    table_paths = _named(tables, SUPPLEMENT_TABLES, "supplement tables")
+    table = read_table(pairs, PAIRS).set_index("pair_id", drop=False)
+    judged = _read_all(verdicts, VERDICTS)
+    written = _read_all(texts, TEXTS) if texts else pd.DataFrame(columns=TEXTS.names)
+    domains = []
+    if "no_image" in block["variants"]:
+        for judge_key in block["models"]:
+            mine = judged[judged["judge"] == judge_key]
+            domains.append(domain_reliance(
+                judge_key, correct_of(mine, "base", table["preference"]),
+                correct_of(mine, "no_image", table["preference"]), table["domain"]))
+    anchors = {model: rows.set_index("pair_id")["text"]
+               for model, rows in written[written["step"] == "anchor"].groupby("model")}
+    journal = params["journal_dir"]
+    result = {"fig11": (pd.concat(domains, ignore_index=True) if domains
+                        else pd.DataFrame(columns=RELIANCE_COLUMNS)),
+              "table5": anchor_quality(table, anchors),
+              "table6": cost_table(params, journal_usage(journal, judged),
+                                   journal_usage(journal, written))}
+    for name in SUPPLEMENT_TABLES:
+        write_frame(result[name].reset_index(drop=True), table_paths[name])
+    fig11(result["fig11"], _simulated(params), figure)
+    log.info("Table 6: %s", result["table6"][["judge", "method", "calls_per_pair"]]
+             .to_dict("records"))

@@ -82,14 +82,6 @@ RESULTS = "results/birch"
 
 # Every path is per dataset (birch.datasets.<name>), so two benchmarks never share a file
 # and adding one reruns only its own jobs.
-def data_dir(dataset: str) -> str:
-    return f"{DATA}/{dataset}"
-
-
-def results_dir(dataset: str) -> str:
-    return f"{RESULTS}/{dataset}"
-
-
 def pairs_path(dataset: str) -> str:
     return f"{DATA}/{dataset}/pairs.parquet"
 
@@ -106,6 +98,10 @@ def equalised_path(dataset: str) -> str:
     return f"{DATA}/{dataset}/equalised.parquet"
 
 
+def equalised_summary_path(dataset: str) -> str:
+    return f"{DATA}/{dataset}/equalised.json"
+
+
 def labels_path(dataset: str, labeller: str) -> str:
     return f"{DATA}/{dataset}/labels/{labeller}.parquet"
 
@@ -118,7 +114,22 @@ def verdicts_path(dataset: str, judge: str, variant: str) -> str:
     return f"{DATA}/{dataset}/verdicts/{judge}/{variant}.parquet"
 
 
-# The analysis' tables (results/birch/<name>.parquet) and figures (figures/<name>.png).
+# The analysis' tables (results/birch/<dataset>/<name>.parquet), figures
+# (figures/<name>.png) and metrics.json; then the supplement's (Fig. 11, Tables 5 and 6).
 TABLES = ("accuracy", "table1", "irs_subsets", "bias", "table2", "table4", "table7",
           "cds_curve", "domains", "downsampling", "intervals", "tests")
 FIGURES = ("fig1", "fig3", "fig4", "fig5", "fig6", "fig8", "fig10")
+SUPPLEMENT_TABLES = ("fig11", "table5", "table6")
+SUPPLEMENT_FIGURE = "fig11"
+
+
+def metrics_path(dataset: str) -> str:
+    return f"{RESULTS}/{dataset}/metrics.json"
+
+
+def table_path(dataset: str, name: str) -> str:
+    return f"{RESULTS}/{dataset}/{name}.parquet"
+
+
+def figure_path(dataset: str, name: str) -> str:
+    return f"{RESULTS}/{dataset}/figures/{name}.png"

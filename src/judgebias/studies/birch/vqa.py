@@ -17,6 +17,9 @@ fact with a wrong value, or, when it has details, one of its details. So:
 * correctness: does the text contain a false fact (the image tells);
 * informativeness: how many facts it states (the text alone tells);
 * length: words, moved by details and padding independently.
+
+Role: a helper shared by the data (.data.synthetic writes the answers), the simulated
+judge (.sim reads them) and the measures (.measures.anchors scores texts against a scene).
 """
 
 from __future__ import annotations

@@ -23,34 +23,14 @@ The labeller's calls serve the IB analysis, not judging, and belong to no method
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from judgebias.models.journal import Journal, journal_path
-
 COLUMNS = ["judge", "method", "n_pairs", "calls", "calls_without_usage", "prompt_tokens",
            "completion_tokens", "calls_per_pair", "prompt_tokens_per_pair",
            "completion_tokens_per_pair", "cost_per_pair"]
-
-
-def journal_usage(journal_dir: str | Path, calls: pd.DataFrame) -> pd.DataFrame:
-    """`calls` (rows of an answer table: ``backend``, ``model_id``, ``request_key``) with
-    ``prompt_tokens`` and ``completion_tokens`` from the journal (NaN: not journaled)."""
-    out = calls.assign(prompt_tokens=np.nan, completion_tokens=np.nan)
-    for (backend, model_id), rows in calls.groupby(["backend", "model_id"]):
-        path = journal_path(journal_dir, str(backend), str(model_id))
-        if not path.exists():
-            continue
-        with Journal(path) as journal:
-            found = journal.lookup(rows["request_key"])
-        for name in ("prompt_tokens", "completion_tokens"):
-            out.loc[rows.index, name] = [
-                found[k].usage.get(name, np.nan) if k in found else np.nan
-                for k in rows["request_key"]]
-    return out
 
 
 def _cost(prompt: float, completion: float, pricing: Mapping[str, Any] | None) -> float:
@@ -63,7 +43,8 @@ def _cost(prompt: float, completion: float, pricing: Mapping[str, Any] | None) -
 def method_cost(judge: str, method: str, parts: list[tuple[pd.DataFrame, Mapping | None]],
                 n_pairs: int) -> dict[str, Any]:
     """One Table 6 row: `parts` are the method's answer rows with usage (see
-    :func:`journal_usage`), each with the pricing of the model that answered them."""
+    :func:`judgebias.studies.birch.steps.journal_usage`), each with the pricing of the
+    model that answered them."""
     calls = without = 0
     prompt = completion = cost = 0.0
     for rows, pricing in parts:
@@ -85,12 +66,11 @@ def method_cost(judge: str, method: str, parts: list[tuple[pd.DataFrame, Mapping
 def cost_table(config: Mapping[str, Any], verdicts: pd.DataFrame, texts: pd.DataFrame
                ) -> pd.DataFrame:
     """Table 6 analogue (COLUMNS) per (judge, method) from the verdicts and the
-    preparatory texts (every step, the lengthener's included)."""
+    preparatory texts (every step, the lengthener's included), each row with its usage
+    from the journal (``prompt_tokens``, ``completion_tokens``; NaN: not journaled)."""
     from judgebias.studies.birch.jobs import NEEDS
 
     panel, block = config["panel"], config["birch"]
-    verdicts = journal_usage(config["journal_dir"], verdicts)
-    texts = journal_usage(config["journal_dir"], texts)
     rows = []
     for (judge, method), own in verdicts.groupby(["judge", "variant"], sort=False):
         parts = [(own, panel[judge].get("pricing"))]

@@ -1,4 +1,4 @@
-"""BIRCH's measures: accuracy, IRS, IB, LB, their down-sampled spread and labeller checks.
+"""BIRCH's formulas: accuracy, IRS, IB, LB, their down-sampled spread and labeller checks.
 
 Seed ``003_6a8a290eb195f311.txt`` (BIRCH) reads every result off a handful of accuracy
 differences over subsets of pairwise VQA items: the Image Reliance Score (§3.2), the
@@ -18,6 +18,10 @@ way, and so that the conventions of ``shared/specs/birch.md`` live in one place:
   (<NA>) too, as are equal-length pairs for LB.
 * **Down-sampling is reproducible.** One ``numpy.random.Generator`` per call, seeded by
   the caller; samples are drawn without replacement.
+
+Why this module is long: every formula rests on the same alignment and missing-data
+helpers (the conventions above, at the top); split, each part would import the others'
+private helpers.
 """
 
 from __future__ import annotations
@@ -740,3 +744,29 @@ def per_domain(
         rows.append((name, acc.n, acc.value, ib.plus.value, ib.minus.value, ib.value,
                      lb.plus.value, lb.minus.value, lb.value))
     return pd.DataFrame(rows, columns=list(DOMAIN_COLUMNS))
+
+
+# Fig. 11 of seed 003 (Appendix C.2) as a table, one row per (judge, domain).
+RELIANCE_COLUMNS = ["judge", "domain", "n_pairs", "acc_image", "acc_no_image", "irs"]
+
+
+def domain_reliance(judge: str, correct_image: pd.Series, correct_no_image: pd.Series,
+                    domain: pd.Series) -> pd.DataFrame:
+    """Fig. 11 of seed 003 (Appendix C.2) as a table: per domain, accuracy with and
+    without the image over the pairs usable in both, and their difference, the IRS of
+    §3.2 restricted to the domain (:func:`image_reliance` with the domain as the subset).
+    Rows in the order the domains first appear."""
+    rows = []
+    for name in dict.fromkeys(domain.dropna()):
+        irs = image_reliance(correct_image, correct_no_image, domain, name)
+        rows.append({"judge": judge, "domain": name, "n_pairs": irs.n_pairs,
+                     "acc_image": irs.with_image.value,
+                     "acc_no_image": irs.without_image.value, "irs": irs.value})
+    return pd.DataFrame(rows, columns=RELIANCE_COLUMNS)
+
+
+def correct_of(verdicts: pd.DataFrame, variant: str, preference: pd.Series) -> pd.Series:
+    """Correctness per pair of one judge's variant, in the order shown first."""
+    rows = verdicts[(verdicts["variant"] == variant) & (verdicts["order"] == "ab")]
+    rows = rows.set_index("pair_id")
+    return correctness(rows["verdict"], preference.reindex(rows.index))

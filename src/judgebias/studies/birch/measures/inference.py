@@ -161,7 +161,7 @@ def correctness_table(correct: Mapping[str, pd.Series], subsets: Mapping[str, pd
     Columns are ``(variant, pair set)``: the variant's correctness (1/0, NaN when missing
     or outside the set) on each pair set of :data:`PAIR_SETS`. With Base and no-image
     present, ``irs_<set>`` columns for both hold the pairs *both* answered (IRS is paired,
-    seed 003 §3.2; ``measures.image_reliance``). With ``equalised`` (the IB subset of each
+    seed 003 §3.2; ``formulas.image_reliance``). With ``equalised`` (the IB subset of each
     pair kept by length equalisation, Appendix C.5; NaN for pairs not kept), the
     ``equalised`` variant on its IDS / CDS and Base on the *same* kept pairs
     (``kept_IDS`` / ``kept_CDS``), so Table 2's before and after share their pairs.

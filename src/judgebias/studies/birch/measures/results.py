@@ -1,6 +1,7 @@
-"""BIRCH's analysis: every measure of seed 003 from the pairs, the labeller's labels and
-the verdicts, as pure computation (a new labeller reruns this and the labelling, never a
-judge call).
+"""BIRCH's result tables of one dataset (role: measures): every table and headline number
+of seed 003 from the pairs, the labeller's labels and the verdicts, as pure computation
+(a new labeller reruns this and the labelling, never a judge call); the step
+``birch.analysis`` (steps.py) reads and writes them.
 
 Reading of the verdicts. The order shown first (``ab``: the pair's own A/B, randomised by
 the importer where the source file is ordered) is the primary reading of every table;
@@ -13,21 +14,15 @@ counted (``counts`` in metrics.json). A judge's tie counts as not choosing y^c.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from judgebias.artifacts import read_table, write_frame, write_json
 from judgebias.judging.values import failed_calls
-from judgebias.studies.birch import inference
-from judgebias.studies.birch import measures as m
-from judgebias.studies.birch.tables import LABEL_ANSWERS, PAIRS, TABLES, VERDICTS
-
-log = logging.getLogger(__name__)
+from judgebias.studies.birch.measures import formulas as m
+from judgebias.studies.birch.measures import inference
 
 PRIMARY = "ab"
 METHODS = ("base", "standard_ref", "birch")  # Table 4 / 8
@@ -114,7 +109,7 @@ def method_row(judge: str, method: str, correct: pd.Series, subsets: dict[str, p
     rows satisfy Acc = (1 - r) Acc_IDS + r Acc_CDS with one r, ``tests``): so
     acc = (n_ids acc_ids + n_cds acc_cds) / (n_ids + n_cds) exactly. ``acc_all`` counts
     every pair with a human preference (also those the labeller left inconsistent),
-    labelled apart. ``balanced`` = (Acc_IDS + Acc_CDS) / 2 (`measures.balanced_accuracy`).
+    labelled apart. ``balanced`` = (Acc_IDS + Acc_CDS) / 2 (`formulas.balanced_accuracy`).
     """
     ib = m.bias(correct, subsets["ib"])
     lb = m.bias(correct, subsets["lb"], plus="longer", minus="shorter")
@@ -223,58 +218,46 @@ def _frame(parts: list, columns: list[str] | None = None) -> pd.DataFrame:
     return out.reindex(columns=[*columns, *(c for c in out.columns if c not in columns)])
 
 
-def analyse(config: Mapping[str, Any], dataset: str, pairs_path: str,
-            equalised_path: str | None, labels_path: str, verdict_paths: list[str],
-            out_dir: Path) -> None:
-    """Write every table (TABLES), figure (FIGURES) and metrics.json of one dataset
-    (``birch.datasets.<dataset>``)."""
-    from judgebias.studies.birch import figures
-
-    block = config["birch"]
-    pairs = read_table(pairs_path, PAIRS).set_index("pair_id", drop=False)
+def dataset_results(block: Mapping[str, Any], pairs: pd.DataFrame, labels: pd.DataFrame,
+                    verdicts: pd.DataFrame, equalised: pd.DataFrame | None,
+                    reference: pd.Series | None
+                    ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """Every table (tables.TABLES) and metrics.json of one dataset from the ``birch:``
+    params `block`: `pairs` (index pair_id), the labeller's `labels`, every judge's
+    `verdicts`, the `equalised` pairs (None without that variant) and the human
+    informativeness labels of ``reference_labels`` (None: none given)."""
     preference = pairs["preference"]
-    labels = read_table(labels_path, LABEL_ANSWERS)
     informative, label_stats = informativeness_labels(labels)
     subsets = {"ib": m.informativeness_subsets(preference, informative.reindex(pairs.index)),
                "lb": m.length_subsets(preference, pairs["answer_a"], pairs["answer_b"])}
-    equalised = None
-    if equalised_path:
-        eq = read_table(equalised_path, PAIRS).set_index("pair_id", drop=False)
-        equalised = {"ib": m.informativeness_subsets(eq["preference"],
-                                                     informative.reindex(eq.index))}
-    verdicts = pd.concat([read_table(p, VERDICTS) for p in verdict_paths], ignore_index=True)
+    equalised_subsets = None
+    if equalised is not None:
+        eq = equalised.set_index("pair_id", drop=False)
+        equalised_subsets = {"ib": m.informativeness_subsets(
+            eq["preference"], informative.reindex(eq.index))}
     failed = failed_calls(verdicts, "judge") | failed_calls(labels, "labeller")
     tables: dict[str, list] = {}
     for judge in block["models"]:
         data = JudgeData(verdicts[verdicts["judge"] == judge], preference)
-        for name, rows in analyse_judge(judge, data, subsets, pairs["domain"], equalised,
-                                        block).items():
+        for name, rows in analyse_judge(judge, data, subsets, pairs["domain"],
+                                        equalised_subsets, block).items():
             tables.setdefault(name, []).extend(rows if isinstance(rows, list) else [rows])
     result = {name: _frame(rows, ROW_COLUMNS.get(name)) for name, rows in tables.items()}
     result["tests"] = inference.with_fdr(result["tests"], block["inference"]["alpha"])
     result["accuracy"] = accuracy_table(verdicts, preference)
-    result["table7"] = labeller_table(block["labeller"],
-                                      block["datasets"][dataset]["reference_labels"], pairs,
-                                      informative, label_stats)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name in TABLES:
-        write_frame(result[name].reset_index(drop=True), out_dir / f"{name}.parquet")
-    simulated = {k for k in block["models"] if config["panel"][k]["backend"] == "sim"}
-    figures.draw_all(result, m.observed_cds_ratio(subsets["ib"]), simulated,
-                     out_dir / "figures")
-    write_json(metrics(block, pairs, subsets, label_stats, result, equalised_path)
-               | {"failed_calls": failed}, out_dir / "metrics.json")
+    result["table7"] = labeller_table(block["labeller"], reference, pairs, informative,
+                                      label_stats)
+    return result, (metrics(block, pairs, subsets, label_stats, result, equalised)
+                    | {"failed_calls": failed})
 
 
-def labeller_table(labeller: str, reference_labels: str | None, pairs: pd.DataFrame,
+def labeller_table(labeller: str, reference: pd.Series | None, pairs: pd.DataFrame,
                    informative: pd.Series, label_stats: Mapping[str, int]) -> pd.DataFrame:
-    """Table 7 analogue: the labeller against human labels (a file) or, on the synthetic
-    default, against the planted informativeness; with its consistency across orders."""
-    if reference_labels:
-        from judgebias.studies.birch.importers import read_reference_labels
-
-        truth = read_reference_labels(reference_labels)
-        against = "reference_labels file"
+    """Table 7 analogue: the labeller against human labels (`reference`, read from the
+    ``reference_labels`` file) or, on the synthetic default, against the planted
+    informativeness; with its consistency across orders."""
+    if reference is not None:
+        truth, against = reference, "reference_labels file"
     else:
         truth, against = planted_informativeness(pairs), "planted informativeness"
     row: dict[str, Any] = {"labeller": labeller, "against": against, **label_stats}
@@ -288,7 +271,7 @@ def labeller_table(labeller: str, reference_labels: str | None, pairs: pd.DataFr
 
 def metrics(block: Mapping[str, Any], pairs: pd.DataFrame, subsets: dict[str, pd.Series],
             label_stats: Mapping[str, int], result: Mapping[str, pd.DataFrame],
-            equalised_path: str | None) -> dict[str, Any]:
+            equalised: pd.DataFrame | None) -> dict[str, Any]:
     """The headline numbers per judge (with their paired bootstrap intervals, ``[low,
     high]``) and every count of what was dropped."""
     base = result["table4"].set_index(["judge", "method"])
@@ -315,8 +298,8 @@ def metrics(block: Mapping[str, Any], pairs: pd.DataFrame, subsets: dict[str, pd
               "equal_length": int(subsets["lb"].isna().sum()
                                   - (pairs["preference"] == "tie").sum()),
               "labels": dict(label_stats)}
-    if equalised_path:
-        counts["equalised_pairs"] = len(read_table(equalised_path, PAIRS))
+    if equalised is not None:
+        counts["equalised_pairs"] = len(equalised)
     tests = result["tests"]
     return {"judges": per_judge, "counts": counts,
             "cds_ratio": m.observed_cds_ratio(subsets["ib"]),
