@@ -11,6 +11,7 @@ it was asked for, with the image or the reason there is none.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import shutil
@@ -23,7 +24,7 @@ import pandas as pd
 from PIL import Image
 
 from judgebias.artifacts import write_bytes
-from judgebias.studies.frame.recipes import applies, parse_recipe, step
+from judgebias.studies.frame.recipes import applies, parse_recipe, recipe_id, step
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,21 @@ def grid_jobs(config: Mapping[str, Any], items: pd.DataFrame, manipulation: str
     rows = [(item, recipe) for item, domain in zip(items["item_id"], items["domain"],
                                                    strict=True)
             if applies(manipulation, domain) for recipe in recipes]
+    return pd.DataFrame(rows, columns=["item_id", "recipe"])
+
+
+def combination_jobs(config: Mapping[str, Any], items: pd.DataFrame,
+                     best: pd.DataFrame) -> pd.DataFrame:
+    """Tables 6 and 11: every pair and triple (frame.combinations) of the analysis judge's
+    best single recipes of each domain, for every item of that domain."""
+    sizes = config["frame"]["combinations"]
+    rows = []
+    for domain, chosen in best.groupby("domain", sort=False):
+        steps = [step for recipe in chosen["recipe"] for step in parse_recipe(recipe)]
+        combos = [recipe_id(list(c)) for size in sizes
+                  for c in itertools.combinations(sorted(steps), size)]
+        ids = items.loc[items["domain"] == domain, "item_id"]
+        rows += [(item, recipe) for item in ids for recipe in combos]
     return pd.DataFrame(rows, columns=["item_id", "recipe"])
 
 
