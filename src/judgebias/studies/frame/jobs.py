@@ -1,6 +1,8 @@
 """FRAME's model jobs: the single-score prompts (seed 004 Figs. 4-7) and the pairwise
 prompt (Fig. 8), each an ordinary journaled judge task of the judging core, so a rerun
-after adding one grid value pays only for that value's images.
+after adding one grid value pays only for that value's images; and which images each job
+shows (:func:`images_to_score`, :func:`mitigation_images`, :func:`pairwise_shown`), which
+plan.py counts the same way.
 
 Prompts (templates ``frame_*``): every prompt has the system prompt of the figures ("You
 are a strict and fair evaluator of AI-generated images."). The figures' last lines ("-

@@ -6,6 +6,8 @@ journal), so when a grid gains a value, its render job draws only the new value'
 and copies the rest from the cache. A render set is one manipulation's grid (one job per
 manipulation) or the analysis judge's combinations; its table lists every (item, recipe)
 it was asked for, with the image or the reason there is none.
+
+Role: a helper of steps.py's render steps: the render jobs and the render cache.
 """
 
 from __future__ import annotations
