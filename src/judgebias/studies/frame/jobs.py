@@ -164,25 +164,22 @@ def images_to_score(items: pd.DataFrame, renders: pd.DataFrame | None) -> pd.Dat
     return merged[[*columns, "recipe", "image", "status"]]
 
 
-def best_images(items: pd.DataFrame, best: pd.DataFrame, render_paths: list[str]
+def best_images(items: pd.DataFrame, best: pd.DataFrame, renders: pd.DataFrame
                 ) -> pd.DataFrame:
     """The image of each item at its domain's best recipe, for every manipulation (the
-    recipe of Table 5 and Fig. 3: seed 004 App. B.3, "Recipe for Analysis")."""
-    from judgebias.artifacts import read_table
-    from judgebias.studies.frame.tables import RENDERS
-
-    renders = pd.concat([read_table(p, RENDERS) for p in render_paths], ignore_index=True)
+    recipe of Table 5 and Fig. 3: seed 004 App. B.3, "Recipe for Analysis"), from the
+    render tables `renders`."""
     wanted = items[["item_id", "domain"]].merge(best[["domain", "manipulation", "recipe"]],
                                                 on="domain")
     return wanted.merge(renders, on=["item_id", "recipe"])
 
 
 def mitigation_images(config: Mapping[str, Any], items: pd.DataFrame, best: pd.DataFrame,
-                      render_paths: list[str]) -> dict[str, pd.DataFrame]:
+                      renders: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The images each mitigation prompt scores: the originals and every best recipe. The
     bias-definition prompt scores each original once per manipulation it names, so each
     manipulation is compared with originals told the same thing."""
-    manipulated = best_images(items, best, render_paths)
+    manipulated = best_images(items, best, renders)
     manipulated = images_to_score(items, manipulated[["item_id", "recipe", "image", "status"]])
     originals = images_to_score(items, None)
     shown = {}
@@ -200,11 +197,11 @@ def mitigation_images(config: Mapping[str, Any], items: pd.DataFrame, best: pd.D
 
 
 def pairwise_shown(config: Mapping[str, Any], items: pd.DataFrame, best: pd.DataFrame,
-                   renders_path: str) -> pd.DataFrame:
+                   renders: pd.DataFrame) -> pd.DataFrame:
     """Fig. 3's comparisons: set A against set B, and set A with the pairwise manipulation
     at the judge's best setting per domain against set B; both orders of each."""
     best = best[best["manipulation"] == config["frame"]["pairwise"]["manipulation"]]
-    manipulated = best_images(items, best, [renders_path])
+    manipulated = best_images(items, best, renders)
     manipulated = manipulated[manipulated["status"] == "ok"]
     originals = items[["item_id", "image"]].assign(recipe=ORIGINAL)
     return pairwise_items(items, {"original": originals, "manipulated": manipulated})

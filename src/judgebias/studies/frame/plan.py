@@ -127,6 +127,7 @@ def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
         prompt_items,
         score_task,
     )
+    from judgebias.studies.frame.steps import read_renders
 
     frame = config["frame"]
     judge = frame["analysis_judge"]
@@ -138,7 +139,7 @@ def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
     tasks, waiting = [], []
     if best is not None and all(Path(p).exists() for p in renders):
         tasks += [(score_task(config, prompt), prompt_items(prompt, shown)) for prompt, shown
-                  in mitigation_images(config, items, best, renders).items()]
+                  in mitigation_images(config, items, best, read_renders(renders)).items()]
     else:
         waiting.append("mitigation")
     if items is not None and Path(renders_path(COMBINED)).exists():
@@ -148,7 +149,7 @@ def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
         waiting.append("combinations")
     if best is not None and Path(pairwise_renders).exists():
         tasks.append((pairwise_task(config), pairwise_shown(config, items, best,
-                                                            pairwise_renders)))
+                                                            read_renders([pairwise_renders]))))
     else:
         waiting.append("pairwise")
     for task, table in tasks:

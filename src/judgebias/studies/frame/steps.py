@@ -138,6 +138,15 @@ def read_scores(paths: Sequence[Path]) -> pd.DataFrame:
     return scores
 
 
+def read_renders(paths: Sequence[Path]) -> pd.DataFrame:
+    """Render tables, stacked."""
+    import pandas as pd
+
+    from judgebias.artifacts import read_table
+
+    return pd.concat([read_table(p, RENDERS) for p in paths], ignore_index=True)
+
+
 def recipes(params: Mapping[str, Any], *, frame_judge: str, scores: Sequence[Path],
             recipes: Path) -> None:
     """Seed 004 Tables 9-10: the judge's in-sample best setting per (domain, manipulation),
@@ -177,7 +186,7 @@ def mitigation(params: Mapping[str, Any], *, benchmark: Path, recipes: Path,
 
     judge = params["frame"]["analysis_judge"]
     shown = mitigation_images(params, read_table(benchmark, ITEMS), pd.read_parquet(recipes),
-                              renders)
+                              read_renders(renders))
     frames = [score_images(params, judge, prompt, images) for prompt, images in shown.items()]
     write_table(pd.concat(frames, ignore_index=True), scores, SCORES)
 
@@ -193,7 +202,7 @@ def pairwise(params: Mapping[str, Any], *, benchmark: Path, recipes: Path, rende
     from judgebias.studies.frame.tables import PAIRWISE
 
     shown = pairwise_shown(params, read_table(benchmark, ITEMS), pd.read_parquet(recipes),
-                           renders)
+                           read_renders([renders]))
     write_table(judge_pairs(params, params["frame"]["analysis_judge"], shown), verdicts,
                 PAIRWISE)
 
@@ -260,7 +269,7 @@ def analysis(params: Mapping[str, Any], *, benchmark: Path, scores: Sequence[Pat
     follow = read_scores([mitigation, combinations])
     verdicts = read_table(pairwise, PAIRWISE)
     best = pd.concat([pd.read_parquet(p) for p in recipes], ignore_index=True)
-    rendered = pd.concat([read_table(p, RENDERS) for p in renders], ignore_index=True)
+    rendered = read_renders(renders)
 
     in_sample = summary.per_judge(effects.in_sample_table, judges, scored)
     cross = summary.per_judge(effects.cross_fitted_table, judges, scored,
