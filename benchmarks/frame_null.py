@@ -4,7 +4,7 @@
         [--permutations 199] [--seed 0]
 
 Why: seed 004's Table 3 picks each cell's best of S settings on the items it reports.
-`judgebias.studies.frame.effects.cross_fitted_table` tests that maximum against a null,
+`judgebias.studies.frame.measures.effects.cross_fitted_table` tests that maximum against a null,
 gives the chance level of the paper's success rule, cross-fits, and puts an interval on
 the best setting's effect. This measures each of them on simulated cells of `--items`
 items x `--settings` settings (the default world's 12 items per domain, a 16-value grid)
@@ -58,7 +58,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from judgebias.studies.frame.effects import TIE, cell_statistics
+from judgebias.studies.frame.measures.effects import TIE, cell_statistics
 
 ALPHA = 0.05
 NoiseFn = Callable[[np.random.Generator, np.ndarray], np.ndarray]

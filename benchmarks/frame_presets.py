@@ -1,5 +1,5 @@
 """Null rejection and coverage of the FRAME presets' statistics
-(judgebias.studies.frame.presets_analysis.paired_effects): a judge scored at a
+(judgebias.studies.frame.measures.presets.paired_effects): a judge scored at a
 pre-specified recipe (seed 004 Tables 9-10), no selection, so the plain paired t interval
 and the exact tests should hold their level.
 
@@ -25,7 +25,7 @@ alpha = 0.05 (two-sided) of the paired t-test, the exact sign-flip permutation t
 exact sign test; coverage of the 95 % t interval; Monte-Carlo standard error in the header.
 
 Full run (`python benchmarks/frame_presets.py`, 2,000 data sets per row; 42 s on 2 shared
-CPU cores): the table and its reading are in judgebias.studies.frame.presets_analysis'
+CPU cores): the table and its reading are in judgebias.studies.frame.measures.presets'
 docstring.
 """
 
@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from judgebias.studies.frame.presets_analysis import paired_effects
+from judgebias.studies.frame.measures.presets import paired_effects
 
 ALPHA = 0.05
 OPINION = 0.3

@@ -25,8 +25,8 @@ from judgebias.studies.birch.data.importers import (
     read_vl_rewardbench,
 )
 from judgebias.studies.birch.data.pairs import load_pairs
-from judgebias.studies.frame.benchmark import read_frame_table
-from judgebias.studies.frame.build import build_items
+from judgebias.studies.frame import steps
+from judgebias.studies.frame.data import read_frame_table
 
 ESCAPES = [("../outside.jpg", "leaves its folder"),
            ("images/../../outside.jpg", "leaves its folder"),
@@ -130,8 +130,8 @@ def test_frame_image_paths_stay_inside_image_root(tmp_path, default_params, imag
     config = frame_table_params(default_params, table, tmp_path / "img")
     with pytest.raises(ConfigError, match=f"^frame.dataset.table: {re.escape(str(table))}: "
                                           f"row 2: {key}: "):
-        build_items(config, None, str(tmp_path / "items.parquet"),
-                    str(tmp_path / "summary.json"))
+        steps.items(config, benchmark=tmp_path / "items.parquet",
+                    summary=tmp_path / "summary.json")
     assert not (tmp_path / "items.parquet").exists()
 
 

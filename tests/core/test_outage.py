@@ -243,7 +243,7 @@ def test_pomms_selects_only_among_evaluators_with_a_usable_score():
 def test_frame_metrics_of_a_judge_without_usable_answers_are_null():
     """FRAME's per-judge tables have no row for a judge whose every call failed: its
     metrics are null (the report shows a dash), the other judge's are numbers."""
-    from judgebias.studies.frame.analysis import metrics as frame_metrics
+    from judgebias.studies.frame.measures.summary import metrics as frame_metrics
     from judgebias.studies.frame.report import _cell, _rate
 
     config = {"frame": {"models": ["up", "down"], "analysis": {"alpha": 0.05}}}

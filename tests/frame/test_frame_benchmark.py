@@ -16,17 +16,17 @@ from helpers.frame import GOOD, write_frame_csv, write_png
 from PIL import Image
 
 from judgebias.artifacts import read_table, write_table
-from judgebias.studies.frame import benchmark, imagegen
-from judgebias.studies.frame.benchmark import (
-    ITEMS,
+from judgebias.studies.frame import data, imagegen
+from judgebias.studies.frame.concepts import VOCABULARY, compose_instruction, parse_instruction
+from judgebias.studies.frame.data import (
     attach_humans,
     draw_concepts,
     generate_images,
     read_frame_table,
     write_instructions,
 )
-from judgebias.studies.frame.concepts import VOCABULARY, compose_instruction, parse_instruction
 from judgebias.studies.frame.recipes import DOMAINS
+from judgebias.studies.frame.tables import ITEMS
 
 # -- stage 1 ------------------------------------------------------------------------------------
 
@@ -46,7 +46,7 @@ def test_draw_concepts_perturbs_k_slots_and_takes_both_call_forms():
     again = draw_concepts({"people": 30, "outdoor": 30}, [0.1, 0.2, 0.3, 0.2, 0.1, 0.1],
                           seed=3)
     pd.testing.assert_frame_equal(drawn, again)
-    every = draw_concepts(2, benchmark.DEFAULT_K_WEIGHTS, seed=0)
+    every = draw_concepts(2, data.DEFAULT_K_WEIGHTS, seed=0)
     assert set(every["domain"]) == set(DOMAINS) and len(every) == 10
     old = draw_concepts(2, ["animal"], [0.0, 1.0], 5)  # the older positional form
     assert list(old["n_perturbed"]) == [1, 1]

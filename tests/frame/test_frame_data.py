@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,6 @@ import pytest
 
 from judgebias.studies.frame import manipulate, perceive
 from judgebias.studies.frame.annotators import simulate_annotators
-from judgebias.studies.frame.benchmark import ITEMS, read_frame_table
 from judgebias.studies.frame.concepts import (
     VOCABULARY,
     compose_instruction,
@@ -23,8 +23,10 @@ from judgebias.studies.frame.concepts import (
     perturb,
     sample_concepts,
 )
+from judgebias.studies.frame.data import read_frame_table
 from judgebias.studies.frame.recipes import DOMAINS, step
 from judgebias.studies.frame.scene import alignment, read_scene, render
+from judgebias.studies.frame.tables import ITEMS
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
@@ -184,15 +186,16 @@ def test_gfpgan_without_weights_is_reported_unavailable_and_the_rest_renders(tmp
 def test_a_panel_model_writes_the_instructions(
         tmp_path, params, monkeypatch):
     from judgebias.config import validate_params
-    from judgebias.studies.frame.benchmark import draw_concepts
-    from judgebias.studies.frame.build import build_instructions
+    from judgebias.studies.frame import steps
+    from judgebias.studies.frame.data import draw_concepts
 
     monkeypatch.chdir(tmp_path)
     params["journal_dir"] = str(tmp_path / "journal")
     params["frame"]["dataset"]["synthetic"]["writer"] = "lumen-large"
     config = validate_params(params)
     draw_concepts(3, ["people", "outdoor"], [0.5, 0.5], seed=0).to_parquet("concepts.parquet")
-    build_instructions(config, "concepts.parquet", "instructions.parquet")
+    steps.instructions(config, concepts=Path("concepts.parquet"),
+                       instructions=Path("instructions.parquet"))
     written = pd.read_parquet("instructions.parquet")
     assert (written["status"] == "ok").all()
     for row in written.itertuples():

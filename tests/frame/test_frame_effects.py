@@ -1,4 +1,4 @@
-"""FRAME's score-change statistics (judgebias.studies.frame.effects) on hand-computed
+"""FRAME's score-change statistics (judgebias.studies.frame.measures.effects) on hand-computed
 cases, the paper's own numbers (seed 004 Tables 3, 4, 5, 12; Fig. 2) and the spec's
 correction of Table 3 (cross-fitting, the permutation null of the max over the grid)."""
 
@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from judgebias.studies.frame import effects
+from judgebias.studies.frame.measures import effects
 from judgebias.studies.frame.recipes import TABLE_ORDER
 
 

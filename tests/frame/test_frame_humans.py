@@ -1,4 +1,4 @@
-"""FRAME's human-side tables (judgebias.studies.frame.humans) on hand-computed cases:
+"""FRAME's human-side tables (judgebias.studies.frame.measures.humans) on hand-computed cases:
 seed 004 Table 2 (score distribution), Table 7 (inter-annotator agreement) and, beyond
 the paper, each judge's agreement with the human scores."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgebias.studies.frame import humans
+from judgebias.studies.frame.measures import humans
 
 
 def test_score_distribution_bins_edges_upward():

@@ -1,4 +1,4 @@
-"""FRAME's pairwise analysis (judgebias.studies.frame.pairwise, seed 004 Fig. 3, §6) on
+"""FRAME's pairwise analysis (judgebias.studies.frame.measures.pairwise, seed 004 Fig. 3, §6) on
 hand-computed cases: both orders averaged, win 1 / tie 0.5 / loss 0, unusable verdicts
 left out, and the flip of A's win rate under manipulation with a sign-flip test."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgebias.studies.frame import pairwise
+from judgebias.studies.frame.measures import pairwise
 
 
 def _verdicts(rows, judge="j", domain="people"):

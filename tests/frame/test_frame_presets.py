@@ -1,5 +1,5 @@
 """FRAME presets (`frame.presets: paper`, issue 20 item 4): the paper's Tables 9-10 as
-recipes, tested with no selection (judgebias.studies.frame.presets, presets_analysis).
+recipes, tested with no selection (judgebias.studies.frame.presets, measures.presets).
 Hand-computed cases of every statistic, the transcription against the printed tables, and
 one small pipeline run with a judge that has no bias at all."""
 
@@ -15,8 +15,8 @@ from helpers.project import BIN, REPO, make_project, run, study_params
 from scipy import stats
 
 from judgebias.studies.frame import presets
+from judgebias.studies.frame.measures.presets import paired_effects, preset_effects, sign_flip_p
 from judgebias.studies.frame.presets import paper_judges, paper_table, preset_recipes
-from judgebias.studies.frame.presets_analysis import paired_effects, preset_effects, sign_flip_p
 
 GPT41_MINI = {"presets": "paper", "preset_judges": ["gpt-4.1-mini"]}
 

@@ -1,5 +1,5 @@
 """FRAME's real-data path end to end (issue 19): an imported FRAME table (CSV, the format
-judgebias.studies.frame.benchmark documents) with real PNG and JPEG files, run through
+judgebias.studies.frame.data documents) with real PNG and JPEG files, run through
 Snakemake with two simulated judges to the report. The pictures and instructions come
 from the offline renderer's vocabulary, because a simulated judge reads only the prompt
 text and the pixels (as a real one would) and knows nothing else of the item."""

@@ -11,7 +11,6 @@ STUDY = Study(
     title="FRAME: visual manipulations that inflate LVLM judges' scores",
     package=__name__,
     rules="workflow/rules/frame.smk",
-    cli=f"{__name__}.cli:register",
     validate=f"{__name__}.params:validate",
     warnings=f"{__name__}.params:warnings",
     plan=f"{__name__}.plan:planned_calls",

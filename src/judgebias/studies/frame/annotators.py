@@ -6,6 +6,8 @@ Two co-authors scored each image's alignment with its instruction (Appendix A). 
 the true alignment the offline renderer knows (judgebias.studies.frame.scene.alignment), each
 with an own leniency (`bias`) and noise (`sds`), so that the simulated judges' correlation
 with "humans" (Table 4's analogue) is measured against a noisy reference, as in the paper.
+
+Role: a helper of data.py (stage 4 of the synthetic benchmark).
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ text-to-image model and an LVLM read a prompt. Every value is found as whole wor
 case-insensitively, in its singular or plural form; no value of a domain is found inside the
 text of another value of that domain (tests/frame/test_frame_concepts.py checks it), so a
 paraphrase that keeps the value words parses like the template.
+
+Role: a helper of data.py (the synthetic benchmark's concepts and instructions), also
+read by sim.py and writer.py.
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ null (ours). Bare matplotlib Figures written atomically, as in judgebias.report.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,7 +15,7 @@ from matplotlib.figure import Figure as MplFigure
 from PIL import Image
 
 from judgebias.report.figures import display_name, save_figure
-from judgebias.studies.frame.recipes import DOMAIN_TITLES, SHORT_NAMES
+from judgebias.studies.frame.recipes import DOMAIN_TITLES, ORIGINAL, SHORT_NAMES
 
 READINGS = {"in_sample": ("#d62728", "in-sample (the paper's)"),
             "cross_fitted": ("#1f77b4", "setting chosen on half the items")}
@@ -124,6 +126,33 @@ def _domain_groups(ax, domains: list[str]) -> None:
 # Gallery geometry (inches and points): each cell is one image above its judges' scores,
 # one line per judge, sized to the longest line so neighbouring cells never touch.
 SCORE_PT, LABEL_PT = 7.5, 8.5
+def gallery(config: Mapping[str, Any], items: pd.DataFrame, scores: pd.DataFrame,
+            best: pd.DataFrame, renders: pd.DataFrame) -> pd.DataFrame:
+    """Example items (frame.analysis.examples per domain, the first ids) with the original
+    and each manipulation at the analysis judge's best setting, and every judge's score."""
+    n = config["frame"]["analysis"]["examples"]
+    chosen = items.sort_values("item_id").groupby("domain", sort=False).head(n)
+    standard = scores[scores["prompt"] == "standard"]
+    rows = []
+    for item in chosen.itertuples():
+        shown = [(ORIGINAL, "Orig.", item.image)]
+        mine = best[best["domain"] == item.domain]
+        for recipe, manipulation in zip(mine["recipe"], mine["manipulation"], strict=True):
+            found = renders[(renders["item_id"] == item.item_id)
+                            & (renders["recipe"] == recipe) & (renders["status"] == "ok")]
+            if not found.empty:
+                shown.append((recipe, SHORT_NAMES[manipulation], found["image"].iloc[0]))
+        for recipe, label, image in shown:
+            got = standard[(standard["item_id"] == item.item_id)
+                           & (standard["recipe"] == recipe)]
+            text = " ".join(f"{j}:{s:.1f}" for j, s in zip(got["judge"], got["score"],
+                                                            strict=True) if pd.notna(s))
+            rows.append({"item_id": item.item_id, "domain": item.domain, "recipe": recipe,
+                         "label": label, "image": image, "scores": text})
+    return pd.DataFrame(rows, columns=["item_id", "domain", "recipe", "label", "image",
+                                       "scores"])
+
+
 CHAR_WIDTH = 0.56  # DejaVu Sans: ~0.53 em per character of a judge name and score
 ROW_LABEL_IN, HEADER_IN, GAP_IN = 0.85, 0.32, 0.14
 

@@ -21,6 +21,8 @@ its size and error rate -- before any call, and writes every new image there ato
 (after checking that it decodes) before the next one is asked for. A killed job resumes
 where it stopped; a rerun makes no call. Bad configuration (an unknown backend or
 option, a missing key variable, diffusers not installed) is an error before any call.
+
+Role: a helper of data.py (stage 3: the images of sets A and B).
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """FRAME's model jobs: the single-score prompts (seed 004 Figs. 4-7) and the pairwise
 prompt (Fig. 8), each an ordinary journaled judge task of the judging core, so a rerun
-after adding one grid value pays only for that value's images.
+after adding one grid value pays only for that value's images; and which images each job
+shows (:func:`images_to_score`, :func:`mitigation_images`, :func:`pairwise_shown`), which
+plan.py counts the same way.
 
 Prompts (templates ``frame_*``): every prompt has the system prompt of the figures ("You
 are a strict and fair evaluator of AI-generated images."). The figures' last lines ("-
@@ -23,7 +25,7 @@ import pandas as pd
 
 from judgebias.judging.answers import STATUS_OK, STATUS_TIE, Choice, DecimalScore
 from judgebias.judging.tasks import JudgeTask, run_task
-from judgebias.studies.frame.recipes import ORIGINAL, parse_recipe
+from judgebias.studies.frame.recipes import ORIGINAL, applies, parse_recipe
 
 PROMPTS = ("standard", "bias_aware", "bias_definition", "cot")
 SYSTEM = "frame_system"
@@ -150,3 +152,56 @@ def judge_pairs(config: Mapping[str, Any], judge: str, shown: pd.DataFrame) -> p
                          "recipe": shown["recipe"], "order": shown["order"],
                          "verdict": verdicts})
     return pd.concat([keys, answers], axis=1)
+
+
+def images_to_score(items: pd.DataFrame, renders: pd.DataFrame | None) -> pd.DataFrame:
+    """The originals (renders None) or a render set's images, with what the prompt needs;
+    an unavailable render keeps its status and is never asked."""
+    columns = ["item_id", "domain", "instruction"]
+    if renders is None:
+        return items[[*columns, "image"]].assign(recipe=ORIGINAL, status="ok")
+    merged = renders.merge(items[columns], on="item_id", how="left")
+    return merged[[*columns, "recipe", "image", "status"]]
+
+
+def best_images(items: pd.DataFrame, best: pd.DataFrame, renders: pd.DataFrame
+                ) -> pd.DataFrame:
+    """The image of each item at its domain's best recipe, for every manipulation (the
+    recipe of Table 5 and Fig. 3: seed 004 App. B.3, "Recipe for Analysis"), from the
+    render tables `renders`."""
+    wanted = items[["item_id", "domain"]].merge(best[["domain", "manipulation", "recipe"]],
+                                                on="domain")
+    return wanted.merge(renders, on=["item_id", "recipe"])
+
+
+def mitigation_images(config: Mapping[str, Any], items: pd.DataFrame, best: pd.DataFrame,
+                      renders: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The images each mitigation prompt scores: the originals and every best recipe. The
+    bias-definition prompt scores each original once per manipulation it names, so each
+    manipulation is compared with originals told the same thing."""
+    manipulated = best_images(items, best, renders)
+    manipulated = images_to_score(items, manipulated[["item_id", "recipe", "image", "status"]])
+    originals = images_to_score(items, None)
+    shown = {}
+    for prompt in config["frame"]["mitigation"]:
+        if prompt == "bias_definition":
+            named = [originals.assign(named=m) for m in best["manipulation"].unique()]
+            named = [n[[applies(m, d) for m, d in zip(n["named"], n["domain"], strict=True)]]
+                     for n in named]
+            shown[prompt] = pd.concat([*named, manipulated.assign(
+                named=[parse_recipe(r)[0].manipulation for r in manipulated["recipe"]])],
+                ignore_index=True)
+        else:
+            shown[prompt] = pd.concat([originals, manipulated], ignore_index=True)
+    return shown
+
+
+def pairwise_shown(config: Mapping[str, Any], items: pd.DataFrame, best: pd.DataFrame,
+                   renders: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 3's comparisons: set A against set B, and set A with the pairwise manipulation
+    at the judge's best setting per domain against set B; both orders of each."""
+    best = best[best["manipulation"] == config["frame"]["pairwise"]["manipulation"]]
+    manipulated = best_images(items, best, renders)
+    manipulated = manipulated[manipulated["status"] == "ok"]
+    originals = items[["item_id", "image"]].assign(recipe=ORIGINAL)
+    return pairwise_items(items, {"original": originals, "manipulated": manipulated})

@@ -20,6 +20,8 @@ of 2 px at the reference (the spec's choice), ``margin`` 20 px from the image's 
 are rasterised anti-aliased and then thresholded at half coverage, so every text pixel is
 exactly white or exactly black: the overlay reads as crisp text, and the simulated judge's
 detector (perceive.py) can tell text from picture content, which never holds pure black.
+
+Role: a helper of the render steps (through render.py): the manipulations themselves.
 """
 
 from __future__ import annotations

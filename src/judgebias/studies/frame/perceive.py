@@ -25,6 +25,8 @@ The grain is added *after* the tone normalisation (not before): normalise_tones 
 remap, which would squeeze grain flat wherever many pixels share a value, so grain added
 before it would have an image-dependent level; added after, its level is fixed, and it moves
 the quantiles of V only at second order (~GRAIN_SD**2 / 2, < 0.1 %).
+
+Role: a helper of sim.py (what the simulated judge notices of a manipulation).
 """
 
 from __future__ import annotations

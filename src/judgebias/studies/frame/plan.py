@@ -27,10 +27,10 @@ from judgebias.judging.tasks import build_requests
 from judgebias.plan import NotCounted, PlannedCalls
 from judgebias.studies.frame import presets
 from judgebias.studies.frame.recipes import MANIPULATIONS, applies
-from judgebias.studies.frame.steps import images_to_score
 from judgebias.studies.frame.tables import (
     COMBINED,
     CONCEPTS_PATH,
+    ITEMS,
     ITEMS_PATH,
     RENDERS,
     recipes_path,
@@ -43,7 +43,7 @@ NO_RENDERS = ("items or renders not built: one score per original, and per grid 
 
 def _per_domain(config: Mapping[str, Any]) -> dict[str, int]:
     """Items per domain: from the item table if built, else from the dataset block."""
-    from judgebias.studies.frame.benchmark import ITEMS, _counts, read_frame_table
+    from judgebias.studies.frame.data import _counts, read_frame_table
 
     dataset = config["frame"]["dataset"]
     if Path(ITEMS_PATH).exists():
@@ -60,7 +60,7 @@ def _writer(config: Mapping[str, Any]) -> list[PlannedCalls]:
     """The instruction writer's calls: the original and the perturbed concepts of every
     item (one call where they are the same), keyed from the concept table, drawn here
     if it is not built (it needs no model)."""
-    from judgebias.studies.frame.benchmark import draw_concepts
+    from judgebias.studies.frame.data import draw_concepts
     from judgebias.studies.frame.writer import concept_lines, writer_task
 
     block = config["frame"]["dataset"].get("synthetic") or {}
@@ -79,8 +79,7 @@ def _writer(config: Mapping[str, Any]) -> list[PlannedCalls]:
 
 
 def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
-    from judgebias.studies.frame.benchmark import ITEMS
-    from judgebias.studies.frame.jobs import score_task
+    from judgebias.studies.frame.jobs import images_to_score, score_task
 
     frame = config["frame"]
     grid = frame["manipulations"]
@@ -120,8 +119,15 @@ def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
     """The analysis judge's follow-ups: mitigation prompts (Table 5), combinations
     (Table 6) and pairwise (Fig. 3), each keyed once its inputs (best recipes, renders)
     exist, else estimated from the grid (:func:`_estimated_follow_ups`)."""
-    from judgebias.studies.frame.jobs import pairwise_task, prompt_items, score_task
-    from judgebias.studies.frame.steps import mitigation_images, pairwise_shown
+    from judgebias.studies.frame.jobs import (
+        images_to_score,
+        mitigation_images,
+        pairwise_shown,
+        pairwise_task,
+        prompt_items,
+        score_task,
+    )
+    from judgebias.studies.frame.steps import read_renders
 
     frame = config["frame"]
     judge = frame["analysis_judge"]
@@ -133,7 +139,7 @@ def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
     tasks, waiting = [], []
     if best is not None and all(Path(p).exists() for p in renders):
         tasks += [(score_task(config, prompt), prompt_items(prompt, shown)) for prompt, shown
-                  in mitigation_images(config, items, best, renders).items()]
+                  in mitigation_images(config, items, best, read_renders(renders)).items()]
     else:
         waiting.append("mitigation")
     if items is not None and Path(renders_path(COMBINED)).exists():
@@ -143,7 +149,7 @@ def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
         waiting.append("combinations")
     if best is not None and Path(pairwise_renders).exists():
         tasks.append((pairwise_task(config), pairwise_shown(config, items, best,
-                                                            pairwise_renders)))
+                                                            read_renders([pairwise_renders]))))
     else:
         waiting.append("pairwise")
     for task, table in tasks:

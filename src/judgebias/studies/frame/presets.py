@@ -16,8 +16,9 @@ The recipes
     ``frame.preset_judges`` picks whose recipes (the paper's judges, keys of the file's
     ``judges``); each panel judge is scored on every chosen recipe of every domain.
 
-The statistics and the steps that render and test the presets: judgebias.studies.frame.
-presets_analysis.
+Role: a helper of params.py and plan.py (what `frame.presets` asks for). The statistics:
+judgebias.studies.frame.measures.presets; the steps that render and test the presets:
+steps.presets_render and steps.presets.
 """
 
 from __future__ import annotations

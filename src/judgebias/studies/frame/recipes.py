@@ -9,6 +9,8 @@ face filter, boxes, overlays, and the padding last so that a border stays black 
 overlay's corner is the picture's corner); ``original`` is the empty recipe. The recipe id
 is the key of a manipulated image and of its scores: the same steps always give the same
 id, whatever order a user lists them in.
+
+Role: a helper of every role: the manipulations, their domains and recipe ids.
 """
 
 from __future__ import annotations

@@ -6,11 +6,14 @@ journal), so when a grid gains a value, its render job draws only the new value'
 and copies the rest from the cache. A render set is one manipulation's grid (one job per
 manipulation) or the analysis judge's combinations; its table lists every (item, recipe)
 it was asked for, with the image or the reason there is none.
+
+Role: a helper of steps.py's render steps: the render jobs and the render cache.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import shutil
@@ -23,7 +26,7 @@ import pandas as pd
 from PIL import Image
 
 from judgebias.artifacts import write_bytes
-from judgebias.studies.frame.recipes import applies, parse_recipe, step
+from judgebias.studies.frame.recipes import applies, parse_recipe, recipe_id, step
 
 if TYPE_CHECKING:
     from judgebias.studies.frame.manipulate import Box
@@ -47,6 +50,21 @@ def grid_jobs(config: Mapping[str, Any], items: pd.DataFrame, manipulation: str
     rows = [(item, recipe) for item, domain in zip(items["item_id"], items["domain"],
                                                    strict=True)
             if applies(manipulation, domain) for recipe in recipes]
+    return pd.DataFrame(rows, columns=["item_id", "recipe"])
+
+
+def combination_jobs(config: Mapping[str, Any], items: pd.DataFrame,
+                     best: pd.DataFrame) -> pd.DataFrame:
+    """Tables 6 and 11: every pair and triple (frame.combinations) of the analysis judge's
+    best single recipes of each domain, for every item of that domain."""
+    sizes = config["frame"]["combinations"]
+    rows = []
+    for domain, chosen in best.groupby("domain", sort=False):
+        steps = [step for recipe in chosen["recipe"] for step in parse_recipe(recipe)]
+        combos = [recipe_id(list(c)) for size in sizes
+                  for c in itertools.combinations(sorted(steps), size)]
+        ids = items.loc[items["domain"] == domain, "item_id"]
+        rows += [(item, recipe) for item in ids for recipe in combos]
     return pd.DataFrame(rows, columns=["item_id", "recipe"])
 
 

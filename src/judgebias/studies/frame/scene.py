@@ -38,6 +38,9 @@ overlay reaches (corner overlays stay within ~9 % of an edge, a centred one with
 the middle, at every image size), glyphs are never pure red and keep a gap to their boxes,
 so a manipulated picture reads like its original: a manipulation changes what a judge is
 tempted by, never what the picture shows.
+
+Role: a helper of data.py (imagegen's offline renderer) and sim.py (what the simulated
+judge reads of a picture).
 """
 
 from __future__ import annotations

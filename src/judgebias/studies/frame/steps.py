@@ -1,58 +1,133 @@
-"""FRAME's pipeline steps after the benchmark: render the manipulations, score them, pick
-each judge's best recipe, and the analysis judge's follow-ups (seed 004 §5-6). Each step
-reads the files its rule declares and writes its outputs atomically."""
+"""FRAME's steps, one per rule of workflow/rules/frame.smk (judgebias.steps): each reads the
+files its rule names, calls the study's functions and writes the files its rule names
+(seed 004 §4.1 benchmark, §5-6 renders, scores and follow-ups, then the tables).
+
+A step imports what only it uses inside its body, so its rule's code dependencies
+(derived from those imports) stay its own. The benchmark is judgebias.studies.frame.data,
+the model jobs .jobs, the renders .render, the statistics .measures, the figures .figures.
+"""
 
 from __future__ import annotations
 
-import itertools
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+from judgebias.studies.frame.tables import ITEMS, RENDERS, SCORES
 
-from judgebias.artifacts import read_table, write_table
-from judgebias.studies.frame.benchmark import ITEMS
-from judgebias.studies.frame.recipes import ORIGINAL, applies, parse_recipe, recipe_id, step
-from judgebias.studies.frame.tables import RENDERS, SCORES
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
 
-def render_grid(config: Mapping[str, Any], manipulation: str, items_path: str, out: str,
-                out_dir: Path) -> None:
-    """One manipulation's whole grid for every item of the domains it applies to."""
+def concepts(params: Mapping[str, Any], *, concepts: Path) -> None:
+    """§4.1 stage 1: sample and perturb Table 8 concepts (data.draw_concepts)."""
+    from judgebias.artifacts import write_frame
+    from judgebias.studies.frame.data import draw_concepts
+
+    block = params["frame"]["dataset"]["synthetic"]
+    write_frame(draw_concepts(block["n_per_domain"], block["domains"], block["k_weights"],
+                              block["seed"]), concepts)
+
+
+def instructions(params: Mapping[str, Any], *, concepts: Path, instructions: Path) -> None:
+    """§4.1 stage 2: the instruction judged and the prompt rendered, by the writer model or
+    the template (data.write_instructions)."""
+    import pandas as pd
+
+    from judgebias.artifacts import write_frame
+    from judgebias.studies.frame.data import write_instructions
+
+    writer = params["frame"]["dataset"]["synthetic"]["writer"]
+    write_frame(write_instructions(params, pd.read_parquet(concepts), writer), instructions)
+
+
+def images(params: Mapping[str, Any], *, instructions: Path, generated: Path,
+           images: Path) -> None:
+    """§4.1 stage 3: set A and set B images of every usable item (data.generate_images)."""
+    import pandas as pd
+
+    from judgebias.artifacts import write_frame
+    from judgebias.studies.frame.data import generate_images
+
+    spec = params["frame"]["dataset"]["synthetic"]["images"]
+    write_frame(generate_images(params, pd.read_parquet(instructions), images, spec),
+                generated)
+
+
+def items(params: Mapping[str, Any], *, generated: Path | None = None, benchmark: Path,
+          summary: Path) -> None:
+    """The item table: the constructed benchmark (`generated`) with simulated annotators,
+    or the imported FRAME table (``frame.dataset.table``)."""
+    import pandas as pd
+
+    from judgebias.artifacts import write_json, write_table
+    from judgebias.config import input_errors
+    from judgebias.studies.frame.data import attach_humans, read_frame_table
+
+    dataset = params["frame"]["dataset"]
+    if dataset["name"] == "table":
+        with input_errors("frame.dataset.table"):
+            table = read_frame_table(dataset["table"]["path"], dataset["table"]["image_root"])
+        description = f"FRAME table {dataset['table']['path']}"
+    else:
+        block = dataset["synthetic"]
+        annotators = block["annotators"]
+        with input_errors("frame.dataset.synthetic.annotators.scores"):
+            table = attach_humans(pd.read_parquet(generated), sds=annotators["sds"],
+                                  bias=annotators["bias"], seed=block["seed"],
+                                  scores=annotators["scores"])
+        description = (f"synthetic FRAME benchmark: {block['n_per_domain']} items per domain, "
+                       f"images by the {block['images']['backend']} renderer, "
+                       + ("imported human scores" if annotators["scores"]
+                          else "two simulated annotators"))
+    write_table(table, benchmark, ITEMS)
+    write_json({"description": description, "items": len(table),
+                "per_domain": table["domain"].value_counts().to_dict()}, summary)
+
+
+def render_grid(params: Mapping[str, Any], *, manipulation: str, benchmark: Path,
+                table: Path, images: Path) -> None:
+    """One manipulation's whole grid for every item of the domains it applies to (cached
+    per image: render.render)."""
+    from judgebias.artifacts import read_table, write_table
     from judgebias.studies.frame.render import grid_jobs, render
 
-    items = read_table(items_path, ITEMS)
-    write_table(render(config, items, grid_jobs(config, items, manipulation), out_dir),
-                out, RENDERS)
+    shown = read_table(benchmark, ITEMS)
+    write_table(render(params, shown, grid_jobs(params, shown, manipulation), images),
+                table, RENDERS)
 
 
-def images_to_score(items: pd.DataFrame, renders: pd.DataFrame | None) -> pd.DataFrame:
-    """The originals (renders None) or a render set's images, with what the prompt needs;
-    an unavailable render keeps its status and is never asked."""
-    columns = ["item_id", "domain", "instruction"]
-    if renders is None:
-        return items[[*columns, "image"]].assign(recipe=ORIGINAL, status="ok")
-    merged = renders.merge(items[columns], on="item_id", how="left")
-    return merged[[*columns, "recipe", "image", "status"]]
+def _score(params: Mapping[str, Any], judge: str, benchmark: Path, renders: Path | None,
+           scores: Path) -> None:
+    """The standard prompt (Fig. 4) on the originals (`renders` None) or one render set."""
+    from judgebias.artifacts import read_table, write_table
+    from judgebias.studies.frame.jobs import images_to_score, score_images
+
+    table = read_table(benchmark, ITEMS)
+    rendered = read_table(renders, RENDERS) if renders else None
+    write_table(score_images(params, judge, "standard", images_to_score(table, rendered)),
+                scores, SCORES)
 
 
-def score_set(config: Mapping[str, Any], judge: str, items_path: str,
-              renders_path: str | None, out: str) -> None:
-    """The standard prompt (Fig. 4) on the originals or on one render set."""
-    from judgebias.studies.frame.jobs import score_images
-
-    items = read_table(items_path, ITEMS)
-    renders = read_table(renders_path, RENDERS) if renders_path else None
-    write_table(score_images(config, judge, "standard", images_to_score(items, renders)),
-                out, SCORES)
+def score(params: Mapping[str, Any], *, frame_judge: str, benchmark: Path,
+          renders: Path | None = None, scores: Path) -> None:
+    """A judge's standard-prompt scores of the originals or of one render set."""
+    _score(params, frame_judge, benchmark, renders, scores)
 
 
-def read_scores(paths: list[str]) -> pd.DataFrame:
+def combinations(params: Mapping[str, Any], *, benchmark: Path, renders: Path,
+                 scores: Path) -> None:
+    """Tables 6 and 11: the analysis judge's standard-prompt scores of the combined set."""
+    _score(params, params["frame"]["analysis_judge"], benchmark, renders, scores)
+
+
+def read_scores(paths: Sequence[Path]) -> pd.DataFrame:
     """Score tables, the analysis columns only."""
+    import pandas as pd
+
     from judgebias.artifacts import read_columns
 
     keys = ["item_id", "domain", "judge", "prompt", "recipe", "manipulation", "setting",
@@ -63,104 +138,170 @@ def read_scores(paths: list[str]) -> pd.DataFrame:
     return scores
 
 
-def best_recipes(config: Mapping[str, Any], judge: str, score_paths: list[str]) -> pd.DataFrame:
+def read_renders(paths: Sequence[Path]) -> pd.DataFrame:
+    """Render tables, stacked."""
+    import pandas as pd
+
+    from judgebias.artifacts import read_table
+
+    return pd.concat([read_table(p, RENDERS) for p in paths], ignore_index=True)
+
+
+def recipes(params: Mapping[str, Any], *, frame_judge: str, scores: Sequence[Path],
+            recipes: Path) -> None:
     """Seed 004 Tables 9-10: the judge's in-sample best setting per (domain, manipulation),
     as the paper picks it (the recipe its follow-ups use)."""
-    from judgebias.studies.frame.effects import best_settings
+    from judgebias.artifacts import write_frame
+    from judgebias.studies.frame.measures.effects import best_settings
+    from judgebias.studies.frame.recipes import step
 
-    best = best_settings(read_scores(score_paths), judge)
+    best = best_settings(read_scores(scores), frame_judge)
     best["recipe"] = [step(m, s).id for m, s in zip(best["manipulation"], best["setting"],
                                                     strict=True)]
-    return best
+    write_frame(best, recipes)
 
 
-def combination_jobs(config: Mapping[str, Any], items: pd.DataFrame,
-                     best: pd.DataFrame) -> pd.DataFrame:
-    """Tables 6 and 11: every pair and triple (frame.combinations) of the analysis judge's
-    best single recipes of each domain, for every item of that domain."""
-    sizes = config["frame"]["combinations"]
-    rows = []
-    for domain, chosen in best.groupby("domain", sort=False):
-        steps = [step for recipe in chosen["recipe"] for step in parse_recipe(recipe)]
-        combos = [recipe_id(list(c)) for size in sizes
-                  for c in itertools.combinations(sorted(steps), size)]
-        ids = items.loc[items["domain"] == domain, "item_id"]
-        rows += [(item, recipe) for item in ids for recipe in combos]
-    return pd.DataFrame(rows, columns=["item_id", "recipe"])
+def combine(params: Mapping[str, Any], *, benchmark: Path, recipes: Path, table: Path,
+            images: Path) -> None:
+    """Render pairs and triples of the analysis judge's best recipes (Tables 6 and 11)."""
+    import pandas as pd
+
+    from judgebias.artifacts import read_table, write_table
+    from judgebias.studies.frame.render import combination_jobs, render
+
+    shown = read_table(benchmark, ITEMS)
+    best = pd.read_parquet(recipes)
+    write_table(render(params, shown, combination_jobs(params, shown, best), images),
+                table, RENDERS)
 
 
-def render_combinations(config: Mapping[str, Any], items_path: str, recipes_path: str,
-                        out: str, out_dir: Path) -> None:
-    from judgebias.studies.frame.render import render
+def mitigation(params: Mapping[str, Any], *, benchmark: Path, recipes: Path,
+               renders: Sequence[Path], scores: Path) -> None:
+    """Table 5: the analysis judge scores with the mitigation prompts (Figs. 5-7), see
+    jobs.mitigation_images."""
+    import pandas as pd
 
-    items = read_table(items_path, ITEMS)
-    best = pd.read_parquet(recipes_path)
-    write_table(render(config, items, combination_jobs(config, items, best), out_dir),
-                out, RENDERS)
+    from judgebias.artifacts import read_table, write_table
+    from judgebias.studies.frame.jobs import mitigation_images, score_images
 
-
-def best_images(items: pd.DataFrame, best: pd.DataFrame, render_paths: list[str]
-                ) -> pd.DataFrame:
-    """The image of each item at its domain's best recipe, for every manipulation (the
-    recipe of Table 5 and Fig. 3: seed 004 App. B.3, "Recipe for Analysis")."""
-    renders = pd.concat([read_table(p, RENDERS) for p in render_paths], ignore_index=True)
-    wanted = items[["item_id", "domain"]].merge(best[["domain", "manipulation", "recipe"]],
-                                                on="domain")
-    return wanted.merge(renders, on=["item_id", "recipe"])
+    judge = params["frame"]["analysis_judge"]
+    shown = mitigation_images(params, read_table(benchmark, ITEMS), pd.read_parquet(recipes),
+                              read_renders(renders))
+    frames = [score_images(params, judge, prompt, images) for prompt, images in shown.items()]
+    write_table(pd.concat(frames, ignore_index=True), scores, SCORES)
 
 
-def mitigation_images(config: Mapping[str, Any], items: pd.DataFrame, best: pd.DataFrame,
-                      render_paths: list[str]) -> dict[str, pd.DataFrame]:
-    """The images each mitigation prompt scores: the originals and every best recipe. The
-    bias-definition prompt scores each original once per manipulation it names, so each
-    manipulation is compared with originals told the same thing."""
-    manipulated = best_images(items, best, render_paths)
-    manipulated = images_to_score(items, manipulated[["item_id", "recipe", "image", "status"]])
-    originals = images_to_score(items, None)
-    shown = {}
-    for prompt in config["frame"]["mitigation"]:
-        if prompt == "bias_definition":
-            named = [originals.assign(named=m) for m in best["manipulation"].unique()]
-            named = [n[[applies(m, d) for m, d in zip(n["named"], n["domain"], strict=True)]]
-                     for n in named]
-            shown[prompt] = pd.concat([*named, manipulated.assign(
-                named=[parse_recipe(r)[0].manipulation for r in manipulated["recipe"]])],
-                ignore_index=True)
-        else:
-            shown[prompt] = pd.concat([originals, manipulated], ignore_index=True)
-    return shown
+def pairwise(params: Mapping[str, Any], *, benchmark: Path, recipes: Path, renders: Path,
+             verdicts: Path) -> None:
+    """Fig. 3: the analysis judge compares set A (original, manipulated) with set B (see
+    jobs.pairwise_shown)."""
+    import pandas as pd
 
-
-def mitigation(config: Mapping[str, Any], judge: str, items_path: str, recipes_path: str,
-               render_paths: list[str], out: str) -> None:
-    """Table 5: the mitigation prompts (Figs. 5-7), see :func:`mitigation_images`."""
-    from judgebias.studies.frame.jobs import score_images
-
-    shown = mitigation_images(config, read_table(items_path, ITEMS),
-                              pd.read_parquet(recipes_path), render_paths)
-    frames = [score_images(config, judge, prompt, images) for prompt, images in shown.items()]
-    write_table(pd.concat(frames, ignore_index=True), out, SCORES)
-
-
-def pairwise_shown(config: Mapping[str, Any], items: pd.DataFrame, best: pd.DataFrame,
-                   renders_path: str) -> pd.DataFrame:
-    """Fig. 3's comparisons: set A against set B, and set A with the pairwise manipulation
-    at the judge's best setting per domain against set B; both orders of each."""
-    from judgebias.studies.frame.jobs import pairwise_items
-
-    best = best[best["manipulation"] == config["frame"]["pairwise"]["manipulation"]]
-    manipulated = best_images(items, best, [renders_path])
-    manipulated = manipulated[manipulated["status"] == "ok"]
-    originals = items[["item_id", "image"]].assign(recipe=ORIGINAL)
-    return pairwise_items(items, {"original": originals, "manipulated": manipulated})
-
-
-def pairwise(config: Mapping[str, Any], judge: str, items_path: str, recipes_path: str,
-             renders_path: str, out: str) -> None:
-    """Fig. 3 (see :func:`pairwise_shown`)."""
-    from judgebias.studies.frame.jobs import judge_pairs
+    from judgebias.artifacts import read_table, write_table
+    from judgebias.studies.frame.jobs import judge_pairs, pairwise_shown
     from judgebias.studies.frame.tables import PAIRWISE
 
-    items = read_table(items_path, ITEMS)
-    shown = pairwise_shown(config, items, pd.read_parquet(recipes_path), renders_path)
-    write_table(judge_pairs(config, judge, shown), out, PAIRWISE)
+    shown = pairwise_shown(params, read_table(benchmark, ITEMS), pd.read_parquet(recipes),
+                           read_renders([renders]))
+    write_table(judge_pairs(params, params["frame"]["analysis_judge"], shown), verdicts,
+                PAIRWISE)
+
+
+def presets_render(params: Mapping[str, Any], *, benchmark: Path, table: Path,
+                   images: Path) -> None:
+    """Draw (or copy from the render cache: a preset that is also a grid value costs a
+    copy) every item's preset recipes (frame.presets: paper, seed 004 Tables 9-10)."""
+    from judgebias.artifacts import read_table, write_table
+    from judgebias.studies.frame.presets import preset_jobs, preset_recipes
+    from judgebias.studies.frame.render import render
+
+    shown = read_table(benchmark, ITEMS)
+    jobs = preset_jobs(shown, preset_recipes(params["frame"]))
+    write_table(render(params, shown, jobs, images), table, RENDERS)
+
+
+def presets(params: Mapping[str, Any], *, scores: Sequence[Path], table: Path) -> None:
+    """Every panel judge at the paper's recipes: paired intervals and exact tests, no
+    selection (measures.presets)."""
+    import pandas as pd
+
+    from judgebias.artifacts import write_frame
+    from judgebias.studies.frame.measures.presets import preset_effects
+    from judgebias.studies.frame.presets import preset_recipes
+
+    frame = params["frame"]
+    read = read_scores(scores)
+    chosen = preset_recipes(frame)
+    options = frame["analysis"]
+    effects = pd.concat([preset_effects(read, judge, chosen, options["n_permutations"],
+                                        options["seed"]) for judge in frame["models"]],
+                        ignore_index=True)
+    write_frame(effects, table)
+    log.info("%d preset cells, %d with q < %g", len(effects),
+             int((effects["q_value"] < options["alpha"]).sum()), options["alpha"])
+
+
+def analysis(params: Mapping[str, Any], *, benchmark: Path, scores: Sequence[Path],
+             recipes: Sequence[Path], mitigation: Path, combinations: Path, pairwise: Path,
+             renders: Sequence[Path], metrics: Path, tables: Sequence[Path],
+             figures: Sequence[Path]) -> None:
+    """Tables 2-7, 9-12, Figs. 2-3, significance: every table and figure of the report
+    from the score tables, as pure computation (measures). Changing an analysis option
+    reruns this step only, never a judge call. `tables` and `figures` are written by name
+    (tables.TABLES, tables.FIGURES: the file's stem)."""
+    import pandas as pd
+
+    from judgebias.artifacts import read_table, write_frame, write_json
+    from judgebias.judging.values import failed_calls
+    from judgebias.studies.frame import figures as draw
+    from judgebias.studies.frame.measures import effects, humans, summary
+    from judgebias.studies.frame.measures import pairwise as pairs
+    from judgebias.studies.frame.tables import PAIRWISE
+    from judgebias.study import simulated_models
+
+    frame = params["frame"]
+    judges, analyst = frame["models"], frame["analysis_judge"]
+    options = frame["analysis"]
+    table_paths = {Path(p).stem: Path(p) for p in tables}
+    figure_paths = {Path(p).stem: Path(p) for p in figures}
+    items = read_table(benchmark, ITEMS)
+    scored = read_scores(scores)
+    follow = read_scores([mitigation, combinations])
+    verdicts = read_table(pairwise, PAIRWISE)
+    best = pd.concat([pd.read_parquet(p) for p in recipes], ignore_index=True)
+    rendered = read_renders(renders)
+
+    in_sample = summary.per_judge(effects.in_sample_table, judges, scored)
+    cross = summary.per_judge(effects.cross_fitted_table, judges, scored,
+                              n_permutations=options["n_permutations"], seed=options["seed"])
+    success = summary.attack_success(in_sample, cross)
+    analyst_best = best[best["judge"] == analyst]
+    everything = pd.concat([scored, follow], ignore_index=True)
+    results = {
+        "table2": humans.score_distribution(items),
+        "table7": humans.inter_annotator(items),
+        "table3_in_sample": in_sample,
+        "table3_cross_fitted": cross,
+        "attack_success": success,
+        "table4": in_sample[in_sample["manipulation"] == "beauty_filter"],
+        "table5": effects.mitigation_table(everything, analyst),
+        "table6": effects.combinations_table(everything, analyst, analyst_best),
+        "recipes": best,
+        "combinations": effects.combinations_table(everything, analyst, analyst_best,
+                                                   detail=True),
+        "win_rates": pairs.win_rates(verdicts),
+        "significance": summary.per_judge(effects.paired_tests, judges, scored),
+        "human_correlation": humans.human_correlation(scored, items),
+        "answers": summary.answer_counts(pd.concat([scored, follow], ignore_index=True),
+                                         verdicts),
+    }
+    for name, table in results.items():
+        write_frame(table.reset_index(drop=True), table_paths[name])
+    simulated = simulated_models(params, judges)
+    draw.fig2(success, simulated, figure_paths["fig2"])
+    draw.fig3(results["win_rates"], analyst, simulated, figure_paths["fig3"])
+    draw.null_figure(cross, simulated, figure_paths["null"])
+    draw.examples(draw.gallery(params, items, scored, analyst_best, rendered), simulated,
+                  figure_paths["examples"])
+    failed = failed_calls(pd.concat([scored, follow, verdicts], ignore_index=True), "judge")
+    write_json(summary.metrics(params, items, results) | {"failed_calls": failed}, metrics)

@@ -1,8 +1,8 @@
 """FRAME's artifacts: schemas and where each one lives (seed 004; spec frame.md).
 
-The benchmark's item table is defined with its importer (judgebias.studies.frame.benchmark,
-``ITEMS``); the tables here are what the pipeline makes of it: manipulated images, 0-5
-scores per judge, pairwise verdicts, and the analysis results.
+The benchmark's item table (built or imported by judgebias.studies.frame.data), and what the
+pipeline makes of it: manipulated images, 0-5 scores per judge, pairwise verdicts, and the
+analysis results.
 """
 
 from __future__ import annotations
@@ -10,6 +10,25 @@ from __future__ import annotations
 import pyarrow as pa
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+
+# One row per benchmark instance (seed 004 §4.1; the FRAME table format: frame.data).
+ITEMS = table_schema("frame_items", [
+    pa.field("item_id", pa.string(), nullable=False),
+    pa.field("domain", pa.string(), nullable=False),
+    pa.field("instruction", pa.string(), nullable=False),  # the instruction judged
+    pa.field("concepts", pa.string(), nullable=False),  # JSON {slot: value}; "{}" if unknown
+    pa.field("perturbed_concepts", pa.string(), nullable=True),  # JSON: the prompt rendered
+    pa.field("prompt", pa.string(), nullable=True),  # the perturbed prompt text rendered
+    pa.field("n_perturbed", pa.int64(), nullable=True),
+    pa.field("image", pa.string(), nullable=False),  # set A
+    pa.field("image_b", pa.string(), nullable=True),  # set B (Fig. 3)
+    pa.field("human_score", pa.float64(), nullable=True),  # 1-5
+    pa.field("annotator_1", pa.float64(), nullable=True),
+    pa.field("annotator_2", pa.float64(), nullable=True),
+    pa.field("alignment", pa.float64(), nullable=True),  # planted truth (synthetic only)
+    pa.field("boxes", pa.string(), nullable=True),  # JSON [[x0, y0, x1, y1], ...]; null: none
+    pa.field("source", pa.string(), nullable=False),
+])
 
 # One row per (item, recipe) a render job was asked for: the manipulated image, or why
 # there is none ("unavailable": e.g. the beauty filter without its model weights).

@@ -7,6 +7,9 @@ that still names every concept value (read back with concepts.parse_instruction)
 writer that drops or changes a concept would make the planted alignment wrong, so such an
 item keeps its status and is left out, never silently replaced by the template. The
 simulated writer (:class:`InstructionWriterTask`) answers with the offline template.
+
+Role: the model job of data.py's stage 2 (the instruction writer, run through
+judgebias.judging.tasks.run_task) and its simulated answer (sim.py).
 """
 
 from __future__ import annotations

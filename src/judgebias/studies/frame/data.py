@@ -1,4 +1,5 @@
-"""The FRAME benchmark's item table, its importer, and the construction stages of §4.1.
+"""FRAME's input dataset, the benchmark: the importer of the FRAME table format and the
+construction stages of §4.1, both ending in the item table (tables.ITEMS).
 
 The FRAME table format
 ----------------------
@@ -63,35 +64,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
-from judgebias.artifacts import table_schema, write_bytes
+from judgebias.artifacts import write_bytes
 from judgebias.data.paths import resolve_inside
 from judgebias.data.rows import csv_records, json_records, read_text, row_error
 from judgebias.judging.answers import STATUS_OK
 from judgebias.studies.frame.annotators import simulate_annotators
 from judgebias.studies.frame.concepts import VOCABULARY, perturb, sample_concepts
 from judgebias.studies.frame.recipes import DOMAINS
+from judgebias.studies.frame.tables import ITEMS
 
 log = logging.getLogger(__name__)
-
-ITEMS = table_schema("frame_items", [
-    pa.field("item_id", pa.string(), nullable=False),
-    pa.field("domain", pa.string(), nullable=False),
-    pa.field("instruction", pa.string(), nullable=False),  # the instruction judged
-    pa.field("concepts", pa.string(), nullable=False),  # JSON {slot: value}; "{}" if unknown
-    pa.field("perturbed_concepts", pa.string(), nullable=True),  # JSON: the prompt rendered
-    pa.field("prompt", pa.string(), nullable=True),  # the perturbed prompt text rendered
-    pa.field("n_perturbed", pa.int64(), nullable=True),
-    pa.field("image", pa.string(), nullable=False),  # set A
-    pa.field("image_b", pa.string(), nullable=True),  # set B (Fig. 3)
-    pa.field("human_score", pa.float64(), nullable=True),  # 1-5
-    pa.field("annotator_1", pa.float64(), nullable=True),
-    pa.field("annotator_2", pa.float64(), nullable=True),
-    pa.field("alignment", pa.float64(), nullable=True),  # planted truth (synthetic only)
-    pa.field("boxes", pa.string(), nullable=True),  # JSON [[x0, y0, x1, y1], ...]; null: none
-    pa.field("source", pa.string(), nullable=False),
-])
 
 # P(k perturbed concepts), k = 0..4 (the params default): with 4-5 slots per domain the
 # true alignments spread over the whole range and average near Table 2's 2.57 of 5.

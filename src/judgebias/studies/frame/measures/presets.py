@@ -1,5 +1,5 @@
-"""The FRAME presets' steps and statistics: render the paper's recipes
-(judgebias.studies.frame.presets) and test every judge at them, per domain and
+"""The FRAME presets' statistics: every judge tested at the paper's recipes
+(judgebias.studies.frame.presets), per domain and
 manipulation (seed 004, /work/shared/seeds/004_eb2847ac5d078cb2.txt, Appendix B.3, Tables
 9-10; issue 20 item 4).
 
@@ -80,21 +80,14 @@ rare +2 widens the t interval, conservative.
 
 from __future__ import annotations
 
-import logging
 import zlib
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from judgebias.studies.frame.presets import preset_jobs, preset_recipes
 from judgebias.studies.frame.recipes import DOMAINS
-
-log = logging.getLogger(__name__)
 
 EXACT_PERMUTATION_MAX = 16  # items up to which all 2^n sign patterns are enumerated
 CONFIDENCE = 0.95
@@ -102,20 +95,6 @@ STATISTICS = ["n", "original_mean", "manipulated_mean", "change", "percent_chang
               "ci_low", "ci_high", "t_p", "permutation_p", "sign_p"]
 COLUMNS = ["judge", "preset_judge", "source", "domain", "manipulation", "setting", "recipe",
            *STATISTICS, "t_q", "q_value", "sign_q"]
-
-
-def render_presets(config: Mapping[str, Any], items_path: str, out: str,
-                   out_dir: Path) -> None:
-    """Draw (or copy from the render cache: a preset that is also a grid value costs a
-    copy) every item's preset recipes."""
-    from judgebias.artifacts import read_table, write_table
-    from judgebias.studies.frame.benchmark import ITEMS
-    from judgebias.studies.frame.render import render
-    from judgebias.studies.frame.tables import RENDERS
-
-    items = read_table(items_path, ITEMS)
-    jobs = preset_jobs(items, preset_recipes(config["frame"]))
-    write_table(render(config, items, jobs, out_dir), out, RENDERS)
 
 
 def sign_flip_p(differences: np.ndarray, n_resamples: int = 9999, seed: int = 0
@@ -210,7 +189,7 @@ def preset_effects(scores: pd.DataFrame, judge: str, recipes: pd.DataFrame,
     no usable pair keeps its row, with n = 0 and no test.
 
     Columns: :data:`COLUMNS` (``q_value``: the permutation test's q)."""
-    from judgebias.studies.frame.effects import paired
+    from judgebias.studies.frame.measures.effects import paired
 
     recipes = recipes[recipes["domain"].isin(set(scores["domain"]))]  # the benchmark's
     pairs = paired(scores, judge).merge(recipes[["domain", "recipe"]].drop_duplicates(),
@@ -231,20 +210,3 @@ def preset_effects(scores: pd.DataFrame, judge: str, recipes: pd.DataFrame,
     out = out.assign(_domain=out["domain"].map(rank)).sort_values(
         ["preset_judge", "_domain"], kind="stable")
     return out[COLUMNS].reset_index(drop=True)
-
-
-def analyse_presets(config: Mapping[str, Any], score_paths: list[str], out: str) -> None:
-    """The presets table of every panel judge (the `frame-presets` step)."""
-    from judgebias.artifacts import write_frame
-    from judgebias.studies.frame.steps import read_scores
-
-    frame = config["frame"]
-    scores = read_scores(score_paths)
-    recipes = preset_recipes(frame)
-    options = frame["analysis"]
-    table = pd.concat([preset_effects(scores, judge, recipes, options["n_permutations"],
-                                      options["seed"]) for judge in frame["models"]],
-                      ignore_index=True)
-    write_frame(table, out)
-    log.info("%d preset cells, %d with q < %g", len(table),
-             int((table["q_value"] < options["alpha"]).sum()), options["alpha"])

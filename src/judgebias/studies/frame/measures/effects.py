@@ -29,6 +29,10 @@ half, score on the other, swap, average), an exact permutation null of the in-sa
 maximum (each item's versions exchanged: issue 20), the chance level of the paper's
 success rule, the FDR-controlled count of inflating cells and a simultaneous interval for
 the best setting's effect.
+
+Why this module is long: the in-sample and cross-fitted tables, the permutation null and
+the follow-up tables (mitigation, combinations, paired tests) all read the same paired
+design and cell statistics; split, each part would import the others' private helpers.
 """
 
 from __future__ import annotations
