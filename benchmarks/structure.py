@@ -10,10 +10,13 @@ Prints Markdown:
 (b) the modules over `--limit` lines, each with the reason its docstring gives (a line
     starting "Why this module is long:") or "(none)";
 (c) which module names each study package has, one row per name, so that a role named
-    differently in two studies shows as two half-empty rows.
+    differently in two studies shows as two half-empty rows;
+(d) each study package missing a module of a required role, or holding one under a
+    retired name (docs/adding-a-study.md, "Module roles").
 
-With ``--check`` it exits 1 when (a) lists an import or (b) a module without a reason;
-(c) is reported, never checked. CI smoke run (tests/test_benchmarks.py): no arguments.
+With ``--check`` it exits 1 when (a) lists an import, (b) a module without a reason or
+(d) a role problem; (c) is the table behind (d). CI smoke run (tests/test_benchmarks.py):
+``--check``, so the structure cannot regress.
 """
 
 from __future__ import annotations
@@ -25,8 +28,11 @@ from pathlib import Path
 from judgebias.devtools.structure import (
     LONG_LINES,
     LONG_REASON,
+    REQUIRED_ROLES,
+    RETIRED_NAMES,
     core_study_imports,
     long_modules,
+    role_problems,
     study_modules,
 )
 
@@ -59,7 +65,11 @@ def report(src: Path, limit: int) -> tuple[list[str], int]:
         lines.append(f"| `{name}` | " + " | ".join(cells) + f" | {cells.count('x')} |")
     shared = sum(all(name in modules for modules in studies.values()) for name in names)
     lines += ["", f"{shared} of {len(names)} module names are in every study package."]
-    return lines, len(study_imports) + len(unexplained)
+    roles = role_problems(src)
+    lines += ["", f"## (d) Role modules ({', '.join(REQUIRED_ROLES)} in every study; "
+              f"none named {', '.join(RETIRED_NAMES)}): {len(roles)} problems", ""]
+    lines += [f"- {problem}" for problem in roles] or ["None."]
+    return lines, len(study_imports) + len(unexplained) + len(roles)
 
 
 def main(argv: list[str] | None = None) -> int:

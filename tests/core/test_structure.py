@@ -7,12 +7,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgebias.devtools.structure import core_study_imports, imports
+from judgebias.devtools.structure import core_study_imports, imports, role_problems
 
 
 def test_the_core_imports_no_study() -> None:
     found = core_study_imports()
     assert not found, "core modules import a study package:\n" + "\n".join(map(str, found))
+
+
+def test_every_study_has_the_same_module_roles() -> None:
+    """docs/adding-a-study.md, "Module roles": the same name means the same thing in every
+    study, and no study keeps a module under a retired, ambiguous name."""
+    assert not role_problems()
 
 
 def test_the_walker_sees_every_kind_of_import(tmp_path: Path) -> None:

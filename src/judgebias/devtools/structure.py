@@ -22,6 +22,11 @@ PACKAGE = "judgebias"
 STUDIES = f"{PACKAGE}.studies"
 LONG_LINES = 600
 LONG_REASON = "Why this module is long:"
+# The module names with a fixed role (docs/adding-a-study.md, "Module roles"): every study
+# has the required ones; none has a module under a retired name, whose role was ambiguous.
+REQUIRED_ROLES = ("params", "tables", "data", "jobs", "measures", "steps", "figures",
+                  "report", "plan")
+RETIRED_NAMES = ("analysis",)
 SRC = Path(__file__).resolve().parents[2]  # the folder holding the judgebias package
 
 
@@ -147,3 +152,15 @@ def study_modules(src: Path = SRC) -> dict[str, list[str]]:
                                and (p.suffix == ".py" or (p / "__init__.py").is_file()))
             for study in sorted(root.iterdir())
             if (study / "__init__.py").is_file() and not study.name.startswith("_")}
+
+
+def role_problems(src: Path = SRC) -> list[str]:
+    """One line per study package missing a required role module or holding a module
+    under a retired name (see REQUIRED_ROLES)."""
+    problems = []
+    for study, names in study_modules(src).items():
+        problems += [f"studies/{study}: no `{role}` module" for role in REQUIRED_ROLES
+                     if role not in names]
+        problems += [f"studies/{study}: `{name}` is a retired module name"
+                     for name in RETIRED_NAMES if name in names]
+    return problems
