@@ -12,7 +12,7 @@ rule _template_answers:
     input:
         code=step_code("_template.answers"),
     output:
-        answers=_template.ITEMS_PATH,
+        answers=_template.ANSWERS_PATH,
     params:
         **step_params(["_template.n_items", "_template.max_words", "_template.seed"]),
     log:
@@ -23,7 +23,7 @@ rule _template_answers:
 
 rule _template_judge:
     input:
-        answers=_template.ITEMS_PATH,
+        answers=_template.ANSWERS_PATH,
         code=step_code("_template.judge"),
         prompt=template("_template_score"),
     output:
@@ -40,7 +40,7 @@ rule _template_judge:
 
 rule _template_measure:
     input:
-        answers=_template.ITEMS_PATH,
+        answers=_template.ANSWERS_PATH,
         scores=[_template.scores_path(j) for j in _TEMPLATE_JUDGES],
         code=step_code("_template.measure"),
     output:

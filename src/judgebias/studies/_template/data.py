@@ -10,7 +10,7 @@ import pandas as pd
 FACT, FILLER = "accurate", "indeed"  # the words the simulated judge counts
 
 
-def build_items(n_items: int, max_words: int, seed: int) -> pd.DataFrame:
+def build_answers(n_items: int, max_words: int, seed: int) -> pd.DataFrame:
     """`n_items` answers: 0..5 facts, then filler up to a length of 2..`max_words` words."""
     rng = np.random.default_rng(seed)
     facts = rng.integers(0, 6, n_items)

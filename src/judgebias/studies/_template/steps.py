@@ -13,21 +13,21 @@ from judgebias.studies._template.params import TemplateParams
 
 
 def answers(params: TemplateParams, *, answers: Path) -> None:
-    """Draw the synthetic answers (`items` is a name Snakemake reserves)."""
+    """Draw the synthetic answers."""
     from judgebias.artifacts import write_table
-    from judgebias.studies._template.data import build_items
-    from judgebias.studies._template.tables import ITEMS
+    from judgebias.studies._template.data import build_answers
+    from judgebias.studies._template.tables import ANSWERS
 
-    write_table(build_items(params.n_items, params.max_words, params.seed), answers, ITEMS)
+    write_table(build_answers(params.n_items, params.max_words, params.seed), answers, ANSWERS)
 
 
 def judge(params: Mapping[str, Any], *, judge: str, answers: Path, scores: Path) -> None:
     """One judge scores every answer."""
     from judgebias.artifacts import read_table, write_table
     from judgebias.studies._template.jobs import score_answers
-    from judgebias.studies._template.tables import ITEMS, SCORES
+    from judgebias.studies._template.tables import ANSWERS, SCORES
 
-    write_table(score_answers(params, judge, read_table(answers, ITEMS)), scores, SCORES)
+    write_table(score_answers(params, judge, read_table(answers, ANSWERS)), scores, SCORES)
 
 
 def measure(params: TemplateParams, *, answers: Path, scores: Sequence[Path],
@@ -37,10 +37,10 @@ def measure(params: TemplateParams, *, answers: Path, scores: Sequence[Path],
 
     from judgebias.artifacts import read_table, write_frame, write_json
     from judgebias.studies._template.measures import slopes as length_slopes
-    from judgebias.studies._template.tables import ITEMS, SCORES
+    from judgebias.studies._template.tables import ANSWERS, SCORES
 
     table = length_slopes(pd.concat([read_table(p, SCORES) for p in scores],
                                     ignore_index=True),
-                          read_table(answers, ITEMS), ci=params.ci)
+                          read_table(answers, ANSWERS), ci=params.ci)
     write_frame(table, slopes)
     write_json({"slopes": table.set_index("judge").to_dict(orient="index")}, metrics)

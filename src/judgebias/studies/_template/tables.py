@@ -8,7 +8,7 @@ import pyarrow as pa
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
 
 # One row per synthetic answer: its text, its quality (facts it states) and its length.
-ITEMS = table_schema("_template_items", [
+ANSWERS = table_schema("_template_answers", [
     pa.field("item_id", pa.string(), nullable=False),
     pa.field("answer", pa.string(), nullable=False),
     pa.field("n_facts", pa.int64(), nullable=False),
@@ -25,7 +25,7 @@ SCORES = table_schema("_template_scores", [
 
 DATA = "data/_template"
 RESULTS = "results/_template"
-ITEMS_PATH = f"{DATA}/items.parquet"
+ANSWERS_PATH = f"{DATA}/answers.parquet"
 METRICS = f"{RESULTS}/metrics.json"
 SLOPES = f"{RESULTS}/slopes.parquet"
 
