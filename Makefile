@@ -24,7 +24,7 @@ run: setup
 # Set up and run the whole test suite (slow end-to-end tests included), the linter and
 # the type checker.
 test: setup
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(CORES) -q --durations=25
 
@@ -33,7 +33,7 @@ test: setup
 # of CPU in all (user + sys, 990 tests), so about 2 minutes of wall time on 2 idle cores.
 FAST := not slow and not slurm and not remote and not browser and not vllm_cpu and not gpu
 test-fast: setup
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests benchmarks
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(CORES) -q -m "$(FAST)" --durations=10
 
 # The same pipeline through DVC's front door; Snakemake's records follow (nothing left to do).
