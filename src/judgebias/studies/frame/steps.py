@@ -138,7 +138,7 @@ def read_scores(paths: Sequence[Path]) -> pd.DataFrame:
     return scores
 
 
-def read_renders(paths: Sequence[Path]) -> pd.DataFrame:
+def read_renders(paths: Sequence[str | Path]) -> pd.DataFrame:
     """Render tables, stacked."""
     import pandas as pd
 
