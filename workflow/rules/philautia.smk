@@ -33,8 +33,9 @@ PHILAUTIA_FIGURE_KEYS = [MODELS_KEY, *figure_keys(PHILAUTIA_MODELS)]
 
 rule dataset:
     input:
+        # unnamed: the imported files are dependencies, read through their params keys
+        dataset_files(PARAMS["philautia"]["dataset"]),
         code=step_code("philautia.dataset"),
-        data=dataset_files(PARAMS["philautia"]["dataset"]),
     output:
         table=philautia.DATASET_TABLE,
         images=directory(philautia.DATASET_IMAGES),

@@ -24,8 +24,9 @@ wildcard_constraints:
 
 rule judgements:
     input:
+        # unnamed: the imported files are dependencies, read through their params keys
+        lambda w: judgement_files(PARAMS["pomms"]["datasets"][w.dataset]),
         code=step_code("pomms.judgements"),
-        data=lambda w: judgement_files(PARAMS["pomms"]["datasets"][w.dataset]),
     output:
         table=pomms.judgements_path("{dataset}"),
         images=directory(pomms.judgement_images("{dataset}")),
