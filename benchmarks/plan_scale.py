@@ -41,7 +41,8 @@ from judgebias.models.journal import request_key
 def config(models: int) -> dict:
     sampling = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 64, "top_logprobs": 5,
                 "seed": 0}
-    return {"panel": {f"m{i}": {"model_id": f"sim/m{i}", "revision": "1", "backend": "sim",
+    return {"panel": {f"m{i}": {"model_id": f"sim/m{i}", "revision": "1", "family": f"m{i}",
+                                "backend": "sim",
                                 "sampling": sampling} for i in range(models)}}
 
 
