@@ -5,24 +5,38 @@ front door runs, the other must have nothing to do: `judgebias dvc-record` recor
 Snakemake built in dvc.lock, `judgebias dvc-repro` (`dvc repro` + `judgebias
 snakemake-record`) records what DVC built in Snakemake's metadata. The test alternates the
 doors over an analysis param, a model's sampling and a Snakemake-side edit, on a small
-philautia project in a git repository (as a user's clone is).
+philautia + pomms project in a git repository (as a user's clone is). `dvc repro` on what
+Snakemake built (before anything is recorded) runs the same commands to the same outputs
+and pays for nothing, and `dvc repro --dry` then plans exactly what a param or a prompt
+template edit changes.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers.project import BIN, make_project, planned_jobs, run, study_params, write_params
+from helpers.project import (
+    BIN,
+    PANEL,
+    make_project,
+    planned_jobs,
+    run,
+    study_params,
+    write_params,
+)
 
 NOTHING = "Nothing to be done"
+SETTINGS = ["ref_based", "ref_free"]
+JUDGEMENT_SETTING = "ref_based"  # pomms.judgement_setting: scores the judgement items
 
 
 def tiny_params(default_params: dict) -> dict:
-    """Philautia alone, small, on 6 images."""
-    params = study_params(default_params, "philautia", small=True)
+    """Philautia and Pomms, small, on 6 images."""
+    params = study_params(default_params, "philautia", "pomms", small=True)
     params["philautia"]["dataset"]["synthetic"]["n_images"] = 6
     params["philautia"].update(n_bootstrap=20, n_permutations=100)
     return params
@@ -41,6 +55,12 @@ def dvc_clean(project: Path) -> bool:
     return "up to date" in run([str(BIN / "dvc"), "status"], project).stdout
 
 
+def dvc_planned(project: Path) -> set[str]:
+    """The stages `dvc repro --dry` would run."""
+    out = run([str(BIN / "dvc"), "repro", "--dry"], project).stdout
+    return set(re.findall(r"Running stage '([^']+)'", out))
+
+
 @pytest.mark.slow
 def test_front_doors_agree_in_both_directions(tmp_path, default_params):
     params = tiny_params(default_params)
@@ -51,10 +71,21 @@ def test_front_doors_agree_in_both_directions(tmp_path, default_params):
     run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "clone"],
         project)
 
-    # Snakemake builds; dvc-record leaves DVC nothing to do.
+    for command in (["status"], ["repro", "--dry"], ["metrics", "show"]):
+        result = run([str(BIN / "dvc"), *command], project, check=False)
+        assert "git-ignored" not in result.stdout + result.stderr, command  # dvc.lock
+
+    # Snakemake builds; `dvc repro` before anything is recorded runs every stage again, to
+    # the same outputs, and pays for nothing (the journal answers every request).
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
-    run([str(BIN / "judgebias"), "dvc-record"], project)
-    assert dvc_clean(project)
+    by_snakemake = (project / "results/philautia/ref_free/metrics.json").read_text()
+    paid = journaled_calls(project)
+    run([str(BIN / "dvc"), "repro", "-q"], project)
+    assert (project / "results/philautia/ref_free/metrics.json").read_text() == by_snakemake
+    assert journaled_calls(project) == paid
+    log = (project / "logs/caption/corvid-pro.log").read_text().splitlines()
+    assert " 0 new calls" in [line for line in log if "new calls" in line][-1]
+    assert dvc_clean(project) and dvc_planned(project) == set()
 
     # An analysis param through DVC: Snakemake must not plan it again afterwards.
     params["philautia"]["ddof"] = 1
@@ -85,8 +116,30 @@ def test_front_doors_agree_in_both_directions(tmp_path, default_params):
     write_params(project, params)
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
     run([str(BIN / "judgebias"), "dvc-record"], project)
-    dry = run([str(BIN / "dvc"), "repro", "--dry"], project).stdout
-    assert "Running stage" not in dry
+    assert dvc_planned(project) == set()
+
+    # `dvc repro --dry` lists the stages whose own deps or params changed (it cannot know
+    # that an upstream output will change without running it).
+    params["philautia"]["ddof"] = 1 - params["philautia"]["ddof"]
+    write_params(project, params)
+    assert dvc_planned(project) == {f"philautia__{s}" for s in SETTINGS} | {"pomms", "report"}
+    params["philautia"]["ddof"] = 1 - params["philautia"]["ddof"]
+    write_params(project, params)
+    template = project / "src/judgebias/prompts/templates/gveval_ref_free.txt"
+    template.write_text(template.read_text() + " ")
+    planned = dvc_planned(project)
+    assert {s for s in planned if s.startswith("caption")} == set()
+    assert {s for s in planned if s.startswith("score")} == {
+        f"score__ref_free__{e}__{g}" for e in PANEL for g in PANEL}
+    # the judgement items are scored with pomms.judgement_setting (ref_based): not rerun
+    assert {s for s in planned if s.startswith("judge_items")} == set()
+    template.write_text(template.read_text()[:-1])
+    reference = project / "src/judgebias/prompts/templates/gveval_ref.txt"
+    reference.write_text(reference.read_text() + " ")
+    assert {s for s in dvc_planned(project) if s.startswith("judge_items")} == {
+        f"judge_items__{JUDGEMENT_SETTING}__synthetic__{e}" for e in PANEL}
+    reference.write_text(reference.read_text()[:-1])
+    assert dvc_planned(project) == set()
 
     # Recording is refused where the outputs are not current, and touches nothing.
     params["philautia"]["ddof"] = 0

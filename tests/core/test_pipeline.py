@@ -3,6 +3,7 @@
 Each test copies the workflow into a temporary project with a small params.yaml (3 of the
 default models, 12 images), runs it for real, then changes one thing and checks with
 `snakemake --dry-run` / `dvc repro --dry` that exactly the affected jobs are scheduled.
+DVC's front door running and recording for real is tests/core/test_front_doors.py.
 """
 
 from __future__ import annotations
@@ -169,56 +170,6 @@ def test_params_without_pomms_run_philautia_only(tmp_path, default_params):
     rules = {rule for rule, _ in planned_jobs(project)}
     assert "pomms" not in rules and "judge_items" not in rules
     assert {"caption", "score", "phi", "philautia", "report"} <= rules
-
-
-@pytest.mark.slow
-def test_dvc_front_door_matches_snakemake(project, default_params):
-    """`dvc repro` runs the same commands to the same outputs, and reruns only what
-    changed, in a git repository as a user's clone is (dvc.lock must not be git-ignored).
-    dvc.yaml is derived from the Snakemake DAG of this project's params."""
-    run([str(BIN / "judgebias"), "export-dvc"], project)
-    run(["git", "init", "-q"], project)
-    run(["git", "add", "-A"], project)
-    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "clone"],
-        project)
-    for command in (["status"], ["repro", "--dry"], ["metrics", "show"]):
-        result = run([str(BIN / "dvc"), *command], project, check=False)
-        assert "git-ignored" not in result.stdout + result.stderr, command
-    run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
-    by_snakemake = (project / "results/philautia/ref_free/metrics.json").read_text()
-    run([str(BIN / "dvc"), "repro", "-q"], project)
-    assert (project / "results/philautia/ref_free/metrics.json").read_text() == by_snakemake
-    journal = [line for line in (project / "logs/caption/corvid-pro.log").read_text().splitlines()
-               if "new calls" in line]
-    assert journal and " 0 new calls" in journal[-1]  # the second door paid nothing
-    assert "up to date" in run([str(BIN / "dvc"), "status"], project).stdout
-
-    def dvc_planned() -> set[str]:
-        out = run([str(BIN / "dvc"), "repro", "--dry"], project).stdout
-        return set(re.findall(r"Running stage '([^']+)'", out))
-
-    assert dvc_planned() == set()
-    # `dvc repro --dry` lists the stages whose own deps or params changed (it cannot know
-    # that an upstream output will change without running it): the analysis and report.
-    params = study_params(default_params, "philautia", "pomms", small=True)
-    params["philautia"]["ddof"] = 1
-    write_params(project, params)
-    assert dvc_planned() == {f"philautia__{s}" for s in SETTINGS} | {"pomms", "report"}
-    write_params(project, study_params(default_params, "philautia", "pomms", small=True))
-    template = project / "src/judgebias/prompts/templates/gveval_ref_free.txt"
-    template.write_text(template.read_text() + " ")
-    planned = dvc_planned()
-    assert {s for s in planned if s.startswith("caption")} == set()
-    assert {s for s in planned if s.startswith("score")} == {
-        f"score__ref_free__{e}__{g}" for e in PANEL for g in PANEL}
-    # the judgement items are scored with pomms.judgement_setting (ref_based): not rerun
-    assert {s for s in planned if s.startswith("judge_items")} == set()
-    template.write_text(template.read_text()[:-1])
-    reference = project / "src/judgebias/prompts/templates/gveval_ref.txt"
-    reference.write_text(reference.read_text() + " ")
-    planned = dvc_planned()
-    assert {s for s in planned if s.startswith("judge_items")} == {
-        f"judge_items__{JUDGEMENT_SETTING}__synthetic__{e}" for e in PANEL}
 
 
 def test_committed_dvc_yaml_is_derived_from_the_dag(tmp_path):
