@@ -66,10 +66,11 @@ def scale_params(models: int, images: int) -> dict:
     return params
 
 
-def project(dest: Path, params: dict) -> Path:
+def project(dest: Path, params: dict, checkout: Path = REPO) -> Path:
+    """A copy of `checkout`'s workflow and code with `params` as params.yaml."""
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("Snakefile", "workflow", "src"):
-        source = REPO / name
+        source = checkout / name
         if source.is_dir():
             shutil.copytree(source, dest / name, dirs_exist_ok=True,
                             ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
@@ -79,10 +80,15 @@ def project(dest: Path, params: dict) -> Path:
     return dest
 
 
-def dry_run(folder: Path) -> tuple[float, int]:
+def dry_run(folder: Path, *, own_code: bool = False, args: tuple[str, ...] = ("-n",)
+            ) -> tuple[float, int]:
+    """Seconds `snakemake -n` takes in `folder`, and its number of jobs (-1 if it does
+    not say). With `own_code`, the project runs its own copy of the code (src/)."""
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    if own_code:
+        env["PYTHONPATH"] = str(folder / "src")
     start = time.perf_counter()
-    result = subprocess.run([str(BIN / "snakemake"), "-n", "--cores", "1", "--quiet", "rules"],
+    result = subprocess.run([str(BIN / "snakemake"), *args, "--cores", "1", "--quiet", "rules"],
                             cwd=folder, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if result.returncode != 0:

@@ -35,6 +35,7 @@ SMOKE = {
     "plan_scale.py": ["--images", "20", "--models", "3", "--settings", "1", "--repeat", "1"],
     "rate_limit.py": ["--rpm", "1200", "--requests", "60", "--repeat", "1"],
     "template_slope.py": ["--datasets", "20"],
+    "workflow_parse.py": ["--repeat", "1"],
     "selfpref_coverage.py": ["--images", "10", "--seeds", "1", "--reps", "2",
                              "--worlds", "no_bias"],
     # without --check: serve-sim's FRAME import (until issue 21 item 7 merges) and the long

@@ -427,8 +427,8 @@ def project(tmp_path: Path, params: dict, monkeypatch) -> tuple[Path, dict]:
 def test_report_has_a_section_per_study(project) -> None:
     """`judgebias report --results study=folder ...`: one section per active study, from
     the results folder each study's steps wrote, with provenance and simulated models."""
-    from judgebias.studies.philautia.report import report_inputs as philautia_inputs
-    from judgebias.studies.pomms.report import report_inputs as pomms_inputs
+    from judgebias.studies.philautia.tables import report_inputs as philautia_inputs
+    from judgebias.studies.pomms.tables import report_inputs as pomms_inputs
 
     root, config = project
     _philautia_steps(config)

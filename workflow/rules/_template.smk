@@ -3,7 +3,6 @@
 # the same name receives them (judgebias.steps).
 from judgebias.study import study_models
 from judgebias.studies._template import tables as _template
-from judgebias.studies._template.report import report_inputs as _template_report_inputs
 
 _TEMPLATE_JUDGES = study_models(PARAMS, "_template")
 
@@ -55,4 +54,4 @@ rule _template_measure:
 
 
 TARGETS.append(_template.METRICS)
-REPORT_INPUTS["_template"] = _template_report_inputs(PARAMS, _template.RESULTS)
+REPORT_INPUTS["_template"] = _template.report_inputs(PARAMS, _template.RESULTS)

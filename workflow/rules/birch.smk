@@ -6,7 +6,6 @@
 # reruns only its own jobs.
 from judgebias.studies.birch import tables as birch
 from judgebias.studies.birch.jobs import JUDGE_PROMPTS, NEEDS
-from judgebias.studies.birch.report import report_inputs as birch_report_inputs
 
 BIRCH = PARAMS["birch"]
 BIRCH_JUDGES = BIRCH["models"]
@@ -201,4 +200,4 @@ rule birch_supplement:
 
 
 TARGETS.extend(birch.metrics_path(d) for d in BIRCH_DATASETS)
-REPORT_INPUTS["birch"] = birch_report_inputs(PARAMS)
+REPORT_INPUTS["birch"] = birch.report_inputs(PARAMS)

@@ -4,7 +4,6 @@
 # combinations, pairwise); then the tables as pure computation.
 from judgebias.studies.frame import tables as frame
 from judgebias.studies.frame import presets as frame_presets
-from judgebias.studies.frame.report import report_inputs as frame_report_inputs
 
 FRAME = PARAMS["frame"]
 FRAME_JUDGES = FRAME["models"]
@@ -306,4 +305,5 @@ if FRAME_PRESETS:
 
 
 TARGETS.append(f"{frame.RESULTS}/metrics.json")
-REPORT_INPUTS["frame"] = frame_report_inputs(PARAMS, frame.RESULTS)
+REPORT_INPUTS["frame"] = [*frame.report_inputs(PARAMS, frame.RESULTS),
+                          *frame_presets.report_inputs(PARAMS, frame.RESULTS)]

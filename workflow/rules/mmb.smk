@@ -3,7 +3,6 @@
 # FAISS clusters; then the factorial design and the tables as pure computation, so
 # changing K, tau or the design reruns no judge call and no embedding.
 from judgebias.studies.mmb import tables as mmb
-from judgebias.studies.mmb.report import report_inputs as mmb_report_inputs
 
 MMB_JUDGES = PARAMS["mmb"]["models"]
 MMB_GROW = PARAMS["mmb"]["instructions"]["grow"]
@@ -151,4 +150,4 @@ rule mmb_analysis:
 
 
 TARGETS.append(mmb.METRICS_PATH)
-REPORT_INPUTS["mmb"] = mmb_report_inputs(PARAMS, mmb.RESULTS)
+REPORT_INPUTS["mmb"] = mmb.report_inputs(PARAMS, mmb.RESULTS)

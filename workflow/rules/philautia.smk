@@ -4,7 +4,6 @@ from judgebias.studies.philautia.data import dataset_files
 from judgebias.study import study_models
 from judgebias.studies.philautia import tables as philautia
 from judgebias.studies.philautia.params import models_key, setting_prompt_id
-from judgebias.studies.philautia.report import report_inputs as philautia_report_inputs
 
 PHILAUTIA_MODELS = study_models(PARAMS, "philautia")
 SETTINGS = list(PARAMS["philautia"]["settings"])
@@ -149,4 +148,4 @@ rule heatmaps:
 
 TARGETS.extend(philautia.setting_file(s, "metrics", ".json") for s in SETTINGS)
 TARGETS.extend(philautia.setting_file(s, philautia.SELFPREF_TABLE) for s in SETTINGS)
-REPORT_INPUTS["philautia"] = philautia_report_inputs(PARAMS, philautia.RESULTS)
+REPORT_INPUTS["philautia"] = philautia.report_inputs(PARAMS, philautia.RESULTS)

@@ -8,7 +8,6 @@ from judgebias.studies.philautia import tables as philautia_tables
 from judgebias.studies.philautia.params import models_key, setting_prompt_id
 from judgebias.studies.pomms import tables as pomms
 from judgebias.studies.pomms.params import judgement_setting
-from judgebias.studies.pomms.report import report_inputs as pomms_report_inputs
 
 POMMS_MODELS = study_models(PARAMS, "philautia")
 POMMS_DATASETS = list(PARAMS["pomms"]["datasets"])
@@ -90,4 +89,4 @@ rule pomms_heatmap:
 
 
 TARGETS.append(pomms.METRICS)
-REPORT_INPUTS["pomms"] = pomms_report_inputs(PARAMS, pomms.RESULTS)
+REPORT_INPUTS["pomms"] = pomms.report_inputs(PARAMS, pomms.RESULTS)

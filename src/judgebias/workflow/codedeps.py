@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 import ast
 import inspect
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 
@@ -39,6 +39,7 @@ PACKAGE_ROOT = Path(judgebias.__file__).resolve().parent
 REGISTRY = "judgebias.studies"
 
 
+@cache
 def module_file(name: str) -> Path | None:
     """The source file of a project module or package, or None if there is none."""
     if name != "judgebias" and not name.startswith("judgebias."):
@@ -54,7 +55,7 @@ def module_file(name: str) -> Path | None:
 def _imported(tree: ast.AST, current: str, *, top_level_only: bool = False) -> set[str]:
     """Project modules an AST imports (`from pkg import name` counts pkg.name when that
     is a module, else pkg)."""
-    nodes = tree.body if top_level_only and isinstance(tree, ast.Module) else ast.walk(tree)
+    nodes = tree.body if top_level_only and isinstance(tree, ast.Module) else _statements(tree)
     found: set[str] = set()
     source = module_file(current)
     is_package = source is not None and source.name == "__init__.py"
@@ -74,11 +75,29 @@ def _imported(tree: ast.AST, current: str, *, top_level_only: bool = False) -> s
     return {name for name in found if module_file(name) is not None}
 
 
+def _statements(tree: ast.AST) -> Iterator[ast.AST]:
+    """`tree` and every statement in it, at any depth: where an import can be (it is a
+    statement, and no expression holds one), without visiting the expressions, which
+    are most of a module's nodes."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo += [child for child in ast.iter_child_nodes(node)
+                 if isinstance(child, ast.stmt | ast.excepthandler | ast.match_case)]
+
+
 @cache
-def _module_imports(name: str) -> frozenset[str]:
+def _tree(name: str) -> ast.Module:
+    """The parsed source of project module `name`."""
     path = module_file(name)
     assert path is not None
-    return frozenset(_imported(ast.parse(path.read_text(), str(path)), name))
+    return ast.parse(path.read_text(), str(path))
+
+
+@cache
+def _module_imports(name: str) -> frozenset[str]:
+    return frozenset(_imported(_tree(name), name))
 
 
 def _parents(name: str) -> list[str]:
@@ -160,9 +179,7 @@ def step_imports(target: str) -> tuple[str, set[str]]:
     if study not in registered():
         raise StepError(f"step {target!r}: no study {study!r}")
     module = f"{registered()[study].package}.{STEPS_MODULE}"
-    path = module_file(module)
-    assert path is not None
-    tree = ast.parse(path.read_text(), str(path))
+    tree = _tree(module)
     functions = {node.name: node for node in tree.body
                  if isinstance(node, ast.FunctionDef | ast.ClassDef)}
     if name not in functions:

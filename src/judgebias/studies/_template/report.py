@@ -1,5 +1,5 @@
-"""The template study's part of the HTML report. It reads only the files `report_inputs`
-lists, which the report rule declares."""
+"""The template study's part of the HTML report. It reads only the files
+`tables.report_inputs` lists, which the report rule declares."""
 
 from __future__ import annotations
 
@@ -10,10 +10,6 @@ from typing import Any
 import pandas as pd
 
 from judgebias.report.html import Section, Table
-
-
-def report_inputs(params: Mapping[str, Any], results_root: str) -> list[str]:
-    return [f"{results_root}/slopes.parquet"]
 
 
 def report_section(params: Mapping[str, Any], results: Path) -> Section:

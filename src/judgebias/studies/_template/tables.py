@@ -3,6 +3,9 @@ file lives (rules and steps take paths from here only)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pyarrow as pa
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
@@ -32,3 +35,8 @@ SLOPES = f"{RESULTS}/slopes.parquet"
 
 def scores_path(judge: str) -> str:
     return f"{DATA}/scores/{judge}.parquet"
+
+
+def report_inputs(params: Mapping[str, Any], results_root: str) -> list[str]:
+    """Every file the report section (report.py) reads; the report rule declares them."""
+    return [f"{results_root}/slopes.parquet"]

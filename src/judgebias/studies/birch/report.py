@@ -1,5 +1,5 @@
 """BIRCH's part of the HTML report (seed 003 Tables 1, 2, 3, 4/8, 7 and Figs. 1, 3, 4, 5,
-6, 8, 10 analogues). It reads the files `report_inputs` lists, which the report rule
+6, 8, 10 analogues). It reads the files `tables.report_inputs` lists, which the report rule
 declares."""
 
 from __future__ import annotations
@@ -20,10 +20,7 @@ from judgebias.studies.birch.tables import (
     SUPPLEMENT_FIGURE,
     SUPPLEMENT_TABLES,
     TABLES,
-    figure_path,
-    metrics_path,
     summary_path,
-    table_path,
 )
 
 VARIANT_TITLES = {"base": "Base", "caption": "Image Caption", "standard_ref": "Standard Ref",
@@ -60,18 +57,6 @@ STATISTIC_TITLES = {"acc": "Acc", "acc_all": "Acc, all pairs", "acc_ids": "Acc I
 
 def _readable(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.rename(columns=lambda c: HEADERS.get(c, c))
-
-
-def report_inputs(config: Mapping[str, Any]) -> list[str]:
-    """Every dataset's metrics, summary, tables and figures."""
-    inputs = []
-    for name in config["birch"]["datasets"]:
-        inputs += [metrics_path(name), summary_path(name),
-                   *(table_path(name, t) for t in TABLES),
-                   *(figure_path(name, f) for f in FIGURES),
-                   *(table_path(name, t) for t in SUPPLEMENT_TABLES),
-                   figure_path(name, SUPPLEMENT_FIGURE)]
-    return inputs
 
 
 def _percent(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:

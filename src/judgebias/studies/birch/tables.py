@@ -7,6 +7,9 @@ pipeline adds per pair (informativeness labels, verdicts) is keyed by ``pair_id`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pyarrow as pa
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
@@ -133,3 +136,16 @@ def table_path(dataset: str, name: str) -> str:
 
 def figure_path(dataset: str, name: str) -> str:
     return f"{RESULTS}/{dataset}/figures/{name}.png"
+
+
+def report_inputs(config: Mapping[str, Any]) -> list[str]:
+    """Every file the report section (report.py) reads, which the report rule declares:
+    every dataset's metrics, summary, tables and figures."""
+    inputs = []
+    for name in config["birch"]["datasets"]:
+        inputs += [metrics_path(name), summary_path(name),
+                   *(table_path(name, t) for t in TABLES),
+                   *(figure_path(name, f) for f in FIGURES),
+                   *(table_path(name, t) for t in SUPPLEMENT_TABLES),
+                   figure_path(name, SUPPLEMENT_FIGURE)]
+    return inputs

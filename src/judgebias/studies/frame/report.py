@@ -1,5 +1,5 @@
 """FRAME's part of the HTML report (seed 004 Tables 2-7, 9-12, Figs. 2-3), read from the
-files `report_inputs` lists, which the report rule declares."""
+files `tables.report_inputs` lists, which the report rule declares."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from judgebias.judging.values import failed_note
 from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.frame import presets
 from judgebias.studies.frame.recipes import DOMAIN_TITLES, SHORT_NAMES, TABLE_ORDER
-from judgebias.studies.frame.tables import DATA, FIGURES, TABLES
+from judgebias.studies.frame.tables import DATA, TABLES
 
 PROMPT_TITLES = {"standard": "Standard", "bias_aware": "Bias-aware",
                  "bias_definition": "Bias-def.", "cot": "CoT"}
@@ -42,13 +42,6 @@ READINGS = {"in_sample": "in-sample, the paper's",
             "cross_fitted": "a setting chosen on half the items"}
 RATES = {"success_rate": "success rate %", "chance_rate": "chance %",
          "mean_gain": "mean gain %"}
-
-
-def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
-    return [f"{results_root}/metrics.json", f"{DATA}/summary.json",
-            *(f"{results_root}/{t}.parquet" for t in TABLES),
-            *(f"{results_root}/figures/{f}.png" for f in FIGURES),
-            *presets.report_inputs(config, results_root)]
 
 
 def _cell(mean: float | None, change: float | None) -> str:

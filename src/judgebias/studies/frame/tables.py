@@ -7,6 +7,9 @@ analysis results.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pyarrow as pa
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
@@ -112,3 +115,11 @@ TABLES = ("table2", "table3_in_sample", "table3_cross_fitted", "attack_success",
           "table5", "table6", "table7", "recipes", "combinations", "win_rates",
           "significance", "human_correlation", "answers")
 FIGURES = ("fig2", "fig3", "examples", "null")
+
+
+def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
+    """Every file the report section (report.py) reads but the paper's presets' (those are
+    presets.report_inputs); the report rule declares them."""
+    return [f"{results_root}/metrics.json", f"{DATA}/summary.json",
+            *(f"{results_root}/{t}.parquet" for t in TABLES),
+            *(f"{results_root}/figures/{f}.png" for f in FIGURES)]

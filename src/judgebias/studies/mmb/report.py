@@ -1,5 +1,5 @@
 """MMB's part of the HTML report (seed 002 Fig. 1, Tables 1-4, Fig. 3, Fig. 4). It reads
-the files `report_inputs` lists, which the report rule declares."""
+the files `tables.report_inputs` lists, which the report rule declares."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from judgebias.studies.mmb.embed import EmbeddingSpec
 from judgebias.studies.mmb.measures.factorial import BASELINES, REFERENCE_METHODS
 from judgebias.studies.mmb.measures.metrics import METRICS
 from judgebias.studies.mmb.tables import (
-    FIGURES,
     INSTRUCTIONS_PATH,
     SUMMARY_PATH,
     TABLES,
@@ -27,12 +26,6 @@ METHODS = [*BASELINES, *REFERENCE_METHODS.values(), "MMB"]  # the tables' column
 INDEX_NAMES = {"n_prompts": "prompts", "n_val": "validation pairs"}
 TOP_COLUMNS = {"top": "top instruction", "planted": "planted best instruction",
                "matches": "top = planted", "size": "pairs"}
-
-
-def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
-    return [f"{results_root}/metrics.json", SUMMARY_PATH, INSTRUCTIONS_PATH,
-            *(f"{results_root}/{t}.parquet" for t in TABLES),
-            *(f"{results_root}/figures/{f}.png" for f in FIGURES)]
 
 
 def _label(metric: str) -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pandas as pd
 import pyarrow as pa
 import yaml
@@ -105,3 +108,10 @@ def read_pool(path: str) -> pd.DataFrame:
     with open(path, encoding="utf-8") as handle:
         entries = yaml.safe_load(handle)
     return pd.DataFrame(entries, columns=["id", "kind", "text"])
+
+
+def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
+    """Every file the report section (report.py) reads; the report rule declares them."""
+    return [f"{results_root}/metrics.json", SUMMARY_PATH, INSTRUCTIONS_PATH,
+            *(f"{results_root}/{t}.parquet" for t in TABLES),
+            *(f"{results_root}/figures/{f}.png" for f in FIGURES)]

@@ -1,5 +1,5 @@
 """The philautia study's part of the HTML report (seed 000 §6.1-6.2). It reads the files
-`report_inputs` lists, which the report rule declares."""
+`tables.report_inputs` lists, which the report rule declares."""
 
 from __future__ import annotations
 
@@ -12,8 +12,6 @@ import pandas as pd
 
 from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.philautia.tables import (
-    ANALYSIS_TABLES,
-    FIGURES,
     SELFPREF_TABLE,
     read_matrix,
 )
@@ -29,15 +27,6 @@ FAMILY_COLUMNS = {
     "rank_competition": "rank of the count, competition",
     "n_ties": "ties", "n_subsets": "k-subsets", "share_subsets_geq":
     "share of subsets ≥ (p-value)", "method": "method", "n_evaluated": "subsets evaluated"}
-
-
-def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
-    """Every file the section reads, per setting."""
-    return [f"{results_root}/{setting}/{name}"
-            for setting in config["philautia"]["settings"]
-            for name in ["metrics.json", "phi.parquet", "counts.parquet",
-                         *(f"{t}.parquet" for t in (*ANALYSIS_TABLES, SELFPREF_TABLE)),
-                         *(f"figures/{f}.png" for f in FIGURES)]]
 
 
 def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path) -> Section:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -94,3 +96,13 @@ def figure_path(setting: str, figure: str) -> str:
 def read_matrix(path: str | Path) -> pd.DataFrame:
     """A generator x evaluator matrix result table (Phi, Phi-tilde), indexed by generator."""
     return pd.read_parquet(path).set_index("generator")
+
+
+def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
+    """Every file the report section (report.py) reads, per setting; the report rule
+    declares them."""
+    return [f"{results_root}/{setting}/{name}"
+            for setting in config["philautia"]["settings"]
+            for name in ["metrics.json", "phi.parquet", "counts.parquet",
+                         *(f"{t}.parquet" for t in (*ANALYSIS_TABLES, SELFPREF_TABLE)),
+                         *(f"figures/{f}.png" for f in FIGURES)]]

@@ -1,5 +1,5 @@
 """Pomms' part of the HTML report (seed 000 §6.3, Tables 1-2, Fig. D). It reads the files
-`report_inputs` lists, which the report rule declares."""
+`tables.report_inputs` lists, which the report rule declares."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pandas as pd
 
 from judgebias.judging.values import failed_note
 from judgebias.report.html import Figure, Section, Table
-from judgebias.studies.pomms.tables import TABLES
 
 AGREEMENT_COLUMNS = {"metric": "evaluator", "tau_b": "τ_b", "tau_c": "τ_c", "n": "ratings",
                      "n_missing": "missing"}
@@ -60,11 +59,6 @@ def _agreement(table: pd.DataFrame) -> pd.DataFrame:
     keys = [c for c in ("dataset", "split", "metric") if c in table.columns]
     return (table.set_index(keys).rename_axis(index={"metric": "evaluator"})
             .rename(columns=AGREEMENT_COLUMNS))
-
-
-def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
-    return [f"{results_root}/metrics.json", f"{results_root}/figures/phi_tilde_pomms.png",
-            *(f"{results_root}/{t}.parquet" for t in TABLES)]
 
 
 def report_section(config: Mapping[str, Any], out: Path) -> Section:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pyarrow as pa
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
@@ -49,3 +52,9 @@ def judgement_images(dataset: str) -> str:
 
 def item_scores_path(setting: str, dataset: str, evaluator: str) -> str:
     return f"data/item_scores/{setting}/{dataset}/{evaluator}.parquet"
+
+
+def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
+    """Every file the report section (report.py) reads; the report rule declares them."""
+    return [f"{results_root}/metrics.json", f"{results_root}/figures/phi_tilde_pomms.png",
+            *(f"{results_root}/{t}.parquet" for t in TABLES)]
