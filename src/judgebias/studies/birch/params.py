@@ -5,11 +5,12 @@ argument is annotated with it)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from judgebias.config import path_errors
 from judgebias.prompts import available_prompts
+from judgebias.studies.birch.traits import Traits
 from judgebias.study import simulated_models, study_models
 
 
@@ -153,8 +154,6 @@ def _reference_label_errors(where: str, path: str | None) -> list[str]:
 
 def sim_trait_errors(key: str, block: Any) -> list[str]:
     """The simulated model's ``sim.birch`` traits, checked before any job."""
-    from judgebias.studies.birch.sim import Traits
-
     where = f"panel.{key}.sim.birch"
     if not isinstance(block, Mapping):
         return [f"{where}: must be a mapping of traits"]
@@ -175,12 +174,8 @@ def sim_trait_errors(key: str, block: Any) -> list[str]:
 
 def warnings(params: Mapping[str, Any]) -> list[str]:
     """Simulated judges and labeller without a ``sim.birch`` block: they run, on the
-    default traits of judgebias.studies.birch.sim.Traits, which the user may not know.
+    default traits of judgebias.studies.birch.traits.Traits, which the user may not know.
     (The lengthener reads no trait.)"""
-    from dataclasses import fields
-
-    from judgebias.studies.birch.sim import Traits
-
     block, panel = params["birch"], params["panel"]
     roles: dict[str, list[str]] = {key: ["judge"] for key in block["models"]}
     roles.setdefault(block["labeller"], []).append("labeller")

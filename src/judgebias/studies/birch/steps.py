@@ -2,8 +2,9 @@
 files its rule names, calls the study's functions and writes the files its rule names.
 
 A step imports what only it uses inside its body, so its rule's code dependencies
-(derived from those imports) stay its own: the pair table is built by .data, so no model
-job depends on the importers' code; the model jobs are .jobs, every measure .measures."""
+(derived from those imports) stay its own: the model jobs are .jobs, every measure
+.measures. Every step also depends on .params (the typed view `BirchParams`), and so on
+what its checks import (the importers, which read a reference-labels file)."""
 
 from __future__ import annotations
 
