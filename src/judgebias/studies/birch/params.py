@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Literal
 
 from judgebias.config import path_errors
 from judgebias.prompts import available_prompts
@@ -31,7 +31,7 @@ class Inference:
     `level`, `seed`) and the FDR level `alpha` of the McNemar tests."""
 
     resamples: int
-    interval: str
+    interval: Literal["percentile", "BCa"]
     level: float
     alpha: float
     seed: int

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -46,10 +46,10 @@ class Clustering:
     ks: tuple[int, ...]
     seeds: int
     support_per_cluster: int
-    support: str
+    support: Literal["per_k", "max_k"]
     tau: float
     tau_sweep: tuple[float, ...]
-    pair: str
+    pair: Literal["mean_prob", "mean_embedding"]
     niter: int
 
 
@@ -135,11 +135,11 @@ class MmbParams:
     dataset: Mapping[str, Any]
     prompt: str
     instructions: Instructions
-    order: str
+    order: Literal["random", "both"]
     order_seed: int
     embedding: Mapping[str, Any]
     clustering: Clustering
-    entropy: str
+    entropy: Literal["per_group", "per_sample"]
     design: DesignParams
     report: Report
     simulated: frozenset[str]
