@@ -1,7 +1,7 @@
-"""A simulated model's BIRCH traits, the ``sim.birch`` block of a panel model (their
-meaning and use: judgebias.studies.birch.sim). A module of their own: the params checks
-(params.py, which every BIRCH step imports) and the sim backend both read them, and
-neither should depend on the other's code."""
+"""A helper of the sim role: a simulated model's BIRCH traits, the ``sim.birch`` block of a
+panel model (what each does: judgebias.studies.birch.sim). A module of its own because
+the params checks (params.py, which every BIRCH step imports for its typed view) and the
+sim backend both read them, and neither should depend on the other's code."""
 
 from __future__ import annotations
 
