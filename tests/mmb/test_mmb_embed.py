@@ -3,6 +3,7 @@ k-means, soft assignment), on a tiny random-weight CLIP so nothing is downloaded
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import Counter
 
@@ -124,12 +125,16 @@ def test_clusters_and_soft_assignment():
 
 
 @pytest.mark.parametrize(("mode", "first"), [("per_k", {1: 3, 2: 6}), ("max_k", {1: 6, 2: 6})])
-def test_support_set_per_k(tmp_path, mode, first):
+def test_support_set_per_k(tmp_path, default_params, mode, first):
     """Seed 002 §5: D_sup "is always composed of 256 x K samples": the cluster step gives
     K its first support_per_cluster x K images of the seeded support order (per_k), or
     every K the same support_per_cluster x max(K) (max_k). K = 1's centroid is the
     normalised mean of its D_sup, so the images it saw can be read back from the cosines."""
+    from dataclasses import replace
+
     from judgebias.artifacts import write_table
+    from judgebias.config import validate_params
+    from judgebias.studies.mmb.params import MmbParams
     from judgebias.studies.mmb.steps import cluster
     from judgebias.studies.mmb.tables import EMBEDDINGS, PAIRS, SUPPORT
 
@@ -146,11 +151,12 @@ def test_support_set_per_k(tmp_path, mode, first):
                 tmp_path / "pairs.parquet", PAIRS)
     write_table(pd.DataFrame({"image_path": names, "image_sha256": names,
                               "embedding": list(vectors)}), tmp_path / "emb.parquet", EMBEDDINGS)
-    config = {"mmb": {"clustering": {"ks": [1, 2], "seeds": 1, "niter": 5,
-                                     "support_per_cluster": 3, "support": mode}}}
-    cluster(config, pairs=tmp_path / "pairs.parquet", support=tmp_path / "support.parquet",
+    params = MmbParams.from_params(validate_params(copy.deepcopy(default_params)))
+    params = replace(params, clustering=replace(params.clustering, ks=(1, 2), seeds=1,
+                                                niter=5, support_per_cluster=3, support=mode))
+    cluster(params, pairs=tmp_path / "pairs.parquet", support=tmp_path / "support.parquet",
             embeddings=tmp_path / "emb.parquet", clusters=tmp_path / "clusters.parquet")
     rows = pd.read_parquet(tmp_path / "clusters.parquet").set_index("k")
     centroid = normalise(vectors[:first[1]].mean(axis=0, keepdims=True))[0]
     np.testing.assert_allclose(rows.loc[1, "cos_a"], [vectors[6] @ centroid], atol=1e-5)
-    assert support_size(2, config["mmb"]["clustering"]) == first[2]
+    assert support_size(2, params.clustering) == first[2]

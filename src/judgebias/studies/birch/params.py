@@ -1,12 +1,104 @@
-"""Checks of the `birch:` params block that its schema cannot express."""
+"""The `birch:` params block: the checks its schema cannot express, and the typed view
+its steps receive (judgebias.steps passes `BirchParams` to a step whose ``params``
+argument is annotated with it)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, Literal
 
 from judgebias.config import path_errors
 from judgebias.prompts import available_prompts
+from judgebias.studies.birch.traits import Traits
+from judgebias.study import simulated_models, study_models
+
+
+@dataclass(frozen=True)
+class Downsampling:
+    """``birch.downsampling`` (Appendix C.3): each subset sampled at `ratios`, `draws`
+    times per ratio; Fig. 4's correctness-driven subset at `cds_ratios`; with `seed`."""
+
+    ratios: tuple[float, ...]
+    draws: int
+    cds_ratios: tuple[float, ...]
+    seed: int
+
+
+@dataclass(frozen=True)
+class Inference:
+    """``birch.inference``: paired bootstrap intervals (`resamples`, `interval` method,
+    `level`, `seed`) and the FDR level `alpha` of the McNemar tests."""
+
+    resamples: int
+    interval: Literal["percentile", "BCa"]
+    level: float
+    alpha: float
+    seed: int
+
+
+@dataclass(frozen=True)
+class BirchParams:
+    """What BIRCH's steps read, resolved once from the validated params.
+
+    The data and analysis steps receive it instead of the params mapping; the model jobs
+    keep the mapping (the core's job runner reads the panel and the journal).
+
+    Attributes
+    ----------
+    models : tuple of str
+        The judges (``birch.models``).
+    labeller, lengthener : str
+        The informativeness labeller and the length-equalisation model.
+    variants : tuple of str
+        The judging variants run.
+    swap_order : bool
+        Whether every pair is also judged with its answers swapped.
+    caption_prompt : str
+        The judge's captioning prompt id.
+    equalise_tolerance : int
+        Equalised pairs keep at most this length difference (words).
+    datasets : Mapping
+        ``birch.datasets`` as validated, by name: the pair builder
+        (data.pairs.load_pairs) consumes each block whole.
+    downsampling : Downsampling
+    inference : Inference
+    seed : int
+        The top-level ``seed`` (a synthetic dataset's seed when it gives none).
+    simulated : frozenset of str
+        The judges the sim backend answers for (the figures mark them).
+    """
+
+    models: tuple[str, ...]
+    labeller: str
+    lengthener: str
+    variants: tuple[str, ...]
+    swap_order: bool
+    caption_prompt: str
+    equalise_tolerance: int
+    datasets: Mapping[str, Mapping[str, Any]]
+    downsampling: Downsampling
+    inference: Inference
+    seed: int
+    simulated: frozenset[str]
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> BirchParams:
+        """The view of validated `params` (the schema filled every default in)."""
+        block = params["birch"]
+        models = tuple(study_models(params, "birch"))
+        sampling, inference = block["downsampling"], block["inference"]
+        return cls(
+            models=models, labeller=block["labeller"], lengthener=block["lengthener"],
+            variants=tuple(block["variants"]), swap_order=block["swap_order"],
+            caption_prompt=block["caption_prompt"],
+            equalise_tolerance=block["equalise_tolerance"], datasets=block["datasets"],
+            downsampling=Downsampling(
+                ratios=tuple(sampling["ratios"]), draws=sampling["draws"],
+                cds_ratios=tuple(sampling["cds_ratios"]), seed=sampling["seed"]),
+            inference=Inference(**{key: inference[key] for key in (
+                "resamples", "interval", "level", "alpha", "seed")}),
+            seed=params["seed"], simulated=frozenset(simulated_models(params, list(models))))
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:
@@ -62,8 +154,6 @@ def _reference_label_errors(where: str, path: str | None) -> list[str]:
 
 def sim_trait_errors(key: str, block: Any) -> list[str]:
     """The simulated model's ``sim.birch`` traits, checked before any job."""
-    from judgebias.studies.birch.sim import Traits
-
     where = f"panel.{key}.sim.birch"
     if not isinstance(block, Mapping):
         return [f"{where}: must be a mapping of traits"]
@@ -84,12 +174,8 @@ def sim_trait_errors(key: str, block: Any) -> list[str]:
 
 def warnings(params: Mapping[str, Any]) -> list[str]:
     """Simulated judges and labeller without a ``sim.birch`` block: they run, on the
-    default traits of judgebias.studies.birch.sim.Traits, which the user may not know.
+    default traits of judgebias.studies.birch.traits.Traits, which the user may not know.
     (The lengthener reads no trait.)"""
-    from dataclasses import fields
-
-    from judgebias.studies.birch.sim import Traits
-
     block, panel = params["birch"], params["panel"]
     roles: dict[str, list[str]] = {key: ["judge"] for key in block["models"]}
     roles.setdefault(block["labeller"], []).append("labeller")

@@ -4,7 +4,8 @@ lengthener, with planted traits (spec birch.md, "What the simulated judge must p
 
 Everything is read from the prompt text and the pixels: answers are sentences of facts
 (judgebias.studies.birch.vqa), the scene comes from ``backend.perceive``. Traits live in a
-panel model's ``sim.birch`` block (:class:`Traits`, defaults in brackets):
+panel model's ``sim.birch`` block (:class:`judgebias.studies.birch.traits.Traits`,
+defaults in brackets):
 
 ``informativeness`` [1.0]  utility per fact an answer states (visible without the image)
 ``correctness`` [2.0]      penalty per fact the judge catches as false
@@ -57,6 +58,7 @@ import numpy as np
 from judgebias.data.scenes import read_caption
 from judgebias.models.base import ChatRequest, TokenLogprob
 from judgebias.models.sim import SimBackend, SimModel, between, request_rng, text_tokens
+from judgebias.studies.birch.traits import Traits
 from judgebias.studies.birch.vqa import (
     FILLERS,
     Fact,
@@ -84,32 +86,16 @@ _WORDS = re.compile(r"Lengthen the answer to about (\d+) words")
 _SHORT_FILLERS = ("Indeed.", "That is all.", "To be sure, that is it.")
 
 
-@dataclass(frozen=True)
-class Traits:
-    """A simulated model's BIRCH traits (the ``sim.birch`` block; module docstring)."""
-
-    informativeness: float = 1.0
-    correctness: float = 2.0
-    perception: float = 0.5
-    image_use: float = 0.3
-    length: float = 0.0
-    position_bias: float = 0.0
-    noise: float = 1.0
-    reference_trust: float = 0.8
-    omission: float = 0.5
-    label_noise: float = 0.3
-    label_position_bias: float = 0.0
-
-    @classmethod
-    def of(cls, model: SimModel) -> Traits:
-        block = model.extra.get("birch", {})
-        if not isinstance(block, Mapping):
-            raise ValueError(f"model {model.key!r}: sim.birch must be a mapping")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(block) - known)
-        if unknown:
-            raise ValueError(f"model {model.key!r}: unknown sim.birch traits {unknown}")
-        return cls(**{k: float(v) for k, v in block.items()})
+def traits_of(model: SimModel) -> Traits:
+    """The model's BIRCH traits (its ``sim.birch`` block; unlisted ones at their default)."""
+    block = model.extra.get("birch", {})
+    if not isinstance(block, Mapping):
+        raise ValueError(f"model {model.key!r}: sim.birch must be a mapping")
+    known = {f.name for f in fields(Traits)}
+    unknown = sorted(set(block) - known)
+    if unknown:
+        raise ValueError(f"model {model.key!r}: unknown sim.birch traits {unknown}")
+    return Traits(**{k: float(v) for k, v in block.items()})
 
 
 def _part(prompt: str, marks: tuple[str, str]) -> str | None:
@@ -183,7 +169,7 @@ class JudgeTask:
 
     def tokens(self, backend: SimBackend, model: SimModel, request: ChatRequest
                ) -> list[TokenLogprob]:
-        traits = Traits.of(model)
+        traits = traits_of(model)
         first, second = _part(request.prompt, _ANSWER_A), _part(request.prompt, _ANSWER_B)
         if first is None or second is None:
             raise ValueError("a BIRCH judgement needs two answers")
@@ -212,7 +198,7 @@ class LabelTask:
 
     def tokens(self, backend: SimBackend, model: SimModel, request: ChatRequest
                ) -> list[TokenLogprob]:
-        traits = Traits.of(model)
+        traits = traits_of(model)
         first, second = _part(request.prompt, _ANSWER_A), _part(request.prompt, _ANSWER_B)
         if first is None or second is None:
             raise ValueError("an informativeness label needs two answers")
@@ -247,7 +233,7 @@ class ReferenceTask:
         if key is None or key not in truth:
             return text_tokens("The image does not show enough to answer this.")
         rng = request_rng(backend.seed, request)
-        return text_tokens(fact_sentence(_answer_fact(truth, truth[key], Traits.of(model),
+        return text_tokens(fact_sentence(_answer_fact(truth, truth[key], traits_of(model),
                                                       rng)))
 
 
@@ -288,7 +274,7 @@ class AnchorTask:
 
     def tokens(self, backend: SimBackend, model: SimModel, request: ChatRequest
                ) -> list[TokenLogprob]:
-        traits = Traits.of(model)
+        traits = traits_of(model)
         first, second = _part(request.prompt, _ANSWER_A), _part(request.prompt, _ANSWER_B)
         if first is None or second is None:
             raise ValueError("an anchor needs two answers")

@@ -2,8 +2,9 @@
 files its rule names, calls the study's functions and writes the files its rule names.
 
 A step imports what only it uses inside its body, so its rule's code dependencies
-(derived from those imports) stay its own: the pair table is built by .data, so no model
-job depends on the importers' code; the model jobs are .jobs, every measure .measures."""
+(derived from those imports) stay its own: the model jobs are .jobs, every measure
+.measures. Every step also depends on .params (the typed view `BirchParams`), and so on
+what its checks import (the importers, which read a reference-labels file)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from judgebias.studies.birch.params import BirchParams
 from judgebias.studies.birch.tables import (
     FIGURES,
     LABEL_ANSWERS,
@@ -36,11 +38,6 @@ def _named(paths: Sequence[Path], names: Sequence[str], what: str) -> dict[str, 
     return out
 
 
-def _simulated(params: Mapping[str, Any]) -> set[str]:
-    """The judges the sim backend answers for (the figures mark them)."""
-    return {k for k in params["birch"]["models"] if params["panel"][k]["backend"] == "sim"}
-
-
 def _read_all(paths: Sequence[Path], schema: Any) -> pd.DataFrame:
     import pandas as pd
 
@@ -49,7 +46,7 @@ def _read_all(paths: Sequence[Path], schema: Any) -> pd.DataFrame:
     return pd.concat([read_table(p, schema) for p in paths], ignore_index=True)
 
 
-def data(params: Mapping[str, Any], *, birch_dataset: str, pairs: Path, images: Path,
+def data(params: BirchParams, *, birch_dataset: str, pairs: Path, images: Path,
          summary: Path) -> None:
     """The pair table of dataset `birch_dataset` (``birch.datasets``) and a summary of it
     (preferences, ties, domains, overrides)."""
@@ -57,8 +54,8 @@ def data(params: Mapping[str, Any], *, birch_dataset: str, pairs: Path, images: 
     from judgebias.studies.birch.data.pairs import load_pairs
 
     images.mkdir(parents=True, exist_ok=True)
-    dataset = params["birch"]["datasets"][birch_dataset]
-    table = load_pairs(birch_dataset, dataset, images, params["seed"])
+    dataset = params.datasets[birch_dataset]
+    table = load_pairs(birch_dataset, dataset, images, params.seed)
     write_table(table, pairs, PAIRS)
     counts = {"pairs": len(table),
               "preference": table["preference"].value_counts().to_dict(),
@@ -96,10 +93,10 @@ def equalise(params: Mapping[str, Any], *, pairs: Path, texts: Path, equalised: 
     from judgebias.artifacts import read_table, write_json, write_table
     from judgebias.studies.birch.jobs import equalised_pairs, lengthen
 
-    block = params["birch"]
+    birch = BirchParams.from_params(params)
     table = read_table(pairs, PAIRS)
-    lengthened = lengthen(params, block["lengthener"], table)
-    kept, counts = equalised_pairs(table, lengthened, block["equalise_tolerance"])
+    lengthened = lengthen(params, birch.lengthener, table)
+    kept, counts = equalised_pairs(table, lengthened, birch.equalise_tolerance)
     write_table(lengthened, texts, TEXTS)
     write_table(kept, equalised, PAIRS)
     write_json(counts, summary)
@@ -121,7 +118,7 @@ def judge(params: Mapping[str, Any], *, birch_judge: str, birch_variant: str, pa
              judged["status"].value_counts().to_dict())
 
 
-def analysis(params: Mapping[str, Any], *, pairs: Path, labels: Path,
+def analysis(params: BirchParams, *, pairs: Path, labels: Path,
              verdicts: Sequence[Path], metrics: Path, tables: Sequence[Path],
              figures: Sequence[Path], equalised: Path | None = None,
              reference_labels: Path | None = None) -> None:
@@ -134,17 +131,16 @@ def analysis(params: Mapping[str, Any], *, pairs: Path, labels: Path,
     from judgebias.studies.birch.figures import draw_all
     from judgebias.studies.birch.measures.results import dataset_results
 
-    block = params["birch"]
     table_paths = _named(tables, TABLES, "tables")
     figure_paths = _named(figures, FIGURES, "figures")
     result, numbers = dataset_results(
-        block, read_table(pairs, PAIRS).set_index("pair_id", drop=False),
+        params, read_table(pairs, PAIRS).set_index("pair_id", drop=False),
         read_table(labels, LABEL_ANSWERS), _read_all(verdicts, VERDICTS),
         read_table(equalised, PAIRS) if equalised else None,
         read_reference_labels(reference_labels) if reference_labels else None)
     for name in TABLES:
         write_frame(result[name].reset_index(drop=True), table_paths[name])
-    draw_all(result, numbers["cds_ratio"], _simulated(params), figure_paths)
+    draw_all(result, numbers["cds_ratio"], set(params.simulated), figure_paths)
     write_json(numbers, metrics)
 
 
@@ -187,14 +183,14 @@ def supplement(params: Mapping[str, Any], *, pairs: Path, verdicts: Sequence[Pat
         domain_reliance,
     )
 
-    block = params["birch"]
+    birch = BirchParams.from_params(params)
     table_paths = _named(tables, SUPPLEMENT_TABLES, "supplement tables")
     table = read_table(pairs, PAIRS).set_index("pair_id", drop=False)
     judged = _read_all(verdicts, VERDICTS)
     written = _read_all(texts, TEXTS) if texts else pd.DataFrame(columns=TEXTS.names)
     domains = []
-    if "no_image" in block["variants"]:
-        for judge_key in block["models"]:
+    if "no_image" in birch.variants:
+        for judge_key in birch.models:
             mine = judged[judged["judge"] == judge_key]
             domains.append(domain_reliance(
                 judge_key, correct_of(mine, "base", table["preference"]),
@@ -209,6 +205,6 @@ def supplement(params: Mapping[str, Any], *, pairs: Path, verdicts: Sequence[Pat
                                    journal_usage(journal, written))}
     for name in SUPPLEMENT_TABLES:
         write_frame(result[name].reset_index(drop=True), table_paths[name])
-    fig11(result["fig11"], _simulated(params), figure)
+    fig11(result["fig11"], set(birch.simulated), figure)
     log.info("Table 6: %s", result["table6"][["judge", "method", "calls_per_pair"]]
              .to_dict("records"))

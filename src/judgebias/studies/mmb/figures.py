@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -17,22 +17,24 @@ from PIL import Image
 
 from judgebias.report.figures import display_name, save_figure
 from judgebias.studies.mmb.measures.factorial import REFERENCE_METHODS
-from judgebias.study import simulated_models
+
+if TYPE_CHECKING:
+    from judgebias.studies.mmb.params import MmbParams
 
 COLORS = {"STD": "#9e9e9e", "BEST": "#8d6e63", "AVG": "#1f77b4", "BPE": "#ff7f0e",
           "MMB": "#2ca02c", REFERENCE_METHODS["printed"]: "#d62728",
           REFERENCE_METHODS["corrected"]: "#9467bd"}
 
 
-def draw_all(config: Mapping[str, Any], frames: Mapping[str, pd.DataFrame],
+def draw_all(params: MmbParams, frames: Mapping[str, pd.DataFrame],
              paths: Mapping[str, Path]) -> None:
     """Every figure of the section, each to its path in `paths` (by name, tables.FIGURES)."""
     analysed = set(frames["table2"]["judge"])  # a judge left out has no rows
-    judges = [j for j in config["mmb"]["models"] if j in analysed]
-    simulated = simulated_models(config, judges)
+    judges = [j for j in params.models if j in analysed]
+    simulated = set(params.simulated.intersection(judges))
     fig1(frames["table2"], judges, simulated, paths["fig1"])
     bands = frames["error_coverage"]
-    fig3(bands[bands["n_prompts"] == config["mmb"]["report"]["n_prompts"]], judges,
+    fig3(bands[bands["n_prompts"] == params.report.n_prompts], judges,
          simulated, paths["fig3"])
     fig5(bands, judges, simulated, paths["fig5"])
     fig4(frames["top_prompts"], paths["fig4"])

@@ -1,18 +1,185 @@
-"""Checks of the `mmb:` params block that its schema cannot express."""
+"""The `mmb:` params block: the checks its schema cannot express, and the typed view its
+steps receive (judgebias.steps passes `MmbParams` to a step whose ``params`` argument is
+annotated with it)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
 from judgebias.config import load_yaml, path_errors
 from judgebias.prompts import available_prompts, fields
+from judgebias.study import simulated_models, study_models
 
 SIM_TRAITS = ("gamma", "position_bias", "brightness_bias", "noise", "miscalibrated")
 BUILTIN_POOL = Path(__file__).with_name("instructions.yaml")  # the built-in instructions
+
+
+@dataclass(frozen=True)
+class Grow:
+    """``mmb.instructions.grow``: the writer model adds `n` rephrasings (drawn with `seed`)."""
+
+    writer: str
+    n: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class Instructions:
+    """``mmb.instructions``: the `extra` instruction file and the `grow` writer (or None)."""
+
+    extra: str | None
+    grow: Grow | None
+
+
+@dataclass(frozen=True)
+class Clustering:
+    """``mmb.clustering``: the cluster counts `ks`, the clustering `seeds` per K, D_sup's
+    size (`support_per_cluster` x K, or x max K for every K with `support` max_k), the
+    temperature `tau` of p(z|x) and its sweep, how a pair's p(z|pair) is formed (`pair`)
+    and the k-means iterations (`niter`)."""
+
+    ks: tuple[int, ...]
+    seeds: int
+    support_per_cluster: int
+    support: Literal["per_k", "max_k"]
+    tau: float
+    tau_sweep: tuple[float, ...]
+    pair: Literal["mean_prob", "mean_embedding"]
+    niter: int
+
+
+@dataclass(frozen=True)
+class BpeReference:
+    """``mmb.design.bpe_reference``: amzn/BayesPE's BPE with these `regularisers` at
+    `weight` (none: left out)."""
+
+    regularisers: tuple[str, ...]
+    weight: float
+
+
+@dataclass(frozen=True)
+class DesignParams:
+    """``mmb.design``: the factorial's prompt counts, validation sizes, training and
+    sampling seeds, the error-coverage points, the calibration bins and the reference BPE
+    (measures.factorial.Design is built from it with the block's entropy)."""
+
+    n_prompts: tuple[int, ...]
+    n_val: tuple[int, ...]
+    train_seeds: int
+    sampling_seeds: int
+    coverages: int
+    calibration_bins: int
+    bpe_reference: BpeReference
+
+
+@dataclass(frozen=True)
+class Report:
+    """``mmb.report``: the reported cell (`n_prompts`, `n_val`) and K, and the settings of
+    the significance tests (`n_resamples`, `alpha`, `seed`) and bootstrap bands (`n_boot`)."""
+
+    n_prompts: int
+    n_val: int
+    k: int
+    n_resamples: int
+    alpha: float
+    n_boot: int
+    seed: int
+
+    @property
+    def cell(self) -> tuple[int, int]:
+        """The report's cell of the design: (prompts, validation pairs)."""
+        return self.n_prompts, self.n_val
+
+
+@dataclass(frozen=True)
+class MmbParams:
+    """What MMB's steps read, resolved once from the validated params.
+
+    The analysis, figure and data steps receive it instead of the params mapping; the
+    model jobs keep the mapping (the core's job runner reads the panel and the journal).
+
+    Attributes
+    ----------
+    models : tuple of str
+        The judges (``mmb.models``).
+    dataset : Mapping
+        ``mmb.dataset`` as validated: the data builder (data.pairs.build_dataset)
+        consumes it whole.
+    prompt : str
+        The pairwise question's template id.
+    instructions : Instructions
+        The extra instruction file and the pool's writer.
+    order, order_seed
+        The answer order of each (pair, instruction) and its seed.
+    embedding : Mapping
+        ``mmb.embedding`` as validated (embed.EmbeddingSpec.from_params reads it, and
+        ``cache_dir`` names the embedding cache).
+    clustering : Clustering
+    entropy : str
+        ``per_group`` or ``per_sample`` (the MMB objective's entropy term).
+    design : DesignParams
+    report : Report
+    simulated : frozenset of str
+        The judges the sim backend answers for (figures and the report mark them).
+    experts : Mapping
+        Each simulated judge's planted experts (``panel.<judge>.sim.mmb.experts``: style
+        -> instruction phrase), which the top prompts are checked against.
+    """
+
+    models: tuple[str, ...]
+    dataset: Mapping[str, Any]
+    prompt: str
+    instructions: Instructions
+    order: Literal["random", "both"]
+    order_seed: int
+    embedding: Mapping[str, Any]
+    clustering: Clustering
+    entropy: Literal["per_group", "per_sample"]
+    design: DesignParams
+    report: Report
+    simulated: frozenset[str]
+    experts: Mapping[str, Mapping[str, str]]
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> MmbParams:
+        """The view of validated `params` (the schema filled every default in)."""
+        block = params["mmb"]
+        models = tuple(study_models(params, "mmb"))
+        simulated = frozenset(simulated_models(params, list(models)))
+        grow, design = block["instructions"]["grow"], block["design"]
+        clustering, report = block["clustering"], block["report"]
+        return cls(
+            models=models, dataset=block["dataset"], prompt=block["prompt"],
+            instructions=Instructions(
+                extra=block["instructions"]["extra"],
+                grow=Grow(writer=grow["writer"], n=grow["n"], seed=grow.get("seed", 0))
+                if grow else None),
+            order=block["order"], order_seed=block["order_seed"],
+            embedding=block["embedding"],
+            clustering=Clustering(
+                ks=tuple(clustering["ks"]), seeds=clustering["seeds"],
+                support_per_cluster=clustering["support_per_cluster"],
+                support=clustering["support"], tau=clustering["tau"],
+                tau_sweep=tuple(clustering["tau_sweep"]), pair=clustering["pair"],
+                niter=clustering["niter"]),
+            entropy=block["entropy"],
+            design=DesignParams(
+                n_prompts=tuple(design["n_prompts"]), n_val=tuple(design["n_val"]),
+                train_seeds=design["train_seeds"], sampling_seeds=design["sampling_seeds"],
+                coverages=design["coverages"], calibration_bins=design["calibration_bins"],
+                bpe_reference=BpeReference(
+                    regularisers=tuple(design["bpe_reference"]["regularisers"]),
+                    weight=design["bpe_reference"]["weight"])),
+            report=Report(**{key: report[key] for key in (
+                "n_prompts", "n_val", "k", "n_resamples", "alpha", "n_boot", "seed")}),
+            simulated=simulated,
+            experts={judge: params["panel"][judge]["sim"]["mmb"]["experts"]
+                     for judge in models if judge in simulated})
 
 
 def builtin_pool() -> list[dict[str, str]]:

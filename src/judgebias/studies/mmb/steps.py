@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from judgebias.studies.mmb.params import MmbParams
 from judgebias.studies.mmb.tables import (
     EMBEDDINGS,
     FIGURES,
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def data(params: Mapping[str, Any], *, pairs: Path, support: Path, images: Path,
+def data(params: MmbParams, *, pairs: Path, support: Path, images: Path,
          summary: Path) -> None:
     """The pair and support tables (and their images) from ``mmb.dataset``. The data must
     carry the design (data_errors) before anything is written: this is the first job, so
@@ -37,8 +38,8 @@ def data(params: Mapping[str, Any], *, pairs: Path, support: Path, images: Path,
     from judgebias.studies.mmb.data.checks import data_errors
     from judgebias.studies.mmb.data.pairs import build_dataset
 
-    block = params["mmb"]["dataset"]
-    built, support_table, described = build_dataset(block, images, seed=block["seed"])
+    built, support_table, described = build_dataset(params.dataset, images,
+                                                    seed=params.dataset["seed"])
     errors = data_errors(params, built, support_table, described)
     if errors:
         raise ConfigError("\n".join(errors))
@@ -61,19 +62,19 @@ def pool(params: Mapping[str, Any], *, builtin: Path, pool: Path,
     from judgebias.studies.mmb.data.instructions import base_pool
     from judgebias.studies.mmb.jobs import grow_pool
 
-    spec = params["mmb"]["instructions"]
+    mmb = MmbParams.from_params(params)
+    grow = mmb.instructions.grow
     instructions = base_pool(builtin, extra)
-    if spec["grow"]:
-        grown = grow_pool(params, spec["grow"]["writer"], spec["grow"]["n"],
-                          spec["grow"].get("seed", 0), instructions)
-        log.info("writer %s added %d of %d asked instructions", spec["grow"]["writer"],
-                 len(grown), spec["grow"]["n"])
+    if grow:
+        grown = grow_pool(params, grow.writer, grow.n, grow.seed, instructions)
+        log.info("writer %s added %d of %d asked instructions", grow.writer, len(grown),
+                 grow.n)
         instructions = pd.concat([instructions, grown[["id", "kind", "text"]]],
                                  ignore_index=True)
     duplicated = instructions["id"][instructions["id"].duplicated()].tolist()
     if duplicated:
         raise ConfigError(f"mmb.instructions: duplicate instruction ids {duplicated}")
-    largest = max(params["mmb"]["design"]["n_prompts"])
+    largest = max(mmb.design.n_prompts)
     if largest > len(instructions):
         raise ConfigError(f"mmb.design.n_prompts: {largest} prompts per ensemble, but the "
                           f"pool has {len(instructions)} instructions")
@@ -90,7 +91,7 @@ def judge(params: Mapping[str, Any], *, judge: str, pairs: Path, pool: Path,
     write_table(judge_pairs(params, judge, str(pairs), str(pool)), judgements, JUDGEMENTS)
 
 
-def embed(params: Mapping[str, Any], *, pairs: Path, support: Path,
+def embed(params: MmbParams, *, pairs: Path, support: Path,
           embeddings: Path) -> None:
     """CLIP embeddings of every image a pair shows and of D_sup, cached per image hash."""
     import numpy as np
@@ -101,19 +102,18 @@ def embed(params: Mapping[str, Any], *, pairs: Path, support: Path,
     from judgebias.studies.mmb.embed import EmbeddingSpec, embed_images
 
     pair_table = read_table(pairs, PAIRS)
-    support_table = support_images(params, read_table(support, SUPPORT))
+    support_table = support_images(params.clustering, read_table(support, SUPPORT))
     paths = list(dict.fromkeys([*pair_table["image_a"], *pair_table["image_b"],
                                 *support_table["image_path"]]))
-    block = params["mmb"]["embedding"]
-    spec = EmbeddingSpec.from_params(block)
-    hashes, vectors, stats = embed_images(paths, spec, Path(block["cache_dir"]))
+    spec = EmbeddingSpec.from_params(params.embedding)
+    hashes, vectors, stats = embed_images(paths, spec, Path(params.embedding["cache_dir"]))
     log.info("embedded %d images with %s: %s", len(paths), spec.description(), stats)
     write_table(pd.DataFrame({"image_path": paths, "image_sha256": hashes,
                               "embedding": list(vectors.astype(np.float32))}),
                 embeddings, EMBEDDINGS)
 
 
-def cluster(params: Mapping[str, Any], *, pairs: Path, support: Path, embeddings: Path,
+def cluster(params: MmbParams, *, pairs: Path, support: Path, embeddings: Path,
             clusters: Path) -> None:
     """Seed 002 §4-5: the image clusters of every (K, clustering seed) and each pair
     image's cosine to every centroid (measures.cluster.pair_cosines)."""
@@ -126,12 +126,13 @@ def cluster(params: Mapping[str, Any], *, pairs: Path, support: Path, embeddings
     table = read_table(embeddings, EMBEDDINGS)
     vectors = dict(zip(table["image_path"], np.stack(table["embedding"].to_numpy()),
                        strict=True))
-    write_frame(pair_cosines(params["mmb"]["clustering"], read_table(pairs, PAIRS),
-                             support_images(params, read_table(support, SUPPORT)), vectors),
+    write_frame(pair_cosines(params.clustering, read_table(pairs, PAIRS),
+                             support_images(params.clustering, read_table(support, SUPPORT)),
+                             vectors),
                 clusters)
 
 
-def factorial(params: Mapping[str, Any], *, pairs: Path, pool: Path, judgements: Path,
+def factorial(params: MmbParams, *, pairs: Path, pool: Path, judgements: Path,
               clusters: Path, configurations: Path, nopref: Path) -> None:
     """Every configuration of the design for one judge (seed 002 §5) and the MJBench
     no-preference protocol (Table 4). Pairs without a usable answer for every instruction
@@ -175,7 +176,7 @@ def factorial(params: Mapping[str, Any], *, pairs: Path, pool: Path, judgements:
              inputs.pairs_dropped)
 
 
-def analyse(params: Mapping[str, Any], *, pairs: Path, pool: Path, clusters: Path,
+def analyse(params: MmbParams, *, pairs: Path, pool: Path, clusters: Path,
             judgements: Sequence[Path], configurations: Sequence[Path],
             nopref: Sequence[Path], metrics: Path, tables: Sequence[Path],
             figures: Sequence[Path]) -> None:
@@ -188,11 +189,9 @@ def analyse(params: Mapping[str, Any], *, pairs: Path, pool: Path, clusters: Pat
     from judgebias.studies.mmb.figures import draw_all
     from judgebias.studies.mmb.measures.paper_tables import section_tables
 
-    judges = params["mmb"]["models"]
-
     def by_judge(paths: Sequence[Path], read: Callable[[Path], pd.DataFrame]
                  ) -> dict[str, pd.DataFrame]:
-        return {j: read(p) for j, p in zip(judges, paths, strict=True)}
+        return {j: read(p) for j, p in zip(params.models, paths, strict=True)}
 
     frames, summary = section_tables(
         params, *_shared_frames(pairs, pool, clusters),

@@ -15,7 +15,7 @@ counted (``counts`` in metrics.json). A judge's tie counts as not choosing y^c.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,9 @@ import pandas as pd
 from judgebias.judging.values import failed_calls
 from judgebias.studies.birch.measures import formulas as m
 from judgebias.studies.birch.measures import inference
+
+if TYPE_CHECKING:
+    from judgebias.studies.birch.params import BirchParams, Downsampling
 
 PRIMARY = "ab"
 METHODS = ("base", "standard_ref", "birch")  # Table 4 / 8
@@ -80,11 +83,10 @@ def accuracy_table(verdicts: pd.DataFrame, preference: pd.Series) -> pd.DataFram
 
 
 def bias_rows(judge: str, variant: str, correct: pd.Series, subsets: dict[str, pd.Series],
-              block: Mapping[str, Any]) -> tuple[list[dict], pd.DataFrame]:
+              spec: Downsampling) -> tuple[list[dict], pd.DataFrame]:
     """IB and LB of one (judge, variant): full data and the down-sampled mean and spread
     (Appendix C.3; ``sd`` is the standard deviation of the 160 draws)."""
     rows, draws = [], []
-    spec = block["downsampling"]
     for statistic, (key, plus, minus) in STATISTICS.items():
         full = m.bias(correct, subsets[key], plus=plus, minus=minus)
         row = {"judge": judge, "variant": variant, "statistic": statistic,
@@ -92,8 +94,7 @@ def bias_rows(judge: str, variant: str, correct: pd.Series, subsets: dict[str, p
                "n_plus": full.plus.n, "n_minus": full.minus.n, **NO_DRAWS}
         if full.plus.n and full.minus.n:
             sampled = m.downsample(correct, subsets[key], plus=plus, minus=minus,
-                                   ratios=tuple(spec["ratios"]), draws=spec["draws"],
-                                   seed=spec["seed"])
+                                   ratios=spec.ratios, draws=spec.draws, seed=spec.seed)
             summary = m.summarise_draws(sampled)
             row |= {f"ds_{k}": v for k, v in summary.items()}
             draws.append(sampled.assign(judge=judge, variant=variant, statistic=statistic))
@@ -143,18 +144,18 @@ def table2_row(judge: str, base: pd.Series, after: pd.Series, subsets: pd.Series
 
 def analyse_judge(judge: str, data: JudgeData, subsets: dict[str, pd.Series],
                   domain: pd.Series, equalised: dict[str, pd.Series] | None,
-                  block: Mapping[str, Any]) -> dict[str, list | pd.DataFrame]:
+                  params: BirchParams) -> dict[str, list | pd.DataFrame]:
     """Every per-judge table row."""
     out: dict[str, Any] = {name: [] for name in ("table1", "irs_subsets", "bias", "table2",
                                                  "table4", "cds_curve", "domains",
                                                  "downsampling", "intervals", "tests")}
     index = subsets["ib"].index
-    settings = block["inference"]
+    settings = params.inference
     table = inference.correctness_table(data.correct, subsets, index,
                                         equalised["ib"] if equalised else None)
     out["intervals"].append(inference.bootstrap_table(
-        table, resamples=settings["resamples"], method=settings["interval"],
-        level=settings["level"], seed=inference.judge_seed(settings["seed"], judge)
+        table, resamples=settings.resamples, method=settings.interval,
+        level=settings.level, seed=inference.judge_seed(settings.seed, judge)
     ).assign(judge=judge))
     out["tests"] += inference.mcnemar_rows(judge, data.correct, subsets, index)
     base = data.correct["base"]
@@ -171,7 +172,7 @@ def analyse_judge(judge: str, data: JudgeData, subsets: dict[str, pd.Series],
     for variant, correct in data.correct.items():
         if variant == "equalised":
             continue
-        rows, draws = bias_rows(judge, variant, correct, subsets, block)
+        rows, draws = bias_rows(judge, variant, correct, subsets, params.downsampling)
         out["bias"] += rows
         out["downsampling"].append(draws)
     for method in METHODS:
@@ -181,10 +182,10 @@ def analyse_judge(judge: str, data: JudgeData, subsets: dict[str, pd.Series],
     if equalised is not None and "equalised" in data.correct:
         out["table2"].append(table2_row(judge, base, data.correct["equalised"],
                                         subsets["ib"], equalised["ib"]))
-    spec = block["downsampling"]
+    spec = params.downsampling
     if base_ib.plus.n and base_ib.minus.n:
-        curve = m.cds_ratio_curve(base, subsets["ib"], ratios=tuple(spec["cds_ratios"]),
-                                  draws=spec["draws"], seed=spec["seed"])
+        curve = m.cds_ratio_curve(base, subsets["ib"], ratios=spec.cds_ratios,
+                                  draws=spec.draws, seed=spec.seed)
         out["cds_curve"].append(curve.assign(judge=judge))
     out["domains"].append(m.per_domain(base, subsets["ib"], subsets["lb"], domain)
                           .assign(judge=judge))
@@ -218,13 +219,13 @@ def _frame(parts: list, columns: list[str] | None = None) -> pd.DataFrame:
     return out.reindex(columns=[*columns, *(c for c in out.columns if c not in columns)])
 
 
-def dataset_results(block: Mapping[str, Any], pairs: pd.DataFrame, labels: pd.DataFrame,
+def dataset_results(params: BirchParams, pairs: pd.DataFrame, labels: pd.DataFrame,
                     verdicts: pd.DataFrame, equalised: pd.DataFrame | None,
                     reference: pd.Series | None
                     ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
-    """Every table (tables.TABLES) and metrics.json of one dataset from the ``birch:``
-    params `block`: `pairs` (index pair_id), the labeller's `labels`, every judge's
-    `verdicts`, the `equalised` pairs (None without that variant) and the human
+    """Every table (tables.TABLES) and metrics.json of one dataset from the view of the
+    ``birch:`` block `params`: `pairs` (index pair_id), the labeller's `labels`, every
+    judge's `verdicts`, the `equalised` pairs (None without that variant) and the human
     informativeness labels of ``reference_labels`` (None: none given)."""
     preference = pairs["preference"]
     informative, label_stats = informativeness_labels(labels)
@@ -237,17 +238,17 @@ def dataset_results(block: Mapping[str, Any], pairs: pd.DataFrame, labels: pd.Da
             eq["preference"], informative.reindex(eq.index))}
     failed = failed_calls(verdicts, "judge") | failed_calls(labels, "labeller")
     tables: dict[str, list] = {}
-    for judge in block["models"]:
+    for judge in params.models:
         data = JudgeData(verdicts[verdicts["judge"] == judge], preference)
         for name, rows in analyse_judge(judge, data, subsets, pairs["domain"],
-                                        equalised_subsets, block).items():
+                                        equalised_subsets, params).items():
             tables.setdefault(name, []).extend(rows if isinstance(rows, list) else [rows])
     result = {name: _frame(rows, ROW_COLUMNS.get(name)) for name, rows in tables.items()}
-    result["tests"] = inference.with_fdr(result["tests"], block["inference"]["alpha"])
+    result["tests"] = inference.with_fdr(result["tests"], params.inference.alpha)
     result["accuracy"] = accuracy_table(verdicts, preference)
-    result["table7"] = labeller_table(block["labeller"], reference, pairs, informative,
+    result["table7"] = labeller_table(params.labeller, reference, pairs, informative,
                                       label_stats)
-    return result, (metrics(block, pairs, subsets, label_stats, result, equalised)
+    return result, (metrics(params, pairs, subsets, label_stats, result, equalised)
                     | {"failed_calls": failed})
 
 
@@ -269,7 +270,7 @@ def labeller_table(labeller: str, reference: pd.Series | None, pairs: pd.DataFra
     return pd.DataFrame([row])
 
 
-def metrics(block: Mapping[str, Any], pairs: pd.DataFrame, subsets: dict[str, pd.Series],
+def metrics(params: BirchParams, pairs: pd.DataFrame, subsets: dict[str, pd.Series],
             label_stats: Mapping[str, int], result: Mapping[str, pd.DataFrame],
             equalised: pd.DataFrame | None) -> dict[str, Any]:
     """The headline numbers per judge (with their paired bootstrap intervals, ``[low,
@@ -277,7 +278,7 @@ def metrics(block: Mapping[str, Any], pairs: pd.DataFrame, subsets: dict[str, pd
     base = result["table4"].set_index(["judge", "method"])
     intervals = result["intervals"].set_index(["judge", "variant", "statistic", "versus"])
     per_judge = {}
-    for judge in block["models"]:
+    for judge in params.models:
         row = {"base": _clean(base.loc[(judge, "base")].to_dict())}
         if (judge, "birch") in base.index:
             row["birch"] = _clean(base.loc[(judge, "birch")].to_dict())
@@ -303,11 +304,11 @@ def metrics(block: Mapping[str, Any], pairs: pd.DataFrame, subsets: dict[str, pd
     tests = result["tests"]
     return {"judges": per_judge, "counts": counts,
             "cds_ratio": m.observed_cds_ratio(subsets["ib"]),
-            "labeller": block["labeller"],
+            "labeller": params.labeller,
             "tests": {"n": len(tests), "significant": int(tests["significant"].sum())
-                      if len(tests) else 0, "fdr": block["inference"]["alpha"]},
-            "interval": f"paired bootstrap {block['inference']['interval']}, "
-                        f"{block['inference']['level']:.0%}"}
+                      if len(tests) else 0, "fdr": params.inference.alpha},
+            "interval": f"paired bootstrap {params.inference.interval}, "
+                        f"{params.inference.level:.0%}"}
 
 
 def _clean(row: Mapping[str, Any]) -> dict[str, Any]:

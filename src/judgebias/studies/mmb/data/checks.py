@@ -5,12 +5,15 @@ may use (support_images)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+if TYPE_CHECKING:
+    from judgebias.studies.mmb.params import Clustering, MmbParams
 
-def data_errors(config: Mapping[str, Any], pairs: pd.DataFrame, support: pd.DataFrame,
+
+def data_errors(params: MmbParams, pairs: pd.DataFrame, support: pd.DataFrame,
                 summary: Mapping[str, Any]) -> list[str]:
     """Every check of the params against the data that needs no judge answer, one line
     each naming the key, the file and the count: the largest D_val against the training
@@ -18,9 +21,8 @@ def data_errors(config: Mapping[str, Any], pairs: pd.DataFrame, support: pd.Data
     paper) against the training images, K against each fold's support, the MJBench folds
     against its prompts, and test pairs at all. (The factorial checks D_val again against
     the pairs a judge answered usably.)"""
-    mmb = config["mmb"]
-    files, name = summary["files"], mmb["dataset"]["name"]
-    n_val, k_max = max(mmb["design"]["n_val"]), max(mmb["clustering"]["ks"])
+    files, name = summary["files"], params.dataset["name"]
+    n_val, k_max = max(params.design.n_val), max(params.clustering.ks)
     split = pairs["split"]
     errors = []
     if not (split == "test").any():
@@ -28,25 +30,26 @@ def data_errors(config: Mapping[str, Any], pairs: pd.DataFrame, support: pd.Data
                       f"({summary['tied_pairs_dropped']} tied pairs dropped)")
     n_train = int((split == "train").sum())
     if n_val > n_train:
-        sampled = mmb["dataset"].get("val_candidates")
+        sampled = params.dataset.get("val_candidates")
         how = f"mmb.dataset.val_candidates = {sampled}" if sampled else (
             "one per prompt with a preferred and a non-preferred image")
         errors.append(f"mmb.design.n_val: {n_val} validation pairs asked, but "
                       f"{files['train']} gives {n_train} ({how})")
-    shortfall = support_shortfall(mmb["clustering"], summary["support_pool"])
+    shortfall = support_shortfall(params.clustering, summary["support_pool"])
     if shortfall:
         errors.append(f"{shortfall} in {files['train']}")
     if files["mjbench"]:
-        errors += _mjbench_errors(mmb, pairs, support, files["mjbench"], n_val, k_max)
+        errors += _mjbench_errors(params.dataset, pairs, support, files["mjbench"], n_val,
+                                  k_max)
     return errors
 
 
-def _mjbench_errors(mmb: Mapping[str, Any], pairs: pd.DataFrame, support: pd.DataFrame,
+def _mjbench_errors(dataset: Mapping[str, Any], pairs: pd.DataFrame, support: pd.DataFrame,
                     path: str, n_val: int, k_max: int) -> list[str]:
     """The MJBench protocol's folds: each held-out fold fits on the other folds'
     validation pairs and clusters their originals (seed 002 §5)."""
     mjb = pairs[pairs["source"] == "mjbench"]
-    n_folds = (mmb["dataset"].get("mjbench_protocol") or {}).get("n_folds", 10)
+    n_folds = (dataset.get("mjbench_protocol") or {}).get("n_folds", 10)
     prompts = mjb["group"].nunique()
     if n_folds > prompts:
         return [f"mmb.dataset.mjbench_protocol.n_folds: {n_folds} folds asked, but {path} "
@@ -68,10 +71,10 @@ def _mjbench_errors(mmb: Mapping[str, Any], pairs: pd.DataFrame, support: pd.Dat
     return errors
 
 
-def support_shortfall(clustering: Mapping[str, Any], available: int) -> str | None:
+def support_shortfall(clustering: Clustering, available: int) -> str | None:
     """The error line when D_sup (support_per_cluster x max K) needs more training images
     than `available`; taking fewer would silently change the protocol."""
-    per_cluster, k_max = clustering["support_per_cluster"], max(clustering["ks"])
+    per_cluster, k_max = clustering.support_per_cluster, max(clustering.ks)
     if per_cluster * k_max <= available:
         return None
     return (f"mmb.clustering.support_per_cluster: {per_cluster} x max K {k_max} = "
@@ -79,14 +82,13 @@ def support_shortfall(clustering: Mapping[str, Any], available: int) -> str | No
             "training images")
 
 
-def support_images(config: Mapping[str, Any], support: pd.DataFrame) -> pd.DataFrame:
+def support_images(clustering: Clustering, support: pd.DataFrame) -> pd.DataFrame:
     """Every image a D_sup may use: the first support_per_cluster x max(K) images of the
     HPSv2 part's seeded support order (each K then takes its own first |D_sup|:
     cluster.support_size), and every MJBench original (its folds)."""
-    clustering = config["mmb"]["clustering"]
     pool = support[support["fold"].isna()]
     shortfall = support_shortfall(clustering, len(pool))
     if shortfall:
         raise ValueError(shortfall)
-    size = clustering["support_per_cluster"] * max(clustering["ks"])
+    size = clustering.support_per_cluster * max(clustering.ks)
     return pd.concat([pool.head(size), support[support["fold"].notna()]], ignore_index=True)

@@ -5,13 +5,16 @@ p(z | x) ∝ exp(cos(phi(x), g_z) / tau)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy.special import softmax
 
 from judgebias.studies.mmb.tables import HPS, MJB
+
+if TYPE_CHECKING:
+    from judgebias.studies.mmb.params import Clustering
 
 
 def normalise(X: np.ndarray) -> np.ndarray:
@@ -37,12 +40,12 @@ def spherical_kmeans(X: np.ndarray, k: int, *, seed: int, niter: int = 25) -> np
     return normalise(kmeans.centroids)
 
 
-def support_size(k: int, clustering: Mapping[str, Any]) -> int:
+def support_size(k: int, clustering: Clustering) -> int:
     """|D_sup| for K = `k` from the ``mmb.clustering`` block: support_per_cluster x K
     (``support: per_k``, seed 002 §5: "always composed of 256 x K samples"), or
     support_per_cluster x max(K) for every K (``max_k``: every K sees the same images)."""
-    factor = k if clustering["support"] == "per_k" else max(clustering["ks"])
-    return clustering["support_per_cluster"] * factor
+    factor = k if clustering.support == "per_k" else max(clustering.ks)
+    return clustering.support_per_cluster * factor
 
 
 def softmax_cosines(cosines: np.ndarray, tau: float) -> np.ndarray:
@@ -63,7 +66,7 @@ def mean_entropy(R: np.ndarray) -> float:
     return float(-(R * np.log(np.where(R > 0, R, 1.0))).sum(axis=1).mean())
 
 
-def pair_cosines(clustering: Mapping[str, Any], pairs: pd.DataFrame, support: pd.DataFrame,
+def pair_cosines(clustering: Clustering, pairs: pd.DataFrame, support: pd.DataFrame,
                  vectors: Mapping[str, np.ndarray]) -> pd.DataFrame:
     """Seed 002 §4-5: spherical k-means on D_sup for every (K, clustering seed), and each
     pair image's cosine to every centroid (p(z|x) applies tau later, so changing tau
@@ -87,13 +90,13 @@ def pair_cosines(clustering: Mapping[str, Any], pairs: pd.DataFrame, support: pd
         rows_of = part_pairs["pair_id"].map(index).to_numpy()
         xa, xb = a_all[rows_of], b_all[rows_of]
         mean = (xa + xb) / np.linalg.norm(xa + xb, axis=1, keepdims=True).clip(1e-12)
-        for k in clustering["ks"]:
+        for k in clustering.ks:
             x_k = x[:support_size(k, clustering)] if part == HPS else x
             if k > len(x_k):
                 raise ValueError(f"mmb.clustering.ks: K = {k} exceeds the {len(x_k)} support "
                                  f"images of part {part} fold {fold}")
-            for seed in range(clustering["seeds"]):
-                centroids = spherical_kmeans(x_k, k, seed=seed, niter=clustering["niter"])
+            for seed in range(clustering.seeds):
+                centroids = spherical_kmeans(x_k, k, seed=seed, niter=clustering.niter)
                 rows.append(pd.DataFrame({
                     "part": part, "fold": fold, "k": k, "cluster_seed": seed,
                     "pair_id": part_pairs["pair_id"].to_numpy(),

@@ -4,9 +4,8 @@ as the arrays every configuration of the design (factorial.py) reweights."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -15,6 +14,9 @@ from judgebias.models.base import STATUS_FAILED
 from judgebias.studies.mmb.measures.cluster import softmax_cosines
 from judgebias.studies.mmb.measures.factorial import Design, Split
 from judgebias.studies.mmb.tables import HPS, MJB
+
+if TYPE_CHECKING:
+    from judgebias.studies.mmb.params import MmbParams
 
 
 def pair_probabilities(judgements: pd.DataFrame, pool: list[str]) -> pd.DataFrame:
@@ -53,15 +55,14 @@ class FactorialInputs:
     failed_answers: int  # calls that failed, kept because max_failures accepted them
 
 
-def factorial_inputs(config: Mapping[str, Any], pairs: pd.DataFrame, pool_table: pd.DataFrame,
+def factorial_inputs(params: MmbParams, pairs: pd.DataFrame, pool_table: pd.DataFrame,
                      judgements: pd.DataFrame, clusters: pd.DataFrame, *,
                      tau: float | None = None) -> FactorialInputs:
     """Arrays of p(A preferred) for the pairs with a usable answer under every
     instruction, with responsibilities at `tau` (default: the params' tau). The frames are
     the pair table, the instruction pool, one judge's judgements and the clusters table."""
-    mmb = config["mmb"]
-    clustering, design = mmb["clustering"], mmb["design"]
-    tau = clustering["tau"] if tau is None else tau
+    clustering, design = params.clustering, params.design
+    tau = clustering.tau if tau is None else tau
     pool = pool_table["id"].tolist()
     wide = pair_probabilities(judgements, pool)
     usable = pairs[pairs["pair_id"].isin(wide.dropna().index)]
@@ -70,7 +71,7 @@ def factorial_inputs(config: Mapping[str, Any], pairs: pd.DataFrame, pool_table:
         rows = clusters[(clusters["part"] == part) & (clusters["fold"] == fold)]
         R_val, R_test = {}, {}
         for (k, c), group in rows.groupby(["k", "cluster_seed"]):
-            R = pd.DataFrame(responsibilities(group, tau, clustering["pair"]),
+            R = pd.DataFrame(responsibilities(group, tau, clustering.pair),
                              index=group["pair_id"].to_numpy())
             R_val[(int(k), int(c))] = R.loc[val["pair_id"]].to_numpy()
             R_test[(int(k), int(c))] = R.loc[test["pair_id"]].to_numpy()
@@ -89,14 +90,14 @@ def factorial_inputs(config: Mapping[str, Any], pairs: pd.DataFrame, pool_table:
         judge=str(judgements["judge"].iloc[0]), pool=pool,
         pool_texts=pool_table["text"].tolist(),
         hps=split(train, test, HPS, -1), hps_pairs=pd.concat([train, test]), mjb=folds,
-        design=Design(n_prompts=design["n_prompts"], n_val=design["n_val"],
-                      train_seeds=range(design["train_seeds"]),
-                      sampling_seeds=range(design["sampling_seeds"]),
-                      entropy=mmb["entropy"], coverages=coverage_grid(design["coverages"]),
+        design=Design(n_prompts=design.n_prompts, n_val=design.n_val,
+                      train_seeds=range(design.train_seeds),
+                      sampling_seeds=range(design.sampling_seeds),
+                      entropy=params.entropy, coverages=coverage_grid(design.coverages),
                       n_jobs=min(2, os.cpu_count() or 1),
-                      calibration_bins=design["calibration_bins"],
-                      bpe_reference=design["bpe_reference"]["regularisers"],
-                      bpe_reference_weight=design["bpe_reference"]["weight"]),
+                      calibration_bins=design.calibration_bins,
+                      bpe_reference=design.bpe_reference.regularisers,
+                      bpe_reference_weight=design.bpe_reference.weight),
         pairs_used=len(usable), pairs_dropped=len(pairs) - len(usable),
         smoothed_answers=int((judgements["p_source"] == "smoothed_choice").sum()),
         failed_answers=int((judgements["status"] == STATUS_FAILED).sum()))

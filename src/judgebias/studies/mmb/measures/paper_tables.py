@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,9 @@ from judgebias.studies.mmb.measures.metrics import METRICS
 from judgebias.studies.mmb.measures.power import power_curve
 from judgebias.studies.mmb.measures.significance import compare_to_best
 
+if TYPE_CHECKING:
+    from judgebias.studies.mmb.params import MmbParams, Report
+
 CELL = ["n_prompts", "n_val"]
 UNIT = ["train_seed", "sampling_seed"]
 TABLE1_METRICS = ("ece", "mce", "auc_pr")
@@ -49,21 +52,21 @@ def at_k(configurations: pd.DataFrame, k: int) -> pd.DataFrame:
 
 
 def significance_table(runs: pd.DataFrame, metrics: Sequence[str], *, table: str,
-                       report: Mapping[str, Any], cell: Sequence[str] = tuple(CELL),
+                       report: Report, cell: Sequence[str] = tuple(CELL),
                        method: str = "method") -> pd.DataFrame:
     """compare_to_best for each metric (BY within a metric, over this table's tests)."""
     frames = []
     for metric in metrics:
         result = compare_to_best(runs, metric=metric, higher_is_better=METRICS[metric][1],
                                  cell=list(cell), method=method, unit=UNIT,
-                                 n_resamples=report["n_resamples"], alpha=report["alpha"],
-                                 seed=report["seed"])
+                                 n_resamples=report.n_resamples, alpha=report.alpha,
+                                 seed=report.seed)
         frames.append(result.assign(metric=metric, table=table))
     return pd.concat(frames, ignore_index=True)
 
 
 def error_coverage_bands(configurations: pd.DataFrame, k: int, coverages: np.ndarray,
-                         report: Mapping[str, Any]) -> pd.DataFrame:
+                         report: Report) -> pd.DataFrame:
     """Fig. 3 (the report's prompt count) and Appendix D's Fig. 5 (every prompt count):
     mean error at each coverage over replicate runs, with a 95 % bootstrap band of that
     mean that resamples training and sampling seeds as the crossed factors they are
@@ -74,8 +77,8 @@ def error_coverage_bands(configurations: pd.DataFrame, k: int, coverages: np.nda
                              | (configurations["k"] == k))]
     out = []
     for (n_prompts, n_val, method), group in rows.groupby(["n_prompts", "n_val", "method"]):
-        mean, low, high = crossed_bootstrap_band(unit_curves(group), n_boot=report["n_boot"],
-                                                 ci=0.95, seed=report["seed"])
+        mean, low, high = crossed_bootstrap_band(unit_curves(group), n_boot=report.n_boot,
+                                                 ci=0.95, seed=report.seed)
         out.append(pd.DataFrame({"n_prompts": n_prompts, "n_val": n_val, "method": method,
                                  "coverage": coverages, "error": mean, "low": low,
                                  "high": high}))
@@ -90,7 +93,7 @@ def answer_counts(judgements: pd.DataFrame) -> pd.DataFrame:
                      axis=1).fillna(0).astype(int).reset_index()
 
 
-def section_tables(config: Mapping[str, Any], pairs: pd.DataFrame, pool: pd.DataFrame,
+def section_tables(params: MmbParams, pairs: pd.DataFrame, pool: pd.DataFrame,
                    clusters: pd.DataFrame, judged: Mapping[str, pd.DataFrame],
                    configurations: Mapping[str, pd.DataFrame],
                    nopref: Mapping[str, pd.DataFrame]
@@ -99,16 +102,15 @@ def section_tables(config: Mapping[str, Any], pairs: pd.DataFrame, pool: pd.Data
     for every judge of ``mmb.models``: `judged`, `configurations` and `nopref` hold each
     judge's judgements and its factorial's two tables; `pairs`, `pool` and `clusters` are
     the pair table, the instruction pool and the clusters table."""
-    mmb = config["mmb"]
-    report = mmb["report"]
-    k, cell = report["k"], (report["n_prompts"], report["n_val"])
-    coverages = coverage_grid(mmb["design"]["coverages"])
+    report = params.report
+    k, cell = report.k, report.cell
+    coverages = coverage_grid(params.design.coverages)
     tables: dict[str, list[pd.DataFrame]] = {name: [] for name in (
         "table1", "table2", "table3", "table4", "significance", "error_coverage",
         "top_prompts", "tau_sweep", "comparisons", "power")}
     answers = []
     summary: dict[str, Any] = {}
-    for judge in mmb["models"]:
+    for judge in params.models:
         judgements, runs_of_judge = judged[judge], configurations[judge]
         answers.append(answer_counts(judgements))
         if runs_of_judge.empty:  # left out by its factorial (accepted failed calls)
@@ -134,10 +136,10 @@ def section_tables(config: Mapping[str, Any], pairs: pd.DataFrame, pool: pd.Data
         tables["error_coverage"].append(error_coverage_bands(
             runs_of_judge, k, coverages, report).assign(judge=judge))
         frames = (pairs, pool, judgements, clusters)
-        inputs = factorial_inputs(config, *frames)
-        top = top_prompts(config, inputs, judge)
+        inputs = factorial_inputs(params, *frames)
+        top = top_prompts(params, inputs, judge)
         tables["top_prompts"].append(top)
-        tables["tau_sweep"].append(tau_sweep(config, frames).assign(judge=judge))
+        tables["tau_sweep"].append(tau_sweep(params, frames).assign(judge=judge))
         tables["comparisons"].append(comparisons(inputs, report, k, cell).assign(judge=judge))
         tables["power"].append(power_curve(inputs, top, k=k, n_prompts=cell[0]).assign(
             judge=judge))
@@ -146,7 +148,7 @@ def section_tables(config: Mapping[str, Any], pairs: pd.DataFrame, pool: pd.Data
         raise ValueError("mmb.models: no judge has enough pairs with a usable answer for "
                          "every instruction (every one was left out by its failed calls)")
     out = {name: pd.concat(parts, ignore_index=True) for name, parts in tables.items()}
-    out["comparisons"] = verdicts(out["comparisons"], report["alpha"])
+    out["comparisons"] = verdicts(out["comparisons"], report.alpha)
     for row in out["comparisons"].itertuples():
         summary[row.judge].setdefault("comparisons", {})[row.comparison] = row.verdict
     out["answers"] = pd.concat(answers, ignore_index=True)
@@ -154,14 +156,14 @@ def section_tables(config: Mapping[str, Any], pairs: pd.DataFrame, pool: pd.Data
                  "judges": summary}
 
 
-def comparisons(inputs: FactorialInputs, report: Mapping[str, Any], k: int,
+def comparisons(inputs: FactorialInputs, report: Report, k: int,
                 cell: tuple[int, int]) -> pd.DataFrame:
     """MMB against AVG and BPE at the report cell over test groups (Brier
     test, ECE estimate; comparison.py), before the adjustment over judges."""
     hps = inputs.hps_pairs
     groups = hps.loc[hps["split"] == "test", "group"].to_numpy()
     return judge_comparisons(inputs.hps, inputs.design, groups, n_prompts=cell[0],
-                             n_val=cell[1], k=k, n_boot=report["n_boot"], seed=report["seed"])
+                             n_val=cell[1], k=k, n_boot=report.n_boot, seed=report.seed)
 
 
 def k_runs(configurations: pd.DataFrame, cell: tuple[int, int]) -> pd.DataFrame:
@@ -173,7 +175,7 @@ def k_runs(configurations: pd.DataFrame, cell: tuple[int, int]) -> pd.DataFrame:
     return rows.groupby([*CELL, *UNIT, "k"], as_index=False)[metrics].mean()
 
 
-def top_prompts(config: Mapping[str, Any], inputs: FactorialInputs, judge: str,
+def top_prompts(params: MmbParams, inputs: FactorialInputs, judge: str,
                 per_cluster: int = 4) -> pd.DataFrame:
     """Fig. 4 analogue: MMB fitted on every validation candidate with the whole pool, at
     the report's K (clustering seed 0); per cluster its top instruction, the style most of
@@ -181,16 +183,15 @@ def top_prompts(config: Mapping[str, Any], inputs: FactorialInputs, judge: str,
     when the judge is simulated."""
     from judgebias.studies.mmb.sim import JudgeTraits, expert_instruction
 
-    k = config["mmb"]["report"]["k"]
+    k = params.report.k
     split = inputs.hps
-    fitted = MultimodalBayesianEnsemble(entropy=config["mmb"]["entropy"]).fit(
+    fitted = MultimodalBayesianEnsemble(entropy=params.entropy).fit(
         split.P_pool, split.y_pool, responsibilities=split.R_pool[(k, 0)])
     R = np.concatenate([split.R_pool[(k, 0)], split.R_test[(k, 0)]])
     members = inputs.hps_pairs.reset_index(drop=True)
     assigned = R.argmax(axis=1)
-    model = config["panel"][judge]
-    traits = (JudgeTraits(experts=model["sim"]["mmb"]["experts"])
-              if model["backend"] == "sim" else None)
+    traits = (JudgeTraits(experts=params.experts[judge]) if judge in params.simulated
+              else None)
     texts = dict(zip(inputs.pool, inputs.pool_texts, strict=True))
     rows = []
     for z in range(k):
@@ -209,23 +210,22 @@ def top_prompts(config: Mapping[str, Any], inputs: FactorialInputs, judge: str,
     return pd.DataFrame(rows)
 
 
-def tau_sweep(config: Mapping[str, Any], frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+def tau_sweep(params: MmbParams, frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """MMB's ECE at the report cell and K, and the mean entropy of p(z | pair) on the test
     pairs, for every tau of the sweep and the configured one (spec mmb.md: tau is never
     given; a badly set tau should show here). `frames`: factorial_inputs' four frames."""
-    mmb = config["mmb"]
-    report, clustering = mmb["report"], mmb["clustering"]
+    report, clustering = params.report, params.clustering
     rows = []
-    for tau in sorted({*clustering["tau_sweep"], clustering["tau"]}):
-        inputs = factorial_inputs(config, *frames, tau=tau)
-        keep = {kc: r for kc, r in inputs.hps.R_pool.items() if kc[0] == report["k"]}
+    for tau in sorted({*clustering.tau_sweep, clustering.tau}):
+        inputs = factorial_inputs(params, *frames, tau=tau)
+        keep = {kc: r for kc, r in inputs.hps.R_pool.items() if kc[0] == report.k}
         split = replace(inputs.hps, R_pool=keep, R_test={kc: inputs.hps.R_test[kc]
                                                           for kc in keep})
-        design = replace(inputs.design, n_prompts=[report["n_prompts"]],
-                         n_val=[report["n_val"]], bpe_reference=(), curves_for=())
+        design = replace(inputs.design, n_prompts=[report.n_prompts],
+                         n_val=[report.n_val], bpe_reference=(), curves_for=())
         runs = run_factorial(split, design)
         mmb_runs = runs[runs["method"] == "MMB"]
-        rows.append({"tau": tau, "configured": tau == clustering["tau"],
+        rows.append({"tau": tau, "configured": tau == clustering.tau,
                      "ece": float(mmb_runs["ece"].mean()),
                      "mean_entropy": float(np.mean([mean_entropy(r) for r in
                                                     split.R_test.values()]))})
