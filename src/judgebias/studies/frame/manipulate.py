@@ -147,8 +147,11 @@ def _ink_width(font: ImageFont.FreeTypeFont, text: str, stroke: int) -> int:
     return right - left
 
 
-def _wrap(text: str, font: ImageFont.FreeTypeFont, stroke: int, max_width: int) -> list[str]:
-    """Greedy word wrap: as many words per line as fit in `max_width` (a longer word alone)."""
+@lru_cache(maxsize=1024)
+def _wrap(text: str, font: ImageFont.FreeTypeFont, stroke: int, max_width: int
+          ) -> tuple[str, ...]:
+    """Greedy word wrap: as many words per line as fit in `max_width` (a longer word alone).
+    Cached: an overlay's five positions share one wrap (issue 24)."""
     lines: list[str] = []
     for word in text.split():
         candidate = f"{lines[-1]} {word}" if lines else word
@@ -156,7 +159,7 @@ def _wrap(text: str, font: ImageFont.FreeTypeFont, stroke: int, max_width: int) 
             lines[-1] = candidate
         else:
             lines.append(word)
-    return lines
+    return tuple(lines)
 
 
 @lru_cache(maxsize=8192)
@@ -176,7 +179,7 @@ def _layout(size: tuple[int, int], text: str, position: str, font_size: float,
     font = _font(scale_length(font_size, width))
     stroke = scale_length(TEXT_STROKE, width)
     margin = scale_length(TEXT_MARGIN, width)
-    lines = _wrap(text, font, stroke, width - 2 * margin) if wrap else [" ".join(text.split())]
+    lines = _wrap(text, font, stroke, width - 2 * margin) if wrap else (" ".join(text.split()),)
     ascent, descent = font.getmetrics()
     pitch = ascent + descent + 2 * stroke + scale_length(LINE_GAP, width)
     side = "center" if position == "center" else position.split("-")[1]
@@ -223,19 +226,32 @@ def text_overlay(image: Image.Image, text: str, position: str, font_size: float,
     rasterised anti-aliased on a mask and kept where they cover at least half a pixel, so the
     changed pixels are exactly white or black (module docstring).
     """
-    placed, _ = _layout(_rgb(image).size, text, position, float(font_size), bool(wrap))
-    font = _font(scale_length(font_size, image.width))
-    stroke = scale_length(TEXT_STROKE, image.width)
-    outline, fill = Image.new("L", image.size, 0), Image.new("L", image.size, 0)
+    outline, fill = _text_masks(_rgb(image).size, text, position, float(font_size),
+                                bool(wrap))
+    pixels = np.array(image)
+    pixels[outline] = BLACK
+    pixels[fill] = WHITE
+    return Image.fromarray(pixels, "RGB")
+
+
+@lru_cache(maxsize=256)
+def _text_masks(size: tuple[int, int], text: str, position: str, font_size: float,
+                wrap: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The pixels an overlay turns black (stroke) and white (fill), read-only; cached, since
+    the combinations draw one item's overlay under many other steps (issue 24)."""
+    placed, _ = _layout(size, text, position, font_size, wrap)
+    font = _font(scale_length(font_size, size[0]))
+    stroke = scale_length(TEXT_STROKE, size[0])
+    outline, fill = Image.new("L", size, 0), Image.new("L", size, 0)
     draw_outline, draw_fill = ImageDraw.Draw(outline), ImageDraw.Draw(fill)
     for origin, line in placed:
         draw_outline.text(origin, line, font=font, fill=255, stroke_width=stroke,
                           stroke_fill=255)
         draw_fill.text(origin, line, font=font, fill=255)
-    pixels = np.array(image)
-    pixels[np.asarray(outline) >= 128] = BLACK
-    pixels[np.asarray(fill) >= 128] = WHITE
-    return Image.fromarray(pixels, "RGB")
+    masks = np.asarray(outline) >= 128, np.asarray(fill) >= 128
+    for mask in masks:
+        mask.flags.writeable = False
+    return masks
 
 
 def authenticity_overlay(image: Image.Image, position: str) -> Image.Image:

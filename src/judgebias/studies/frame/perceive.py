@@ -234,12 +234,12 @@ def _text_position(box: tuple[int, int, int, int], lines: list[tuple[int, int]],
 
 @lru_cache(maxsize=4096)
 def _candidate_stroke(size: tuple[int, int], text: str, position: str, font_size: float,
-                      wrap: bool) -> tuple[tuple[int, int, int, int], bytes]:
-    """The extent of a candidate overlay and its stroke pixels there (packed bits)."""
+                      wrap: bool) -> bytes:
+    """The stroke pixels of a candidate overlay inside its extent (packed bits)."""
     blank = Image.new("RGB", size, (128, 128, 128))
     drawn = np.asarray(manipulate.text_overlay(blank, text, position, font_size, wrap))
-    x0, y0, x1, y1 = extent = manipulate.overlay_extent(size, text, position, font_size, wrap)
-    return extent, np.packbits(brightest(drawn[y0:y1, x0:x1]) <= STROKE_BLACK).tobytes()
+    x0, y0, x1, y1 = manipulate.overlay_extent(size, text, position, font_size, wrap)
+    return np.packbits(brightest(drawn[y0:y1, x0:x1]) <= STROKE_BLACK).tobytes()
 
 
 def _text_kind(box: tuple[int, int, int, int], position: str, stroke: np.ndarray,
@@ -251,7 +251,8 @@ def _text_kind(box: tuple[int, int, int, int], position: str, stroke: np.ndarray
     Image" at size 30, the item's keyword at 30, its instruction at 20 wrapped, App. B.3) and
     compares the detected block with where each would land at this width (sum of the four
     coordinate differences). When two candidates land within 2 px of each other (a keyword
-    as long as "Reference Image"), the one whose stroke pixels match better wins.
+    as long as "Reference Image"), the one whose stroke pixels match better wins; only then
+    are the candidates drawn (their extents come from the layout alone, issue 24).
     """
     candidates = [("authenticity", manipulate.AUTHENTICITY_TEXT,
                    manipulate.AUTHENTICITY_FONT_SIZE, False)]
@@ -261,16 +262,17 @@ def _text_kind(box: tuple[int, int, int, int], position: str, stroke: np.ndarray
         candidates.append(("instruction", instruction, manipulate.INSTRUCTION_FONT_SIZE, True))
     scored = []
     for kind, text, font_size, wrap in candidates:
-        extent, bits = _candidate_stroke(size, text, position, font_size, wrap)
+        extent = manipulate.overlay_extent(size, text, position, font_size, wrap)
         distance = sum(abs(a - b) for a, b in zip(box, extent, strict=True))
-        scored.append((distance, kind, extent, bits))
+        scored.append((distance, kind, extent, (text, font_size, wrap)))
     scored.sort(key=lambda item: item[0])
     close = [item for item in scored if item[0] <= scored[0][0] + 2]
     if len(close) == 1:
         return close[0][1]
 
     def mismatch(item) -> int:
-        _, _, (x0, y0, x1, y1), bits = item
+        _, _, (x0, y0, x1, y1), (text, font_size, wrap) = item
+        bits = _candidate_stroke(size, text, position, font_size, wrap)
         expected = np.unpackbits(np.frombuffer(bits, np.uint8), count=(y1 - y0) * (x1 - x0))
         return int(np.count_nonzero(expected.reshape(y1 - y0, x1 - x0)
                                     != stroke[y0:y1, x0:x1]))

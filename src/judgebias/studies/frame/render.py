@@ -111,6 +111,8 @@ def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
     restorers: dict[str | None, Any] = {}  # by beauty filter (None: the recipe has none)
     rows: list[tuple[Any, str, str | None, str, str]] = []
     drawn = copied = 0
+    sources: dict[Any, bytes] = {}  # each item's image read once (jobs list many recipes)
+    picture: tuple[Any, Image.Image] | None = None  # the last item's decoded image
     for item_id, recipe in zip(jobs["item_id"], jobs["recipe"], strict=True):
         item = by_id.loc[item_id]
         steps = parse_recipe(recipe)
@@ -133,12 +135,15 @@ def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
                    "keyword": keyword(item["domain"], concepts), "boxes": boxes,
                    "resize_back": frame["resize_back"],
                    "beauty": frame["beauty"] if beauty == "gfpgan" else None}
-        source = Path(item["image"]).read_bytes()
-        key = render_key(source, recipe, context)
+        if item_id not in sources:
+            sources[item_id] = Path(item["image"]).read_bytes()
+        key = render_key(sources[item_id], recipe, context)
         cached = cache_dir / key[:2] / f"{key}.png"
         if not cached.exists():
+            if picture is None or picture[0] != item_id:  # apply copies, never edits it
+                picture = item_id, Image.open(item["image"]).convert("RGB")
             manipulated = manipulate.apply(
-                Image.open(item["image"]).convert("RGB"), steps,
+                picture[1], steps,
                 manipulate.ItemContext(context["instruction"], context["keyword"], boxes,
                                        restorers.get(beauty), frame["resize_back"]))
             write_bytes(_png(manipulated), cached)
