@@ -127,7 +127,7 @@ def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
         prompt_items,
         score_task,
     )
-    from judgebias.studies.frame.steps import read_renders
+    from judgebias.studies.frame.tables import read_renders
 
     frame = config["frame"]
     judge = frame["analysis_judge"]

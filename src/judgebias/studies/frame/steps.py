@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgebias.studies.frame.tables import ITEMS, RENDERS, SCORES
+from judgebias.studies.frame.tables import ITEMS, RENDERS, SCORES, read_renders
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -136,15 +136,6 @@ def read_scores(paths: Sequence[Path]) -> pd.DataFrame:
     scores = pd.concat(frames, ignore_index=True)
     scores["score"] = scores["score"].astype(float)
     return scores
-
-
-def read_renders(paths: Sequence[str | Path]) -> pd.DataFrame:
-    """Render tables, stacked."""
-    import pandas as pd
-
-    from judgebias.artifacts import read_table
-
-    return pd.concat([read_table(p, RENDERS) for p in paths], ignore_index=True)
 
 
 def recipes(params: Mapping[str, Any], *, frame_judge: str, scores: Sequence[Path],

@@ -7,12 +7,14 @@ analysis results.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 
-from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, read_table, table_schema
 
 # One row per benchmark instance (seed 004 §4.1; the FRAME table format: frame.data).
 ITEMS = table_schema("frame_items", [
@@ -123,3 +125,8 @@ def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
     return [f"{results_root}/metrics.json", f"{DATA}/summary.json",
             *(f"{results_root}/{t}.parquet" for t in TABLES),
             *(f"{results_root}/figures/{f}.png" for f in FIGURES)]
+
+
+def read_renders(paths: Sequence[str | Path]) -> pd.DataFrame:
+    """Render tables (``RENDERS``), stacked: what the steps and the plan read of them."""
+    return pd.concat([read_table(p, RENDERS) for p in paths], ignore_index=True)
