@@ -53,7 +53,14 @@ def _cmd_report(args: argparse.Namespace) -> None:
     from judgebias.report.build import write_full_report
 
     results = dict(item.split("=", 1) for item in args.results)
-    write_full_report(load_config(args.params), args.params, results, Path(args.out))
+    data: dict[str, dict[str, str]] = {}
+    for item in args.data:
+        named, equals, path = item.partition("=")
+        study, dot, name = named.partition(".")
+        if not (equals and dot and study and name and path):
+            raise ConfigError(f"report --data: {item!r} is not STUDY.NAME=PATH")
+        data.setdefault(study, {})[name] = path
+    write_full_report(load_config(args.params), args.params, results, data, Path(args.out))
 
 
 def _cmd_plan(args: argparse.Namespace) -> None:
@@ -138,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--results", nargs="+", default=[], metavar="STUDY=DIR",
                    help="each active study's results folder")
+    p.add_argument("--data", nargs="*", default=[], metavar="STUDY.NAME=PATH",
+                   help="the named files outside its results folder a section reads")
     p = add("plan", _cmd_plan, "calls each model still needs (and tokens/cost where priced)")
     p.add_argument("--json", action="store_true",
                    help="print the plan as JSON (model rows, study rows, notes)")

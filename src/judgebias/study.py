@@ -13,7 +13,8 @@ A study is a package under judgebias.studies, named by one line of the registry
 - extra commands, if any (``cli``: a function given ``add(name, function, help)``),
 - the model calls it will make (``plan``: params -> list of PlannedCalls, keyed or
   estimated, and NotCounted lines, for `judgebias plan`),
-- its report section (``report``: (params, results folder) -> report Section),
+- its report section (``report``: (params, results folder, named data files) -> report
+  Section; the files it reads are its ``tables.report_inputs``, a ReportInputs),
 - the kinds of prompt the ``sim`` backend must answer for it, if no other study's tasks
   cover them (``sim``: a list of judgebias.models.sim.SimTask); their traits are read from
   a simulated panel model's ``sim.<study name>`` block (``sim_traits``; philautia's tasks
@@ -33,6 +34,20 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """The files a study's report section reads (its ``tables.report_inputs``), all of
+    which the report rule declares: those in its results folder, and named files outside
+    it (a data summary, an instruction pool) that `judgebias report --data
+    STUDY.NAME=PATH` hands the section by name, so no section reads a path constant."""
+
+    results: list[str]
+    data: dict[str, str] = field(default_factory=dict)
+
+    def files(self) -> list[str]:
+        return [*self.results, *self.data.values()]
 
 
 @dataclass(frozen=True)

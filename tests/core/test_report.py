@@ -433,8 +433,8 @@ def test_report_has_a_section_per_study(project) -> None:
     root, config = project
     _philautia_steps(config)
     _pomms_steps(config)
-    for path in [*philautia_inputs(config, "results/philautia"),
-                 *pomms_inputs(config, "results/pomms")]:
+    for path in [*philautia_inputs(config, "results/philautia").files(),
+                 *pomms_inputs(config, "results/pomms").files()]:
         assert (root / path).is_file(), path  # every file the report rule declares
     _run("report", "--out", "results/report.html",
          "--results", "philautia=results/philautia", "pomms=results/pomms")
@@ -475,7 +475,7 @@ def test_report_of_a_philautia_only_project(project) -> None:
     assert "Setting: ref_free" in text and "Setting: ref_based" not in text
     assert "parsed $NN$ integers" in text  # philautia.score: parsed
     with pytest.raises(ValueError, match="no results folder given for study 'philautia'"):
-        write_full_report(config, "params.yaml", {}, root / "other.html")
+        write_full_report(config, "params.yaml", {}, {}, root / "other.html")
 
 
 def test_report_flags_only_the_simulated_models_that_were_run(project) -> None:

@@ -305,5 +305,5 @@ if FRAME_PRESETS:
 
 
 TARGETS.append(f"{frame.RESULTS}/metrics.json")
-REPORT_INPUTS["frame"] = [*frame.report_inputs(PARAMS, frame.RESULTS),
-                          *frame_presets.report_inputs(PARAMS, frame.RESULTS)]
+REPORT_INPUTS["frame"] = frame.report_inputs(PARAMS, frame.RESULTS)
+REPORT_INPUTS["frame"].results.extend(frame_presets.report_inputs(PARAMS, frame.RESULTS))

@@ -4,7 +4,7 @@
 
 rule report:
     input:
-        results=[f for files in REPORT_INPUTS.values() for f in files],
+        results=[f for inputs in REPORT_INPUTS.values() for f in inputs.files()],
         code=step_code("report", [s.report.partition(":")[0] for s in ACTIVE_STUDIES
                                   if s.report]),
     output:
@@ -13,10 +13,12 @@ rule report:
         dvc_params=REPORT_KEYS,
         values=values_of(REPORT_KEYS),
         results=" ".join(f"{s.name}=results/{s.name}" for s in ACTIVE_STUDIES if s.report),
+        data=" ".join(f"{study}.{name}={path}" for study, inputs in REPORT_INPUTS.items()
+                      for name, path in inputs.data.items()),
     log:
         "logs/report.log",
     shell:
-        JB + " --log {log} report --out {output} --results {params.results}"
+        JB + " --log {log} report --out {output} --results {params.results} --data {params.data}"
 
 
 TARGETS.append("results/report.html")

@@ -34,9 +34,11 @@ def provenance(config: Mapping[str, Any], params_path: str) -> dict[str, str]:
 
 
 def write_full_report(config: Mapping[str, Any], params_path: str,
-                      results: Mapping[str, str], out: Path) -> None:
-    """Assemble each active study's section, from the results folder the report rule
-    gives it (`results`: study name -> folder), in registry order."""
+                      results: Mapping[str, str], data: Mapping[str, Mapping[str, str]],
+                      out: Path) -> None:
+    """Assemble each active study's section, in registry order, from the results folder
+    and the named data files the report rule gives it (`results`: study name -> folder;
+    `data`: study name -> file name -> path, judgebias.study.ReportInputs)."""
     from judgebias.study import active, simulated_models, study_models
 
     sections, simulated = [], set()
@@ -45,7 +47,8 @@ def write_full_report(config: Mapping[str, Any], params_path: str,
             continue
         if study.name not in results:
             raise ValueError(f"report: no results folder given for study {study.name!r}")
-        sections.append(study.load("report")(config, Path(results[study.name])))
+        files = {name: Path(path) for name, path in data.get(study.name, {}).items()}
+        sections.append(study.load("report")(config, Path(results[study.name]), files))
         simulated |= simulated_models(config, study_models(config, study.name))
     report = Report(
         title="judgebias report",

@@ -12,7 +12,10 @@ import pandas as pd
 from judgebias.report.html import Section, Table
 
 
-def report_section(params: Mapping[str, Any], results: Path) -> Section:
+def report_section(params: Mapping[str, Any], results: Path,
+                   data: Mapping[str, Path]) -> Section:
+    """The section, from the results folder and the named files `tables.report_inputs`
+    lists outside it in its ``data`` (none here; a data summary, for example)."""
     table = pd.read_parquet(results / "slopes.parquet").set_index("judge")
     biased = table[table["ci_low"] > 0].index.tolist()
     return Section(

@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+from judgebias.study import ReportInputs
 
 # One row per synthetic answer: its text, its quality (facts it states) and its length.
 ANSWERS = table_schema("_template_answers", [
@@ -37,6 +38,7 @@ def scores_path(judge: str) -> str:
     return f"{DATA}/scores/{judge}.parquet"
 
 
-def report_inputs(params: Mapping[str, Any], results_root: str) -> list[str]:
-    """Every file the report section (report.py) reads; the report rule declares them."""
-    return [f"{results_root}/slopes.parquet"]
+def report_inputs(params: Mapping[str, Any], results_root: str) -> ReportInputs:
+    """Every file the report section (report.py) reads; the report rule declares them
+    (named files outside the results folder, e.g. a data summary, go in its ``data``)."""
+    return ReportInputs([f"{results_root}/slopes.parquet"])

@@ -20,7 +20,6 @@ from judgebias.studies.birch.tables import (
     SUPPLEMENT_FIGURE,
     SUPPLEMENT_TABLES,
     TABLES,
-    summary_path,
 )
 
 VARIANT_TITLES = {"base": "Base", "caption": "Image Caption", "standard_ref": "Standard Ref",
@@ -134,11 +133,13 @@ def table4(methods: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=["n_ids", "n_cds"]).set_index(["judge", "method"])
 
 
-def dataset_section(config: Mapping[str, Any], name: str, out: Path) -> Section:
-    """One dataset's part: its tables and figures (``out``: its results folder)."""
+def dataset_section(config: Mapping[str, Any], name: str, out: Path, summary_file: Path
+                    ) -> Section:
+    """One dataset's part: its tables and figures (``out``: its results folder) and its
+    data summary."""
     block = config["birch"]
     metrics = json.loads((out / "metrics.json").read_text())
-    summary = json.loads(Path(summary_path(name)).read_text())
+    summary = json.loads(summary_file.read_text())
     read = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
     counts = metrics["counts"]
     figure = {name: out / "figures" / f"{name}.png" for name in FIGURES}
@@ -254,11 +255,13 @@ def dataset_section(config: Mapping[str, Any], name: str, out: Path) -> Section:
 TITLE = "BIRCH: image reliance, informativeness bias and the truthful anchor"
 
 
-def report_section(config: Mapping[str, Any], out: Path) -> Section:
+def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path]) -> Section:
     """BIRCH's section: one dataset's parts directly; several datasets each in their own
-    subsection, after Tables 1-3 side by side (`out`: results/birch)."""
+    subsection, after Tables 1-3 side by side (`out`: results/birch; `data`: each
+    dataset's summary as ``summary.<dataset>``, tables.report_inputs)."""
     names = list(config["birch"]["datasets"])
-    parts = [dataset_section(config, name, out / name) for name in names]
+    parts = [dataset_section(config, name, out / name, data[f"summary.{name}"])
+             for name in names]
     if len(parts) == 1:
         part = parts[0]
         return Section(TITLE, headline=part.headline, intro=part.intro,

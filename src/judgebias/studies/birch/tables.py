@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+from judgebias.study import ReportInputs
 
 PREFERENCES = ("A", "B", "tie")
 SOURCES = ("synthetic", "vl_rewardbench", "mllm_judge")
@@ -138,14 +139,15 @@ def figure_path(dataset: str, name: str) -> str:
     return f"{RESULTS}/{dataset}/figures/{name}.png"
 
 
-def report_inputs(config: Mapping[str, Any]) -> list[str]:
+def report_inputs(config: Mapping[str, Any]) -> ReportInputs:
     """Every file the report section (report.py) reads, which the report rule declares:
-    every dataset's metrics, summary, tables and figures."""
-    inputs = []
+    every dataset's metrics, tables and figures, and its data summary by name
+    (``summary.<dataset>``)."""
+    inputs = ReportInputs([])
     for name in config["birch"]["datasets"]:
-        inputs += [metrics_path(name), summary_path(name),
-                   *(table_path(name, t) for t in TABLES),
-                   *(figure_path(name, f) for f in FIGURES),
-                   *(table_path(name, t) for t in SUPPLEMENT_TABLES),
-                   figure_path(name, SUPPLEMENT_FIGURE)]
+        inputs.results.extend([metrics_path(name), *(table_path(name, t) for t in TABLES),
+                               *(figure_path(name, f) for f in FIGURES),
+                               *(table_path(name, t) for t in SUPPLEMENT_TABLES),
+                               figure_path(name, SUPPLEMENT_FIGURE)])
+        inputs.data[f"summary.{name}"] = summary_path(name)
     return inputs

@@ -15,7 +15,7 @@ from judgebias.judging.values import failed_note
 from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.frame import presets
 from judgebias.studies.frame.recipes import DOMAIN_TITLES, SHORT_NAMES, TABLE_ORDER
-from judgebias.studies.frame.tables import DATA, TABLES
+from judgebias.studies.frame.tables import TABLES
 
 PROMPT_TITLES = {"standard": "Standard", "bias_aware": "Bias-aware",
                  "bias_definition": "Bias-def.", "cot": "CoT"}
@@ -71,10 +71,12 @@ def _cross_means(cross: pd.DataFrame) -> pd.DataFrame:
     return cross.assign(cross_mean=cross["original_mean"] + cross["cross_fitted_gain"])
 
 
-def report_section(config: Mapping[str, Any], out: Path) -> Section:
+def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path]) -> Section:
+    """FRAME's part of the HTML report, from its results folder `out` and the data summary
+    `data` names (tables.report_inputs)."""
     frame = config["frame"]
     metrics = json.loads((out / "metrics.json").read_text())
-    summary = json.loads(Path(f"{DATA}/summary.json").read_text())
+    summary = json.loads(data["summary"].read_text())
     read = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
     analyst = frame["analysis_judge"]
     judges = []

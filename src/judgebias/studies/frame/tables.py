@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, read_table, table_schema
+from judgebias.study import ReportInputs
 
 # One row per benchmark instance (seed 004 §4.1; the FRAME table format: frame.data).
 ITEMS = table_schema("frame_items", [
@@ -119,12 +120,13 @@ TABLES = ("table2", "table3_in_sample", "table3_cross_fitted", "attack_success",
 FIGURES = ("fig2", "fig3", "examples", "null")
 
 
-def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
+def report_inputs(config: Mapping[str, Any], results_root: str) -> ReportInputs:
     """Every file the report section (report.py) reads but the paper's presets' (those are
-    presets.report_inputs); the report rule declares them."""
-    return [f"{results_root}/metrics.json", f"{DATA}/summary.json",
-            *(f"{results_root}/{t}.parquet" for t in TABLES),
-            *(f"{results_root}/figures/{f}.png" for f in FIGURES)]
+    presets.report_inputs); the report rule declares them (the data summary by name)."""
+    return ReportInputs([f"{results_root}/metrics.json",
+                         *(f"{results_root}/{t}.parquet" for t in TABLES),
+                         *(f"{results_root}/figures/{f}.png" for f in FIGURES)],
+                        {"summary": f"{DATA}/summary.json"})
 
 
 def read_renders(paths: Sequence[str | Path]) -> pd.DataFrame:

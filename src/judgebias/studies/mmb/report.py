@@ -15,8 +15,6 @@ from judgebias.studies.mmb.embed import EmbeddingSpec
 from judgebias.studies.mmb.measures.factorial import BASELINES, REFERENCE_METHODS
 from judgebias.studies.mmb.measures.metrics import METRICS
 from judgebias.studies.mmb.tables import (
-    INSTRUCTIONS_PATH,
-    SUMMARY_PATH,
     TABLES,
     read_pool,
 )
@@ -85,12 +83,14 @@ def by_metric(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return values[columns], bold[columns]
 
 
-def report_section(config: Mapping[str, Any], out: Path) -> Section:
+def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path]) -> Section:
+    """MMB's part of the HTML report, from its results folder `out` and the data summary
+    and instruction pool `data` names (tables.report_inputs)."""
     mmb = config["mmb"]
     metrics = json.loads((out / "metrics.json").read_text())
-    summary = json.loads(Path(SUMMARY_PATH).read_text())
+    summary = json.loads(data["summary"].read_text())
     read = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
-    pool = read_pool(INSTRUCTIONS_PATH)
+    pool = read_pool(data["instructions"])
     k, cell = metrics["k"], metrics["cell"]
     subsections = []
     for judge in mmb["models"]:

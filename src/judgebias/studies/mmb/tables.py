@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -10,6 +11,7 @@ import pyarrow as pa
 import yaml
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+from judgebias.study import ReportInputs
 
 # Splits of the pair table. HPSv2 protocol: "test" (all pairs of each test group) and
 # "train" (one candidate validation pair per training group). MJBench protocol:
@@ -103,15 +105,17 @@ def nopref_path(judge: str) -> str:
     return f"{RESULTS}/factorial/{judge}/nopref.parquet"
 
 
-def read_pool(path: str) -> pd.DataFrame:
+def read_pool(path: str | Path) -> pd.DataFrame:
     """The instruction pool (id, kind, text) from its YAML file."""
     with open(path, encoding="utf-8") as handle:
         entries = yaml.safe_load(handle)
     return pd.DataFrame(entries, columns=["id", "kind", "text"])
 
 
-def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
-    """Every file the report section (report.py) reads; the report rule declares them."""
-    return [f"{results_root}/metrics.json", SUMMARY_PATH, INSTRUCTIONS_PATH,
-            *(f"{results_root}/{t}.parquet" for t in TABLES),
-            *(f"{results_root}/figures/{f}.png" for f in FIGURES)]
+def report_inputs(config: Mapping[str, Any], results_root: str) -> ReportInputs:
+    """Every file the report section (report.py) reads; the report rule declares them
+    (the data summary and the instruction pool by name)."""
+    return ReportInputs([f"{results_root}/metrics.json",
+                         *(f"{results_root}/{t}.parquet" for t in TABLES),
+                         *(f"{results_root}/figures/{f}.png" for f in FIGURES)],
+                        {"summary": SUMMARY_PATH, "instructions": INSTRUCTIONS_PATH})

@@ -153,8 +153,10 @@ def _identification_note(results: Path) -> list[str]:
     return notes
 
 
-def report_section(config: Mapping[str, Any], results_root: Path) -> Section:
-    """The philautia study's part of the HTML report (seed 000 §6.1-6.2)."""
+def report_section(config: Mapping[str, Any], results_root: Path,
+                   data: Mapping[str, Path]) -> Section:
+    """The philautia study's part of the HTML report (seed 000 §6.1-6.2); it reads its
+    results folder only (`data` is empty: tables.report_inputs names no other file)."""
     settings = config["philautia"]["settings"]
     return Section(
         title="Philautia: self- and family-preference of caption judges",

@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+from judgebias.study import ReportInputs
 
 # One row per image of the dataset (synthetic or imported).
 IMAGES = table_schema("images", [
@@ -98,11 +99,11 @@ def read_matrix(path: str | Path) -> pd.DataFrame:
     return pd.read_parquet(path).set_index("generator")
 
 
-def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
+def report_inputs(config: Mapping[str, Any], results_root: str) -> ReportInputs:
     """Every file the report section (report.py) reads, per setting; the report rule
     declares them."""
-    return [f"{results_root}/{setting}/{name}"
+    return ReportInputs([f"{results_root}/{setting}/{name}"
             for setting in config["philautia"]["settings"]
             for name in ["metrics.json", "phi.parquet", "counts.parquet",
                          *(f"{t}.parquet" for t in (*ANALYSIS_TABLES, SELFPREF_TABLE)),
-                         *(f"figures/{f}.png" for f in FIGURES)]]
+                         *(f"figures/{f}.png" for f in FIGURES)]])

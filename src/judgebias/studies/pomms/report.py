@@ -61,8 +61,10 @@ def _agreement(table: pd.DataFrame) -> pd.DataFrame:
             .rename(columns=AGREEMENT_COLUMNS))
 
 
-def report_section(config: Mapping[str, Any], out: Path) -> Section:
-    """Pomms' part of the HTML report: Table 1 and Table 2 analogues and Fig. D."""
+def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path]) -> Section:
+    """Pomms' part of the HTML report: Table 1 and Table 2 analogues and Fig. D. It reads
+    its results folder `out` only (`data` is empty: tables.report_inputs names no other
+    file)."""
     metrics = json.loads((out / "metrics.json").read_text())
     first = pd.read_parquet(out / "table1.parquet").set_index("label")
     tau_columns = [c for c in first.columns if c.endswith(("/tau_b", "/tau_c"))]

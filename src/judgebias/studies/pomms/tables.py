@@ -8,6 +8,7 @@ from typing import Any
 import pyarrow as pa
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+from judgebias.study import ReportInputs
 
 # One row per human rating of a caption-judgement dataset (seed 000 §6.3).
 JUDGEMENTS = table_schema("judgements", [
@@ -54,7 +55,8 @@ def item_scores_path(setting: str, dataset: str, evaluator: str) -> str:
     return f"data/item_scores/{setting}/{dataset}/{evaluator}.parquet"
 
 
-def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
+def report_inputs(config: Mapping[str, Any], results_root: str) -> ReportInputs:
     """Every file the report section (report.py) reads; the report rule declares them."""
-    return [f"{results_root}/metrics.json", f"{results_root}/figures/phi_tilde_pomms.png",
-            *(f"{results_root}/{t}.parquet" for t in TABLES)]
+    return ReportInputs([f"{results_root}/metrics.json",
+                         f"{results_root}/figures/phi_tilde_pomms.png",
+                         *(f"{results_root}/{t}.parquet" for t in TABLES)])
