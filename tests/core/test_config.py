@@ -67,13 +67,12 @@ def test_also_in_families_are_checked(params):
 
 
 def test_also_in_reaches_the_family_sub_matrices(params):
-    from judgebias.studies.philautia.params import model_families
+    from judgebias.studies.philautia.params import PhilautiaParams
 
     params["panel"]["lumen-large"]["also_in"] = ["corvid"]
-    config = validate_params(params)
-    families = model_families(config, study_models(config, "philautia"))
-    assert families["lumen-large"] == ["lumen", "corvid"]
-    assert families["lumen-base"] == ["lumen"]
+    families = PhilautiaParams.from_params(validate_params(params)).families
+    assert families["lumen-large"] == ("lumen", "corvid")
+    assert families["lumen-base"] == ("lumen",)
 
 
 def test_unknown_prompt_and_reference_mismatch(params):

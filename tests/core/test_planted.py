@@ -19,6 +19,7 @@ from judgebias.artifacts import write_frame, write_table
 from judgebias.config import validate_params
 from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.jobs import caption_images, score_captions
+from judgebias.studies.philautia.params import PhilautiaParams
 from judgebias.studies.philautia.steps import collect_scores, run_analysis
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES, SCORES
 from judgebias.study import study_models
@@ -38,7 +39,8 @@ def default_results(tmp_path_factory, default_params):
                                      syn["image_size"], syn["n_references"])
     images_path = str(root / "images.parquet")
     write_table(images, images_path, IMAGES)
-    models = study_models(config, "philautia")
+    view = PhilautiaParams.from_params(config)
+    models = list(view.models)
     captions = {g: str(root / f"captions-{g}.parquet") for g in models}
     for g, path in captions.items():
         write_table(caption_images(config, g, images_path), path, CAPTIONS)
@@ -51,10 +53,10 @@ def default_results(tmp_path_factory, default_params):
                 write_table(score_captions(config, e, setting, images_path, captions[g]), path,
                             SCORES)
                 paths.append(str(path))
-        long, _, _ = collect_scores(config, paths)
+        long, _, _ = collect_scores(paths, models, view.score)
         long_paths[setting] = str(root / f"{setting}-scores.parquet")
         write_frame(long, long_paths[setting])
-        results[setting] = run_analysis(config, long_paths[setting])
+        results[setting] = run_analysis(view, long_paths[setting])
     return config, results, long_paths, root
 
 
@@ -133,13 +135,14 @@ def pomms_results(default_results):
     from judgebias.studies.pomms.data import build_synthetic_judgements
     from judgebias.studies.pomms.jobs import score_items
     from judgebias.studies.pomms.measures import table1, table2
-    from judgebias.studies.pomms.params import judgement_setting
+    from judgebias.studies.pomms.params import PommsParams
     from judgebias.studies.pomms.steps import fit, fit_pomms, judged_ratings
     from judgebias.studies.pomms.tables import ITEM_SCORES, JUDGEMENTS, TABLES
 
     config, _, long_paths, root = default_results
-    pomms, models = config["pomms"], study_models(config, "philautia")
-    spec = pomms["datasets"]["synthetic"]
+    pomms = PommsParams.from_params(config)
+    models = list(pomms.models)
+    spec = pomms.datasets["synthetic"]
     table = build_synthetic_judgements(root / "judgements", spec["n_items"], spec["seed"],
                                        n_raters=spec["n_raters"],
                                        rater_noise=spec["rater_noise"])
@@ -148,19 +151,19 @@ def pomms_results(default_results):
     item_scores = []
     for evaluator in models:
         path = str(root / f"items-{evaluator}.parquet")
-        write_table(score_items(config, evaluator, judgement_setting(pomms), judgements),
+        write_table(score_items(config, evaluator, pomms.judgement_setting, judgements),
                     path, ITEM_SCORES)
         item_scores.append(path)
-    ratings = judged_ratings(config, [judgements], item_scores)
+    ratings = judged_ratings([judgements], item_scores, models, pomms.score)
     assert len(ratings) == len(table) and set(models) <= set(ratings.columns)
-    scores_long = pd.read_parquet(long_paths[pomms["setting"]])
-    estimator = fit_pomms(config, ratings, scores_long)
+    scores_long = pd.read_parquet(long_paths[pomms.setting])
+    estimator = fit_pomms(pomms, ratings, scores_long)
     test = ratings[ratings["split"] == "test"]
     taus = {m: kendall(test[m], test["human_score"])["tau_b"] for m in models}
     taus["Pomms"] = kendall(estimator.predict(test[models]), test["human_score"])["tau_b"]
     out = root / "pomms"
-    fit(config, judgements=[Path(judgements)], item_scores=list(map(Path, item_scores)),
-        scores=Path(long_paths[pomms["setting"]]), metrics=out / "metrics.json",
+    fit(pomms, judgements=[Path(judgements)], item_scores=list(map(Path, item_scores)),
+        scores=Path(long_paths[pomms.setting]), metrics=out / "metrics.json",
         tables=[out / f"{table}.parquet" for table in TABLES])
     return (table1(estimator, ratings, scores_long, models), table2(estimator, scores_long, models),
             taus, estimator, out)

@@ -457,7 +457,6 @@ def test_collect_scores_reads_artifacts_and_counts_the_score_used(tmp_path: Path
     from judgebias.studies.philautia.tables import SCORES
 
     models = ["a", "b", "c"]
-    config = {"philautia": {"models": models, "score": "expected"}, "panel": {}}
     paths = []
     for e in models:
         for g in models:
@@ -472,7 +471,7 @@ def test_collect_scores_reads_artifacts_and_counts_the_score_used(tmp_path: Path
                 statuses[3] = "truncated"
             paths.append(str(tmp_path / f"{e}-{g}.parquet"))
             write_table(_scores_table(e, g, values, expected, statuses), paths[-1], SCORES)
-    long, phi, counts = collect_scores(config, paths)
+    long, phi, counts = collect_scores(paths, models, "expected")
     assert len(long) == 9 * 4 and set(long.columns) >= {"image_id", "generator", "evaluator",
                                                         "status", "score"}
     cell = long[(long.evaluator == "a") & (long.generator == "b")]["score"].tolist()
@@ -489,8 +488,7 @@ def test_collect_scores_reads_artifacts_and_counts_the_score_used(tmp_path: Path
     assert counts.loc[("a", "a"), ["n_expected", "n_parsed_fallback"]].tolist() == [4, 0]
     assert counts["n_expected"].sum() + counts["n_parsed_fallback"].sum() == \
         counts["n_valid"].sum() == 9 * 4 - 3
-    config["philautia"]["score"] = "parsed"
-    _, phi_parsed, counts_parsed = collect_scores(config, paths)
+    _, phi_parsed, counts_parsed = collect_scores(paths, models, "parsed")
     assert phi_parsed.set_index("generator").loc["a", "a"] == pytest.approx(0.5)
     assert counts_parsed["n_expected"].sum() == 0
     assert analysis_scores(paths[:1], "parsed")["score"].tolist() == pytest.approx(

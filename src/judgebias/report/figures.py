@@ -30,7 +30,7 @@ import json
 import math
 import struct
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -294,7 +294,7 @@ def heatmap(
     *,
     diverging: bool,
     value_fmt: str = ".2f",
-    simulated: set[str] | None = None,
+    simulated: Set[str] | None = None,
     row_label: str = "Generator",
     col_label: str = "Evaluator",
     highlight_diagonal: bool = False,
@@ -372,7 +372,7 @@ def interval_plot(
     estimates: pd.DataFrame,
     path: Path,
     title: str,
-    simulated: set[str] | None = None,
+    simulated: Set[str] | None = None,
     *,
     xlabel: str = "philautia score",
 ) -> Path:

@@ -1,12 +1,81 @@
-"""Checks of the `philautia:` params block that its schema cannot express."""
+"""The `philautia:` params block: the checks its schema cannot express, and the typed
+view its steps receive (judgebias.steps passes `PhilautiaParams` to a step whose
+``params`` argument is annotated with it)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from judgebias.config import path_errors
 from judgebias.prompts import available_prompts, fields
+from judgebias.study import simulated_models, study_models
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One ``philautia.settings.<name>``: the evaluator prompt and whether it is given the
+    reference captions."""
+
+    prompt: str
+    references: bool
+
+
+@dataclass(frozen=True)
+class PhilautiaParams:
+    """The validated ``philautia:`` block as the study's steps read it, resolved once.
+
+    Fields are the block's keys (the schema's defaults filled in), with ``models``
+    resolved (the block's own subset, else the whole panel) and what the steps derive
+    from the panel for those models:
+
+    Attributes
+    ----------
+    models : tuple of str
+        The panel models of the study, each a generator and an evaluator.
+    dataset : Mapping
+        The ``dataset`` block as validated (judgebias.studies.philautia.data reads it).
+    caption_prompt : str
+        The generators' prompt template id.
+    settings : Mapping of str to Setting
+        The evaluation settings by name.
+    score : {"expected", "parsed"}
+        Which score of an answer the analysis reads.
+    ddof, n_bootstrap, n_permutations, ci, seed
+        The analysis' standardisation, resampling and interval settings.
+    families : Mapping of str to tuple of str
+        Model -> every family it belongs to (`model_families`).
+    simulated : frozenset of str
+        The models that are simulated (figures flag them).
+    """
+
+    models: tuple[str, ...]
+    dataset: Mapping[str, Any]
+    caption_prompt: str
+    settings: Mapping[str, Setting]
+    score: str
+    ddof: int
+    n_bootstrap: int
+    n_permutations: int
+    ci: float
+    seed: int
+    families: Mapping[str, tuple[str, ...]]
+    simulated: frozenset[str]
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> PhilautiaParams:
+        block = params["philautia"]
+        models = study_models(params, "philautia")
+        return cls(
+            models=tuple(models), dataset=block["dataset"],
+            caption_prompt=block["caption_prompt"],
+            settings={name: Setting(prompt=s["prompt"], references=s["references"])
+                      for name, s in block["settings"].items()},
+            score=block["score"], ddof=block["ddof"], n_bootstrap=block["n_bootstrap"],
+            n_permutations=block["n_permutations"], ci=block["ci"], seed=block["seed"],
+            families=model_families(params, models),
+            simulated=frozenset(simulated_models(params, models)))
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:
@@ -46,12 +115,13 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     return errors
 
 
-def model_families(config: Mapping[str, Any], models: Sequence[str]) -> dict[str, list[str]]:
+def model_families(config: Mapping[str, Any], models: Sequence[str]
+                   ) -> dict[str, tuple[str, ...]]:
     """Model -> every family it belongs to: ``panel.<key>.family`` (its primary family,
     whose sim opener styles its captions) then ``panel.<key>.also_in`` (further
     families for the §6.2 sub-matrices; seed 000 Fig. 6 puts LLaVA-OneVision-7B in both
     the Qwen-based and the LLaVA block)."""
-    return {m: [config["panel"][m]["family"], *config["panel"][m].get("also_in", [])]
+    return {m: (config["panel"][m]["family"], *config["panel"][m].get("also_in", ()))
             for m in models}
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from judgebias.studies.philautia.params import PhilautiaParams
 from judgebias.studies.philautia.tables import SCORE_SCALE
 
 if TYPE_CHECKING:
@@ -23,16 +24,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def dataset(params: Mapping[str, Any], *, table: Path, images: Path) -> None:
+def dataset(params: PhilautiaParams, *, table: Path, images: Path) -> None:
     """Build the synthetic image dataset or import a real one (``philautia.dataset``)."""
     from judgebias.artifacts import write_table
     from judgebias.config import input_errors
     from judgebias.studies.philautia.data import build_dataset
     from judgebias.studies.philautia.tables import IMAGES
 
-    spec = params["philautia"]["dataset"]
-    with input_errors(f"philautia.dataset.{spec['name']}"):
-        built = build_dataset(spec, images)
+    with input_errors(f"philautia.dataset.{params.dataset['name']}"):
+        built = build_dataset(params.dataset, images)
     write_table(built, table, IMAGES)
     log.info("dataset: %d images -> %s", len(built), table)
 
@@ -58,18 +58,18 @@ def score(params: Mapping[str, Any], *, evaluator: str, setting: str, images: Pa
                 scores, SCORES)
 
 
-def phi(params: Mapping[str, Any], *, scores: Sequence[Path], long: Path,
+def phi(params: PhilautiaParams, *, scores: Sequence[Path], long: Path,
         phi: Path, counts: Path) -> None:
     """Collect a setting's score tables into its long table, Phi and per-cell counts."""
     from judgebias.artifacts import write_frame
 
-    long_table, phi_table, counts_table = collect_scores(params, scores)
+    long_table, phi_table, counts_table = collect_scores(scores, params.models, params.score)
     write_frame(long_table, long)
     write_frame(phi_table, phi)
     write_frame(counts_table, counts)
 
 
-def philautia(params: Mapping[str, Any], *, scores: Path, metrics: Path,
+def philautia(params: PhilautiaParams, *, scores: Path, metrics: Path,
               tables: Sequence[Path]) -> None:
     """Phi-tilde, philautia scores, tests and intervals of one setting; `tables` are the
     rule's outputs, one per name of ``tables.ANALYSIS_TABLES`` (by file stem)."""
@@ -86,25 +86,22 @@ def philautia(params: Mapping[str, Any], *, scores: Path, metrics: Path,
     write_json(result.metrics(), metrics)
 
 
-def selfpref(params: Mapping[str, Any], *, scores: Path, philautia: Path,
+def selfpref(params: PhilautiaParams, *, scores: Path, philautia: Path,
              selfpref: Path) -> None:
     """Self- and family-preference in score points (beyond the paper), next to each
     model's philautia score."""
     import pandas as pd
 
     from judgebias.artifacts import write_table
-    from judgebias.studies.philautia.params import model_families
     from judgebias.studies.philautia.selfpref import self_preference, with_philautia
     from judgebias.studies.philautia.tables import SELFPREF
-    from judgebias.study import study_models
 
-    models = study_models(params, "philautia")
-    effects = self_preference(pd.read_parquet(scores), models,
-                              model_families(params, models), ci=params["philautia"]["ci"])
+    effects = self_preference(pd.read_parquet(scores), params.models, params.families,
+                              ci=params.ci)
     write_table(with_philautia(effects, pd.read_parquet(philautia)), selfpref, SELFPREF)
 
 
-def heatmaps(params: Mapping[str, Any], *, setting: str, phi: Path, phi_tilde: Path,
+def heatmaps(params: PhilautiaParams, *, setting: str, phi: Path, phi_tilde: Path,
              philautia: Path, figures: Sequence[Path]) -> None:
     """Fig. A (Phi) and Fig. 4 (Phi-tilde) of seed 000 and the philautia scores' figure;
     `figures` are the rule's outputs, one per name of ``tables.FIGURES``."""
@@ -114,7 +111,7 @@ def heatmaps(params: Mapping[str, Any], *, setting: str, phi: Path, phi_tilde: P
     out = {path.stem: path for path in figures}
     if sorted(out) != sorted(FIGURES):
         raise ValueError(f"philautia figures {sorted(out)} are not {sorted(FIGURES)}")
-    draw_figures(params, setting, phi, phi_tilde, philautia, out)
+    draw_figures(params.simulated, setting, phi, phi_tilde, philautia, out)
 
 
 def analysis_scores(paths: Sequence[str | Path], score: str) -> pd.DataFrame:
@@ -135,18 +132,18 @@ def analysis_scores(paths: Sequence[str | Path], score: str) -> pd.DataFrame:
     return scores[["image_id", "generator", "evaluator", "status", "score", "used_expected"]]
 
 
-def collect_scores(config: Mapping[str, Any], score_paths: Sequence[str | Path]
+def collect_scores(score_paths: Sequence[str | Path], models: Sequence[str], score: str
                    ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The setting's scores as one long table, Phi (seed 000 §4.1) and per-cell counts,
     including how many valid scores used the expected score and how many fell back to
-    the parsed one (no log-probs, or tokens that do not spell the answer)."""
+    the parsed one (no log-probs, or tokens that do not spell the answer); `score` as
+    ``philautia.score``."""
     import pandas as pd
 
     from judgebias.studies.philautia.measures import phi_matrix, score_tensor
-    from judgebias.study import study_models
 
-    models = study_models(config, "philautia")
-    long = analysis_scores(score_paths, config["philautia"]["score"])
+    models = list(models)
+    long = analysis_scores(score_paths, score)
     _, tensor = score_tensor(long, models)
     result = phi_matrix(tensor)
     gen = pd.Index(models, name="generator")
@@ -166,18 +163,13 @@ def collect_scores(config: Mapping[str, Any], score_paths: Sequence[str | Path]
     return long.drop(columns="used_expected"), phi.reset_index(), counts
 
 
-def run_analysis(config: Mapping[str, Any], scores_path: str | Path) -> PhilautiaResult:
+def run_analysis(params: PhilautiaParams, scores_path: str | Path) -> PhilautiaResult:
     """Phi-tilde, philautia scores, the diagonal test, family sub-matrices, both
     leave-one-out readings and bootstrap intervals for one setting."""
     import pandas as pd
 
     from judgebias.studies.philautia.measures import analyse
-    from judgebias.studies.philautia.params import model_families
-    from judgebias.study import study_models
 
-    study = config["philautia"]
-    models = study_models(config, "philautia")
-    families = model_families(config, models)
-    return analyse(pd.read_parquet(scores_path), models, families, ddof=study["ddof"],
-                   n_boot=study["n_bootstrap"], n_permutations=study["n_permutations"],
-                   seed=study["seed"], ci=study["ci"])
+    return analyse(pd.read_parquet(scores_path), params.models, params.families,
+                   ddof=params.ddof, n_boot=params.n_bootstrap,
+                   n_permutations=params.n_permutations, seed=params.seed, ci=params.ci)

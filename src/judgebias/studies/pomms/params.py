@@ -1,17 +1,80 @@
-"""Checks of the `pomms:` params block that its schema cannot express."""
+"""The `pomms:` params block: the checks its schema cannot express, and the typed view
+its steps receive (judgebias.steps passes `PommsParams` to a step whose ``params``
+argument is annotated with it)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from judgebias.config import path_errors
+from judgebias.study import simulated_models, study_models
 
 
 def judgement_setting(pomms: Mapping[str, Any]) -> str:
     """The philautia setting that scores the judgement datasets: ``judgement_setting``,
     or ``setting`` when it is null (one setting for both, as before the key existed)."""
     return pomms.get("judgement_setting") or pomms["setting"]
+
+
+@dataclass(frozen=True)
+class PommsParams:
+    """The validated ``pomms:`` block as Pomms' steps read it, resolved once, with the
+    few ``philautia:`` values Pomms builds on (its rule declares the same keys).
+
+    Attributes
+    ----------
+    setting : str
+        The philautia setting whose Phi-tilde gets the Pomms column.
+    judgement_setting : str
+        The philautia setting that scores the judgement datasets, resolved
+        (`judgement_setting`: ``setting`` when the block's is null).
+    train_dataset : str
+        The judgement dataset Pomms is fitted (train split) and selected (val split) on.
+    datasets : Mapping of str to Mapping
+        Every ``datasets.<name>`` block as validated (judgebias.studies.pomms.data reads it).
+    max_features, alpha, l1_ratio, positive, scoring, select, min_members
+        The estimator's settings (judgebias.studies.pomms.estimator.Pomms).
+    models : tuple of str
+        The panel models Pomms selects from: philautia's (judgebias.study.study_models).
+    score : {"expected", "parsed"}
+        ``philautia.score``: which score of an answer is read.
+    ddof : int
+        ``philautia.ddof``: Phi-tilde's standardisation.
+    simulated : frozenset of str
+        The models that are simulated (figures flag them).
+    """
+
+    setting: str
+    judgement_setting: str
+    train_dataset: str
+    datasets: Mapping[str, Mapping[str, Any]]
+    max_features: int | None
+    alpha: float
+    l1_ratio: float
+    positive: bool
+    scoring: str
+    select: str
+    min_members: int
+    models: tuple[str, ...]
+    score: str
+    ddof: int
+    simulated: frozenset[str]
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> PommsParams:
+        block, philautia = params["pomms"], params["philautia"]
+        models = study_models(params, "pomms")
+        return cls(
+            setting=block["setting"], judgement_setting=judgement_setting(block),
+            train_dataset=block["train_dataset"], datasets=block["datasets"],
+            max_features=block["max_features"], alpha=block["alpha"],
+            l1_ratio=block["l1_ratio"], positive=block["positive"],
+            scoring=block["scoring"], select=block["select"],
+            min_members=block["min_members"], models=tuple(models),
+            score=philautia["score"], ddof=philautia["ddof"],
+            simulated=frozenset(simulated_models(params, models)))
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judgebias.studies.philautia.tables import SCORE_SCALE
+from judgebias.studies.pomms.params import PommsParams
 from judgebias.studies.pomms.tables import ITEM_SCORES, JUDGEMENTS, TABLES
 
 if TYPE_CHECKING:
@@ -25,17 +26,16 @@ log = logging.getLogger(__name__)
 _ITEM_COLUMNS = ["item_id", "evaluator", "status", "value", "expected"]
 
 
-def judged_ratings(config: Mapping[str, Any], judgements: Sequence[str | Path],
-                   item_scores: Sequence[str | Path]) -> pd.DataFrame:
+def judged_ratings(judgements: Sequence[str | Path], item_scores: Sequence[str | Path],
+                   models: Sequence[str], score: str) -> pd.DataFrame:
     """Every human rating of the judgement datasets, with one score column per panel
-    evaluator (its score of that rating's item, in [0, 1]; NaN if its answer failed)."""
+    evaluator of `models` (its score of that rating's item, in [0, 1]; NaN if its answer
+    failed); `score` as ``philautia.score``."""
     import pandas as pd
 
     from judgebias.artifacts import read_columns, read_table
     from judgebias.judging.values import numeric_values
-    from judgebias.study import study_models
 
-    models, score = study_models(config, "philautia"), config["philautia"]["score"]
     scores = pd.concat([read_columns(p, ITEM_SCORES, [*_ITEM_COLUMNS, "dataset"])
                         for p in item_scores], ignore_index=True)
     scores["score"] = numeric_values(scores, score, SCORE_SCALE)
@@ -44,7 +44,7 @@ def judged_ratings(config: Mapping[str, Any], judgements: Sequence[str | Path],
         table = read_table(path, JUDGEMENTS)
         dataset = scores[scores["dataset"].isin(table["dataset"].unique())]
         wide = dataset.pivot(index="item_id", columns="evaluator", values="score")
-        frames.append(table.merge(wide.reindex(columns=models), left_on="item_id",
+        frames.append(table.merge(wide.reindex(columns=list(models)), left_on="item_id",
                                   right_index=True, how="left", validate="many_to_one"))
     return pd.concat(frames, ignore_index=True)
 
@@ -60,30 +60,27 @@ def candidates(rows: pd.DataFrame, models: Sequence[str]) -> list[str]:
     return usable
 
 
-def fit_pomms(config: Mapping[str, Any], ratings: pd.DataFrame,
+def fit_pomms(params: PommsParams, ratings: pd.DataFrame,
               scores_long: pd.DataFrame | None = None) -> Pomms:
     """Forward selection + Elastic Net on the training dataset: fitted on its train split,
     scored on its val split (seed 000 §6.3, `validation_split`); the ensemble size by
     ``pomms.select`` (min_philautia reads `scores_long`, the philautia setting's long
     table, as Table 2 chose Pomms (iv) by its philautia score)."""
     from judgebias.studies.pomms.estimator import Pomms, validation_split
-    from judgebias.study import study_models
 
-    pomms = config["pomms"]
-    rows = ratings[(ratings["dataset"] == pomms["train_dataset"])
+    rows = ratings[(ratings["dataset"] == params.train_dataset)
                    & ratings["split"].isin(["train", "val"])]
-    models = candidates(rows, study_models(config, "philautia"))
-    estimator = Pomms(max_features=pomms["max_features"], alpha=pomms["alpha"],
-                      l1_ratio=pomms["l1_ratio"], positive=pomms["positive"],
-                      scoring=pomms["scoring"], select=pomms["select"],
-                      min_members=pomms["min_members"],
-                      ddof=config["philautia"]["ddof"],
+    models = candidates(rows, params.models)
+    estimator = Pomms(max_features=params.max_features, alpha=params.alpha,
+                      l1_ratio=params.l1_ratio, positive=params.positive,
+                      scoring=params.scoring, select=params.select,
+                      min_members=params.min_members, ddof=params.ddof,
                       cv=validation_split((rows["split"] == "val").to_numpy()))
     return estimator.fit(rows[models], rows["human_score"].to_numpy(),
                          caption_scores=scores_long)
 
 
-def judgements(params: Mapping[str, Any], *, dataset: str, table: Path,
+def judgements(params: PommsParams, *, dataset: str, table: Path,
                images: Path) -> None:
     """Build or import caption-judgement dataset `dataset` (``pomms.datasets``)."""
     from judgebias.artifacts import write_table
@@ -91,7 +88,7 @@ def judgements(params: Mapping[str, Any], *, dataset: str, table: Path,
     from judgebias.studies.pomms.data import build_judgements
 
     with input_errors(f"pomms.datasets.{dataset}"):
-        built = build_judgements(dataset, params["pomms"]["datasets"][dataset], images)
+        built = build_judgements(dataset, params.datasets[dataset], images)
     write_table(built, table, JUDGEMENTS)
     log.info("%s: %d ratings of %d items -> %s", dataset, len(built),
              built["item_id"].nunique(), table)
@@ -107,14 +104,14 @@ def judge_items(params: Mapping[str, Any], *, evaluator: str, setting: str,
                 ITEM_SCORES)
 
 
-def heatmap(params: Mapping[str, Any], *, phi_tilde: Path, figure: Path) -> None:
+def heatmap(params: PommsParams, *, phi_tilde: Path, figure: Path) -> None:
     """Fig. D of seed 000: Phi-tilde with Pomms as an extra evaluator column."""
     from judgebias.studies.pomms.figures import draw_heatmap
 
-    draw_heatmap(params, str(phi_tilde), figure)
+    draw_heatmap(params.setting, params.simulated, str(phi_tilde), figure)
 
 
-def fit(params: Mapping[str, Any], *, judgements: Sequence[Path],
+def fit(params: PommsParams, *, judgements: Sequence[Path],
         item_scores: Sequence[Path], scores: Path, metrics: Path,
         tables: Sequence[Path]) -> None:
     """Fit Pomms and write its tables: Table 1/2 analogues, Phi-tilde with Pomms, agreement.
@@ -135,20 +132,18 @@ def fit(params: Mapping[str, Any], *, judgements: Sequence[Path],
         table1,
         table2,
     )
-    from judgebias.studies.pomms.params import judgement_setting
-    from judgebias.study import study_models
 
     out = {path.stem: path for path in tables}
     if sorted(out) != sorted(TABLES):
         raise ValueError(f"pomms tables {sorted(out)} are not {sorted(TABLES)}")
-    models, study = study_models(params, "philautia"), params["philautia"]
-    ratings = judged_ratings(params, judgements, item_scores)
+    models = list(params.models)
+    ratings = judged_ratings(judgements, item_scores, models, params.score)
     scores_long = pd.read_parquet(scores)
     estimator = fit_pomms(params, ratings, scores_long)
-    first = table1(estimator, ratings, scores_long, models, ddof=study["ddof"])
-    second = table2(estimator, scores_long, models, ddof=study["ddof"])
+    first = table1(estimator, ratings, scores_long, models, ddof=params.ddof)
+    second = table2(estimator, scores_long, models, ddof=params.ddof)
     ensemble = ensemble_caption_scores(estimator, scores_long, models)
-    phi_t = pomms_phi_tilde(scores_long, models, ensemble, ddof=study["ddof"])
+    phi_t = pomms_phi_tilde(scores_long, models, ensemble, ddof=params.ddof)
     ratings[POMMS] = estimator.predict(ratings[models])
     write_frame(estimator.steps_, out["steps"])
     write_frame(first, out["table1"])
@@ -156,8 +151,8 @@ def fit(params: Mapping[str, Any], *, judgements: Sequence[Path],
     write_frame(phi_t.reset_index(), out["phi_tilde"])
     write_frame(agreement(ratings, [*models, POMMS]), out["agreement"])
     write_json({
-        "setting": params["pomms"]["setting"],
-        "judgement_setting": judgement_setting(params["pomms"]),
+        "setting": params.setting,
+        "judgement_setting": params.judgement_setting,
         "min_members": int(estimator.min_members),
         "selection_order": list(estimator.selection_order_),
         "coef": dict(zip(estimator.members_, map(float, estimator.coef_), strict=True)),
