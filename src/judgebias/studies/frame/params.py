@@ -18,6 +18,7 @@ from judgebias.studies.frame.recipes import (
     TONES,
     step,
 )
+from judgebias.studies.frame.traits import PAIRWISE_DEFAULTS
 from judgebias.study import simulated_models, study_models
 
 PROMPT_FIELDS = {"standard": {"Instruction"}, "bias_aware": {"Instruction"},
@@ -26,7 +27,8 @@ PROMPT_FIELDS = {"standard": {"Instruction"}, "bias_aware": {"Instruction"},
 SIM_NUMBERS = ("leniency", "slope", "opinion", "noise", "saturation", "off_target")
 SIM_BLOCKS = ("susceptibility", "prompts", "cot", "pairwise")
 # The traits of the blocks of numbers under ``sim.frame`` (judgebias.studies.frame.sim,
-# not imported here: validation runs at every job's start-up).
+# not imported here: validation runs at every job's start-up, and every step imports
+# this module).
 SIM_SUB_BLOCKS = {"prompts": ("bias_aware", "bias_definition", "cot"),
                   "cot": ("lift", "bounding_box"),
                   "pairwise": ("temperature", "tie", "position_bias")}
@@ -300,8 +302,6 @@ def warnings(params: Mapping[str, Any]) -> list[str]:
     where = f"panel.{key}.sim.frame"
     lines = []
     if "pairwise" not in block:
-        from judgebias.studies.frame.sim import PAIRWISE_DEFAULTS
-
         defaults = ", ".join(f"{name} {value:g}" for name, value in PAIRWISE_DEFAULTS.items())
         lines.append(f"{where}.pairwise: not given, so the analysis judge {key!r} answers "
                      f"the pairwise comparisons (Fig. 3) with the defaults ({defaults})")
