@@ -27,6 +27,7 @@ from judgebias.studies.birch.data.importers import (
 from judgebias.studies.birch.data.pairs import load_pairs
 from judgebias.studies.frame import steps
 from judgebias.studies.frame.data import read_frame_table
+from judgebias.studies.frame.params import FrameParams
 
 ESCAPES = [("../outside.jpg", "leaves its folder"),
            ("images/../../outside.jpg", "leaves its folder"),
@@ -130,7 +131,7 @@ def test_frame_image_paths_stay_inside_image_root(tmp_path, default_params, imag
     config = frame_table_params(default_params, table, tmp_path / "img")
     with pytest.raises(ConfigError, match=f"^frame.dataset.table: {re.escape(str(table))}: "
                                           f"row 2: {key}: "):
-        steps.items(config, benchmark=tmp_path / "items.parquet",
+        steps.items(FrameParams.from_params(config), benchmark=tmp_path / "items.parquet",
                     summary=tmp_path / "summary.json")
     assert not (tmp_path / "items.parquet").exists()
 

@@ -246,7 +246,6 @@ def test_frame_metrics_of_a_judge_without_usable_answers_are_null():
     from judgebias.studies.frame.measures.summary import metrics as frame_metrics
     from judgebias.studies.frame.report import _cell, _rate
 
-    config = {"frame": {"models": ["up", "down"], "analysis": {"alpha": 0.05}}}
     tables = {
         "attack_success": pd.DataFrame({"judge": ["up", "up"],
                                         "reading": ["in_sample", "cross_fitted"],
@@ -256,7 +255,8 @@ def test_frame_metrics_of_a_judge_without_usable_answers_are_null():
         "human_correlation": pd.DataFrame({"judge": ["up", "down"],
                                            "pearson": [0.6, np.nan]}),
     }
-    judges = frame_metrics(config, pd.DataFrame({"domain": ["people"]}), tables)["judges"]
+    judges = frame_metrics(pd.DataFrame({"domain": ["people"]}), tables, ["up", "down"],
+                           0.05)["judges"]
     assert judges["up"] == {"attack_success_in_sample": 40.0, "chance_in_sample": 80.0,
                             "attack_success_cross_fitted": 25.0, "chance_cross_fitted": 45.0,
                             "cells_significant": 1, "pearson_with_humans": 0.6}

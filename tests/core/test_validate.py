@@ -243,7 +243,7 @@ def test_cli_validate_prints_the_warnings(tmp_path, params, capsys):
 
 def test_frame_validation_knows_the_sub_traits_the_sim_reads():
     from judgebias.studies.frame.params import PROMPT_FIELDS, SIM_SUB_BLOCKS
-    from judgebias.studies.frame.sim import PAIRWISE_DEFAULTS
+    from judgebias.studies.frame.traits import PAIRWISE_DEFAULTS
 
     assert SIM_SUB_BLOCKS["pairwise"] == tuple(PAIRWISE_DEFAULTS)
     assert set(SIM_SUB_BLOCKS["prompts"]) == set(PROMPT_FIELDS) - {"standard"}

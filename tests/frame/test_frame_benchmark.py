@@ -111,7 +111,7 @@ def test_a_writer_model_is_a_journaled_task_and_bad_answers_are_left_out(
     assert bad["instruction"].isna().all() and bad["prompt"].isna().all()
     assert "6 of 6 items left out" in caplog.text
     # never silently replaced by the template: the images stage skips them all
-    assert generate_images({}, bad, "unused", {"backend": "offline"}).empty
+    assert generate_images(bad, "unused", {"backend": "offline"}, 0).empty
     monkeypatch.setattr(InstructionWriterTask, "tokens", real)
 
 
@@ -126,8 +126,8 @@ def _written(n: int = 2) -> pd.DataFrame:
 def test_offline_images_know_alignment_and_boxes(tmp_path):
     written = _written()
     written.loc[0, "status"] = "failed"
-    images = generate_images({}, written, tmp_path / "images",
-                             {"backend": "offline", "size": 128, "error_rate": 0.0})
+    images = generate_images(written, tmp_path / "images",
+                             {"backend": "offline", "size": 128, "error_rate": 0.0}, 0)
     assert len(images) == len(written) - 1
     for row in images.itertuples():
         a, b = Image.open(row.image), Image.open(row.image_b)
@@ -170,13 +170,13 @@ def test_paid_images_are_generated_once_and_refusals_left_out(tmp_path, monkeypa
     monkeypatch.setattr(CountingBackend, "calls", 0)
     spec = {"backend": "openai", "cache_dir": str(tmp_path / "cache")}
     caplog.set_level(logging.WARNING)
-    first = generate_images({}, written, tmp_path / "images", spec)
+    first = generate_images(written, tmp_path / "images", spec, 0)
     assert CountingBackend.calls == 2 * (~refused).sum() + refused.sum()
     assert set(first["item_id"]) == set(written.loc[~refused, "item_id"])
     assert first["alignment"].isna().all() and first["boxes"].isna().all()
     assert "1 refused by the paid backend ['outdoor-001']" in caplog.text
     calls = CountingBackend.calls
-    again = generate_images({}, written[~refused], tmp_path / "images-2", spec)
+    again = generate_images(written[~refused], tmp_path / "images-2", spec, 0)
     assert CountingBackend.calls == calls  # every image from the cache: zero calls
     assert [Path(p).read_bytes() for p in again["image"]] == [
         Path(p).read_bytes() for p in first["image"]]
@@ -188,7 +188,7 @@ def test_paid_images_are_generated_once_and_refusals_left_out(tmp_path, monkeypa
 
 
 def test_simulated_and_imported_human_scores_make_the_item_table(tmp_path):
-    images = generate_images({}, _written(), tmp_path / "images", {"backend": "offline"})
+    images = generate_images(_written(), tmp_path / "images", {"backend": "offline"}, 0)
     items = attach_humans(images, sds=(0.5, 0.7), bias=(0.0, 0.2), seed=1)
     write_table(items, tmp_path / "items.parquet", ITEMS)
     items = read_table(tmp_path / "items.parquet", ITEMS)

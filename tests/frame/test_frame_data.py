@@ -133,6 +133,7 @@ def test_frame_table_errors_name_file_row_and_key(tmp_path, change, message):
 
 def test_a_new_grid_value_renders_only_its_own_images(tmp_path, params, caplog):
     from judgebias.config import validate_params
+    from judgebias.studies.frame.params import FrameParams
     from judgebias.studies.frame.render import grid_jobs
     from judgebias.studies.frame.render import render as render_set
 
@@ -146,14 +147,14 @@ def test_a_new_grid_value_renders_only_its_own_images(tmp_path, params, caplog):
                            "boxes": json.dumps([list(b) for b in scene.boxes])}])
     params["frame"]["render_cache"] = str(tmp_path / "cache")
     params["frame"]["manipulations"]["padding"] = [10, 20]
-    config = validate_params(params)
+    frame = FrameParams.from_params(validate_params(params))
     with caplog.at_level(logging.INFO):
-        first = render_set(config, items, grid_jobs(config, items, "padding"), tmp_path / "r1")
+        first = render_set(frame, items, grid_jobs(items, "padding", [10, 20]), tmp_path / "r1")
     assert "2 images: 2 drawn, 0 from the render cache" in caplog.text
-    config["frame"]["manipulations"]["padding"] = [10, 20, 30]
     caplog.clear()
     with caplog.at_level(logging.INFO):
-        second = render_set(config, items, grid_jobs(config, items, "padding"), tmp_path / "r2")
+        second = render_set(frame, items, grid_jobs(items, "padding", [10, 20, 30]),
+                            tmp_path / "r2")
     assert "3 images: 1 drawn, 2 from the render cache" in caplog.text
     assert list(second["recipe"]) == ["padding=10", "padding=20", "padding=30"]
     assert (tmp_path / "r1/padding=10/animal-000.png").read_bytes() == \
@@ -163,6 +164,7 @@ def test_a_new_grid_value_renders_only_its_own_images(tmp_path, params, caplog):
 
 def test_gfpgan_without_weights_is_reported_unavailable_and_the_rest_renders(tmp_path, params):
     from judgebias.config import validate_params
+    from judgebias.studies.frame.params import FrameParams
     from judgebias.studies.frame.render import render as render_set
 
     concepts = sample_concepts("people", np.random.default_rng(0))
@@ -172,11 +174,11 @@ def test_gfpgan_without_weights_is_reported_unavailable_and_the_rest_renders(tmp
                            "concepts": json.dumps(concepts), "image": str(tmp_path / "p.png"),
                            "boxes": "[]"}])
     params["frame"]["render_cache"] = str(tmp_path / "cache")
-    config = validate_params(params)
+    frame = FrameParams.from_params(validate_params(params))
     jobs = pd.DataFrame({"item_id": ["people-000"] * 3,
                          "recipe": ["beauty_filter=gfpgan", "padding=10",
                                     "bounding_box=annotated"]})
-    out = render_set(config, items, jobs, tmp_path / "r").set_index("recipe")
+    out = render_set(frame, items, jobs, tmp_path / "r").set_index("recipe")
     assert out.loc["beauty_filter=gfpgan", "status"] == "unavailable"
     assert "judgebias[gfpgan]" in out.loc["beauty_filter=gfpgan", "message"]
     assert out.loc["padding=10", "status"] == "ok"

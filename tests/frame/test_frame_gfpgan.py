@@ -108,6 +108,7 @@ def test_the_render_step_restores_the_face_from_local_weights(checkpoints, offli
     finds the planted face, replaces it, and draws the same picture again (GFPGAN's
     noise is seeded)."""
     from judgebias.config import validate_params
+    from judgebias.studies.frame.params import FrameParams
     from judgebias.studies.frame.render import render as render_set
 
     weights, faces = checkpoints
@@ -119,10 +120,10 @@ def test_the_render_step_restores_the_face_from_local_weights(checkpoints, offli
                            "image": str(tmp_path / "p.png"), "boxes": "[]"}])
     params["frame"]["render_cache"] = str(tmp_path / "cache")
     params["frame"]["beauty"].update(weights=weights, face_models=faces, device="cpu")
-    config = validate_params(params)
+    frame = FrameParams.from_params(validate_params(params))
     jobs = pd.DataFrame({"item_id": ["people-000"] * 2,
                          "recipe": ["beauty_filter=gfpgan", "padding=10"]})
-    out = render_set(config, items, jobs, tmp_path / "r").set_index("recipe")
+    out = render_set(frame, items, jobs, tmp_path / "r").set_index("recipe")
     assert out.loc["beauty_filter=gfpgan", "status"] == "ok", out.loc["beauty_filter=gfpgan"]
     assert out.loc["padding=10", "status"] == "ok"
     rendered = np.asarray(Image.open(out.loc["beauty_filter=gfpgan", "image"]).convert("RGB"))

@@ -18,8 +18,6 @@ from judgebias.studies.frame import presets
 from judgebias.studies.frame.measures.presets import paired_effects, preset_effects, sign_flip_p
 from judgebias.studies.frame.presets import paper_judges, paper_table, preset_recipes
 
-GPT41_MINI = {"presets": "paper", "preset_judges": ["gpt-4.1-mini"]}
-
 
 def _setting(table: pd.DataFrame, judge: str, domain: str, manipulation: str) -> str:
     row = table[(table["preset_judge"] == judge) & (table["domain"] == domain)
@@ -53,11 +51,11 @@ def test_schema_lists_exactly_the_papers_judges():
 
 
 def test_presets_skip_cells_that_do_not_apply():
-    recipes = preset_recipes(GPT41_MINI)
+    recipes = preset_recipes("paper", ["gpt-4.1-mini"])
     assert len(recipes) == 5 * 6 - 1  # Table 9 prints an Outdoor Keyword. the paper never ran
     assert not ((recipes["domain"] == "outdoor")
                 & (recipes["manipulation"] == "keyword_overlay")).any()
-    assert preset_recipes({"presets": "none", "preset_judges": ["gpt-4o"]}).empty
+    assert preset_recipes("none", ["gpt-4o"]).empty
 
 
 def test_a_bad_row_is_named_with_file_row_and_key(tmp_path):
@@ -138,7 +136,7 @@ def test_preset_effects_by_hand():
 
 def test_a_planted_shift_is_found_and_no_shift_is_not():
     rng = np.random.default_rng(0)
-    recipes = preset_recipes(GPT41_MINI)
+    recipes = preset_recipes("paper", ["gpt-4.1-mini"])
     people = recipes[recipes["domain"] == "people"]
     cells = {("people", r): list(np.round(rng.normal(0, 0.4, 30), 1) + (0.6 if i == 0 else 0))
              for i, r in enumerate(people["recipe"])}

@@ -178,17 +178,11 @@ def item_seeds(item_id: str, seed: int) -> tuple[int, int]:
     return int(digest[0]), int(digest[1])
 
 
-def _study_seed(config: Mapping[str, Any]) -> int:
-    try:
-        return int(config["frame"]["dataset"]["synthetic"]["seed"])
-    except (KeyError, TypeError):
-        return 0
-
-
-def generate_images(config: Mapping[str, Any], prompts_df: pd.DataFrame,
-                    out_dir: str | Path, backend_spec: Mapping[str, Any]) -> pd.DataFrame:
+def generate_images(prompts_df: pd.DataFrame, out_dir: str | Path,
+                    backend_spec: Mapping[str, Any], seed: int) -> pd.DataFrame:
     """Stage 3: a set A and a set B image (another seed; Fig. 3) of each usable item's
-    prompt, written atomically as ``out_dir/a/<item_id>.png`` and ``out_dir/b/...``.
+    prompt, written atomically as ``out_dir/a/<item_id>.png`` and ``out_dir/b/...``; each
+    item's two seeds come from its id and the study `seed` (item_seeds).
 
     `backend_spec` is an ``images`` params block (imagegen.backend): the offline renderer
     also yields ``alignment`` (true alignment of image A with the instruction) and
@@ -208,7 +202,7 @@ def generate_images(config: Mapping[str, Any], prompts_df: pd.DataFrame,
 
     generator = backend(backend_spec)  # bad configuration fails here, before any call
     cache_dir = Path(backend_spec.get("cache_dir") or DEFAULT_CACHE_DIR)
-    out_dir, seed = Path(out_dir), _study_seed(config)
+    out_dir = Path(out_dir)
     status = prompts_df["status"] if "status" in prompts_df else pd.Series(
         STATUS_OK, index=prompts_df.index)
     usable = prompts_df[status == STATUS_OK]

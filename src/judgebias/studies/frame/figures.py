@@ -5,9 +5,7 @@ null (ours). Bare matplotlib Figures written atomically, as in judgebias.report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -126,11 +124,11 @@ def _domain_groups(ax, domains: list[str]) -> None:
 # Gallery geometry (inches and points): each cell is one image above its judges' scores,
 # one line per judge, sized to the longest line so neighbouring cells never touch.
 SCORE_PT, LABEL_PT = 7.5, 8.5
-def gallery(config: Mapping[str, Any], items: pd.DataFrame, scores: pd.DataFrame,
-            best: pd.DataFrame, renders: pd.DataFrame) -> pd.DataFrame:
-    """Example items (frame.analysis.examples per domain, the first ids) with the original
-    and each manipulation at the analysis judge's best setting, and every judge's score."""
-    n = config["frame"]["analysis"]["examples"]
+def gallery(n: int, items: pd.DataFrame, scores: pd.DataFrame, best: pd.DataFrame,
+            renders: pd.DataFrame) -> pd.DataFrame:
+    """Example items (`n` per domain, frame.analysis.examples: the first ids) with the
+    original and each manipulation at the analysis judge's best setting, and every
+    judge's score."""
     chosen = items.sort_values("item_id").groupby("domain", sort=False).head(n)
     standard = scores[scores["prompt"] == "standard"]
     rows = []

@@ -1,9 +1,12 @@
-"""Checks of the `frame:` params block that its schema cannot express."""
+"""The `frame:` params block: the checks its schema cannot express, and the typed view
+its steps receive (judgebias.steps passes `FrameParams` to a step whose ``params``
+argument is annotated with it)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from judgebias.config import path_errors
 from judgebias.prompts import available_prompts, fields
@@ -15,6 +18,8 @@ from judgebias.studies.frame.recipes import (
     TONES,
     step,
 )
+from judgebias.studies.frame.traits import PAIRWISE_DEFAULTS
+from judgebias.study import simulated_models, study_models
 
 PROMPT_FIELDS = {"standard": {"Instruction"}, "bias_aware": {"Instruction"},
                  "bias_definition": {"Instruction", "Perturbation", "Definition"},
@@ -22,10 +27,166 @@ PROMPT_FIELDS = {"standard": {"Instruction"}, "bias_aware": {"Instruction"},
 SIM_NUMBERS = ("leniency", "slope", "opinion", "noise", "saturation", "off_target")
 SIM_BLOCKS = ("susceptibility", "prompts", "cot", "pairwise")
 # The traits of the blocks of numbers under ``sim.frame`` (judgebias.studies.frame.sim,
-# not imported here: validation runs at every job's start-up).
+# not imported here: validation runs at every job's start-up, and every step imports
+# this module).
 SIM_SUB_BLOCKS = {"prompts": ("bias_aware", "bias_definition", "cot"),
                   "cot": ("lift", "bounding_box"),
                   "pairwise": ("temperature", "tie", "position_bias")}
+
+
+@dataclass(frozen=True)
+class Annotators:
+    """``frame.dataset.synthetic.annotators``: the two simulated annotators' noise `sds`
+    and `bias`, or the imported human `scores` file instead."""
+
+    sds: tuple[float, float]
+    bias: tuple[float, float]
+    scores: str | None
+
+
+@dataclass(frozen=True)
+class Synthetic:
+    """``frame.dataset.synthetic`` (§4.1): `n_per_domain` items of each of `domains`,
+    k perturbed concepts drawn with `k_weights`, the `seed`, the instruction `writer`
+    (None: the offline template), the image backend `images` (a mapping: imagegen.backend
+    reads it whole) and the `annotators`."""
+
+    n_per_domain: int
+    domains: tuple[str, ...]
+    k_weights: tuple[float, ...]
+    seed: int
+    writer: str | None
+    images: Mapping[str, Any]
+    annotators: Annotators
+
+
+@dataclass(frozen=True)
+class FrameTable:
+    """``frame.dataset.table``: an imported FRAME-format table and its images' folder."""
+
+    path: str
+    image_root: str
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """``frame.dataset``: the benchmark built (`synthetic`) or imported (`table`); the
+    block `name` does not pick may be None."""
+
+    name: Literal["synthetic", "table"]
+    synthetic: Synthetic | None
+    table: FrameTable | None
+
+
+@dataclass(frozen=True)
+class Pairwise:
+    """``frame.pairwise`` (Fig. 3): the comparison `prompt` and the `manipulation` of set A."""
+
+    prompt: str
+    manipulation: str
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """``frame.analysis``: the permutation tests (`n_permutations`, `seed`), the FDR level
+    `alpha` and the gallery's `examples` per domain."""
+
+    n_permutations: int
+    seed: int
+    alpha: float
+    examples: int
+
+
+@dataclass(frozen=True)
+class FrameParams:
+    """What FRAME's steps read, resolved once from the validated params.
+
+    The data, render and analysis steps receive it instead of the params mapping; the
+    model jobs keep the mapping (the core's job runner reads the panel and the journal).
+
+    Attributes
+    ----------
+    models : tuple of str
+        The judges (``frame.models``).
+    analysis_judge : str
+        The judge of the follow-ups (mitigation, combinations, pairwise).
+    dataset : Dataset
+    manipulations : Mapping
+        Each manipulation's grid values, in the order params lists them.
+    beauty : Mapping
+        ``frame.beauty`` as validated: the render cache key hashes it whole and
+        manipulate.restorer reads it.
+    resize_back : bool
+        Padding resizes the image back to its original size.
+    render_cache : str
+        The folder of cached manipulated images.
+    prompts : Mapping
+        The prompt id of each scoring prompt (standard and the mitigation prompts).
+    mitigation : tuple of str
+        Table 5's prompts.
+    combinations : tuple of int
+        Table 6's combination sizes.
+    pairwise : Pairwise
+    presets : str
+        ``none`` or ``paper`` (the recipes of seed 004 Tables 9-10).
+    preset_judges : tuple of str
+        Whose paper recipes the presets take.
+    analysis : Analysis
+    simulated : frozenset of str
+        The judges the sim backend answers for (the figures mark them).
+    """
+
+    models: tuple[str, ...]
+    analysis_judge: str
+    dataset: Dataset
+    manipulations: Mapping[str, tuple[Any, ...]]
+    beauty: Mapping[str, Any]
+    resize_back: bool
+    render_cache: str
+    prompts: Mapping[str, str]
+    mitigation: tuple[Literal["bias_aware", "bias_definition", "cot"], ...]
+    combinations: tuple[int, ...]
+    pairwise: Pairwise
+    presets: Literal["none", "paper"]
+    preset_judges: tuple[str, ...]
+    analysis: Analysis
+    simulated: frozenset[str]
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> FrameParams:
+        """The view of validated `params` (the schema filled every default in)."""
+        block = params["frame"]
+        models = tuple(study_models(params, "frame"))
+        dataset, analysis = block["dataset"], block["analysis"]
+        synthetic, table = dataset.get("synthetic"), dataset.get("table")
+        return cls(
+            models=models, analysis_judge=block["analysis_judge"],
+            dataset=Dataset(
+                name=dataset["name"],
+                synthetic=_synthetic(synthetic) if synthetic is not None else None,
+                table=FrameTable(path=table["path"], image_root=table["image_root"])
+                if table is not None else None),
+            manipulations={name: tuple(values)
+                           for name, values in block["manipulations"].items()},
+            beauty=block["beauty"], resize_back=block["resize_back"],
+            render_cache=block["render_cache"], prompts=block["prompts"],
+            mitigation=tuple(block["mitigation"]), combinations=tuple(block["combinations"]),
+            pairwise=Pairwise(prompt=block["pairwise"]["prompt"],
+                              manipulation=block["pairwise"]["manipulation"]),
+            presets=block["presets"], preset_judges=tuple(block["preset_judges"]),
+            analysis=Analysis(**{key: analysis[key] for key in (
+                "n_permutations", "seed", "alpha", "examples")}),
+            simulated=frozenset(simulated_models(params, list(models))))
+
+
+def _synthetic(block: Mapping[str, Any]) -> Synthetic:
+    annotators = block["annotators"]
+    return Synthetic(
+        n_per_domain=block["n_per_domain"], domains=tuple(block["domains"]),
+        k_weights=tuple(block["k_weights"]), seed=block["seed"], writer=block["writer"],
+        images=block["images"],
+        annotators=Annotators(sds=tuple(annotators["sds"]), bias=tuple(annotators["bias"]),
+                              scores=annotators["scores"]))
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:
@@ -141,8 +302,6 @@ def warnings(params: Mapping[str, Any]) -> list[str]:
     where = f"panel.{key}.sim.frame"
     lines = []
     if "pairwise" not in block:
-        from judgebias.studies.frame.sim import PAIRWISE_DEFAULTS
-
         defaults = ", ".join(f"{name} {value:g}" for name, value in PAIRWISE_DEFAULTS.items())
         lines.append(f"{where}.pairwise: not given, so the analysis judge {key!r} answers "
                      f"the pairwise comparisons (Fig. 3) with the defaults ({defaults})")

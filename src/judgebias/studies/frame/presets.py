@@ -23,7 +23,7 @@ steps.presets_render and steps.presets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -90,13 +90,13 @@ def paper_judges() -> list[str]:
     return list(dict.fromkeys(paper_table()["preset_judge"]))
 
 
-def preset_recipes(frame: Mapping[str, Any]) -> pd.DataFrame:
-    """The recipes `frame.presets` and `frame.preset_judges` ask for, applicable cells only
-    (none when presets are off)."""
-    if not enabled(frame):
+def preset_recipes(presets: str, judges: Sequence[str]) -> pd.DataFrame:
+    """The recipes `presets` (``frame.presets``) and the paper judges `judges`
+    (``frame.preset_judges``) ask for, applicable cells only (none when presets are off)."""
+    if presets != PAPER:
         return paper_table().iloc[:0]
     table = paper_table()
-    chosen = table[table["preset_judge"].isin(frame["preset_judges"])]
+    chosen = table[table["preset_judge"].isin(judges)]
     usable = [applies(m, d) for m, d in zip(chosen["manipulation"], chosen["domain"],
                                             strict=True)]
     return chosen[np.array(usable, dtype=bool)].reset_index(drop=True)
@@ -112,7 +112,8 @@ def preset_jobs(items: pd.DataFrame, recipes: pd.DataFrame) -> pd.DataFrame:
 def expected_scores(frame: Mapping[str, Any], counts: Mapping[str, int]) -> int:
     """Preset images per judge, from the items per domain (`judgebias plan` before the
     renders exist; an upper bound where a render is unavailable)."""
-    distinct = preset_recipes(frame)[["domain", "recipe"]].drop_duplicates()
+    chosen = preset_recipes(frame["presets"], frame["preset_judges"])
+    distinct = chosen[["domain", "recipe"]].drop_duplicates()
     per_domain = distinct["domain"].value_counts()
     return int(sum(n * per_domain.get(domain, 0) for domain, n in counts.items()))
 

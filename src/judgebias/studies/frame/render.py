@@ -17,7 +17,7 @@ import itertools
 import json
 import logging
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,7 @@ from judgebias.studies.frame.recipes import applies, parse_recipe, recipe_id, st
 
 if TYPE_CHECKING:
     from judgebias.studies.frame.manipulate import Box
+    from judgebias.studies.frame.params import FrameParams
 
 log = logging.getLogger(__name__)
 
@@ -37,27 +38,21 @@ STATUS_OK = "ok"
 STATUS_UNAVAILABLE = "unavailable"
 
 
-def grid_recipes(config: Mapping[str, Any], manipulation: str) -> list[str]:
-    """The recipe ids of one manipulation's grid, in the order params lists them."""
-    return [step(manipulation, value).id for value in config["frame"]["manipulations"][
-        manipulation]]
-
-
-def grid_jobs(config: Mapping[str, Any], items: pd.DataFrame, manipulation: str
-              ) -> pd.DataFrame:
-    """(item_id, recipe) for every item of a domain the manipulation applies to."""
-    recipes = grid_recipes(config, manipulation)
+def grid_jobs(items: pd.DataFrame, manipulation: str, values: Sequence[Any]) -> pd.DataFrame:
+    """(item_id, recipe) for every item of a domain the manipulation applies to and every
+    grid value of it (`values`, in the order params lists them)."""
+    recipes = [step(manipulation, value).id for value in values]
     rows = [(item, recipe) for item, domain in zip(items["item_id"], items["domain"],
                                                    strict=True)
             if applies(manipulation, domain) for recipe in recipes]
     return pd.DataFrame(rows, columns=["item_id", "recipe"])
 
 
-def combination_jobs(config: Mapping[str, Any], items: pd.DataFrame,
-                     best: pd.DataFrame) -> pd.DataFrame:
-    """Tables 6 and 11: every pair and triple (frame.combinations) of the analysis judge's
-    best single recipes of each domain, for every item of that domain."""
-    sizes = config["frame"]["combinations"]
+def combination_jobs(items: pd.DataFrame, best: pd.DataFrame, sizes: Sequence[int]
+                     ) -> pd.DataFrame:
+    """Tables 6 and 11: every combination of each size of `sizes` (frame.combinations:
+    pairs, triples) of the analysis judge's best single recipes of each domain, for every
+    item of that domain."""
     rows = []
     for domain, chosen in best.groupby("domain", sort=False):
         steps = [step for recipe in chosen["recipe"] for step in parse_recipe(recipe)]
@@ -76,10 +71,9 @@ def _code_version() -> str:
     return hashlib.sha256(Path(manipulate.__file__).read_bytes()).hexdigest()[:16]
 
 
-def _restorer(config: Mapping[str, Any], name: str) -> Any:
+def _restorer(beauty: Mapping[str, Any], name: str) -> Any:
     from judgebias.studies.frame.manipulate import restorer
 
-    beauty = config["frame"]["beauty"]
     if name == "gfpgan":
         return restorer(name, weights=beauty["weights"], face_models=beauty["face_models"],
                         upscale=beauty["upscale"], device=beauty["device"])
@@ -92,10 +86,10 @@ def render_key(image_bytes: bytes, recipe: str, context: Mapping[str, Any]) -> s
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
-           out_dir: Path) -> pd.DataFrame:
-    """Draw (or copy from the cache) every (item, recipe) of `jobs` into
-    ``out_dir/<recipe>/<item_id>.png``; one RENDERS row each.
+def render(frame: FrameParams, items: pd.DataFrame, jobs: pd.DataFrame, out_dir: Path
+           ) -> pd.DataFrame:
+    """Draw (or copy from the cache ``frame.render_cache``) every (item, recipe) of `jobs`
+    into ``out_dir/<recipe>/<item_id>.png``; one RENDERS row each.
 
     A beauty-filter recipe whose face-restoration model cannot be loaded (GFPGAN without
     its package or weights) gets status "unavailable" with the message that says what to
@@ -104,8 +98,7 @@ def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
     from judgebias.studies.frame import manipulate
     from judgebias.studies.frame.concepts import keyword
 
-    frame = config["frame"]
-    cache_dir = Path(frame["render_cache"])
+    cache_dir = Path(frame.render_cache)
     out_dir.mkdir(parents=True, exist_ok=True)  # the rule's output, even with no image to draw
     by_id = items.set_index("item_id")
     restorers: dict[str | None, Any] = {}  # by beauty filter (None: the recipe has none)
@@ -119,7 +112,7 @@ def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
         beauty = next((s.setting for s in steps if s.manipulation == "beauty_filter"), None)
         if beauty is not None and beauty not in restorers:
             try:
-                restorers[beauty] = _restorer(config, beauty)
+                restorers[beauty] = _restorer(frame.beauty, beauty)
             except manipulate.BeautyFilterUnavailable as exc:
                 restorers[beauty] = exc
         if isinstance(restorers.get(beauty), Exception):
@@ -133,8 +126,8 @@ def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
             continue
         context = {"instruction": item["instruction"],
                    "keyword": keyword(item["domain"], concepts), "boxes": boxes,
-                   "resize_back": frame["resize_back"],
-                   "beauty": frame["beauty"] if beauty == "gfpgan" else None}
+                   "resize_back": frame.resize_back,
+                   "beauty": frame.beauty if beauty == "gfpgan" else None}
         if item_id not in sources:
             sources[item_id] = Path(item["image"]).read_bytes()
         key = render_key(sources[item_id], recipe, context)
@@ -145,7 +138,7 @@ def render(config: Mapping[str, Any], items: pd.DataFrame, jobs: pd.DataFrame,
             manipulated = manipulate.apply(
                 picture[1], steps,
                 manipulate.ItemContext(context["instruction"], context["keyword"], boxes,
-                                       restorers.get(beauty), frame["resize_back"]))
+                                       restorers.get(beauty), frame.resize_back))
             write_bytes(_png(manipulated), cached)
             drawn += 1
         else:

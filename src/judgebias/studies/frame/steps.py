@@ -5,6 +5,7 @@ files its rule names, calls the study's functions and writes the files its rule 
 A step imports what only it uses inside its body, so its rule's code dependencies
 (derived from those imports) stay its own. The benchmark is judgebias.studies.frame.data,
 the model jobs .jobs, the renders .render, the statistics .measures, the figures .figures.
+Every step also depends on .params (the typed view `FrameParams`) and what it imports.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from judgebias.studies.frame.params import FrameParams, Synthetic
 from judgebias.studies.frame.tables import ITEMS, RENDERS, SCORES, read_renders
 
 if TYPE_CHECKING:
@@ -22,14 +24,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def concepts(params: Mapping[str, Any], *, concepts: Path) -> None:
+def concepts(params: FrameParams, *, concepts: Path) -> None:
     """§4.1 stage 1: sample and perturb Table 8 concepts (data.draw_concepts)."""
     from judgebias.artifacts import write_frame
     from judgebias.studies.frame.data import draw_concepts
 
-    block = params["frame"]["dataset"]["synthetic"]
-    write_frame(draw_concepts(block["n_per_domain"], block["domains"], block["k_weights"],
-                              block["seed"]), concepts)
+    block = _synthetic(params)
+    write_frame(draw_concepts(block.n_per_domain, block.k_weights, seed=block.seed,
+                              domains=block.domains), concepts)
+
+
+def _synthetic(params: FrameParams) -> Synthetic:
+    """The synthetic benchmark's block (the rules that build it run only when it is named)."""
+    assert params.dataset.synthetic is not None, "frame.dataset.synthetic is not given"
+    return params.dataset.synthetic
 
 
 def instructions(params: Mapping[str, Any], *, concepts: Path, instructions: Path) -> None:
@@ -44,20 +52,20 @@ def instructions(params: Mapping[str, Any], *, concepts: Path, instructions: Pat
     write_frame(write_instructions(params, pd.read_parquet(concepts), writer), instructions)
 
 
-def images(params: Mapping[str, Any], *, instructions: Path, generated: Path,
-           images: Path) -> None:
+def images(params: FrameParams, *, instructions: Path, generated: Path, images: Path
+           ) -> None:
     """§4.1 stage 3: set A and set B images of every usable item (data.generate_images)."""
     import pandas as pd
 
     from judgebias.artifacts import write_frame
     from judgebias.studies.frame.data import generate_images
 
-    spec = params["frame"]["dataset"]["synthetic"]["images"]
-    write_frame(generate_images(params, pd.read_parquet(instructions), images, spec),
-                generated)
+    block = _synthetic(params)
+    write_frame(generate_images(pd.read_parquet(instructions), images, block.images,
+                                block.seed), generated)
 
 
-def items(params: Mapping[str, Any], *, generated: Path | None = None, benchmark: Path,
+def items(params: FrameParams, *, generated: Path | None = None, benchmark: Path,
           summary: Path) -> None:
     """The item table: the constructed benchmark (`generated`) with simulated annotators,
     or the imported FRAME table (``frame.dataset.table``)."""
@@ -67,28 +75,29 @@ def items(params: Mapping[str, Any], *, generated: Path | None = None, benchmark
     from judgebias.config import input_errors
     from judgebias.studies.frame.data import attach_humans, read_frame_table
 
-    dataset = params["frame"]["dataset"]
-    if dataset["name"] == "table":
+    imported = params.dataset.table
+    if params.dataset.name == "table":
+        assert imported is not None, "frame.dataset.table is not given"
         with input_errors("frame.dataset.table"):
-            table = read_frame_table(dataset["table"]["path"], dataset["table"]["image_root"])
-        description = f"FRAME table {dataset['table']['path']}"
+            table = read_frame_table(imported.path, imported.image_root)
+        description = f"FRAME table {imported.path}"
     else:
-        block = dataset["synthetic"]
-        annotators = block["annotators"]
+        block = _synthetic(params)
+        annotators = block.annotators
         with input_errors("frame.dataset.synthetic.annotators.scores"):
-            table = attach_humans(pd.read_parquet(generated), sds=annotators["sds"],
-                                  bias=annotators["bias"], seed=block["seed"],
-                                  scores=annotators["scores"])
-        description = (f"synthetic FRAME benchmark: {block['n_per_domain']} items per domain, "
-                       f"images by the {block['images']['backend']} renderer, "
-                       + ("imported human scores" if annotators["scores"]
+            table = attach_humans(pd.read_parquet(generated), sds=annotators.sds,
+                                  bias=annotators.bias, seed=block.seed,
+                                  scores=annotators.scores)
+        description = (f"synthetic FRAME benchmark: {block.n_per_domain} items per domain, "
+                       f"images by the {block.images['backend']} renderer, "
+                       + ("imported human scores" if annotators.scores
                           else "two simulated annotators"))
     write_table(table, benchmark, ITEMS)
     write_json({"description": description, "items": len(table),
                 "per_domain": table["domain"].value_counts().to_dict()}, summary)
 
 
-def render_grid(params: Mapping[str, Any], *, manipulation: str, benchmark: Path,
+def render_grid(params: FrameParams, *, manipulation: str, benchmark: Path,
                 table: Path, images: Path) -> None:
     """One manipulation's whole grid for every item of the domains it applies to (cached
     per image: render.render)."""
@@ -96,8 +105,8 @@ def render_grid(params: Mapping[str, Any], *, manipulation: str, benchmark: Path
     from judgebias.studies.frame.render import grid_jobs, render
 
     shown = read_table(benchmark, ITEMS)
-    write_table(render(params, shown, grid_jobs(params, shown, manipulation), images),
-                table, RENDERS)
+    jobs = grid_jobs(shown, manipulation, params.manipulations[manipulation])
+    write_table(render(params, shown, jobs, images), table, RENDERS)
 
 
 def _score(params: Mapping[str, Any], judge: str, benchmark: Path, renders: Path | None,
@@ -138,7 +147,7 @@ def read_scores(paths: Sequence[Path]) -> pd.DataFrame:
     return scores
 
 
-def recipes(params: Mapping[str, Any], *, frame_judge: str, scores: Sequence[Path],
+def recipes(params: FrameParams, *, frame_judge: str, scores: Sequence[Path],
             recipes: Path) -> None:
     """Seed 004 Tables 9-10: the judge's in-sample best setting per (domain, manipulation),
     as the paper picks it (the recipe its follow-ups use)."""
@@ -152,7 +161,7 @@ def recipes(params: Mapping[str, Any], *, frame_judge: str, scores: Sequence[Pat
     write_frame(best, recipes)
 
 
-def combine(params: Mapping[str, Any], *, benchmark: Path, recipes: Path, table: Path,
+def combine(params: FrameParams, *, benchmark: Path, recipes: Path, table: Path,
             images: Path) -> None:
     """Render pairs and triples of the analysis judge's best recipes (Tables 6 and 11)."""
     import pandas as pd
@@ -162,8 +171,8 @@ def combine(params: Mapping[str, Any], *, benchmark: Path, recipes: Path, table:
 
     shown = read_table(benchmark, ITEMS)
     best = pd.read_parquet(recipes)
-    write_table(render(params, shown, combination_jobs(params, shown, best), images),
-                table, RENDERS)
+    jobs = combination_jobs(shown, best, params.combinations)
+    write_table(render(params, shown, jobs, images), table, RENDERS)
 
 
 def mitigation(params: Mapping[str, Any], *, benchmark: Path, recipes: Path,
@@ -198,7 +207,7 @@ def pairwise(params: Mapping[str, Any], *, benchmark: Path, recipes: Path, rende
                 PAIRWISE)
 
 
-def presets_render(params: Mapping[str, Any], *, benchmark: Path, table: Path,
+def presets_render(params: FrameParams, *, benchmark: Path, table: Path,
                    images: Path) -> None:
     """Draw (or copy from the render cache: a preset that is also a grid value costs a
     copy) every item's preset recipes (frame.presets: paper, seed 004 Tables 9-10)."""
@@ -207,11 +216,11 @@ def presets_render(params: Mapping[str, Any], *, benchmark: Path, table: Path,
     from judgebias.studies.frame.render import render
 
     shown = read_table(benchmark, ITEMS)
-    jobs = preset_jobs(shown, preset_recipes(params["frame"]))
+    jobs = preset_jobs(shown, preset_recipes(params.presets, params.preset_judges))
     write_table(render(params, shown, jobs, images), table, RENDERS)
 
 
-def presets(params: Mapping[str, Any], *, scores: Sequence[Path], table: Path) -> None:
+def presets(params: FrameParams, *, scores: Sequence[Path], table: Path) -> None:
     """Every panel judge at the paper's recipes: paired intervals and exact tests, no
     selection (measures.presets)."""
     import pandas as pd
@@ -220,19 +229,18 @@ def presets(params: Mapping[str, Any], *, scores: Sequence[Path], table: Path) -
     from judgebias.studies.frame.measures.presets import preset_effects
     from judgebias.studies.frame.presets import preset_recipes
 
-    frame = params["frame"]
     read = read_scores(scores)
-    chosen = preset_recipes(frame)
-    options = frame["analysis"]
-    effects = pd.concat([preset_effects(read, judge, chosen, options["n_permutations"],
-                                        options["seed"]) for judge in frame["models"]],
+    chosen = preset_recipes(params.presets, params.preset_judges)
+    options = params.analysis
+    effects = pd.concat([preset_effects(read, judge, chosen, options.n_permutations,
+                                        options.seed) for judge in params.models],
                         ignore_index=True)
     write_frame(effects, table)
     log.info("%d preset cells, %d with q < %g", len(effects),
-             int((effects["q_value"] < options["alpha"]).sum()), options["alpha"])
+             int((effects["q_value"] < options.alpha).sum()), options.alpha)
 
 
-def analysis(params: Mapping[str, Any], *, benchmark: Path, scores: Sequence[Path],
+def analysis(params: FrameParams, *, benchmark: Path, scores: Sequence[Path],
              recipes: Sequence[Path], mitigation: Path, combinations: Path, pairwise: Path,
              renders: Sequence[Path], metrics: Path, tables: Sequence[Path],
              figures: Sequence[Path]) -> None:
@@ -248,11 +256,9 @@ def analysis(params: Mapping[str, Any], *, benchmark: Path, scores: Sequence[Pat
     from judgebias.studies.frame.measures import effects, humans, summary
     from judgebias.studies.frame.measures import pairwise as pairs
     from judgebias.studies.frame.tables import PAIRWISE
-    from judgebias.study import simulated_models
 
-    frame = params["frame"]
-    judges, analyst = frame["models"], frame["analysis_judge"]
-    options = frame["analysis"]
+    judges, analyst = list(params.models), params.analysis_judge
+    options = params.analysis
     table_paths = {Path(p).stem: Path(p) for p in tables}
     figure_paths = {Path(p).stem: Path(p) for p in figures}
     items = read_table(benchmark, ITEMS)
@@ -264,7 +270,7 @@ def analysis(params: Mapping[str, Any], *, benchmark: Path, scores: Sequence[Pat
 
     in_sample = summary.per_judge(effects.in_sample_table, judges, scored)
     cross = summary.per_judge(effects.cross_fitted_table, judges, scored,
-                              n_permutations=options["n_permutations"], seed=options["seed"])
+                              n_permutations=options.n_permutations, seed=options.seed)
     success = summary.attack_success(in_sample, cross)
     analyst_best = best[best["judge"] == analyst]
     everything = pd.concat([scored, follow], ignore_index=True)
@@ -288,11 +294,12 @@ def analysis(params: Mapping[str, Any], *, benchmark: Path, scores: Sequence[Pat
     }
     for name, table in results.items():
         write_frame(table.reset_index(drop=True), table_paths[name])
-    simulated = simulated_models(params, judges)
+    simulated = set(params.simulated)
     draw.fig2(success, simulated, figure_paths["fig2"])
     draw.fig3(results["win_rates"], analyst, simulated, figure_paths["fig3"])
     draw.null_figure(cross, simulated, figure_paths["null"])
-    draw.examples(draw.gallery(params, items, scored, analyst_best, rendered), simulated,
-                  figure_paths["examples"])
+    draw.examples(draw.gallery(options.examples, items, scored, analyst_best, rendered),
+                  simulated, figure_paths["examples"])
     failed = failed_calls(pd.concat([scored, follow, verdicts], ignore_index=True), "judge")
-    write_json(summary.metrics(params, items, results) | {"failed_calls": failed}, metrics)
+    write_json(summary.metrics(items, results, judges, options.alpha)
+               | {"failed_calls": failed}, metrics)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -46,10 +46,10 @@ def attack_success(in_sample: pd.DataFrame, cross: pd.DataFrame) -> pd.DataFrame
         ignore_index=True)
 
 
-def metrics(config: Mapping[str, Any], items: pd.DataFrame,
-            tables: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
-    """DVC metrics: per judge, attack success (both readings) and its chance level, the
-    cells whose inflation is significant after Benjamini-Hochberg FDR at alpha (the
+def metrics(items: pd.DataFrame, tables: Mapping[str, pd.DataFrame], judges: Sequence[str],
+            alpha: float) -> dict[str, Any]:
+    """DVC metrics: per judge of `judges`, attack success (both readings) and its chance
+    level, the cells whose inflation is significant after Benjamini-Hochberg FDR at `alpha` (the
     permutation test of the max over the grid), the correlation with the humans; item
     counts per domain."""
     success = tables["attack_success"].set_index(["judge", "reading"])
@@ -57,7 +57,7 @@ def metrics(config: Mapping[str, Any], items: pd.DataFrame,
     correlation = tables["human_correlation"].set_index("judge")
     out: dict[str, Any] = {"items": {d: int((items["domain"] == d).sum()) for d in DOMAINS
                                      if (items["domain"] == d).any()}, "judges": {}}
-    for judge in config["frame"]["models"]:
+    for judge in judges:
         mine = cross[cross["judge"] == judge]
         out["judges"][judge] = {
             "attack_success_in_sample": _number(success, (judge, "in_sample"),
@@ -67,7 +67,7 @@ def metrics(config: Mapping[str, Any], items: pd.DataFrame,
                                                    "success_rate"),
             "chance_cross_fitted": _number(success, (judge, "cross_fitted"), "chance_rate"),
             "cells_significant": int((mine["in_sample_q"]
-                                      < config["frame"]["analysis"]["alpha"]).sum()),
+                                      < alpha).sum()),
             "pearson_with_humans": _number(correlation, judge, "pearson"),
         }
     return json.loads(json.dumps(out))
