@@ -21,16 +21,12 @@ run: setup
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES)
 	@echo "report: results/report.html   metrics: results/philautia/*/metrics.json"
 
-# One test (or group of tests sharing a module fixture) at a time per worker, in the order
-# tests/conftest.py sets (the long ones first).
-DIST := --dist loadgroup --no-loadscope-reorder
-
 # Set up and run the whole test suite (slow end-to-end tests included), the linter and
 # the type checker.
 test: setup
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(CORES) $(DIST) -q --durations=40
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(CORES) -q --durations=25
 
 # The linter and the fast tests only: no end-to-end pipeline run, no Slurm cluster, DVC
 # remote, browser, vLLM environment or GPU (the markers in pyproject.toml). About 4 minutes
@@ -38,7 +34,7 @@ test: setup
 FAST := not slow and not slurm and not remote and not browser and not vllm_cpu and not gpu
 test-fast: setup
 	$(BIN)/ruff check src tests benchmarks
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(CORES) $(DIST) -q -m "$(FAST)" --durations=10
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(CORES) -q -m "$(FAST)" --durations=10
 
 # The same pipeline through DVC's front door; Snakemake's records follow (nothing left to do).
 dvc-repro: setup

@@ -3,10 +3,6 @@
 Tests live in one folder per study (philautia, pomms, mmb, frame, birch) and core/ (the
 core and what spans studies); what they share is in helpers/ (a project running only
 some studies: `helpers.project.study_params` and `make_project`).
-
-`make test` runs them under pytest-xdist's ``--dist loadgroup --no-loadscope-reorder``,
-one test (or group) at a time per worker, in the order `pytest_collection_modifyitems`
-below sets: the long tests first, so that the short ones fill in at the end.
 """
 
 from __future__ import annotations
@@ -17,32 +13,6 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers.project import REPO
-
-# Markers of the long tests (pyproject.toml): end-to-end runs and the services.
-LONG = ("slow", "slurm", "remote", "browser", "vllm_cpu", "gpu")
-
-
-def _shares_module_fixture(item: pytest.Item) -> bool:
-    """Whether the test uses a fixture set up once per module (a pipeline run, usually)."""
-    info = getattr(item, "_fixtureinfo", None)
-    return info is not None and any(
-        defs[-1].scope in ("module", "package") for defs in info.name2fixturedefs.values())
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Keep a module's tests on one worker when they share a module fixture (else each
-    worker that runs one of them builds it again: a whole pipeline), and start the long
-    tests first (longest-first scheduling: two workers finish close together)."""
-    for item in items:
-        if _shares_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-
-    def order(item: pytest.Item) -> tuple[bool, bool]:
-        long = any(item.get_closest_marker(name) for name in LONG)
-        return not long, not _shares_module_fixture(item)
-
-    items.sort(key=order)
 
 
 @pytest.fixture(scope="session")
