@@ -4,6 +4,7 @@
 # combinations, pairwise); then the tables as pure computation.
 from judgebias.studies.frame import tables as frame
 from judgebias.studies.frame import presets as frame_presets
+from judgebias.study import ReportInputs
 
 FRAME = PARAMS["frame"]
 FRAME_JUDGES = FRAME["models"]
@@ -305,5 +306,7 @@ if FRAME_PRESETS:
 
 
 TARGETS.append(f"{frame.RESULTS}/metrics.json")
-REPORT_INPUTS["frame"] = frame.report_inputs(PARAMS, frame.RESULTS)
-REPORT_INPUTS["frame"].results.extend(frame_presets.report_inputs(PARAMS, frame.RESULTS))
+_FRAME_REPORT = frame.report_inputs(PARAMS, frame.RESULTS)
+REPORT_INPUTS["frame"] = ReportInputs(
+    [*_FRAME_REPORT.results, *frame_presets.report_inputs(PARAMS, frame.RESULTS)],
+    _FRAME_REPORT.data)

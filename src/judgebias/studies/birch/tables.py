@@ -143,11 +143,11 @@ def report_inputs(config: Mapping[str, Any]) -> ReportInputs:
     """Every file the report section (report.py) reads, which the report rule declares:
     every dataset's metrics, tables and figures, and its data summary by name
     (``summary.<dataset>``)."""
-    inputs = ReportInputs([])
-    for name in config["birch"]["datasets"]:
-        inputs.results.extend([metrics_path(name), *(table_path(name, t) for t in TABLES),
-                               *(figure_path(name, f) for f in FIGURES),
-                               *(table_path(name, t) for t in SUPPLEMENT_TABLES),
-                               figure_path(name, SUPPLEMENT_FIGURE)])
-        inputs.data[f"summary.{name}"] = summary_path(name)
-    return inputs
+    names = list(config["birch"]["datasets"])
+    return ReportInputs(
+        [path for name in names
+         for path in [metrics_path(name), *(table_path(name, t) for t in TABLES),
+                      *(figure_path(name, f) for f in FIGURES),
+                      *(table_path(name, t) for t in SUPPLEMENT_TABLES),
+                      figure_path(name, SUPPLEMENT_FIGURE)]],
+        {f"summary.{name}": summary_path(name) for name in names})

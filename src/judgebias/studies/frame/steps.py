@@ -36,7 +36,8 @@ def concepts(params: FrameParams, *, concepts: Path) -> None:
 
 def _synthetic(params: FrameParams) -> Synthetic:
     """The synthetic benchmark's block (the rules that build it run only when it is named)."""
-    assert params.dataset.synthetic is not None, "frame.dataset.synthetic is not given"
+    if params.dataset.synthetic is None:
+        raise ValueError("frame.dataset.synthetic: required to build the synthetic benchmark")
     return params.dataset.synthetic
 
 
