@@ -1,0 +1,221 @@
+"""Benchmark: the default pipeline's wall time, where its job-seconds go, and its critical path.
+
+    .venv/bin/python benchmarks/default_run.py [--cores 2] [--clone DIR]
+        [--studies philautia ...] [--images N] [--models N] [--keep DIR]
+        [--log SNAKEMAKE_LOG]
+
+Issue 24's first figure: `make run` (every study, default params.yaml) on 2 cores. Three
+modes:
+
+- ``--clone DIR``: what a newcomer does. ``git clone`` of this repository's HEAD into DIR
+  (which must not exist), then ``make setup`` (a new virtualenv from PyPI; the pip cache
+  is whatever the machine has) and ``make run CORES=N``, each timed.
+- default: the working tree's workflow (Snakefile, workflow/, src/) in a temporary
+  project with params.yaml, run by this virtualenv's ``snakemake --cores N`` (no set-up).
+  ``--studies`` keeps only those studies, ``--images`` and ``--models`` set philautia's
+  synthetic image count and keep its first models (the CI smoke run, tests/core/
+  test_benchmarks.py: philautia alone, 3 models, 6 images).
+- ``--log FILE``: only read a Snakemake log that exists (e.g. ``.snakemake/log/*.log``
+  of your own ``make run``).
+
+From the log (every job's start and finish time, input and output files) it prints
+Markdown: the wall time, the job-seconds per rule, how busy the cores were (job-seconds
+/ (wall x cores)), and the critical path: the chain of jobs, each waiting for the one
+before it (an input of one is an output of the other), with the largest sum of
+durations. No schedule on any number of cores finishes before it. The log has whole
+seconds, so a job shows 0 to 1 s more or less than it took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+STUDIES = ("philautia", "pomms", "mmb", "frame", "birch")
+STAMP = re.compile(r"^\[(\w{3} \w{3}\s+\d+ \d\d:\d\d:\d\d \d{4})\]$")
+
+
+@dataclass
+class Job:
+    rule: str
+    start: datetime
+    end: datetime | None = None
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+
+    @property
+    def seconds(self) -> float:
+        assert self.end is not None
+        return (self.end - self.start).total_seconds()
+
+
+def parse_log(text: str) -> dict[int, Job]:
+    """Every finished job of a Snakemake log: its rule, start, end, inputs and outputs."""
+    jobs: dict[int, Job] = {}
+    now: datetime | None = None
+    rule: str | None = None
+    files: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if stamp := STAMP.match(line.strip()):
+            now = datetime.strptime(stamp.group(1), "%a %b %d %H:%M:%S %Y")
+        elif match := re.match(r"^(?:local)?rule (\w+):$", line):
+            rule, files = match.group(1), {}
+        elif rule and (match := re.match(r"^\s+(input|output): (.*)$", line)):
+            files[match.group(1)] = match.group(2).split(", ")
+        elif rule and now and (match := re.match(r"^\s+jobid: (\d+)$", line)):
+            jobs[int(match.group(1))] = Job(rule, now, inputs=files.get("input", []),
+                                            outputs=files.get("output", []))
+            rule = None
+        elif (now and (match := re.match(r"^Finished job(?:id:)? (\d+)", line))
+              and (found := jobs.get(int(match.group(1)))) is not None):
+            found.end = now
+    return {jobid: job for jobid, job in jobs.items() if job.end is not None}
+
+
+def critical_path(jobs: dict[int, Job]) -> tuple[float, list[int]]:
+    """The chain of dependent jobs with the largest summed duration, and its length.
+
+    A job depends on another when one of its inputs is one of the other's outputs (or
+    lies inside an output folder). Jobs in start order are a topological order: a job
+    starts only after every job it depends on has finished.
+    """
+    producer: dict[str, int] = {}
+    for jobid, job in jobs.items():
+        for path in job.outputs:
+            producer[path.rstrip("/")] = jobid
+    longest: dict[int, tuple[float, int | None]] = {}
+    for jobid in sorted(jobs, key=lambda j: (jobs[j].start, j)):
+        best: tuple[float, int | None] = (0.0, None)
+        for path in jobs[jobid].inputs:
+            parts = Path(path).parts
+            for depth in range(len(parts), 0, -1):  # the file, or a folder containing it
+                upstream = producer.get(str(Path(*parts[:depth])))
+                if upstream is not None and upstream in longest:
+                    best = max(best, (longest[upstream][0], upstream), key=lambda b: b[0])
+                    break
+        longest[jobid] = (best[0] + jobs[jobid].seconds, best[1])
+    if not longest:
+        return 0.0, []
+    end = max(longest, key=lambda j: longest[j][0])
+    chain: list[int] = []
+    cursor: int | None = end
+    while cursor is not None:
+        chain.append(cursor)
+        cursor = longest[cursor][1]
+    return longest[end][0], chain[::-1]
+
+
+def report(jobs: dict[int, Job], cores: int, timings: dict[str, float]) -> str:
+    """The Markdown this benchmark prints."""
+    wall = (max(j.end for j in jobs.values() if j.end) - min(j.start for j in jobs.values())
+            ).total_seconds()
+    per_rule: dict[str, list[float]] = defaultdict(list)
+    for job in jobs.values():
+        per_rule[job.rule].append(job.seconds)
+    total = sum(sum(v) for v in per_rule.values())
+    length, chain = critical_path(jobs)
+    lines = [f"| {name} | {seconds:.1f} s |" for name, seconds in timings.items()]
+    lines = ["| measure | value |", "|---|---|", *lines,
+             f"| jobs | {len(jobs)} |",
+             f"| pipeline wall (first job start to last job end) | {wall:.0f} s |",
+             f"| job-seconds | {total:.0f} s |",
+             f"| cores busy (job-s / (wall x {cores})) | {total / max(wall * cores, 1):.0%} |",
+             f"| critical path | {length:.0f} s, {len(chain)} jobs |", "",
+             "| rule | jobs | job-seconds | per job | share |", "|---|---|---|---|---|"]
+    for rule, seconds in sorted(per_rule.items(), key=lambda item: -sum(item[1])):
+        lines.append(f"| {rule} | {len(seconds)} | {sum(seconds):.0f} | "
+                     f"{sum(seconds) / len(seconds):.1f} s | {sum(seconds) / total:.0%} |")
+    lines += ["", "critical path: " + " -> ".join(
+        f"{jobs[j].rule} ({jobs[j].seconds:.0f} s)" for j in chain)]
+    return "\n".join(lines)
+
+
+def timed(cmd: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+    return time.perf_counter() - start
+
+
+def newest_log(project: Path) -> Path:
+    return max((project / ".snakemake" / "log").glob("*.snakemake.log"),
+               key=lambda p: p.stat().st_mtime)
+
+
+def fresh_clone(dest: Path, cores: int) -> tuple[Path, dict[str, float]]:
+    """`git clone`, `make setup`, `make run`: the README's first command, timed in two."""
+    subprocess.run(["git", "clone", "-q", str(REPO), str(dest)], check=True)
+    timings = {"make setup (fresh virtualenv)": timed(["make", "setup"], dest),
+               "make run (validate + pipeline)": timed(["make", "run", f"CORES={cores}"], dest)}
+    return newest_log(dest), timings
+
+
+def copied_project(dest: Path, studies: list[str], images: int | None, models: int | None,
+                   cores: int) -> tuple[Path, dict[str, float]]:
+    """The working tree's workflow with (a subset of) the default params, run here."""
+    for name in ("Snakefile", "workflow", "src", ".gitignore"):
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            shutil.copy(source, dest / name)
+    params = copy.deepcopy(yaml.safe_load((REPO / "params.yaml").read_text()))
+    for study in set(STUDIES) - set(studies):
+        params.pop(study, None)
+    if images is not None:
+        params["philautia"]["dataset"]["synthetic"]["n_images"] = images
+    if models is not None:
+        params["philautia"]["models"] = params["philautia"]["models"][:models]
+    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    command = [str(BIN / "snakemake"), "--cores", str(cores)]
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=dest, capture_output=True, text=True,
+                          env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"})
+    if done.returncode != 0:
+        raise SystemExit(f"snakemake failed:\n{done.stderr[-3000:]}")
+    return newest_log(dest), {"snakemake --cores N": time.perf_counter() - start}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--clone", type=Path, default=None)
+    parser.add_argument("--studies", nargs="+", choices=STUDIES, default=list(STUDIES))
+    parser.add_argument("--images", type=int, default=None)
+    parser.add_argument("--models", type=int, default=None)
+    parser.add_argument("--keep", type=Path, default=None)
+    parser.add_argument("--log", type=Path, default=None)
+    args = parser.parse_args()
+    timings: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.log:
+            log = args.log
+        elif args.clone:
+            log, timings = fresh_clone(args.clone, args.cores)
+        else:
+            project = args.keep or Path(tmp) / "project"
+            project.mkdir(parents=True)
+            log, timings = copied_project(project, args.studies, args.images, args.models,
+                                          args.cores)
+        print(report(parse_log(log.read_text()), args.cores, timings))
+
+
+if __name__ == "__main__":
+    main()
