@@ -1,7 +1,7 @@
 """Benchmark: the default pipeline's wall time, where its job-seconds go, and its critical path.
 
     .venv/bin/python benchmarks/default_run.py [--cores 2] [--clone DIR]
-        [--studies philautia ...] [--images N] [--models N] [--keep DIR]
+        [--studies philautia ...] [--images N] [--models N] [--until RULE] [--keep DIR]
         [--log SNAKEMAKE_LOG]
 
 Issue 24's first figure: `make run` (every study, default params.yaml) on 2 cores. Three
@@ -13,8 +13,9 @@ modes:
 - default: the working tree's workflow (Snakefile, workflow/, src/) in a temporary
   project with params.yaml, run by this virtualenv's ``snakemake --cores N`` (no set-up).
   ``--studies`` keeps only those studies, ``--images`` and ``--models`` set philautia's
-  synthetic image count and keep its first models (the CI smoke run, tests/core/
-  test_benchmarks.py: philautia alone, 3 models, 6 images).
+  synthetic image count and keep its first models, ``--until`` stops after a rule's jobs
+  (Snakemake's ``--until``; the CI smoke run, tests/core/test_benchmarks.py: philautia
+  alone, 3 models, 6 images, until its captions).
 - ``--log FILE``: only read a Snakemake log that exists (e.g. ``.snakemake/log/*.log``
   of your own ``make run``).
 
@@ -166,8 +167,7 @@ def fresh_clone(dest: Path, cores: int) -> tuple[Path, dict[str, float]]:
     return newest_log(dest), timings
 
 
-def copied_project(dest: Path, studies: list[str], images: int | None, models: int | None,
-                   cores: int) -> tuple[Path, dict[str, float]]:
+def copied_project(dest: Path, args: argparse.Namespace) -> tuple[Path, dict[str, float]]:
     """The working tree's workflow with (a subset of) the default params, run here."""
     for name in ("Snakefile", "workflow", "src", ".gitignore"):
         source = REPO / name
@@ -177,14 +177,15 @@ def copied_project(dest: Path, studies: list[str], images: int | None, models: i
         else:
             shutil.copy(source, dest / name)
     params = copy.deepcopy(yaml.safe_load((REPO / "params.yaml").read_text()))
-    for study in set(STUDIES) - set(studies):
+    for study in set(STUDIES) - set(args.studies):
         params.pop(study, None)
-    if images is not None:
-        params["philautia"]["dataset"]["synthetic"]["n_images"] = images
-    if models is not None:
-        params["philautia"]["models"] = params["philautia"]["models"][:models]
+    if args.images is not None:
+        params["philautia"]["dataset"]["synthetic"]["n_images"] = args.images
+    if args.models is not None:
+        params["philautia"]["models"] = params["philautia"]["models"][:args.models]
     (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    command = [str(BIN / "snakemake"), "--cores", str(cores)]
+    command = [str(BIN / "snakemake"), "--cores", str(args.cores),
+               *(["--until", args.until] if args.until else [])]
     start = time.perf_counter()
     done = subprocess.run(command, cwd=dest, capture_output=True, text=True,
                           env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"})
@@ -200,6 +201,7 @@ def main() -> None:
     parser.add_argument("--studies", nargs="+", choices=STUDIES, default=list(STUDIES))
     parser.add_argument("--images", type=int, default=None)
     parser.add_argument("--models", type=int, default=None)
+    parser.add_argument("--until", default=None)
     parser.add_argument("--keep", type=Path, default=None)
     parser.add_argument("--log", type=Path, default=None)
     args = parser.parse_args()
@@ -212,8 +214,7 @@ def main() -> None:
         else:
             project = args.keep or Path(tmp) / "project"
             project.mkdir(parents=True)
-            log, timings = copied_project(project, args.studies, args.images, args.models,
-                                          args.cores)
+            log, timings = copied_project(project, args)
         print(report(parse_log(log.read_text()), args.cores, timings))
 
 
