@@ -236,6 +236,7 @@ def _journal_keys(path: Path) -> set[str]:
         return {k for (k,) in journal._db.execute("SELECT key FROM responses")}
 
 
+@pytest.mark.slow  # a real job process, killed and rerun (14 s)
 def test_kill_9_resumes_without_paying_twice(default_params, tmp_path, key_env):
     """SIGKILL a caption job mid-run; the rerun re-sends nothing that had completed and
     writes the same artifact as an uninterrupted run."""

@@ -267,6 +267,7 @@ def _job_resources(project: Path, extra: list[str] = ()) -> dict[tuple, dict[str
     return found
 
 
+@pytest.mark.slow  # two Snakemake dry runs of a project (11 s)
 def test_jobs_request_gpus_and_api_units_from_the_panel(tmp_path, default_params):
     """vllm jobs request their model's GPUs, API jobs a unit of their provider, sim
     neither; locally and through the SLURM profile (a dry run needs no cluster)."""
