@@ -20,6 +20,10 @@ the commit fails or records a half-built project; on a cluster it would hash gig
 the submit host after every run; and it would couple every Snakemake run to DVC. Recording
 is a deliberate step before `git commit dvc.lock` / `dvc push`, so it is a command.
 
+Snakemake writes no code stamp (the `code__<rule>` stages of judgebias.workflow.dvc_export:
+its rules keep the source files as inputs), so recording first writes every code stage's
+stamp from the files its stage lists, as `dvc repro` would, and commits it with the rest.
+
 `--no-relink` keeps the workspace files as Snakemake wrote them: relinking would recreate
 each output from the cache (a fresh copy with the current time for the default `copy`
 link type), which shuffles the modification times Snakemake compares.
