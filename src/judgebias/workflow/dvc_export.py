@@ -15,15 +15,15 @@ committed revision ("DVC failed to load some metrics", `-` or `!` for the values
 they read it from the cache through dvc.lock.
 
 Code stages. A job's code inputs (its rule's `code=step_code(...)`, judgebias.workflow.
-codedeps) are the same 20-55 source files for every job of a rule, and listed per job they
-were 75% of dvc.yaml's ~11,000 deps (587 KB; dvc.lock 1.9 MB). DVC rewrites the whole
+codedeps) are the same 20-55 source files for every job of a rule; listed per job they
+were 10,078 of the default dvc.yaml's 10,747 deps (587 KB; dvc.lock 1.9 MB). DVC rewrites the whole
 dvc.lock after every stage it runs or commits, so that cost grows with stages x lock size:
 `dvc repro` on a 37-stage project spent 304 s of 402 s rewriting a 300 KB lock. So each
 rule with code inputs gets one stage `code__<rule>` whose deps are those files and whose
 command (`judgebias code-stamp`, judgebias.workflow.codestamp) writes their sha256 to
 `.judgebias/code/<rule>.json`; the rule's job stages depend on that stamp instead of the
 files. The stamp is cached like every output, so `dvc pull` restores it and a fresh clone
-has nothing to rerun. A job of a rule whose jobs declare different code is refused.
+has nothing to rerun. A rule whose jobs declare different code files is refused.
 Snakemake is unchanged: its rules keep the files as inputs. The one visible difference:
 after a code edit, `dvc status` and `dvc repro --dry` name the `code__<rule>` stages of the
 rules importing the file, not their jobs (DVC's dry run does not look past a stage that
@@ -121,7 +121,7 @@ def _code(job: Any) -> list[str]:
     return sorted(map(str, job.input.get("code") or []))
 
 
-def stamp_path(rule: str) -> str:
+def _stamp_path(rule: str) -> str:
     return f"{CODE_DIR}/{rule}.json"
 
 
@@ -142,9 +142,9 @@ def _code_stages(jobs: list[Any]) -> dict[str, dict[str, Any]]:
                              "declare different code files; one code stage per rule "
                              "needs the same files for every job")
     return {CODE_STAGE + rule: {"cmd": " ".join(["judgebias code-stamp --out",
-                                               stamp_path(rule), *files]),
+                                               _stamp_path(rule), *files]),
                               "deps": files,
-                              "outs": [{stamp_path(rule): {"cache": True}}]}
+                              "outs": [{_stamp_path(rule): {"cache": True}}]}
             for rule, (_, files) in code.items()}
 
 
@@ -156,7 +156,7 @@ def dvc_stages(snakefile: Path = Path("Snakefile")) -> dict[str, Any]:
         with _workflow(snakefile) as workflow:
             jobs = [j for j in workflow.dag.jobs if j.shellcmd]
             stages = _code_stages(jobs)
-            stages |= {_stage_name(j): _stage(j, stamp_path(j.rule.name)
+            stages |= {_stage_name(j): _stage(j, _stamp_path(j.rule.name)
                                               if CODE_STAGE + j.rule.name in stages else None)
                        for j in jobs}
     finally:
