@@ -90,6 +90,12 @@ def _cmd_export_dvc(args: argparse.Namespace) -> None:
     print(f"wrote {args.out}")
 
 
+def _cmd_code_stamp(args: argparse.Namespace) -> None:
+    from judgebias.workflow.codestamp import write_stamp
+
+    write_stamp(args.files, Path(args.out))
+
+
 def _cmd_dvc_record(args: argparse.Namespace) -> None:
     from judgebias.workflow.dvcsync import record
 
@@ -158,6 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("export-dvc", _cmd_export_dvc, "regenerate dvc.yaml from the Snakemake DAG")
     p.add_argument("--out", default="dvc.yaml")
     p.add_argument("--snakefile", default="Snakefile")
+    p = add("code-stamp", _cmd_code_stamp,
+            "write the sha256 of each file as JSON (a DVC code stage's stamp)")
+    p.add_argument("--out", required=True)
+    p.add_argument("files", nargs="+")
     p = add("dvc-record", _cmd_dvc_record,
             "record the outputs Snakemake built in dvc.lock without running (dvc commit)")
     p.add_argument("--snakefile", default="Snakefile")

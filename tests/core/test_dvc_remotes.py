@@ -211,7 +211,9 @@ def test_snakemake_outputs_travel_through_dvc_remotes(tmp_path, default_params, 
         # The README's one command after a pull: file times in the order of the DAG.
         env.run([str(BIN / "snakemake"), "--touch", "--cores", "1", "--quiet"], clone)
         assert env.planned(clone) == [], remote
-        assert not (clone / ".judgebias").exists()  # no job ran: no model was called
+        # no job ran: no model was called (the pull restored only the code stamps there)
+        assert not list((clone / ".judgebias").rglob("*.sqlite"))
+        assert (clone / ".judgebias/code/caption.json").is_file()
 
     # 3. Readable metrics: the study metrics, and the committed revision's values
     # (read from the cache through dvc.lock) next to the workspace's after a change.

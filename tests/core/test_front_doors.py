@@ -8,7 +8,7 @@ doors over an analysis param, a model's sampling and a Snakemake-side edit, on a
 philautia + pomms project in a git repository (as a user's clone is). `dvc repro` on what
 Snakemake built (before anything is recorded) runs the same commands to the same outputs
 and pays for nothing, and `dvc repro --dry` then plans exactly what a param or a prompt
-template edit changes.
+template edit changes, and `dvc repro` after a code edit exactly the jobs importing it.
 """
 
 from __future__ import annotations
@@ -117,6 +117,18 @@ def test_front_doors_agree_in_both_directions(tmp_path, default_params):
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
     run([str(BIN / "judgebias"), "dvc-record"], project)
     assert dvc_planned(project) == set()
+
+    # A code edit: DVC's dry run names the code stage of the one rule whose step imports
+    # the module (it does not look past a stage that would run); `dvc repro` then reruns
+    # that stage and exactly the rule's jobs, from the journal (dvc_export's code stages).
+    module = project / "src/judgebias/studies/pomms/jobs.py"
+    module.write_text(module.read_text() + "# edited\n")
+    assert dvc_planned(project) == {"code__judge_items"}
+    paid = journaled_calls(project)
+    said = run([str(BIN / "judgebias"), "dvc-repro"], project).stdout
+    assert set(re.findall(r"Running stage '([^']+)'", said)) == {"code__judge_items"} | {
+        f"judge_items__{JUDGEMENT_SETTING}__synthetic__{e}" for e in PANEL}
+    assert journaled_calls(project) == paid
 
     # `dvc repro --dry` lists the stages whose own deps or params changed (it cannot know
     # that an upstream output will change without running it).

@@ -8,6 +8,7 @@ DVC's front door running and recording for real is tests/core/test_front_doors.p
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -28,6 +29,8 @@ from helpers.project import (
     study_params,
     write_params,
 )
+
+from judgebias.workflow.dvc_export import CODE_DIR, CODE_STAGE
 
 SETTINGS = ["ref_based", "ref_free"]
 POMMS_SETTING = "ref_free"  # pomms.setting: its Phi-tilde and philautia scores
@@ -106,20 +109,33 @@ def dvc_graph(project: Path) -> dict[str, dict]:
     return yaml.safe_load((project / "dvc.graph.yaml").read_text())["stages"]
 
 
+def _outs(stage: dict) -> set[str]:
+    """A stage's outs, metrics and plots (an entry is a path, or {path: options})."""
+    return {o if isinstance(o, str) else next(iter(o))
+            for key in ("outs", "metrics", "plots") for o in stage.get(key, [])}
+
+
 def stages_to_rerun(stages: dict[str, dict], changed: str) -> Counter:
-    """Per rule, the jobs that declare `changed`, and every job downstream of them."""
+    """Per rule, the jobs that declare `changed`, and every job downstream of them; a
+    source file is declared by its rule's code stage, whose stamp the jobs declare (the
+    code stages have no Snakemake counterpart: left out)."""
     hit = {name for name, stage in stages.items() if changed in stage["deps"]}
     grew = True
     while grew:
-        outs = {o for name in hit for o in stages[name].get("outs", [])
-                + [next(iter(m)) for m in stages[name].get("metrics", [])]
-                + [next(iter(p)) for p in stages[name].get("plots", [])]}
+        outs = set().union(*(_outs(stages[name]) for name in hit))
         more = {name for name, stage in stages.items()
                 if any(d in outs or any(d.startswith(o + "/") for o in outs)
                        for d in stage["deps"])}
         grew = not more <= hit
         hit |= more
-    return Counter(name.split("__")[0] for name in hit)
+    return Counter(name.split("__")[0] for name in hit if not name.startswith(CODE_STAGE))
+
+
+def declared_files(stages: dict[str, dict], stage: dict) -> list[str]:
+    """A job stage's deps with its code stamp replaced by the files its code stage reads."""
+    makers = {out: other for other in stages.values() for out in _outs(other)}
+    return [f for d in stage["deps"]
+            for f in (makers[d]["deps"] if d.startswith(CODE_DIR + "/") else [d])]
 
 
 @pytest.mark.slow
@@ -150,7 +166,7 @@ def test_editing_a_module_reruns_exactly_the_rules_whose_steps_import_it(project
     seen_rules = set()
     for name, stage in stages.items():
         rule = name.split("__")[0]
-        if rule in seen_rules:
+        if rule in seen_rules or name.startswith(CODE_STAGE):
             continue
         seen_rules.add(rule)
         argv = stage["cmd"].split()[1:]
@@ -159,7 +175,8 @@ def test_editing_a_module_reruns_exactly_the_rules_whose_steps_import_it(project
                  "; sys.exit(code)")
         out = run([sys.executable, "-c", probe, *argv], project).stdout.split()
         declared = {d.removeprefix("src/").removesuffix(".py").removesuffix("/__init__")
-                    .replace("/", ".") for d in stage["deps"] if d.startswith("src/")}
+                    .replace("/", ".") for d in declared_files(stages, stage)
+                    if d.startswith("src/")}
         undeclared = set(out) - declared - dispatch
         assert not undeclared, f"{rule}: imports {sorted(undeclared)} it does not declare"
 
@@ -182,6 +199,60 @@ def test_committed_dvc_yaml_is_derived_from_the_dag(tmp_path):
             "dvc.yaml is stale: run `judgebias export-dvc` and commit it")
     finally:
         os.chdir(cwd)
+
+
+def test_job_stages_declare_their_rules_code_stamp():
+    """One code stage per rule writes the stamp of the rule's source files; its jobs
+    declare the stamp instead of any of them (dvc_export)."""
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    code = {n.removeprefix(CODE_STAGE): s for n, s in stages.items() if n.startswith(CODE_STAGE)}
+    jobs = {n: s for n, s in stages.items() if not n.startswith(CODE_STAGE)}
+    assert {name.split("__")[0] for name in jobs} == set(code)
+    for name, stage in jobs.items():
+        rule = name.split("__")[0]
+        assert f"{CODE_DIR}/{rule}.json" in stage["deps"], name
+        assert not set(stage["deps"]) & set(code[rule]["deps"]), name
+        assert not [d for d in stage["deps"] if d.endswith(".py")], name
+    for rule, stage in code.items():
+        stamp = f"{CODE_DIR}/{rule}.json"
+        assert stage["outs"] == [{stamp: {"cache": True}}]
+        assert stage["cmd"].split() == ["judgebias", "code-stamp", "--out", stamp,
+                                        *stage["deps"]]
+        assert "src/judgebias/study.py" in stage["deps"] == sorted(stage["deps"])
+
+
+def test_code_stamp_changes_with_a_listed_file(tmp_path, monkeypatch):
+    from judgebias.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(name)
+
+    def stamp() -> dict[str, str]:
+        assert main(["code-stamp", "--out", "code/x.json", "a.py", "b.py"]) == 0
+        return json.loads((tmp_path / "code/x.json").read_text())
+
+    before = stamp()
+    assert before == {n: hashlib.sha256(n.encode()).hexdigest() for n in ("a.py", "b.py")}
+    (tmp_path / "b.py").write_text("b.py # edited")
+    after = stamp()
+    assert after["a.py"] == before["a.py"] and after["b.py"] != before["b.py"]
+
+
+def test_one_code_stage_per_rule_needs_the_same_code_in_every_job():
+    from types import SimpleNamespace
+
+    from judgebias.workflow.dvc_export import _code_stages
+
+    def job(setting: str, files: list[str]) -> SimpleNamespace:
+        return SimpleNamespace(rule=SimpleNamespace(name="score"), input={"code": files},
+                               wildcards_dict={"setting": setting})
+
+    same = _code_stages([job("a", ["x.py", "y.py"]), job("b", ["y.py", "x.py"])])
+    assert same["code__score"]["deps"] == ["x.py", "y.py"]
+    with pytest.raises(ValueError, match="rule score: jobs score__a and score__b declare "
+                                         "different code files"):
+        _code_stages([job("a", ["x.py"]), job("b", ["x.py", "y.py"])])
 
 
 def test_export_refuses_params_keys_the_file_does_not_set(tmp_path):

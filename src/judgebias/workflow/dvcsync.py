@@ -20,6 +20,10 @@ the commit fails or records a half-built project; on a cluster it would hash gig
 the submit host after every run; and it would couple every Snakemake run to DVC. Recording
 is a deliberate step before `git commit dvc.lock` / `dvc push`, so it is a command.
 
+Snakemake writes no code stamp (the `code__<rule>` stages of judgebias.workflow.dvc_export:
+its rules keep the source files as inputs), so recording first writes every code stage's
+stamp from the files its stage lists, as `dvc repro` would, and commits it with the rest.
+
 `--no-relink` keeps the workspace files as Snakemake wrote them: relinking would recreate
 each output from the cache (a fresh copy with the current time for the default `copy`
 link type), which shuffles the modification times Snakemake compares.
@@ -52,7 +56,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from judgebias.config import ConfigError
+from judgebias.config import ConfigError, load_yaml
 
 UP_TO_DATE = "Data and pipelines are up to date."
 NOTHING_TO_DO = "Nothing to be done"
@@ -85,6 +89,17 @@ def _dvc_status(root: Path) -> tuple[bool, str]:
     return status.returncode == 0 and UP_TO_DATE in text, text
 
 
+def write_stamps(root: Path, dvc_yaml: Path = Path("dvc.yaml")) -> None:
+    """Write every code stage's stamp from its deps, as `dvc repro` would (Snakemake builds
+    no stamp: it keeps the source files as its rules' inputs)."""
+    from judgebias.workflow.codestamp import write_stamp
+    from judgebias.workflow.dvc_export import CODE_STAGE
+
+    for name, stage in load_yaml((root / dvc_yaml).read_text())["stages"].items():
+        if name.startswith(CODE_STAGE):
+            write_stamp(stage["deps"], Path(next(iter(stage["outs"][0]))), root)
+
+
 def record(root: Path = Path("."), dvc_yaml: Path = Path("dvc.yaml"),
            snakefile: Path = Path("Snakefile"), check_current: bool = True) -> str:
     """`dvc commit --force --no-relink` of every stage, then `dvc status`; returns its text.
@@ -95,6 +110,7 @@ def record(root: Path = Path("."), dvc_yaml: Path = Path("dvc.yaml"),
     root = root.absolute()
     if check_current:
         _check_current(root, dvc_yaml, snakefile)
+    write_stamps(root, dvc_yaml)
     done = _dvc("commit", "--force", "--no-relink", "--quiet", cwd=root)
     if done.returncode != 0:
         raise ConfigError("dvc commit failed (did `snakemake` build every output?):\n"
