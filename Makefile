@@ -22,12 +22,13 @@ run: setup
 	@echo "report: results/report.html   metrics: results/philautia/*/metrics.json"
 
 # Set up and run the whole test suite (slow end-to-end tests included), the linter and
-# the type checker. `--dist loadfile`: each test file on one worker, longest first
-# (tests/conftest.py).
+# the type checker. `--dist loadfile`: each test file runs whole on one worker, longest
+# first (tests/conftest.py); `--no-loadscope-reorder` keeps that order (xdist would sort
+# the files by their number of tests, which puts the long one-test pipeline files last).
 test: setup
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(CORES) --dist loadfile -q --durations=25
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(CORES) --dist loadfile --no-loadscope-reorder -q --durations=25
 
 # The linter and the fast tests only: no end-to-end pipeline run, no Slurm cluster, DVC
 # remote, browser, vLLM environment or GPU (the markers in pyproject.toml). About 4 minutes
