@@ -33,9 +33,7 @@ import argparse
 import copy
 import os
 import re
-import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -44,9 +42,8 @@ from datetime import datetime
 from pathlib import Path
 
 import yaml
+from dag_scale import BIN, REPO, project
 
-REPO = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
 STUDIES = ("philautia", "pomms", "mmb", "frame", "birch")
 STAMP = re.compile(r"^\[(\w{3} \w{3}\s+\d+ \d\d:\d\d:\d\d \d{4})\]$")
 
@@ -169,13 +166,6 @@ def fresh_clone(dest: Path, cores: int) -> tuple[Path, dict[str, float]]:
 
 def copied_project(dest: Path, args: argparse.Namespace) -> tuple[Path, dict[str, float]]:
     """The working tree's workflow with (a subset of) the default params, run here."""
-    for name in ("Snakefile", "workflow", "src", ".gitignore"):
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, dest / name,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        else:
-            shutil.copy(source, dest / name)
     params = copy.deepcopy(yaml.safe_load((REPO / "params.yaml").read_text()))
     for study in set(STUDIES) - set(args.studies):
         params.pop(study, None)
@@ -183,7 +173,7 @@ def copied_project(dest: Path, args: argparse.Namespace) -> tuple[Path, dict[str
         params["philautia"]["dataset"]["synthetic"]["n_images"] = args.images
     if args.models is not None:
         params["philautia"]["models"] = params["philautia"]["models"][:args.models]
-    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    project(dest, params)
     command = [str(BIN / "snakemake"), "--cores", str(args.cores),
                *(["--until", args.until] if args.until else [])]
     start = time.perf_counter()
@@ -212,9 +202,7 @@ def main() -> None:
         elif args.clone:
             log, timings = fresh_clone(args.clone, args.cores)
         else:
-            project = args.keep or Path(tmp) / "project"
-            project.mkdir(parents=True)
-            log, timings = copied_project(project, args)
+            log, timings = copied_project(args.keep or Path(tmp) / "project", args)
         print(report(parse_log(log.read_text()), args.cores, timings))
 
 

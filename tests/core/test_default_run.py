@@ -52,6 +52,7 @@ def default_run():
                                                   REPO / "benchmarks" / "default_run.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(REPO / "benchmarks"))  # it imports dag_scale, as run from there
     sys.modules[spec.name] = module  # its dataclass looks its module up there
     spec.loader.exec_module(module)
     return module
