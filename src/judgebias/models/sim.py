@@ -226,7 +226,6 @@ class SimBackend:
         self.seed = int(seed)
         self.openers = {(m.family, m.opener) for m in self.models.values()}
         self.openers |= set((family_openers or {}).items())
-        self._perceived: OrderedDict[str, Scene] = OrderedDict()
 
     def complete(self, requests: Sequence[ChatRequest],
                  on_response: OnResponse | None = None) -> list[ChatResponse]:
@@ -262,14 +261,21 @@ class SimBackend:
 
     def _perceive(self, image: bytes) -> Scene:
         digest = hashlib.sha256(image).hexdigest()
-        if digest in self._perceived:
-            self._perceived.move_to_end(digest)
-            return self._perceived[digest]
+        if digest in _PERCEIVED:
+            _PERCEIVED.move_to_end(digest)
+            return _PERCEIVED[digest]
         scene = scenes.perceive(image)
-        self._perceived[digest] = scene
-        if len(self._perceived) > _PERCEPTION_CACHE_SIZE:
-            self._perceived.popitem(last=False)
+        _PERCEIVED[digest] = scene
+        if len(_PERCEIVED) > _PERCEPTION_CACHE_SIZE:
+            _PERCEIVED.popitem(last=False)
         return scene
+
+
+# What the sim saw in each image (by the image's digest), most recently used last. One
+# cache per process, not per Sim: perception is a pure function of the bytes, and every
+# judging task of a study shows the same images, so a process that builds a Sim per task
+# (the in-process tests, a worker running many tasks) perceives each image once.
+_PERCEIVED: OrderedDict[str, Scene] = OrderedDict()
 
 
 def _failed(error: str) -> ChatResponse:
