@@ -37,6 +37,14 @@ log = logging.getLogger(__name__)
 STATUS_OK = "ok"
 STATUS_UNAVAILABLE = "unavailable"
 
+# How a render is written. PNG is lossless, so the level changes bytes, never pixels:
+# zlib level 1 encodes a 256 px render in 5.9 ms against 26.8 ms at Pillow's default 6,
+# for 4.5 % more bytes (measured on the default renders; encoding was 73 % of a render
+# job). It is part of the render key: a judge's request key hashes the image bytes, so
+# the same pixels encoded otherwise are another request, and a cache hit must give the
+# bytes a fresh draw would.
+PNG_OPTIONS: dict[str, Any] = {"format": "PNG", "compress_level": 1}
+
 
 def grid_jobs(items: pd.DataFrame, manipulation: str, values: Sequence[Any]) -> pd.DataFrame:
     """(item_id, recipe) for every item of a domain the manipulation applies to and every
@@ -82,7 +90,8 @@ def _restorer(beauty: Mapping[str, Any], name: str) -> Any:
 
 def render_key(image_bytes: bytes, recipe: str, context: Mapping[str, Any]) -> str:
     """The cache key of one manipulated image."""
-    parts = [hashlib.sha256(image_bytes).hexdigest(), recipe, dict(context), _code_version()]
+    parts = [hashlib.sha256(image_bytes).hexdigest(), recipe, dict(context), _code_version(),
+             PNG_OPTIONS]
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
 
 
@@ -175,5 +184,5 @@ def _png(image: Image.Image) -> bytes:
     import io
 
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
+    image.save(buffer, **PNG_OPTIONS)
     return buffer.getvalue()
