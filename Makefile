@@ -1,5 +1,8 @@
 # The two commands of the README. Each sets up what it needs (a local virtualenv from
-# PyPI), then runs. CORES defaults to every core of the machine.
+# PyPI), then runs. CORES defaults to every core of the machine. Set-up also writes the
+# bytecode of judgebias's own modules: pip does that for every installed package but not
+# for an editable install, and where PYTHONDONTWRITEBYTECODE is set, each of a run's
+# hundreds of job processes would otherwise compile its ~50 modules again.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,6 +14,7 @@ $(BIN)/judgebias: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[test,slurm]"
+	$(BIN)/python -m compileall -q src
 	touch $@
 
 setup: $(BIN)/judgebias
