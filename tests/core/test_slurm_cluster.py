@@ -34,17 +34,19 @@ pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 # The test cluster's only partition, for the plugin's partition selection.
 TEST_PARTITIONS = {"partitions": {SlurmCluster.partition: {
     "max_runtime": 60, "max_mem_mb": 8192, "max_cpus_per_task": 3, "max_gpu": 0}}}
+NODE_CPUS = 9  # declared, not real: see SLURM_FLAGS
 
-# Test-only flags on top of the shipped profile (which already says `squeue`). Three jobs at
-# a time: the node declares three CPUs on two cores, as a sim job is mostly Python start-up
+# Test-only flags on top of the shipped profile (which already says `squeue`). Nine jobs at
+# a time: the node declares nine CPUs on two cores, as a sim job is mostly Python start-up
 # (snakemake in the job, then again under srun) and each round of jobs costs a status-check
-# cycle. The first status check comes 1 s after a submission instead of 40 s; after a check
-# that finds no job finished the plugin waits 10 s longer than before, after one that does
-# it waits 1 s again, so a round of jobs is seen finished after 12 s on a quiet machine and
-# after 33 s on a loaded one (a job takes 10-22 s here from sbatch to its end).
+# cycle, so the nine score jobs go in one round instead of three. The first status check
+# comes 1 s after a submission instead of 40 s; after a check that finds no job finished the
+# plugin waits 10 s longer than before, after one that does it waits 1 s again, so a round
+# of jobs is seen finished after 12 s on a quiet machine and after 33 s on a loaded one (a
+# job takes 10-22 s here from sbatch to its end).
 # Small memory requests (the model jobs still ask for their 4000 MB); no retry hiding a
 # failure; the job logs kept for the failure message.
-SLURM_FLAGS = ["--jobs", "3", "--slurm-init-seconds-before-status-checks", "1",
+SLURM_FLAGS = ["--jobs", str(NODE_CPUS), "--slurm-init-seconds-before-status-checks", "1",
                "--default-resources", "mem_mb=200", "runtime=30", "cpus_per_task=1",
                "--retries", "0", "--latency-wait", "10", "--slurm-keep-successful-logs"]
 
@@ -59,7 +61,7 @@ def tiny_params(default_params: dict) -> dict:
 @pytest.fixture(scope="session")
 def slurm_cluster(tmp_path_factory):
     ensure_slurm_packages()
-    with SlurmCluster(tmp_path_factory.mktemp("slurm-cluster"), cpus=3) as cluster:
+    with SlurmCluster(tmp_path_factory.mktemp("slurm-cluster"), cpus=NODE_CPUS) as cluster:
         yield cluster
 
 
