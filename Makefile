@@ -1,19 +1,36 @@
 # The two commands of the README. Each sets up what it needs (a local virtualenv from
-# PyPI), then runs. CORES defaults to every core of the machine. Set-up also writes the
-# bytecode of judgebias's own modules: pip does that for every installed package but not
-# for an editable install, and where PYTHONDONTWRITEBYTECODE is set, each of a run's
-# hundreds of job processes would otherwise compile its ~50 modules again.
+# PyPI), then runs. CORES defaults to every core of the machine.
+#
+# Set-up installs with uv (bootstrapped from PyPI into the virtualenv): it resolves in
+# seconds and links packages from its cache (~/.cache/uv) instead of unpacking them again,
+# so a second clone on a machine sets up in about a minute where pip took about 3.5 (the
+# CUDA build of PyTorch alone is 5.5 GB; benchmarks/setup_time.py measures both). uv reads
+# its own settings (UV_INDEX_URL, uv.toml), not pip.conf: `make setup INSTALLER=pip` uses
+# pip instead. Either way the installed packages are byte-compiled, as pip does by
+# default; where PYTHONDONTWRITEBYTECODE is set, each of a run's hundreds of job processes
+# would otherwise compile pandas, torch and judgebias's own modules again. Set-up also
+# compiles judgebias's own modules, which an editable install leaves as source.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= $(shell nproc 2>/dev/null || echo 2)
+INSTALLER ?= uv
+ifeq ($(INSTALLER),pip)
+BOOTSTRAP := --upgrade pip
+INSTALL := $(BIN)/pip install --quiet
+else ifeq ($(INSTALLER),uv)
+BOOTSTRAP := "uv>=0.9,<1"
+INSTALL := $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python
+else
+$(error INSTALLER must be uv or pip, not "$(INSTALLER)")
+endif
 
 .PHONY: run test test-fast setup dvc-repro lint
 
 $(BIN)/judgebias: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[test,slurm]"
+	$(BIN)/pip install --quiet $(BOOTSTRAP)
+	$(INSTALL) -e ".[test,slurm]"
 	$(BIN)/python -m compileall -q src
 	touch $@
 
