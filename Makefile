@@ -37,9 +37,11 @@ $(BIN)/judgebias: pyproject.toml
 setup: $(BIN)/judgebias
 
 # Set up, validate params.yaml, and run the whole default pipeline (offline).
+# judgebias-warm: the jobs fork from a process that has imported pandas & co. once
+# (src/judgebias/warm.py); plain `snakemake` runs the same jobs, each starting cold.
 run: setup
 	$(BIN)/judgebias validate
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/judgebias-warm -- $(BIN)/snakemake --cores $(CORES)
 	@echo "report: results/report.html   metrics: results/philautia/*/metrics.json"
 
 # Set up and run the whole test suite (slow end-to-end tests included), the linter and
@@ -61,4 +63,4 @@ test-fast: setup
 
 # The same pipeline through DVC's front door; Snakemake's records follow (nothing left to do).
 dvc-repro: setup
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/judgebias dvc-repro
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/judgebias-warm -- $(BIN)/judgebias dvc-repro

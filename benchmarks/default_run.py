@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/default_run.py [--cores 2] [--clone DIR]
         [--studies philautia ...] [--images N] [--models N] [--until RULE] [--keep DIR]
+        [--cold]
         [--log SNAKEMAKE_LOG]
 
 Issue 24's first figure: `make run` (every study, default params.yaml) on 2 cores. Three
@@ -11,7 +12,9 @@ modes:
   (which must not exist), then ``make setup`` (a new virtualenv from PyPI; the pip cache
   is whatever the machine has) and ``make run CORES=N``, each timed.
 - default: the working tree's workflow (Snakefile, workflow/, src/) in a temporary
-  project with params.yaml, run by this virtualenv's ``snakemake --cores N`` (no set-up).
+  project with params.yaml, run by this virtualenv's ``snakemake --cores N`` (no set-up)
+  under ``judgebias-warm`` as ``make run`` runs it (``--cold``: plain snakemake, each job
+  a cold process; judgebias/warm.py).
   ``--studies`` keeps only those studies, ``--images`` and ``--models`` set philautia's
   synthetic image count and keep its first models, ``--until`` stops after a rule's jobs
   (Snakemake's ``--until``; the CI smoke run, tests/core/test_benchmarks.py: philautia
@@ -174,7 +177,8 @@ def copied_project(dest: Path, args: argparse.Namespace) -> tuple[Path, dict[str
     if args.models is not None:
         params["philautia"]["models"] = params["philautia"]["models"][:args.models]
     project(dest, params)
-    command = [str(BIN / "snakemake"), "--cores", str(args.cores),
+    command = [*([] if args.cold else [str(BIN / "judgebias-warm"), "--"]),
+               str(BIN / "snakemake"), "--cores", str(args.cores),
                *(["--until", args.until] if args.until else [])]
     start = time.perf_counter()
     done = subprocess.run(command, cwd=dest, capture_output=True, text=True,
@@ -194,6 +198,8 @@ def main() -> None:
     parser.add_argument("--until", default=None)
     parser.add_argument("--keep", type=Path, default=None)
     parser.add_argument("--log", type=Path, default=None)
+    parser.add_argument("--cold", action="store_true",
+                        help="plain snakemake: every job a cold process (make run is warm)")
     args = parser.parse_args()
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,11 +5,14 @@
 Every Snakemake/DVC job runs one ``judgebias <step>`` process, which starts Python,
 imports the CLI and validates params.yaml before the step does anything: with hundreds of
 short jobs that start-up is most of a pipeline's wall time. This times ``judgebias
-validate`` (exactly that start-up plus validation, no step work) and ``python -c pass``
-(the interpreter alone) as medians over ``--repeat`` alternating runs. With
-``--baseline-src`` (the ``src`` folder of another checkout, e.g. a ``git worktree`` of an
-older commit) the same command runs against that code too, interleaved, and the ratio is
-printed. Prints Markdown. CI smoke run (tests/core/test_benchmarks.py): --repeat 1.
+validate`` (exactly that start-up plus validation, no step work) cold (a new process, as
+plain ``snakemake`` runs a job) and warm (forked from ``judgebias-warm``'s server, as
+``make run`` runs it; judgebias/warm.py), and ``python -c pass`` (the interpreter alone),
+as medians over ``--repeat`` interleaved runs. With ``--baseline-src`` (the ``src`` folder
+of another checkout, e.g. a ``git worktree`` of an older commit) the cold command runs
+against that code too, and the ratio is printed. Prints Markdown. The script re-runs
+itself under ``judgebias-warm`` so that the warm runs have a server. CI smoke run
+(tests/core/test_benchmarks.py): --repeat 1.
 """
 
 from __future__ import annotations
@@ -22,11 +25,16 @@ import sys
 import time
 from pathlib import Path
 
+from judgebias.warm import SOCKET_ENV
+
 REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
 
 
-def once(command: list[str], src: Path | None) -> float:
+def once(command: list[str], src: Path | None, warm: bool) -> float:
     env = dict(os.environ)
+    if not warm:
+        env.pop(SOCKET_ENV, None)
     if src is not None:
         env["PYTHONPATH"] = str(src)
     start = time.perf_counter()
@@ -39,22 +47,29 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--baseline-src", type=Path, default=None)
     args = parser.parse_args()
-    validate = [sys.executable, "-m", "judgebias.cli", "validate"]
-    variants = {"python -c pass": ([sys.executable, "-c", "pass"], None),
-                "judgebias validate (this checkout)": (validate, REPO / "src")}
+    if SOCKET_ENV not in os.environ:  # again, with a warm server for the warm runs
+        sys.exit(subprocess.run([str(BIN / "judgebias-warm"), "--", sys.executable,
+                                 *sys.argv]).returncode)
+    validate = [str(BIN / "judgebias"), "validate"]
+    variants = {"python -c pass": ([sys.executable, "-c", "pass"], None, False),
+                "judgebias validate, cold (plain snakemake)": (validate, None, False),
+                "judgebias validate, warm (make run)": (validate, None, True)}
     if args.baseline_src:
-        variants["judgebias validate (baseline)"] = (validate, args.baseline_src.resolve())
+        variants["judgebias validate, cold (baseline)"] = (validate, args.baseline_src.resolve(),
+                                                           False)
     times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(args.repeat):  # interleaved: every variant sees the same machine load
-        for name, (command, src) in variants.items():
-            times[name].append(once(command, src))
+        for name, (command, src, warm) in variants.items():
+            times[name].append(once(command, src, warm))
     print("| command | median (s) | runs |\n|---|---|---|")
     for name, values in times.items():
         print(f"| {name} | {statistics.median(values):.3f} | {len(values)} |")
+    cold = statistics.median(times["judgebias validate, cold (plain snakemake)"])
+    warm = statistics.median(times["judgebias validate, warm (make run)"])
+    print(f"| ratio cold / warm | {cold / warm:.2f} | |")
     if args.baseline_src:
-        ratio = (statistics.median(times["judgebias validate (baseline)"])
-                 / statistics.median(times["judgebias validate (this checkout)"]))
-        print(f"| ratio baseline / this checkout | {ratio:.2f} | |")
+        ratio = statistics.median(times["judgebias validate, cold (baseline)"]) / cold
+        print(f"| ratio baseline / this checkout (cold) | {ratio:.2f} | |")
 
 
 if __name__ == "__main__":

@@ -66,8 +66,14 @@ def slurm_cluster(tmp_path_factory):
 
 
 def start_snakemake(project: Path, args: list[str], env: dict) -> subprocess.Popen:
+    """Snakemake under judgebias-warm, as `make run` starts it. The Slurm jobs inherit the
+    server's socket and, on this one-machine cluster, reach it; the server refuses them
+    (they descend from slurmd, not from Snakemake), so they run under their allocation,
+    cold, while the local run's jobs are forked warm: the artifacts compared below are
+    then also warm jobs' against ordinary ones'."""
     out = open(project / "snakemake.out", "w")  # noqa: SIM115 (closed below)
-    proc = subprocess.Popen([str(BIN / "snakemake"), *args], cwd=project, env=env,
+    command = [str(BIN / "judgebias-warm"), "--", str(BIN / "snakemake"), *args]
+    proc = subprocess.Popen(command, cwd=project, env=env,
                             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     out.close()
     return proc

@@ -73,10 +73,28 @@ def make_project(dest: Path, params: dict) -> Path:
     return dest
 
 
-def run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+def _runs_jobs(cmd: list[str]) -> bool:
+    """A command that runs pipeline jobs: snakemake (not a dry run), dvc repro, judgebias
+    dvc-repro."""
+    name, args = Path(cmd[0]).name, cmd[1:]
+    if name == "snakemake":
+        return not {"-n", "--dry-run", "--touch", "-t", "--summary", "rules"} & set(args)
+    if name == "dvc":
+        return args[:1] == ["repro"] and not {"--dry", "-n"} & set(args)
+    return name == "judgebias" and args[:1] == ["dvc-repro"]
+
+
+def run(cmd: list[str], cwd: Path, check: bool = True, warm: bool = True
+        ) -> subprocess.CompletedProcess:
     """Run a command of the pipeline; the timeout only catches a hang (the default FRAME
-    build takes ~13 min when CI runs two pipeline tests side by side on 2 cores)."""
+    build takes ~13 min when CI runs two pipeline tests side by side on 2 cores).
+
+    A command that runs jobs runs under ``judgebias-warm``, as ``make run`` does
+    (judgebias/warm.py); ``warm=False`` runs it plain, each job a cold process.
+    """
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    if warm and _runs_jobs(cmd):
+        cmd = [str(BIN / "judgebias-warm"), "--", *cmd]
     result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
     if check and result.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed:\n{result.stdout}\n{result.stderr}")
