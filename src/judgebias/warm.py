@@ -127,25 +127,27 @@ def _forward(argv: list[str]) -> int | None:
     cannot be reached or refuses (the caller then runs it itself). Once the server has
     accepted, the job is never run a second time here: a lost child is a failure."""
     try:
+        request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ),
+                   **_interpreter()}
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(os.environ[SOCKET_ENV])
     except OSError:
         return None
     with conn:
-        request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ),
-                   **_interpreter()}
         try:
             _send(conn, request, range(_STREAMS))
             answer, _ = _recv(conn)
         except OSError:
             return None
-        if answer is None or "refused" in answer:
+        if answer is None or "refused" in answer:  # no child was forked, or it did nothing
             return None
-        try:
-            done, _ = _recv(conn)
-        except OSError:
-            done = None
-    if done is None:
+        done: dict[str, Any] | None = answer  # a child that failed before it started
+        if "exit" not in answer:
+            try:
+                done, _ = _recv(conn)
+            except OSError:
+                done = None
+    if done is None or "exit" not in done:
         print("judgebias: the warm start server's child ended without an exit status "
               "(killed?); the job failed", file=sys.stderr)
         return 1

@@ -44,6 +44,7 @@ def _sh(script: str, cwd: Path, env: dict[str, str] | None = None
                                **(env or {})}, timeout=300)
 
 
+@pytest.mark.slow  # a server start: ~2 s of imports
 def test_a_warm_job_takes_the_jobs_streams_cwd_environment_and_exit_status(tmp_path):
     """The server starts without the key; each job brings its own environment."""
     project = _params_with_secret(tmp_path)
@@ -69,11 +70,13 @@ def test_a_warm_job_takes_the_jobs_streams_cwd_environment_and_exit_status(tmp_p
     assert not Path(read["socket"].strip()).parent.exists()  # removed at the end
 
 
+@pytest.mark.slow  # a server start: ~2 s of imports
 def test_the_command_exit_status_is_the_servers():
     assert subprocess.run([*WARM, "bash", "-c", "exit 7"]).returncode == 7
     assert subprocess.run([str(BIN / "judgebias-warm")], capture_output=True).returncode == 2
 
 
+@pytest.mark.slow  # a server start: ~2 s of imports
 def test_only_the_commands_own_jobs_in_the_same_interpreter_are_served(tmp_path):
     """Another process that inherits the variable (a Slurm job on a node, a test) and a
     job of another virtualenv both start the ordinary way."""
@@ -115,6 +118,7 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_a_killed_job_stops_its_forked_child(tmp_path):
     """kill -9 of a job's process (what Snakemake's cancel or an OOM kill does) stops the
