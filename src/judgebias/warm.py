@@ -38,6 +38,7 @@ COMMAND ends.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -239,11 +240,27 @@ def _child(conn: socket.socket, listener: socket.socket, request: dict[str, Any]
         code = 1
     finally:
         try:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            _shut_down()
             _send(conn, {"exit": code})
         finally:
             os._exit(code)
+
+
+def _shut_down() -> None:
+    """What the interpreter does when a process ends, before the job is reported done:
+    wait for the job's non-daemon threads, run its exit handlers (joblib's process pool
+    shuts its workers down there: skipped, they would outlive the job by their 5-minute
+    idle timeout, holding its streams), flush the streams. The child then leaves with
+    os._exit, never unwinding into the server's code."""
+    import atexit
+
+    # The interpreter's own order: threading's exit hooks (concurrent.futures and joblib
+    # stop their pool managers there), then the non-daemon threads, then atexit.
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed by the job: nothing to flush
+            stream.flush()
 
 
 def serve(command: Sequence[str]) -> int:

@@ -9,6 +9,7 @@ also compared artifact for artifact there.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -20,7 +21,7 @@ import pytest
 import yaml
 from helpers.project import BIN, REPO
 
-from judgebias.warm import SOCKET_ENV, _adopt_thread_counts, refusal
+from judgebias.warm import SOCKET_ENV, refusal
 
 WARM = [str(BIN / "judgebias-warm"), "--"]
 JB = str(BIN / "judgebias")
@@ -156,20 +157,32 @@ def _alive(pid: int) -> bool:
 
 def test_a_child_takes_the_jobs_blas_thread_count():
     """Snakemake sets OPENBLAS_NUM_THREADS & co. per job (`threads`); the server loaded
-    OpenBLAS (with numpy) under its own. The child sets the job's count on it."""
-    import numpy  # noqa: F401 - loads OpenBLAS
-    from threadpoolctl import threadpool_info, threadpool_limits
-
-    def blas_threads() -> set[int]:
-        return {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
-
-    loaded = blas_threads()
-    assert loaded, "no BLAS runtime loaded"
-    with threadpool_limits(limits=None):  # restores the counts afterwards
-        _adopt_thread_counts({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "2"})
-        assert blas_threads() == {1}
-        _adopt_thread_counts({"OMP_NUM_THREADS": "2"})  # OpenBLAS falls back to OpenMP's
-        assert blas_threads() == {min(2, os.cpu_count() or 1)}
-        if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ):
-            _adopt_thread_counts({})  # nothing set: one per CPU, as at load
-            assert blas_threads() == loaded
+    the BLAS runtimes (numpy's, scipy's) under its own. The child sets the job's count on
+    them. In a fresh interpreter that loads what the server preloads (a test worker may
+    hold other runtimes, e.g. torch's, loaded under other settings)."""
+    script = """
+import importlib, json, os
+from judgebias.warm import PRELOAD, _adopt_thread_counts
+for name in PRELOAD:
+    importlib.import_module(name)
+from threadpoolctl import threadpool_info
+def blas():
+    return sorted({p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"})
+seen = {"loaded": blas()}
+_adopt_thread_counts({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "2"})
+seen["openblas_1"] = blas()
+_adopt_thread_counts({"OMP_NUM_THREADS": "2"})  # OpenBLAS falls back to OpenMP's
+seen["omp_2"] = blas()
+_adopt_thread_counts({})  # nothing set: one per CPU, as at load
+seen["unset"] = blas()
+print(json.dumps(seen))
+"""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, check=True)
+    seen = json.loads(done.stdout)
+    assert seen["loaded"], "no BLAS runtime loaded"
+    assert seen["openblas_1"] == [1]
+    assert seen["omp_2"] == [min(2, os.cpu_count() or 1)]
+    assert seen["unset"] == seen["loaded"]
