@@ -248,14 +248,15 @@ def _child(conn: socket.socket, listener: socket.socket, request: dict[str, Any]
 
 def _shut_down() -> None:
     """What the interpreter does when a process ends, before the job is reported done:
-    wait for the job's non-daemon threads, run its exit handlers (joblib's process pool
-    shuts its workers down there: skipped, they would outlive the job by their 5-minute
-    idle timeout, holding its streams), flush the streams. The child then leaves with
-    os._exit, never unwinding into the server's code."""
+    threading's exit hooks and the job's non-daemon threads, its exit handlers, the
+    streams flushed. joblib shuts its worker processes down there; without it they
+    outlived the job by their 5-minute idle timeout, holding its streams. The child then
+    leaves with os._exit, never unwinding into the server's code."""
     import atexit
 
     # The interpreter's own order: threading's exit hooks (concurrent.futures and joblib
-    # stop their pool managers there), then the non-daemon threads, then atexit.
+    # stop their pool managers there; joining their threads first waits forever), then
+    # the non-daemon threads, then atexit.
     threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
