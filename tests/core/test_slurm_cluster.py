@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from helpers.project import BIN, PANEL, make_project, study_params
+from helpers.project import BIN, PANEL, WARM, make_project, study_params
 from helpers.slurm_cluster import SlurmCluster, ensure_slurm_packages
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
@@ -72,7 +72,7 @@ def start_snakemake(project: Path, args: list[str], env: dict) -> subprocess.Pop
     cold, while the local run's jobs are forked warm: the artifacts compared below are
     then also warm jobs' against ordinary ones'."""
     out = open(project / "snakemake.out", "w")  # noqa: SIM115 (closed below)
-    command = [str(BIN / "judgebias-warm"), "--", str(BIN / "snakemake"), *args]
+    command = [*WARM, str(BIN / "snakemake"), *args]
     proc = subprocess.Popen(command, cwd=project, env=env,
                             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     out.close()

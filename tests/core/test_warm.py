@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers.project import BIN, REPO
+from helpers.project import BIN, REPO, WARM
 
 from judgebias.warm import SOCKET_ENV, refusal
 
-WARM = [str(BIN / "judgebias-warm"), "--"]
 JB = str(BIN / "judgebias")
 
 

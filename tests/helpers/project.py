@@ -23,6 +23,7 @@ from judgebias.studies import STUDIES
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 PANEL = ["lumen-large", "lumen-mini", "corvid-pro"]
+WARM = [str(BIN / "judgebias-warm"), "--"]  # prefix: COMMAND's jobs forked warm (make run)
 
 
 def shared_data_dir() -> Path:
@@ -94,7 +95,7 @@ def run(cmd: list[str], cwd: Path, check: bool = True, warm: bool = True
     """
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     if warm and _runs_jobs(cmd):
-        cmd = [str(BIN / "judgebias-warm"), "--", *cmd]
+        cmd = [*WARM, *cmd]
     result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
     if check and result.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed:\n{result.stdout}\n{result.stderr}")
