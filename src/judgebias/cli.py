@@ -53,14 +53,36 @@ def _cmd_report(args: argparse.Namespace) -> None:
     from judgebias.report.build import write_full_report
 
     results = dict(item.split("=", 1) for item in args.results)
-    data: dict[str, dict[str, str]] = {}
-    for item in args.data:
-        named, equals, path = item.partition("=")
-        study, dot, name = named.partition(".")
+    data = _named_files(args.data, "report --data")
+    write_full_report(load_config(args.params), args.params, results, data, Path(args.out),
+                      Path(args.card) if args.card else None)
+
+
+def _named_files(items: Sequence[str], flag: str) -> dict[str, dict[str, str]]:
+    """STUDY.NAME=PATH arguments as study -> name -> path."""
+    named: dict[str, dict[str, str]] = {}
+    for item in items:
+        key, equals, path = item.partition("=")
+        study, dot, name = key.partition(".")
         if not (equals and dot and study and name and path):
-            raise ConfigError(f"report --data: {item!r} is not STUDY.NAME=PATH")
-        data.setdefault(study, {})[name] = path
-    write_full_report(load_config(args.params), args.params, results, data, Path(args.out))
+            raise ConfigError(f"{flag}: {item!r} is not STUDY.NAME=PATH")
+        if name in named.get(study, {}):
+            raise ConfigError(f"{flag}: {study}.{name} given twice")
+        named.setdefault(study, {})[name] = path
+    return named
+
+
+def _cmd_card_build(args: argparse.Namespace) -> None:
+    from judgebias.card.build import write_card
+
+    write_card(load_config(args.params), _named_files(args.inputs, "card-build --in"),
+               Path(args.table), Path(args.metrics))
+
+
+def _cmd_card(args: argparse.Namespace) -> None:
+    from judgebias.card.cli import show_card
+
+    print(show_card(load_config(args.params), args), end="")
 
 
 def _cmd_plan(args: argparse.Namespace) -> None:
@@ -153,6 +175,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="each active study's results folder")
     p.add_argument("--data", nargs="*", default=[], metavar="STUDY.NAME=PATH",
                    help="the named files outside its results folder a section reads")
+    p.add_argument("--card", help="the judge card (results/judges.parquet), shown first")
+    p = add("card-build", _cmd_card_build,
+            "gather every study's judge-card rows into results/judges.parquet and .json")
+    p.add_argument("--table", required=True)
+    p.add_argument("--metrics", required=True)
+    p.add_argument("--in", dest="inputs", nargs="*", default=[], metavar="STUDY.NAME=PATH",
+                   help="each study's named card inputs")
+    p = add("card", _cmd_card, "print one judge's card (or compare two runs)")
+    from judgebias.card.cli import add_arguments as add_card_arguments
+
+    add_card_arguments(p)
     p = add("plan", _cmd_plan, "calls each model still needs (and tokens/cost where priced)")
     p.add_argument("--json", action="store_true",
                    help="print the plan as JSON (model rows, study rows, notes)")

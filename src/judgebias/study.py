@@ -15,6 +15,9 @@ A study is a package under judgebias.studies, named by one line of the registry
   estimated, and NotCounted lines, for `judgebias plan`),
 - its report section (``report``: (params, results folder, named data files) -> report
   Section; the files it reads are its ``tables.report_inputs``, a ReportInputs),
+- its rows of the judge card (``card``: (params, named files) -> card rows, the columns of
+  judgebias.card.schema.CARD_ROWS; ``card_inputs``: params -> the named files it reads,
+  which the card rule declares), conventionally its ``card`` module,
 - the kinds of prompt the ``sim`` backend must answer for it, if no other study's tasks
   cover them (``sim``: a list of judgebias.models.sim.SimTask); their traits are read from
   a simulated panel model's ``sim.<study name>`` block (``sim_traits``; philautia's tasks
@@ -64,6 +67,8 @@ class Study:
     warnings: str | None = None
     plan: str | None = None
     report: str | None = None
+    card: str | None = None
+    card_inputs: str | None = None
     sim: str | None = None
     sim_traits: bool = True
     sim_images: str | None = None

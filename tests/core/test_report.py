@@ -436,9 +436,11 @@ def test_report_has_a_section_per_study(project) -> None:
     for path in [*philautia_inputs(config, "results/philautia").files(),
                  *pomms_inputs(config, "results/pomms").files()]:
         assert (root / path).is_file(), path  # every file the report rule declares
-    _run("report", "--out", "results/report.html",
+    _card(config)
+    _run("report", "--out", "results/report.html", "--card", "results/judges.parquet",
          "--results", "philautia=results/philautia", "pomms=results/pomms")
     text = (root / "results/report.html").read_text(encoding="utf-8")
+    assert text.index('<section id="judge-card">') < text.index('id="study-philautia"')
     assert "Philautia: self- and family-preference of caption judges" in text
     assert "Pomms: an ensemble of evaluators against self-preference" in text
     assert text.index("Philautia: self-") < text.index("Pomms: an ensemble")  # registry order
@@ -499,15 +501,28 @@ def test_report_flags_only_the_simulated_models_that_were_run(project) -> None:
 @pytest.mark.browser
 def test_report_reads_well_in_chromium(project, browser) -> None:
     """Philautia's and Pomms' sections in headless Chromium (tests/helpers/report_browser.py)."""
-    from helpers.report_browser import check_report
+    from helpers.report_browser import check_card, check_report
 
     root, config = project
     _philautia_steps(config)
     _pomms_steps(config)
-    _run("report", "--out", "results/report.html",
+    _card(config)
+    _run("report", "--out", "results/report.html", "--card", "results/judges.parquet",
          "--results", "philautia=results/philautia", "pomms=results/pomms")
-    check_report(browser, root / "results/report.html", ["Philautia", "Pomms"],
+    check_report(browser, root / "results/report.html", ["Judge card", "Philautia", "Pomms"],
                  "philautia-pomms")
+    targets = check_card(browser, root / "results/report.html", "philautia-pomms")
+    assert targets == ["#study-philautia"]  # Pomms' rows (tau with humans) are no headline
+
+
+def _card(config: dict) -> None:
+    """`judgebias card-build` with every study's named card inputs, as the card rule."""
+    from judgebias.study import active
+
+    named = [f"{s.name}.{name}={path}" for s in active(config) if s.card
+             for name, path in s.load("card_inputs")(config).items()]
+    _run("card-build", "--table", "results/judges.parquet", "--metrics",
+         "results/judges.json", "--in", *named)
 
 
 def _planted_unreadable_figure(path: Path) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -138,6 +139,60 @@ def test_mitigation_pairwise_and_humans_follow_the_plant(frame_project, default_
     assert headline.startswith("Cells significant after BH-FDR") and "chance" in headline
     assert "gain of a setting chosen on half the items" in html
     assert "best setting&#x27;s effect" in html or "best setting's effect" in html
+
+
+@pytest.mark.slow
+def test_judge_card_shows_each_planted_trait(frame_project, default_params):
+    """results/judges.parquet (built by the default target): FRAME's rows for the judges it
+    judged, each planted susceptibility significant in its direction where FRAME's own test
+    finds it, the judge with no visual bias without a significant row, and the mitigation
+    and pairwise rows for the analysis judge only."""
+    card = pd.read_parquet(frame_project / "results/judges.parquet")
+    card = card[card["study"] == "frame"].set_index(["model", "measure", "setting"])
+    frame = default_params["frame"]
+    analyst = frame["analysis_judge"]
+    assert set(card.index.get_level_values("model")) == set(frame["models"])
+    followups = {"mitigation", "win_rate_change", "pc", "pf", "first_slot_rate"}
+    for judge in frame["models"]:
+        measures = set(card.loc[judge].index.get_level_values("measure"))
+        assert (measures & followups == followups) == (judge == analyst), judge
+    heads = card[card["headline"]].reset_index()
+    assert set(heads["measure"]) == {"inflated_cells", "max_gain", "attack_success"}
+    results = frame_project / "results/frame"
+    metrics = json.loads((results / "metrics.json").read_text())["judges"]
+    cross = pd.read_parquet(results / "table3_cross_fitted.parquet")
+    planted = cross.merge(_planted(default_params), on=["judge", "domain", "manipulation"])
+    for judge in frame["models"]:
+        cells = card.loc[(judge, "inflated_cells", "")]
+        assert cells["estimate"] == metrics[judge]["cells_significant"]  # the study's count
+        fooled = (planted.loc[planted["judge"] == judge, "planted"] >= 0.1).any()
+        assert cells["significant"] == fooled, judge
+        gain = card.loc[(judge, "max_gain", "")]
+        mine = planted[planted["judge"] == judge]
+        top = mine.loc[mine["cross_fitted_percent"].idxmax()]
+        assert gain["estimate"] == pytest.approx(top["cross_fitted_percent"])  # not in-sample
+        assert gain["significant"] == fooled, judge
+        if fooled:  # the cell that fools it most is a planted one, named in the reading
+            assert gain["estimate"] > 0 and top["planted"] > 0
+            assert top["manipulation"].replace("_", " ") in gain["reading"]
+        success = card.loc[(judge, "attack_success", "")]
+        assert success["chance"] == pytest.approx(metrics[judge]["chance_cross_fitted"])
+        assert np.isnan(success["p_value"]) and "no test" in success["note"]
+    null_judge = card.loc["lumen-mini"]
+    assert not null_judge["significant"].any(), null_judge[null_judge["significant"]]
+    # corvid-pro: Fig. 6's prompt (multiplier 0.3) helps most and is recommended; the
+    # instruction overlay lifts set A's win rate; its pull to the first image (0.1 logit) is
+    # too weak to show on 60 pairs, and it must not show the other way
+    mitigation = card.loc[analyst].xs("mitigation", level="measure")
+    assert mitigation.index[0] == "bias_definition"
+    told = mitigation.loc["bias_definition"]
+    assert told["estimate"] < 0 and told["significant"] and told["recommendation"]
+    assert (mitigation["estimate"] < 0).all()
+    flip = card.loc[(analyst, "win_rate_change", "")]
+    assert flip["estimate"] > 0.05 and flip["significant"]
+    pf = card.loc[analyst].xs("pf", level="measure")
+    assert (~pf["significant"] | (pf["estimate"] < 0)).all()
+    assert card.loc[(analyst, "pc", "original"), "n"] == 12 * 5
 
 
 @pytest.mark.slow

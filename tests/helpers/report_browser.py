@@ -182,8 +182,8 @@ _SECTIONS = """Array.from(document.querySelectorAll('body > section')).map(s => 
 })"""
 
 
-def _open(browser: Browser, path: Path) -> None:
-    browser.page("Emulation.setDeviceMetricsOverride", width=WIDTH, height=HEIGHT,
+def _open(browser: Browser, path: Path, width: int = WIDTH) -> None:
+    browser.page("Emulation.setDeviceMetricsOverride", width=width, height=HEIGHT,
                  deviceScaleFactor=1, mobile=False)
     browser.page("Page.navigate", url=path.resolve().as_uri())
     deadline = time.monotonic() + 60
@@ -326,3 +326,52 @@ def check_report(browser: Browser, report: Path, studies: list[str], name: str) 
     cells = browser.evaluate("Array.from(document.querySelectorAll('td'))"
                              ".map(td => td.textContent)")
     assert not {"True", "False"} & set(cells), "tables print raw True/False"
+
+
+# The judge card's compact table (the first table of #judge-card): its box against its
+# wrapper and the page, and every filled cell's link with whether its target exists.
+_CARD = """(() => {
+  const table = document.querySelector('#judge-card table');
+  if (!table) return null;
+  const wrap = table.parentElement;
+  const cells = Array.from(table.querySelectorAll('tbody td'))
+    .filter(td => td.textContent.trim() !== '' && td.textContent !== '\u2013');
+  const r = document.getElementById('judge-card').getBoundingClientRect();
+  return {table_right: table.getBoundingClientRect().right,
+          wrap_right: wrap.getBoundingClientRect().right,
+          wrap_client: wrap.clientWidth, wrap_scroll: wrap.scrollWidth,
+          page_client: document.documentElement.clientWidth,
+          page_scroll: document.documentElement.scrollWidth,
+          section: {y: r.top + window.scrollY, height: r.height},
+          cells: cells.map(td => {
+            const a = td.querySelector('a');
+            const href = a ? a.getAttribute('href') : null;
+            return {text: td.textContent, href: href,
+                    target: !!(href && href.startsWith('#')
+                               && document.getElementById(href.slice(1)))};
+          })};
+})()"""
+
+CARD_WIDTH = 1400
+
+
+def check_card(browser: Browser, report: Path, name: str) -> list[str]:
+    """The judge card at a 1,400 px window: its compact table fits without scrolling,
+    and every filled cell links to a section of the report (its study's). Returns the
+    link targets; saves a screenshot of the card as ``<artifacts>/<name>/card.png``."""
+    _open(browser, report, CARD_WIDTH)
+    card = browser.evaluate(_CARD)
+    assert card is not None, "the report has no judge card (#judge-card with a table)"
+    out = artifacts_dir() / name
+    out.mkdir(parents=True, exist_ok=True)
+    shot = browser.page("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                        clip={"x": 0, "y": card["section"]["y"], "width": CARD_WIDTH,
+                              "height": card["section"]["height"], "scale": 1})
+    (out / "card.png").write_bytes(base64.b64decode(shot["data"]))
+    assert card["wrap_scroll"] <= card["wrap_client"] + 1, card
+    assert card["table_right"] <= card["wrap_right"] + 1, card
+    assert card["page_scroll"] <= card["page_client"], "the page scrolls sideways"
+    assert card["cells"], "the card's table has no filled cell"
+    unlinked = [c for c in card["cells"] if not c["target"]]
+    assert not unlinked, f"card cells without a link to a report section: {unlinked[:5]}"
+    return sorted({c["href"] for c in card["cells"]})

@@ -8,13 +8,17 @@ import json
 import re
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 from helpers.project import BIN, job, make_project, planned_jobs, run, study_params, write_params
 
+from judgebias.studies.mmb.sim import JudgeTraits, landscape_key, position_bias
+from judgebias.studies.mmb.tables import read_pool
+
 ANALYSIS = Counter([job("mmb_factorial", judge="corvid-pro"), job("mmb_analysis"),
-                    job("report")])
+                    job("card"), job("report")])
 
 
 
@@ -59,6 +63,40 @@ def test_planted_answer_is_recovered(mmb_project, default_params):
     assert "MMB: calibrating a pairwise image judge" in html and "<strong>" in html
     assert "Does MMB beat AVG and BPE?" in html and "Power view" in html
     assert re.search(r"<td>(def|tpl|reph|per)-\d+: \w", html)  # instructions with their text
+
+
+@pytest.mark.slow
+def test_the_card_shows_the_planted_traits(mmb_project, default_params):
+    """Issue 22: the default judge's MMB rows on results/judges.parquet. Its planted
+    miscalibration (STD's ECE above the best calibrated method's), the study's verdict
+    that MMB weights help (the same numbers, significant on the card, recommended), its
+    brightness bias (over-confident on no-preference pairs), and its planted position
+    pulls: each instruction's b(a) (sim.py), whose mean over the pool sets the pooled
+    first-slot rate of one randomised order (no PC or PF without both orders)."""
+    card = pd.read_parquet(mmb_project / "results/judges.parquet")
+    rows = card[card["study"] == "mmb"]
+    assert set(rows["model"]) == {"corvid-pro"}  # the judged model only, not the panel
+    mine = rows.set_index("measure")
+    assert mine.loc["ece_std", "estimate"] > mine.loc["ece_best", "estimate"]
+    assert mine.loc["mce_std", "estimate"] > mine.loc["mce_best", "estimate"]
+    tests = pd.read_parquet(mmb_project / "results/mmb/comparisons.parquet")
+    for test in tests.to_dict("records"):
+        row = mine.loc[f"mmb_vs_{test['comparison'][-3:].lower()}_brier"]
+        assert (row["estimate"], row["p_value"]) == (test["difference"], test["p_value"])
+        if test["verdict"] == "MMB better":
+            assert row["significant"] and row["recommendation"].startswith("MMB weights")
+    assert mine.loc["nopref_confidence_std", "estimate"] > 0.5
+
+    planted = default_params["panel"]["corvid-pro"]["sim"]["mmb"]["position_bias"]
+    traits = JudgeTraits(experts={}, position_bias=planted,
+                         world=landscape_key(default_params["seed"], "corvid-pro"))
+    pool = read_pool(mmb_project / "data/mmb/instructions.yaml")
+    pull = np.mean([position_bias(traits, text) for text in pool["text"]])
+    first, gap = mine.loc["first_slot_rate"], mine.loc["gold_slot_gap"]
+    assert np.sign(first["estimate"] - 0.5) == np.sign(pull) and first["significant"]
+    assert np.sign(gap["estimate"]) == np.sign(pull) or not gap["significant"]
+    assert mine.loc[["pc", "pf"], "estimate"].isna().all()
+    assert mine.loc["pf", "note"].startswith("one order only")
 
 
 @pytest.mark.slow

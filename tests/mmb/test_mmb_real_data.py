@@ -13,11 +13,13 @@ MJ-Bench's bias files (tests/mmb/test_mmb_data.py has the row-level cases).
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from itertools import product
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -25,8 +27,11 @@ from helpers.project import BIN, make_project, planned_jobs, run, study_params
 from PIL import Image
 
 from judgebias.studies.mmb.data.synthetic import STYLES, render
+from judgebias.studies.mmb.params import builtin_pool
+from judgebias.studies.mmb.sim import JudgeTraits, landscape_key, position_bias
 
 JUDGE = "corvid-pro"
+PLAIN = "plain-judge"  # a simulated judge with no bias at all (sim.py)
 TEST_RANKS = [[1, 2, 3, 4], [2, 1, 2]]  # 6 + 2 pairs (one tie dropped)
 N_TRAIN_PROMPTS, TRAIN_IMAGES = 6, 3  # two annotated comparisons per prompt
 MJB_OCCUPATIONS = ["Carpet Merchant", "Baker", "Pilot", "Librarian"]
@@ -116,13 +121,31 @@ def snakemake(project: Path, *targets: str, params_file: str | None = None,
                check=check)
 
 
+def with_plain_judge(params: dict) -> dict:
+    """`params` with PLAIN beside JUDGE: JUDGE's sim model with no MMB bias
+    (miscalibrated, position_bias and brightness_bias 0: every instruction is the
+    simulated humans' own law)."""
+    plain = copy.deepcopy(params["panel"][JUDGE])
+    plain["model_id"] = f"sim/{PLAIN}"
+    plain["sim"]["signature"] = "evenly"  # simulated models need distinct signatures
+    plain["sim"]["mmb"].update(miscalibrated=0.0, position_bias=0.0, brightness_bias=0.0)
+    params["panel"][PLAIN] = plain
+    params["mmb"]["models"] = [JUDGE, PLAIN]
+    return params
+
+
 @pytest.mark.slow
 def test_hpdv2_and_mjbench_run_to_the_report(tmp_path, default_params, datasets):
     """HPDv2 test + train and MJ-Bench together, every job through Snakemake: the pairs
-    are the ones the files define, every (pair, instruction) is judged once, the
-    analysis has its MJBench table, and the report shows it."""
+    are the ones the files define, every (pair, instruction) is judged in both orders
+    (`mmb.order: both`) by the planted judge and one with no bias, the analysis has its
+    MJBench table, and the report shows it. The judge card (issue 22) has PC and PF for
+    both judges, the planted pull in PF's direction where it is significant, and no
+    significant row for the judge with no bias."""
     hpdv2, mjbench = datasets
-    project = make_project(tmp_path, real_params(default_params, hpdv2, mjbench))
+    params = with_plain_judge(real_params(default_params, hpdv2, mjbench))
+    params["mmb"]["order"] = "both"
+    project = make_project(tmp_path, params)
     snakemake(project)
 
     summary = json.loads((project / "data/mmb/summary.json").read_text())
@@ -139,17 +162,34 @@ def test_hpdv2_and_mjbench_run_to_the_report(tmp_path, default_params, datasets)
         shown = pairs.loc[pairs["split"] == split, ["image_a", "image_b"]].to_numpy().ravel()
         assert all(any((project / p).is_relative_to(f) for f in folders) for p in shown), split
 
-    log = (project / f"logs/mmb/judge/{JUDGE}.log").read_text()
-    found = re.search(r"(\d+) requests, (\d+) from the journal, (\d+) new calls", log)
-    assert found and int(found.group(1)) == INSTRUCTIONS * sum(EXPECTED_PAIRS.values())
+    for judge in (JUDGE, PLAIN):
+        log = (project / f"logs/mmb/judge/{judge}.log").read_text()
+        found = re.search(r"(\d+) requests, (\d+) from the journal, (\d+) new calls", log)
+        assert found and int(found.group(1)) == 2 * INSTRUCTIONS * sum(EXPECTED_PAIRS.values())
 
     metrics = json.loads((project / "results/mmb/metrics.json").read_text())
-    assert JUDGE in metrics["judges"]
+    assert {JUDGE, PLAIN} <= set(metrics["judges"])
     table4 = pd.read_parquet(project / "results/mmb/table4.parquet")
     assert set(table4["n_val"]) == {2, 4} and "MMB" in set(table4["method"])
     html = (project / "results/report.html").read_text()
     assert "Table 4 analogue" in html and "HPDv2 + MJ-Bench" in html
     assert planned_jobs(project) == {}
+
+    card = pd.read_parquet(project / "results/judges.parquet")
+    card = card[card["study"] == "mmb"]
+    assert set(card["model"]) == {JUDGE, PLAIN}
+    pairs = INSTRUCTIONS * sum(EXPECTED_PAIRS.values())
+    for judge in (JUDGE, PLAIN):
+        mine = card[card["model"] == judge].set_index("measure")
+        assert mine.loc[["pc", "pf"], "estimate"].notna().all()
+        assert mine.loc["pc", "n"] == pairs and mine.loc["pf", "headline"]
+    assert not card.loc[card["model"] == PLAIN, "significant"].any()
+    planted = default_params["panel"][JUDGE]["sim"]["mmb"]["position_bias"]
+    traits = JudgeTraits(experts={}, position_bias=planted,
+                         world=landscape_key(default_params["seed"], JUDGE))
+    pull = np.mean([position_bias(traits, p["text"]) for p in builtin_pool()])
+    pf = card[card["model"] == JUDGE].set_index("measure").loc["pf"]
+    assert np.sign(pf["estimate"]) == -np.sign(pull) or not pf["significant"]  # < 0: first
 
 
 @pytest.mark.slow

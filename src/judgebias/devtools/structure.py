@@ -25,7 +25,7 @@ LONG_REASON = "Why this module is long:"
 # The module names with a fixed role (docs/adding-a-study.md, "Module roles"): every study
 # has the required ones; none has a module under a retired name, whose role was ambiguous.
 REQUIRED_ROLES = ("params", "tables", "data", "jobs", "measures", "steps", "figures",
-                  "report", "plan")
+                  "report", "plan", "card")
 RETIRED_NAMES = ("analysis",)
 SRC = Path(__file__).resolve().parents[2]  # the folder holding the judgebias package
 

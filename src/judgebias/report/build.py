@@ -9,6 +9,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from judgebias.artifacts import read_table
 from judgebias.config import fingerprint, result_keys
 from judgebias.report.html import Report, write_report
 
@@ -35,10 +36,13 @@ def provenance(config: Mapping[str, Any], params_path: str) -> dict[str, str]:
 
 def write_full_report(config: Mapping[str, Any], params_path: str,
                       results: Mapping[str, str], data: Mapping[str, Mapping[str, str]],
-                      out: Path) -> None:
-    """Assemble each active study's section, in registry order, from the results folder
-    and the named data files the report rule gives it (`results`: study name -> folder;
-    `data`: study name -> file name -> path, judgebias.study.ReportInputs)."""
+                      out: Path, card: Path | None = None) -> None:
+    """Assemble the judge card (`card`: results/judges.parquet, if given) and then each
+    active study's section, in registry order, from the results folder and the named data
+    files the report rule gives it (`results`: study name -> folder; `data`: study name
+    -> file name -> path, judgebias.study.ReportInputs)."""
+    from judgebias.card.schema import CARD
+    from judgebias.card.section import card_section, study_anchor
     from judgebias.study import active, simulated_models, study_models
 
     sections, simulated = [], set()
@@ -48,8 +52,12 @@ def write_full_report(config: Mapping[str, Any], params_path: str,
         if study.name not in results:
             raise ValueError(f"report: no results folder given for study {study.name!r}")
         files = {name: Path(path) for name, path in data.get(study.name, {}).items()}
-        sections.append(study.load("report")(config, Path(results[study.name]), files))
+        section = study.load("report")(config, Path(results[study.name]), files)
+        section.anchor = study_anchor(study.name)
+        sections.append(section)
         simulated |= simulated_models(config, study_models(config, study.name))
+    if card is not None:
+        sections.insert(0, card_section(read_table(card, CARD), list(config["panel"])))
     report = Report(
         title="judgebias report",
         sections=sections,

@@ -87,6 +87,8 @@ thead th { vertical-align: bottom; font-weight: 600; }
 thead th[colspan] { text-align: center; }
 td:not(.num) { overflow-wrap: anywhere; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.significant { background: #fde2c8; font-weight: 600; }
+td a { color: inherit; }
 .sim { color: #8a5a00; font-style: italic; }
 ul.notes { font-size: 0.9rem; color: #333; }
 dl.provenance { display: grid; grid-template-columns: max-content auto; gap: 0.2rem 1rem;
@@ -113,12 +115,17 @@ class Table:
 
     `bold`, a boolean frame of the same shape, marks cells shown in bold: the papers mark
     the best entry of a row, and those not significantly different from it, that way.
+    `links` (a frame of the same shape) gives a cell a link target ("#section-id", "" for
+    none) and `classes` a CSS class from `CELL_CLASSES` ("" for none): the judge card
+    links each cell to the study section it comes from and colours significant ones.
     """
 
     frame: pd.DataFrame
     caption: str
     float_fmt: str = "{:.3f}"
     bold: pd.DataFrame | None = None
+    links: pd.DataFrame | None = None
+    classes: pd.DataFrame | None = None
 
 
 @dataclass
@@ -135,6 +142,7 @@ class Section:
     notes: list[str] = field(default_factory=list)
     subsections: list[Section] = field(default_factory=list)
     headline: str = ""
+    anchor: str = ""  # the section's id, where others link to it; else positional
 
 
 @dataclass
@@ -317,11 +325,27 @@ def _header_rows(frame: pd.DataFrame, simulated: frozenset[str]) -> str:
 _WIDE_COLUMNS = 8
 
 
+CELL_CLASSES = ("significant",)
+"""The CSS classes a table cell may carry (`Table.classes`)."""
+
+
+def _aligned(frame: pd.DataFrame, marks: pd.DataFrame | None, fill: object) -> np.ndarray:
+    """`marks` cell by cell against `frame` (labels may repeat if the axes are equal)."""
+    if marks is None:
+        return np.full(frame.shape, fill, dtype=object)
+    if not (marks.index.equals(frame.index) and marks.columns.equals(frame.columns)):
+        marks = marks.reindex(index=frame.index, columns=frame.columns)
+    return marks.fillna(fill).to_numpy(dtype=object)
+
+
 def _body_rows(frame: pd.DataFrame, float_fmt: str, simulated: frozenset[str],
-               bold: pd.DataFrame | None = None) -> str:
-    marks = (np.zeros(frame.shape, dtype=bool) if bold is None
-             else bold.reindex(index=frame.index, columns=frame.columns).fillna(False)
-             .to_numpy(dtype=bool))
+               table: Table | None = None) -> str:
+    bold = _aligned(frame, table.bold if table else None, False).astype(bool)
+    links = _aligned(frame, table.links if table else None, "")
+    classes = _aligned(frame, table.classes if table else None, "")
+    unknown = set(classes.ravel()) - {"", *CELL_CLASSES}
+    if unknown:
+        raise ValueError(f"table cell classes {sorted(unknown)} are not in {CELL_CLASSES}")
     rows = []
     for r, (label, values) in enumerate(zip(frame.index, frame.itertuples(index=False,
                                                                           name=None),
@@ -329,8 +353,11 @@ def _body_rows(frame: pd.DataFrame, float_fmt: str, simulated: frozenset[str],
         cells = []
         for c, value in enumerate(values):
             text, numeric = _cell_html(value, float_fmt, simulated)
-            text = f"<strong>{text}</strong>" if marks[r, c] else text
-            cells.append(f'<td class="num">{text}</td>' if numeric else f"<td>{text}</td>")
+            text = f"<strong>{text}</strong>" if bold[r, c] else text
+            if links[r, c]:
+                text = f'<a href="{_esc(links[r, c])}">{text}</a>'
+            names = " ".join(n for n in ("num" if numeric else "", classes[r, c]) if n)
+            cells.append(f'<td class="{names}">{text}</td>' if names else f"<td>{text}</td>")
         head = f'<th scope="row">{_label_html(label, simulated)}</th>'
         rows.append(f"<tr>{head}{''.join(cells)}</tr>")
     return "<tbody>" + "\n".join(rows) + "</tbody>"
@@ -343,7 +370,7 @@ def _table_html(table: Table, counter: _Counter, simulated: frozenset[str]) -> s
     return (
         f'<div class="table-wrap"><table{wide}><caption>{_esc(caption)}</caption>'
         f"{_header_rows(table.frame, simulated)}"
-        f"{_body_rows(table.frame, table.float_fmt, simulated, table.bold)}</table></div>\n"
+        f"{_body_rows(table.frame, table.float_fmt, simulated, table)}</table></div>\n"
     )
 
 
@@ -370,7 +397,7 @@ def _section_html(
 ) -> str:
     level = min(len(path) + 1, 6)
     parts = [
-        f'<section id="{_section_id(path)}">\n',
+        f'<section id="{_esc(section.anchor or _section_id(path))}">\n',
         f"<h{level}>{_esc(section.title)}</h{level}>\n",
         f'<p class="headline">{_esc(section.headline)}</p>\n' if section.headline else "",
         _paragraphs(section.intro),
@@ -392,7 +419,8 @@ def _toc_html(sections: Sequence[Section], path: tuple[int, ...] = ()) -> str:
         sub_path = (*path, k)
         nested = _toc_html(section.subsections, sub_path) if section.subsections else ""
         items.append(
-            f'<li><a href="#{_section_id(sub_path)}">{_esc(section.title)}</a>{nested}</li>'
+            f'<li><a href="#{_esc(section.anchor or _section_id(sub_path))}">'
+            f"{_esc(section.title)}</a>{nested}</li>"
         )
     if not path:
         items.append('<li><a href="#provenance">Provenance</a></li>')

@@ -15,5 +15,7 @@ STUDY = Study(
     warnings=f"{__name__}.params:warnings",
     plan=f"{__name__}.plan:planned_calls",
     report=f"{__name__}.report:report_section",
+    card=f"{__name__}.card:rows",
+    card_inputs=f"{__name__}.card:inputs",
     sim=f"{__name__}.sim:TASKS",
 )

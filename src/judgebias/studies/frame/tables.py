@@ -120,6 +120,13 @@ TABLES = ("table2", "table3_in_sample", "table3_cross_fitted", "attack_success",
 FIGURES = ("fig2", "fig3", "examples", "null")
 
 
+def result_path(name: str) -> str:
+    """One of the analysis step's tables (``TABLES``), e.g. ``table3_cross_fitted``."""
+    if name not in TABLES:
+        raise ValueError(f"not a FRAME results table: {name!r} (one of {', '.join(TABLES)})")
+    return f"{RESULTS}/{name}.parquet"
+
+
 def report_inputs(config: Mapping[str, Any], results_root: str) -> ReportInputs:
     """Every file the report section (report.py) reads but the paper's presets' (those are
     presets.report_inputs); the report rule declares them (the data summary by name)."""

@@ -1,0 +1,129 @@
+"""`judgebias card-build`: gather every study's card rows, adjust, write the card.
+
+The card is pure computation over the studies' own outputs (the files each study's
+``card.inputs`` names and the card rule declares), so a new study result reruns only the
+card and the report.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.multitest import multipletests
+
+from judgebias.artifacts import ArtifactError, write_json, write_table
+from judgebias.card.schema import ALPHA, CARD, KEY, ROW_FIELDS
+
+
+def study_rows(config: Mapping[str, Any], files: Mapping[str, Mapping[str, str]]
+               ) -> pd.DataFrame:
+    """Every active study's card rows, checked: the columns of `CARD_ROWS`, only models
+    the study judged (judgebias.study.study_models), one row per key, and a reason in
+    `note` wherever the estimate is missing."""
+    from judgebias.study import active, study_models
+
+    frames = []
+    for study in active(config):
+        if study.card is None:
+            continue
+        named = {name: Path(path) for name, path in files.get(study.name, {}).items()}
+        declared = study.load("card_inputs")(config)
+        if set(named) != set(declared):
+            raise ValueError(f"card: study {study.name!r} needs files {sorted(declared)}, "
+                             f"was given {sorted(named)}")
+        rows = study.load("card")(config, named)
+        frames.append(_checked(rows, study.name, set(study_models(config, study.name))))
+    if not frames:
+        return pd.DataFrame({f.name: pd.Series(dtype=object) for f in ROW_FIELDS})
+    return pd.concat(frames, ignore_index=True)
+
+
+def _checked(rows: pd.DataFrame, study: str, judged: set[str]) -> pd.DataFrame:
+    source = f"card rows of study {study!r}"
+    names = [f.name for f in ROW_FIELDS]
+    missing, extra = sorted(set(names) - set(rows)), sorted(set(rows) - set(names))
+    if missing or extra:
+        raise ArtifactError(f"{source}: columns differ from card_rows: missing {missing}, "
+                            f"unexpected {extra}")
+    rows = rows[names].reset_index(drop=True)
+    if (rows["study"] != study).any():
+        raise ArtifactError(f"{source}: rows name another study")
+    stray = sorted(set(rows["model"]) - judged)
+    if stray:
+        raise ArtifactError(f"{source}: rows for models the study did not judge: {stray}")
+    duplicated = rows[rows.duplicated(KEY, keep=False)]
+    if len(duplicated):
+        raise ArtifactError(f"{source}: duplicate rows for "
+                            f"{duplicated[KEY].iloc[0].to_dict()}")
+    unexplained = rows[rows["estimate"].isna() & (rows["note"] == "")]
+    if len(unexplained):
+        raise ArtifactError(f"{source}: a missing estimate without a note: "
+                            f"{unexplained[KEY].iloc[0].to_dict()}")
+    return rows
+
+
+def adjust(rows: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """Add `p_adjusted` and `significant`: Benjamini-Yekutieli over every test on the card.
+
+    One family for the whole card, because a reader scans the whole card for red cells;
+    BY rather than Benjamini-Hochberg because the card's tests share data (one judge's
+    answers feed several measures; several judges answer the same items) and BY controls
+    the FDR under any dependence (specs/judge-card.md §3: "BY FDR across tests", seed
+    002 §6; statsmodels ``multipletests(method="fdr_by")``). A row without a test is
+    never significant.
+    """
+    out = rows.copy()
+    p = out["p_value"].to_numpy(dtype=float)
+    tested = np.isfinite(p)
+    adjusted = np.full(len(out), np.nan)
+    if tested.any():
+        adjusted[tested] = multipletests(p[tested], alpha=alpha, method="fdr_by")[1]
+    out["p_adjusted"] = adjusted
+    out["significant"] = np.isfinite(adjusted) & (adjusted < alpha)
+    return out
+
+
+def in_panel_order(config: Mapping[str, Any], card: pd.DataFrame) -> pd.DataFrame:
+    """Models in panel order, each model's studies in registry order, and each study's
+    rows in the order the study gave them (its most important first)."""
+    from judgebias.study import registered
+
+    panel = {model: k for k, model in enumerate(config["panel"])}
+    studies = {name: k for k, name in enumerate(registered())}
+    order = np.lexsort((np.arange(len(card)), card["study"].map(studies).to_numpy(),
+                        card["model"].map(panel).to_numpy()))
+    return card.iloc[order].reset_index(drop=True)
+
+
+def metric_key(row: Mapping[str, Any]) -> str:
+    """A row's key in judges.json under model / study: the measure, and its setting."""
+    return f"{row['measure']}[{row['setting']}]" if row["setting"] else str(row["measure"])
+
+
+def card_metrics(card: pd.DataFrame) -> dict[str, Any]:
+    """judges.json: model -> study -> measure[setting] -> estimate, interval, adjusted p
+    (the numbers `dvc metrics diff` compares between two revisions; missing ones null)."""
+    out: dict[str, Any] = {}
+    for row in card.to_dict("records"):
+        entry = {name: _number(row[name]) for name in
+                 ("estimate", "ci_low", "ci_high", "p_adjusted")}
+        out.setdefault(row["model"], {}).setdefault(row["study"], {})[metric_key(row)] = entry
+    return out
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None or pd.isna(value) or math.isinf(value) else float(value)
+
+
+def write_card(config: Mapping[str, Any], files: Mapping[str, Mapping[str, str]],
+               table: Path, metrics: Path) -> pd.DataFrame:
+    """Build the card from the studies' named files and write both artifacts."""
+    card = in_panel_order(config, adjust(study_rows(config, files)))
+    write_table(card, table, CARD)
+    write_json(card_metrics(card), metrics)
+    return card

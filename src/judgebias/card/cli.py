@@ -1,0 +1,60 @@
+"""`judgebias card`: one judge's card in the terminal, or two runs compared."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from judgebias.card.text import card_json, card_text, estimate_text, number
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", nargs="?", help="a panel model (every judge if omitted)")
+    parser.add_argument("--results", default="results",
+                        help="the results folder holding judges.parquet (default: "
+                        "%(default)s)")
+    parser.add_argument("--json", action="store_true", help="print JSON, not text")
+    parser.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"),
+                        help="two results folders or git revisions (read through DVC): "
+                        "the change of each measure from A to B, with an interval")
+
+
+def show_card(config: Mapping[str, Any], args: argparse.Namespace) -> str:
+    from judgebias.card.compare import compare, load_card
+    from judgebias.study import simulated_models
+
+    if args.compare:
+        changes = compare(*(load_card(run) for run in args.compare))
+        if args.model:
+            changes = changes[changes["model"] == args.model]
+        if args.json:
+            return changes.to_json(orient="records", indent=1) + "\n"
+        return compare_text(changes)
+    card = load_card(args.results)
+    models = [args.model] if args.model else list(dict.fromkeys(card["model"]))
+    if args.json:
+        return "\n".join(card_json(card, m) for m in models) + "\n"
+    simulated = simulated_models(config, [m for m in models if m in config["panel"]])
+    return "\n".join(card_text(card, m, m in simulated) for m in models)
+
+
+def compare_text(changes: pd.DataFrame) -> str:
+    lines = []
+    for model, group in changes.groupby("model", sort=False):
+        lines.append(f"{model}:")
+        for _, row in group.iterrows():
+            name = f"{row['study']} {row['label']}" + (f" [{row['setting']}]"
+                                                       if row["setting"] else "")
+            if row["status"] != "both":
+                lines.append(f"  {name}: {row['status']}")
+                continue
+            change = estimate_text(pd.Series({"estimate": row["change"],
+                                              "ci_low": row["ci_low"],
+                                              "ci_high": row["ci_high"]}))
+            lines.append(f"  {name}: {number(row['estimate_a'])} -> "
+                         f"{number(row['estimate_b'])} {row['unit']}, change {change}"
+                         f"{'  moved' if row['moved'] else ''}")
+    return "\n".join(lines) + "\n"

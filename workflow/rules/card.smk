@@ -1,0 +1,29 @@
+# The judge card (judgebias.card): every active study's card rows, FDR-adjusted together,
+# as results/judges.parquet and the DVC metric results/judges.json. It reads only the
+# files each study's card module names, so a new study result reruns the card and the
+# report, nothing else.
+
+CARD_INPUTS = {s.name: s.load("card_inputs")(PARAMS) for s in ACTIVE_STUDIES if s.card}
+
+
+rule card:
+    input:
+        files=[path for named in CARD_INPUTS.values() for path in named.values()],
+        code=step_code("card-build", [s.card.partition(":")[0] for s in ACTIVE_STUDIES
+                                      if s.card]),
+    output:
+        table="results/judges.parquet",
+        metrics="results/judges.json",
+    params:
+        dvc_params=REPORT_KEYS,
+        values=values_of(REPORT_KEYS),
+        files=" ".join(f"{study}.{name}={path}" for study, named in CARD_INPUTS.items()
+                       for name, path in named.items()),
+    log:
+        "logs/card.log",
+    shell:
+        JB + " --log {log} card-build --table {output.table} --metrics {output.metrics}"
+        " --in {params.files}"
+
+
+TARGETS.append("results/judges.json")
