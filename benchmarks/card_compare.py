@@ -27,17 +27,13 @@ size). Prints Markdown.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from judgebias.card.compare import compare  # noqa: E402
-from judgebias.stats import bootstrap_weights  # noqa: E402
+from judgebias.card.compare import compare
+from judgebias.stats import bootstrap_weights
 
 NOISES = ("normal", "skewed", "discrete")
 DESIGNS = ("independent", "paired")

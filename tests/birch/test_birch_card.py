@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from statsmodels.stats.proportion import test_proportions_2indep as score_test
 
 from judgebias.artifacts import write_frame, write_table
 from judgebias.card.build import _checked
@@ -147,10 +148,15 @@ def test_rows_copy_the_studys_numbers_intervals_and_tests(tmp_path):
     assert one.loc["irs", "p_value"] == mcnemar.loc[("no_image", "all"), "p_value"]
     assert one.loc["birch_gain", "p_value"] == mcnemar.loc[("birch", "labelled"), "p_value"]
     assert one.loc["irs", "test"].startswith("McNemar no_image vs Base")
-    # IB, LB: no test in BIRCH, said in the note, with the down-sampling spread
-    for measure in ("ib", "lb", "accuracy", "balanced_accuracy"):
+    # accuracy levels: no test; IB, LB: the two-proportion score test on bias.parquet's
+    # counts (2 of 3 right vs 1 of 3: statsmodels' score test by hand), with the spread
+    for measure in ("accuracy", "balanced_accuracy"):
         assert math.isnan(one.loc[measure, "p_value"]) and one.loc[measure, "test"] == ""
         assert "no test" in one.loc[measure, "note"]
+    expected = score_test(2, 3, 1, 3, method="score", compare="diff").pvalue
+    assert one.loc["ib", "p_value"] == pytest.approx(expected)
+    assert one.loc["ib", "test"] == "two-proportion score test (disjoint pair sets)"
+    assert "IB test: 2 of 3 right vs 1 of 3" in one.loc["ib", "note"]
     assert "down-sampling" in one.loc["ib", "note"] and "not an interval" in one.loc[
         "ib", "note"]
     assert one.loc["ib", "reading"].startswith("prefers the more informative answer")

@@ -293,8 +293,9 @@ def test_the_card_recovers_the_planted_traits(planted_project):
     (PF -0.195 [-0.229, -0.161], 2.2 se from -0.158; the sim's per-order first-pick rates
     of the judges without the pull match their predictions within 1.4 se, so the formula
     is right and the miss is the draw), hence 3 se (P(fail) about 0.003). The coin judge
-    has no significant row at all. IB and LB (no test in BIRCH) order their panels as
-    planted; IRS and BIRCH's gain carry the study's McNemar p-values."""
+    has no significant row at all. IB and LB order their panels as planted, and the
+    strongest informativeness pull is flagged (the card's two-proportion score test); IRS
+    and BIRCH's gain carry the study's McNemar p-values."""
     card = pd.read_parquet(planted_project / "results/judges.parquet")
     planted = [key for traits in TRAIT_PANELS.values() for key in traits] + [COIN[0]]
     assert set(card["model"]) == set(planted) and (card["study"] == "birch").all()
@@ -316,7 +317,9 @@ def test_the_card_recovers_the_planted_traits(planted_project):
     assert rows.loc[pull, "estimate"].is_monotonic_increasing
     length = [(key, "lb") for key in TRAIT_PANELS["length"]]
     assert rows.loc[length, "estimate"].is_monotonic_increasing
-    assert rows.loc[pull + length, "p_value"].isna().all()  # BIRCH has no test of IB, LB
+    assert (rows.loc[pull + length, "test"]
+            == "two-proportion score test (disjoint pair sets)").all()
+    assert rows.loc[pull[-1], "significant"]
     tests = pd.read_parquet(planted_project / "results/birch/synthetic/tests.parquet")
     mcnemar = tests.set_index(["judge", "variant", "pair_set"])["p_value"]
     for key in planted:

@@ -169,13 +169,18 @@ def test_join_scores_reads_external_files(tmp_path) -> None:
         join_scores(judgements, tmp_path / "metric.xlsx", score_column="s")
 
 
-def test_flickr8k_expert_rating_rows() -> None:
-    """Flickr8k-Expert: 5,664 captions x 3 expert ratings = 16,992 rating rows."""
+def _flickr8k_expert_ratings() -> list[dict]:
+    """Every rating of the real Flickr8k-Expert file (skips where it is absent)."""
     path = shared_data_dir() / "caption-judgments" / "flickr8k_expert.json"
     if not path.exists():
         pytest.skip(f"real data absent: {path}")
     data = json.loads(path.read_text())
-    rows = [r for image in data.values() for r in image["human_judgement"]]
+    return [r for image in data.values() for r in image["human_judgement"]]
+
+
+def test_flickr8k_expert_rating_rows() -> None:
+    """Flickr8k-Expert: 5,664 captions x 3 expert ratings = 16,992 rating rows."""
+    rows = _flickr8k_expert_ratings()
     judgements = pd.DataFrame(
         {
             "dataset": "flickr8k_expert",
@@ -426,11 +431,7 @@ def test_degenerate_group_gives_nan_interval() -> None:
 def test_flickr8k_expert_interval_by_image() -> None:
     """The real table: 1,000 images, resampled whole; rows as units give a narrower
     interval (they treat the 3 ratings of a caption as independent)."""
-    path = shared_data_dir() / "caption-judgments" / "flickr8k_expert.json"
-    if not path.exists():
-        pytest.skip(f"real data absent: {path}")
-    data = json.loads(path.read_text())
-    rows = [r for image in data.values() for r in image["human_judgement"]]
+    rows = _flickr8k_expert_ratings()
     table = pd.DataFrame(
         {
             "dataset": "flickr8k_expert",

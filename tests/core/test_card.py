@@ -19,7 +19,7 @@ from judgebias.card.compare import Z, compare, load_card
 from judgebias.card.schema import CARD, ROW_FIELDS
 from judgebias.card.section import card_section
 from judgebias.card.text import card_json, card_text, reading, signed_phrase
-from judgebias.report.html import render_report, Report
+from judgebias.report.html import Report, render_report
 
 
 def row(model: str = "judge-a", measure: str = "self_preference", **values) -> dict:
@@ -60,7 +60,7 @@ def test_study_rows_are_checked(change, message):
 
 
 def test_duplicate_rows_and_missing_columns_are_errors():
-    with pytest.raises(ArtifactError, match="duplicate rows for .*self_preference"):
+    with pytest.raises(ArtifactError, match=r"duplicate rows for .*self_preference"):
         _checked(frame(row(), row()), "philautia", {"judge-a"})
     with pytest.raises(ArtifactError, match="missing \\['note'\\]"):
         _checked(frame(row()).drop(columns="note"), "philautia", {"judge-a"})
@@ -161,8 +161,14 @@ def test_adding_a_judge_to_one_study_reruns_its_jobs_its_analysis_the_card_and_r
     """Every output of the five-study DAG made (empty) and recorded (`snakemake --touch`),
     then one judge added to BIRCH's panel: the dry run plans that judge's BIRCH jobs,
     BIRCH's analysis, the card and the report, and nothing of any other study."""
-    from helpers.project import BIN, make_project, planned_jobs, run, study_params, \
-        write_params
+    from helpers.project import (
+        BIN,
+        make_project,
+        planned_jobs,
+        run,
+        study_params,
+        write_params,
+    )
 
     from judgebias.studies import STUDIES
 
@@ -188,3 +194,25 @@ def test_adding_a_judge_to_one_study_reruns_its_jobs_its_analysis_the_card_and_r
     for rule, wildcards in planned:
         if rule in ("birch_prepare", "birch_judge"):
             assert dict(wildcards)["birch_judge"] == added
+
+
+def test_the_card_command_prints_a_judge_its_json_and_a_comparison(tmp_path, capsys):
+    from helpers.project import REPO
+
+    from judgebias.cli import main
+
+    for name, estimate in (("old", 1.0), ("new", 4.0)):
+        (tmp_path / name).mkdir()
+        card = adjust(frame(row(model="corvid-pro", estimate=estimate, ci_low=estimate - 1,
+                                ci_high=estimate + 1)))
+        write_table(card, tmp_path / name / "judges.parquet", CARD)
+    params = ["--params", str(REPO / "params.yaml")]
+    assert main([*params, "card", "corvid-pro", "--results", str(tmp_path / "new")]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("corvid-pro (simulated)\n") and "4 [3, 5] points" in text
+    assert main([*params, "card", "--json", "--results", str(tmp_path / "new")]) == 0
+    assert json.loads(capsys.readouterr().out)["model"] == "corvid-pro"
+    assert main([*params, "card", "--compare", str(tmp_path / "old"),
+                 str(tmp_path / "new")]) == 0
+    assert "corvid-pro:\n  philautia Self_Preference: 1 -> 4 points, change 3 [" in (
+        capsys.readouterr().out)

@@ -142,7 +142,7 @@ def test_front_doors_agree_in_both_directions(tmp_path, default_params):
     # that an upstream output will change without running it).
     params["philautia"]["ddof"] = 1 - params["philautia"]["ddof"]
     write_params(project, params)
-    assert dvc_planned(project) == {f"philautia__{SETTING}", "pomms", "report"}
+    assert dvc_planned(project) == {f"philautia__{SETTING}", "pomms", "card", "report"}
     params["philautia"]["ddof"] = 1 - params["philautia"]["ddof"]
     write_params(project, params)
     template = project / "src/judgebias/prompts/templates/gveval_ref_free.txt"

@@ -38,10 +38,11 @@ JUDGEMENT_SETTING = "ref_based"  # pomms.judgement_setting: scores the judgement
 
 
 def downstream(settings: list[str]) -> Counter:
-    """Analysis of the settings, Pomms (which reads its setting's scores), the report."""
+    """Analysis of the settings, Pomms (which reads its setting's scores), the judge card
+    and the report."""
     jobs = Counter(job(r, setting=s) for s in settings
                    for r in ("phi", "philautia", "selfpref", "heatmaps"))
-    jobs.update([job("pomms"), job("pomms_heatmap"), job("report")])
+    jobs.update([job("pomms"), job("pomms_heatmap"), job("card"), job("report")])
     return jobs
 
 
@@ -89,7 +90,7 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
     write_params(project, params)
     expected = Counter(job(r, setting=s) for s in SETTINGS
                        for r in ("philautia", "selfpref", "heatmaps"))
-    expected.update([job("pomms"), job("pomms_heatmap"), job("report")])
+    expected.update([job("pomms"), job("pomms_heatmap"), job("card"), job("report")])
     assert planned_jobs(project) == expected
 
     # (c) one model joins a panel of M: its caption job, its score jobs on all M+1
@@ -102,7 +103,7 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
     expected += scores(SETTINGS, [new], panel) + scores(SETTINGS, PANEL, [new])
     expected += item_scores([new]) + downstream(SETTINGS)
     assert planned_jobs(project) == expected
-    assert sum(expected.values()) == 1 + 2 * (len(panel) + len(PANEL)) + 1 + 11
+    assert sum(expected.values()) == 1 + 2 * (len(panel) + len(PANEL)) + 1 + 12
 
 
 def dvc_graph(project: Path) -> dict[str, dict]:
@@ -297,8 +298,8 @@ def test_exported_commands_survive_dvc_lock_folding():
 
 def test_every_rule_has_a_log_and_declares_params():
     """Every study rule runs its step through `judgebias step` with the files it names
-    (judgebias.steps), declares the params it reads and derives its code; the report rule
-    is the core's one command."""
+    (judgebias.steps), declares the params it reads and derives its code; the report and
+    the judge card rules are the core's commands."""
     blocks = [block for path in sorted((REPO / "workflow/rules").glob("*.smk"))
               for block in re.split(r"\n *rule ", path.read_text())[1:]]
     assert len(blocks) >= 40
@@ -306,7 +307,7 @@ def test_every_rule_has_a_log_and_declares_params():
         name = block.split(":", 1)[0]
         assert re.search(r"\n +log:", block), f"rule {name} has no log"
         assert 'code=step_code("' in block, f"rule {name}: code not derived from its step"
-        if name == "report":
+        if name in ("report", "card"):
             assert "dvc_params=" in block
             continue
         assert "**step_params(" in block, f"rule {name} declares no params"

@@ -9,11 +9,16 @@ Per judge and dataset (``setting`` = the dataset's name under ``birch.datasets``
 * with the study's McNemar tests where it has them (``tests.parquet``): IRS (no image vs
   Base, all pairs; IRS = -gain of no image) and BIRCH's gain (BIRCH vs Base, D_IDS ∪
   D_CDS). The card takes the raw p-values (it adjusts over the whole card itself);
-* IB and LB have **no test** in BIRCH: each compares two disjoint pair sets (D_IDS vs
-  D_CDS, y^c longer vs shorter), so McNemar does not apply, and the study reports only the
+* IB and LB have no test in BIRCH's tables: each compares two disjoint pair sets (D_IDS
+  vs D_CDS, y^c longer vs shorter), so McNemar does not apply; the study reports the
   bootstrap interval (and, in ``bias.parquet``, Appendix C.3's down-sampling spread, which
-  is not an interval). Their p-value stays NaN and the note says so; accuracy and
-  balanced accuracy are levels, read beside chance (0.5), also without a test;
+  is not an interval). The card tests IB = 0 and LB = 0 as the spec recommends for a
+  difference of two independent accuracies (specs/judge-card.md §3: "IB, LB: Newcombe
+  (Wilson) difference"): the two-proportion score test on bias.parquet's counts
+  (Acc+ x n+ right of n+, Acc- x n- of n-; judgebias.position.gold_gap_test, statsmodels'
+  ``test_proportions_2indep``, whose size benchmarks/position_bias.py measures at
+  0.041-0.053 under skewed, discrete and clustered nulls); accuracy and balanced accuracy
+  are levels, read beside chance (0.5), without a test;
 * position bias of the Base verdicts (the judge as the paper runs it, with the image):
   ``verdicts/<judge>/base.parquet`` mapped onto :func:`judgebias.position.position_bias`
   (item = pair, order = the order shown, slot = the *shown* slot, gold = the human
@@ -44,6 +49,7 @@ import pandas as pd
 from judgebias.artifacts import read_columns
 from judgebias.card.schema import ROW_FIELDS
 from judgebias.card.text import estimate_text, signed_phrase
+from judgebias.position import gold_gap_test
 from judgebias.studies.birch.tables import (
     PAIRS,
     VERDICTS,
@@ -75,12 +81,9 @@ UNTESTED = {
     "accuracy": "an accuracy level (read beside chance 0.5): no test",
     "balanced_accuracy": "(Acc_IDS + Acc_CDS) / 2, a level (read beside chance 0.5): "
                          "no test",
-    "ib": "no test of IB = 0 in BIRCH: Acc_IDS and Acc_CDS come from disjoint pair sets "
-          "(McNemar does not apply) and the study reports only this interval",
-    "lb": "no test of LB = 0 in BIRCH: Acc(y^c longer) and Acc(y^c shorter) come from "
-          "disjoint pair sets (McNemar does not apply) and the study reports only this "
-          "interval",
 }
+# IB and LB: two independent accuracies, tested on bias.parquet's counts (module docstring)
+DIFFERENCE_TEST = "two-proportion score test (disjoint pair sets)"
 WHAT = {
     "accuracy": "over D_IDS ∪ D_CDS (Tables 4/8's Acc); a judge's tie counts wrong",
     "irs": "Acc(image) - Acc(no image) on the pairs both answered (§3.2)",
@@ -212,10 +215,12 @@ def _level_row(measure: str, judge: str, tables: Mapping[str, pd.DataFrame],
             notes.append(f"McNemar on {int(test['n_pairs'])} pairs: "
                          f"{int(test['base_only'])} Base only right, "
                          f"{int(test['method_only'])} {method} only right")
-    else:
+    elif measure in UNTESTED:
         notes.append(UNTESTED[measure])
     if measure in ("ib", "lb"):
-        notes.append(_spread(tables["bias"], judge, statistic.upper()))
+        row["p_value"], counts = _difference_test(tables["bias"], judge, statistic.upper())
+        row["test"] = DIFFERENCE_TEST if np.isfinite(row["p_value"]) else ""
+        notes += [counts, _spread(tables["bias"], judge, statistic.upper())]
     if measure in PHRASES:
         up, down = PHRASES[measure]
         row["reading"] = signed_phrase(row["estimate"], row["ci_low"], row["ci_high"],
@@ -233,6 +238,23 @@ def _points(row: Mapping[str, Any]) -> str:
     """"+7.7 accuracy points [0.5, 14.9]" from an accuracy difference."""
     return (f"{100 * row['estimate']:+.1f} accuracy points "
             f"[{100 * row['ci_low']:.1f}, {100 * row['ci_high']:.1f}]")
+
+
+def _difference_test(bias: pd.DataFrame, judge: str, statistic: str) -> tuple[float, str]:
+    """Base's IB or LB tested against 0 from bias.parquet's accuracies and counts of the
+    two pair sets (module docstring), and the counts as a note."""
+    found = _lookup(bias, judge=judge, variant="base", statistic=statistic)
+    if found is None:
+        return NAN, f"no {statistic} row in bias.parquet: no test"
+    n_plus, n_minus = int(found["n_plus"]), int(found["n_minus"])
+    right_plus = float(found["acc_plus"]) * n_plus
+    right_minus = float(found["acc_minus"]) * n_minus
+    if not (n_plus and n_minus) or max(abs(right_plus - round(right_plus)),
+                                       abs(right_minus - round(right_minus))) > 1e-6:
+        return NAN, f"{statistic}: no whole counts in bias.parquet: no test"
+    p = gold_gap_test(round(right_plus), n_plus, round(right_minus), n_minus)
+    return p, (f"{statistic} test: {round(right_plus)} of {n_plus} right vs "
+               f"{round(right_minus)} of {n_minus}")
 
 
 def _spread(bias: pd.DataFrame, judge: str, statistic: str) -> str:

@@ -36,6 +36,8 @@ class PommsParams:
         Every ``datasets.<name>`` block as validated (judgebias.studies.pomms.data reads it).
     max_features, alpha, l1_ratio, positive, scoring, select, min_members
         The estimator's settings (judgebias.studies.pomms.estimator.Pomms).
+    n_bootstrap, seed : int
+        The image-cluster bootstrap of the agreement table's tau intervals and tests.
     models : tuple of str
         The panel models Pomms selects from: philautia's (judgebias.study.study_models).
     score : {"expected", "parsed"}
@@ -57,6 +59,8 @@ class PommsParams:
     scoring: str
     select: str
     min_members: int
+    n_bootstrap: int
+    seed: int
     models: tuple[str, ...]
     score: str
     ddof: int
@@ -72,7 +76,8 @@ class PommsParams:
             max_features=block["max_features"], alpha=block["alpha"],
             l1_ratio=block["l1_ratio"], positive=block["positive"],
             scoring=block["scoring"], select=block["select"],
-            min_members=block["min_members"], models=tuple(models),
+            min_members=block["min_members"], n_bootstrap=block["n_bootstrap"],
+            seed=block["seed"], models=tuple(models),
             score=philautia["score"], ddof=philautia["ddof"],
             simulated=frozenset(simulated_models(params, models)))
 

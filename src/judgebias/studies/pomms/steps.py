@@ -149,7 +149,10 @@ def fit(params: PommsParams, *, judgements: Sequence[Path],
     write_frame(first, out["table1"])
     write_frame(second.table, out["table2"])
     write_frame(phi_t.reset_index(), out["phi_tilde"])
-    write_frame(agreement(ratings, [*models, POMMS]), out["agreement"])
+    # one caption's ratings, and an image's captions, share what the judge saw: the image
+    # is the resampling unit (judgebias.agreement, benchmarks/kendall_interval.py)
+    write_frame(agreement(ratings, [*models, POMMS], cluster="image_id",
+                          n_resamples=params.n_bootstrap, seed=params.seed), out["agreement"])
     write_json({
         "setting": params.setting,
         "judgement_setting": params.judgement_setting,
