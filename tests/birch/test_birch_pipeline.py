@@ -64,7 +64,8 @@ def test_default_run_writes_every_table_and_the_report(birch_project):
     html = (birch_project / "results/report.html").read_text()
     assert "BIRCH: image reliance, informativeness bias" in html
     assert "Table 7 analogue" in html
-    assert html.index('class="headline"') < html.index("pairwise VQA items")
+    section = html.split('<section id="study-birch">')[1]  # the card's section is first
+    assert section.index('class="headline"') < section.index("pairwise VQA items")
 
 
 @pytest.mark.slow

@@ -132,8 +132,9 @@ def test_mitigation_pairwise_and_humans_follow_the_plant(frame_project, default_
                                                                              rel=0.25)
     html = (frame_project / "results/report.html").read_text()
     assert "FRAME: visual manipulations" in html and "cross-fitted" in html
-    headline = html.split('<p class="headline">')[1].split("</p>")[0]  # first, with numbers
-    assert html.index('class="headline"') < html.index("Seed 004.")
+    section = html.split('<section id="study-frame">')[1]  # the card's section is first
+    headline = section.split('<p class="headline">')[1].split("</p>")[0]  # with numbers
+    assert section.index('class="headline"') < section.index("Seed 004.")
     judges = json.loads((results / "metrics.json").read_text())["judges"]
     assert all(f"{judge} " in headline for judge in judges)
     assert headline.startswith("Cells significant after BH-FDR") and "chance" in headline
