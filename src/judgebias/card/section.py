@@ -25,8 +25,13 @@ def _column(row: pd.Series) -> tuple[str, str]:
 
 
 def compact_table(card: pd.DataFrame, models: list[str]) -> Table:
-    """Judges x headline measures: text, links and colours of every cell."""
+    """Judges x headline measures (studies in registry order): text, links and colours of
+    every cell."""
+    from judgebias.study import registered
+
+    order = {name: k for k, name in enumerate(registered())}
     heads = card[card["headline"]]
+    heads = heads.iloc[heads["study"].map(order).fillna(len(order)).argsort(kind="stable")]
     columns = pd.MultiIndex.from_tuples(list(dict.fromkeys(_column(r) for _, r in
                                                            heads.iterrows())))
     text = pd.DataFrame("", index=pd.Index(models, name="judge"), columns=columns,
