@@ -183,9 +183,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--in", dest="inputs", nargs="*", default=[], metavar="STUDY.NAME=PATH",
                    help="each study's named card inputs")
     p = add("card", _cmd_card, "print one judge's card (or compare two runs)")
-    from judgebias.card.cli import add_arguments as add_card_arguments
-
-    add_card_arguments(p)
+    p.add_argument("model", nargs="?", help="a panel model (every judge if omitted)")
+    p.add_argument("--results", default="results",
+                   help="the results folder holding judges.parquet (default: %(default)s)")
+    p.add_argument("--json", action="store_true", help="print JSON, not text")
+    p.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"),
+                   help="two results folders or git revisions (read through DVC): the "
+                   "change of each measure from A to B, with an interval")
     p = add("plan", _cmd_plan, "calls each model still needs (and tokens/cost where priced)")
     p.add_argument("--json", action="store_true",
                    help="print the plan as JSON (model rows, study rows, notes)")

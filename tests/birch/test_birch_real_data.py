@@ -157,7 +157,7 @@ def test_two_benchmarks_in_one_run_mllm_as_a_judge_beside_synthetic(tmp_path, de
     for caption in ("Fig. 11 analogue", "Table 5 analogue", "Table 6 analogue"):
         assert html.count(caption) >= 2, caption  # once per dataset
     check_supplement(project)
-    # a third dataset: only its own jobs (and the report) are planned
+    # a third dataset: only its own jobs (and the card and the report) are planned
     params["birch"]["datasets"]["syn2"] = {"format": "synthetic", "n_pairs": 8, "seed": 5}
     write_params(project, params)
     planned = planned_jobs(project)

@@ -219,14 +219,14 @@ def test_snakemake_outputs_travel_through_dvc_remotes(tmp_path, default_params, 
     # (read from the cache through dvc.lock) next to the workspace's after a change.
     metrics = env.dvc_json(clone, "metrics", "show")[""]["data"]
     assert set(metrics) == {"results/philautia/ref_free/metrics.json",
-                            "results/pomms/metrics.json"}
+                            "results/pomms/metrics.json", "results/judges.json"}
     assert set(metrics["results/philautia/ref_free/metrics.json"]["data"]["philautia"]) == set(
         PANEL)
     params = remote_params(default_params)
     params["philautia"]["ddof"] = 1
     write_params(clone, params)
-    assert env.planned(clone) == ["heatmaps", "philautia", "pomms", "pomms_heatmap", "report",
-                                  "selfpref"]
+    assert env.planned(clone) == ["card", "heatmaps", "philautia", "pomms", "pomms_heatmap",
+                                  "report", "selfpref"]
     env.run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], clone)
     diff = env.dvc_json(clone, "metrics", "diff")
     changed = diff["results/philautia/ref_free/metrics.json"]

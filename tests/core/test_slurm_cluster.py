@@ -123,7 +123,8 @@ def test_pipeline_on_slurm_equals_local_run(slurm_cluster, tmp_path, default_par
         finish_snakemake(local_run, local, timeout=600)
     # every job went through sbatch, and the job state came from squeue, never sacct
     submitted = out.count("has been submitted with SLURM jobid")
-    assert submitted == 18, out[-5000:]  # the philautia project's 18 jobs (selfpref included)
+    # the philautia project's 19 jobs (selfpref and the judge card included)
+    assert submitted == 19, out[-5000:]
     assert "Falling back to 'sacct'" not in out, out[-5000:]
     job_logs = list((on_slurm / ".snakemake/slurm_logs").rglob("*.log"))
     assert len(job_logs) == submitted

@@ -1,4 +1,5 @@
-"""`judgebias card`: one judge's card in the terminal, or two runs compared."""
+"""`judgebias card`: one judge's card in the terminal, or two runs compared (its
+arguments are defined in judgebias.cli, which must stay light to import)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,6 @@ from typing import Any
 import pandas as pd
 
 from judgebias.card.text import card_json, card_text, estimate_text, number
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", nargs="?", help="a panel model (every judge if omitted)")
-    parser.add_argument("--results", default="results",
-                        help="the results folder holding judges.parquet (default: "
-                        "%(default)s)")
-    parser.add_argument("--json", action="store_true", help="print JSON, not text")
-    parser.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"),
-                        help="two results folders or git revisions (read through DVC): "
-                        "the change of each measure from A to B, with an interval")
 
 
 def show_card(config: Mapping[str, Any], args: argparse.Namespace) -> str:

@@ -13,8 +13,11 @@ import pandas as pd
 from judgebias.judging.values import failed_note
 from judgebias.report.html import Figure, Section, Table
 
-AGREEMENT_COLUMNS = {"metric": "evaluator", "tau_b": "τ_b", "tau_c": "τ_c", "n": "ratings",
-                     "n_missing": "missing"}
+AGREEMENT_COLUMNS = {"metric": "evaluator", "tau_b": "τ_b", "tau_b_low": "τ_b low",
+                     "tau_b_high": "τ_b high", "tau_b_p": "p (τ_b = 0)", "tau_c": "τ_c",
+                     "tau_c_low": "τ_c low", "tau_c_high": "τ_c high",
+                     "tau_c_p": "p (τ_c = 0)", "n": "ratings", "n_missing": "missing",
+                     "n_clusters": "images"}
 
 
 SELECT_RULES = {
@@ -105,7 +108,9 @@ def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path
                   "Selection steps: validation τ and the ensemble's philautia score of each "
                   f"step; the chosen one by {SELECT_RULES[metrics['select']]}", "{:.3f}"),
             Table(_agreement(agreement_table), "Agreement of every "
-                  "evaluator and Pomms with the human judgements (all splits)", "{:.3f}"),
+                  "evaluator and Pomms with the human judgements (all splits), with 95% "
+                  "intervals and tests of τ = 0 from a bootstrap over images "
+                  "(pomms.n_bootstrap)", "{:.3f}"),
         ],
         notes=[
             datasets_note(config),
