@@ -265,7 +265,7 @@ def test_philautia_on_nocaps_and_pomms_on_every_judgement_format(caption_project
     nebula = Path(params["pomms"]["datasets"]["nebula"]["path"])
     nebula.write_text(nebula.read_text() + "\n")
     expected = Counter([job("judgements", dataset="nebula"), job("pomms"),
-                        job("pomms_heatmap"), job("report")])
+                        job("pomms_heatmap"), job("card"), job("report")])
     expected.update(job("judge_items", setting=SETTING, dataset="nebula", evaluator=model)
                     for model in MODELS)
     assert planned_jobs(caption_project) == expected
