@@ -162,10 +162,10 @@ def test_two_benchmarks_in_one_run_mllm_as_a_judge_beside_synthetic(tmp_path, de
     write_params(project, params)
     planned = planned_jobs(project)
     assert {dict(wildcards).get("birch_dataset") for rule, wildcards in planned
-            if rule != "report"} == {"syn2"}
+            if rule not in ("card", "report")} == {"syn2"}
     assert {rule for rule, _ in planned} == {"birch_data", "birch_label", "birch_prepare",
                                              "birch_judge", "birch_analysis",
-                                             "birch_supplement", "report"}
+                                             "birch_supplement", "card", "report"}
 
 
 def check_supplement(project: Path) -> None:
