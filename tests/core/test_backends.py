@@ -84,6 +84,7 @@ def _same_answers(a: pd.DataFrame, b: pd.DataFrame, columns: list[str]) -> None:
                                   b[columns].reset_index(drop=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["openai", "gemini"])
 def test_client_backends_equal_the_sim(backend, params, tmp_path, images, key_env):
     with SimServer(validate_params(params), api_key=KEY) as server:
@@ -116,6 +117,7 @@ def test_gemini_model_without_logprobs_falls_back_once(params, tmp_path, images,
     assert stats["outcomes"]["400"] == 1  # detected once, not once per request
 
 
+@pytest.mark.slow
 def test_faults_are_survived_and_counted(params, tmp_path, key_env, caplog):
     images = images_table(tmp_path, 30, 5)
     faults = Faults(rate_429=0.15, retry_after_s=0.05, rate_500=0.1, rate_stall=0.05,
@@ -137,6 +139,7 @@ def test_faults_are_survived_and_counted(params, tmp_path, key_env, caplog):
     assert sum(outcomes[k] for k in ("stall", "drop", "garbled")) > 0
 
 
+@pytest.mark.slow
 def test_retry_after_is_honoured(params, tmp_path, images, key_env):
     with SimServer(validate_params(params), api_key=KEY,
                    faults=Faults(rate_429=0.5, retry_after_s=0.3), seed=2) as server:
@@ -159,6 +162,7 @@ def _quota_run(url: str, n: int, limits: ApiLimits) -> tuple[OpenAIBackend, list
     return backend, backend.complete(requests)
 
 
+@pytest.mark.slow
 def test_a_quota_storm_costs_time_never_a_request(params):
     """No requests_per_minute in params, 16 in flight, a 20/s quota with a burst of 1:
     the client learns the pace from the 429s. Every request is answered, each once, and

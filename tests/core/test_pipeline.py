@@ -191,6 +191,7 @@ def test_params_without_pomms_run_philautia_only(tmp_path, default_params):
     assert {"caption", "score", "phi", "philautia", "report"} <= rules
 
 
+@pytest.mark.slow
 def test_committed_dvc_yaml_is_derived_from_the_dag(tmp_path):
     from judgebias.workflow.dvc_export import render_dvc_yaml
 
@@ -315,6 +316,7 @@ def test_every_rule_has_a_log_and_declares_params():
             f"rule {name} does not run a study step")
 
 
+@pytest.mark.slow
 def test_bad_params_stop_snakemake_before_any_job(tmp_path, default_params):
     params = study_params(default_params, "philautia", "pomms", small=True)
     params["philautia"]["models"].append("gpt-9")

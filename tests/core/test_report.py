@@ -424,6 +424,7 @@ def project(tmp_path: Path, params: dict, monkeypatch) -> tuple[Path, dict]:
     return tmp_path, validate_params(params)
 
 
+@pytest.mark.slow
 def test_report_has_a_section_per_study(project) -> None:
     """`judgebias report --results study=folder ...`: one section per active study, from
     the results folder each study's steps wrote, with provenance and simulated models."""
@@ -455,6 +456,7 @@ def test_report_has_a_section_per_study(project) -> None:
     assert "http://" not in text and "https://" not in text
 
 
+@pytest.mark.slow
 def test_report_of_a_philautia_only_project(project) -> None:
     """Without a `pomms:` block the report has the philautia section only, and needs only
     the philautia results; an active study without a results folder is an error."""
@@ -480,6 +482,7 @@ def test_report_of_a_philautia_only_project(project) -> None:
         write_full_report(config, "params.yaml", {}, {}, root / "other.html")
 
 
+@pytest.mark.slow
 def test_report_flags_only_the_simulated_models_that_were_run(project) -> None:
     import yaml
 
