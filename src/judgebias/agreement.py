@@ -272,6 +272,7 @@ def agreement(
     n_resamples: int = 0,
     seed: int = 0,
     confidence_level: float = 0.95,
+    versus: str | None = None,
 ) -> pd.DataFrame:
     """Kendall tau-b / tau-c of score column(s) against the human column, per group.
 
@@ -328,6 +329,19 @@ def agreement(
       defined: either variant is 0 exactly when P - Q is, so it is one test reported
       under both names.
 
+    **A paired difference** (``versus``, with ``n_resamples > 0``): ``versus`` names one
+    of the score columns (e.g. the Pomms ensemble), and every row gains ``tau_b_diff,
+    tau_b_diff_low, tau_b_diff_high, tau_b_diff_p`` and the same for tau-c: tau(versus)
+    - tau(this metric), each on its own non-missing rows, with a percentile interval
+    and the same bootstrap test (of no difference) computed from the differences of the
+    two taus *on the same resamples* (both see every draw, so the interval reflects how
+    the two metrics co-vary over the clusters: two unpaired intervals would ignore that
+    they score the same items and be far wider). The ``versus`` row's own difference is
+    0 and left NaN. ``benchmarks/kendall_difference.py`` measures the size of the test
+    (two judges of one law, independent or sharing noise; normal, skewed and discrete
+    scores) and the coverage of the interval (a less noisy judge, and an ensemble that
+    contains the judge): in its tables.
+
     Resamples where tau is undefined (every drawn row tied in the score or in the human
     rating) are left out of the interval and the test. Each group draws from its own
     stream, ``SeedSequence(seed)`` spawned in the groups' sorted order, so the same
@@ -345,29 +359,37 @@ def agreement(
         raise ValueError(f"n_resamples must be >= 0, not {n_resamples}")
     if not 0 < confidence_level < 1:
         raise ValueError(f"confidence_level must be in (0, 1), not {confidence_level}")
+    if versus is not None and (versus not in metrics or not n_resamples):
+        raise ValueError(f"versus={versus!r} needs to be one of the score columns "
+                         f"{metrics} and n_resamples > 0")
     columns = [*keys, "metric", *TAU_VARIANTS, "n", "n_missing"]
     if n_resamples:
         columns += [f"{v}_{s}" for v in TAU_VARIANTS for s in ("low", "high", "p")]
         columns.append("n_clusters")
+    if versus is not None:
+        columns += [f"{v}_diff{s}" for v in TAU_VARIANTS for s in ("", "_low", "_high", "_p")]
     groups = list(table.groupby(keys, sort=True, dropna=False)) if keys else [((), table)]
     streams = np.random.SeedSequence(seed).spawn(len(groups))
     rows: list[dict[str, Any]] = []
     for (key, group), stream in zip(groups, streams, strict=True):
         key_values = key if isinstance(key, tuple) else (key,)
-        draws = None
+        points = {m: kendall(group[m], group[human_column]) for m in metrics}
+        resampled: dict[str, dict[str, np.ndarray]] = {}
         if n_resamples:
             codes, n_clusters = _cluster_codes(group, cluster)
             draws = _draw(np.random.default_rng(stream), n_clusters, n_resamples, len(group))
+            resampled = {m: _resampled(group[m], group[human_column], codes, draws, points[m])
+                         for m in metrics}
         for metric in metrics:
-            row = {
-                **dict(zip(keys, key_values, strict=True)),
-                "metric": metric,
-                **kendall(group[metric], group[human_column]),
-            }
-            if draws is not None:
-                row |= _intervals(
-                    group[metric], group[human_column], codes, draws, row, confidence_level
-                )
+            row = {**dict(zip(keys, key_values, strict=True)), "metric": metric,
+                   **points[metric]}
+            if metric in resampled:
+                row["n_clusters"] = int(np.unique(codes[_used(group[metric],
+                                                              group[human_column])]).size)
+                for variant in TAU_VARIANTS:
+                    row |= _percentile(resampled[metric][variant], variant, confidence_level)
+            if versus is not None:
+                row |= _difference(points, resampled, versus, metric, confidence_level)
             rows.append(row)
     return pd.DataFrame(rows, columns=columns)
 
@@ -393,37 +415,63 @@ def _cluster_codes(group: pd.DataFrame, cluster: str | None) -> tuple[np.ndarray
     return codes, len(uniques)
 
 
-def _intervals(
+def _used(scores: pd.Series, human: pd.Series) -> np.ndarray:
+    """The rows with both a score and a human rating."""
+    return ~(np.isnan(scores.to_numpy(dtype=float)) | np.isnan(human.to_numpy(dtype=float)))
+
+
+def _resampled(
     scores: pd.Series,
     human: pd.Series,
     codes: np.ndarray,
     draws: Sequence[np.ndarray],
     point: dict[str, Any],
-    confidence_level: float,
-) -> dict[str, float | int]:
-    """Bootstrap interval and test of tau = 0 for one (group, metric); see `agreement`."""
-    x = scores.to_numpy(dtype=float)
-    y = human.to_numpy(dtype=float)
-    keep = ~(np.isnan(x) | np.isnan(y))
+) -> dict[str, np.ndarray]:
+    """tau-b and tau-c of one metric on every resample (NaN where undefined, and all NaN
+    for a variant undefined on the data itself); see `agreement`."""
+    keep = _used(scores, human)
     if (codes[keep] < 0).any():
         raise ValueError("the cluster column has missing values on rows with scores")
-    out: dict[str, float | int] = {"n_clusters": int(np.unique(codes[keep]).size)}
-    defined = [v for v in TAU_VARIANTS if not np.isnan(point[v])]
-    taus = _resampled_kendall(x[keep], y[keep], codes[keep], draws) if defined else {}
+    size = sum(len(d) for d in draws)
+    if all(np.isnan(point[v]) for v in TAU_VARIANTS):
+        return {v: np.full(size, np.nan) for v in TAU_VARIANTS}
+    x, y = scores.to_numpy(dtype=float)[keep], human.to_numpy(dtype=float)[keep]
+    taus = _resampled_kendall(x, y, codes[keep], draws)
+    return {v: taus[v] if not np.isnan(point[v]) else np.full(size, np.nan)
+            for v in TAU_VARIANTS}
+
+
+def _percentile(values: np.ndarray, name: str, confidence_level: float) -> dict[str, float]:
+    """``name_low``, ``name_high``: the percentile interval of the resampled ``values``;
+    ``name_p``: the two-sided bootstrap test of 0 that inverts it (`agreement`). NaN when
+    no resample is defined."""
+    values = values[~np.isnan(values)]
+    if not values.size:
+        return {f"{name}_low": np.nan, f"{name}_high": np.nan, f"{name}_p": np.nan}
     alpha = 1 - confidence_level
+    low, high = np.quantile(values, [alpha / 2, 1 - alpha / 2])
+    tail = min(int((values <= 0).sum()), int((values >= 0).sum())) + 1
+    return {f"{name}_low": float(low), f"{name}_high": float(high),
+            f"{name}_p": min(1.0, 2 * tail / (values.size + 1))}
+
+
+def _difference(
+    points: dict[str, dict[str, Any]],
+    resampled: dict[str, dict[str, np.ndarray]],
+    versus: str,
+    metric: str,
+    confidence_level: float,
+) -> dict[str, float]:
+    """tau(versus) - tau(metric) with its paired interval and test (`agreement`)."""
+    out: dict[str, float] = {}
     for variant in TAU_VARIANTS:
-        out |= {f"{variant}_low": np.nan, f"{variant}_high": np.nan, f"{variant}_p": np.nan}
-        values = taus.get(variant, np.empty(0))
-        values = values[~np.isnan(values)]
-        if variant not in defined or not values.size:
+        name = f"{variant}_diff"
+        if metric == versus:
+            out |= dict.fromkeys([name, f"{name}_low", f"{name}_high", f"{name}_p"], np.nan)
             continue
-        low, high = np.quantile(values, [alpha / 2, 1 - alpha / 2])
-        tail = min(int((values <= 0).sum()), int((values >= 0).sum())) + 1
-        out |= {
-            f"{variant}_low": float(low),
-            f"{variant}_high": float(high),
-            f"{variant}_p": min(1.0, 2 * tail / (values.size + 1)),
-        }
+        out[name] = float(points[versus][variant] - points[metric][variant])
+        paired = resampled[versus][variant] - resampled[metric][variant]
+        out |= _percentile(paired, name, confidence_level)
     return out
 
 

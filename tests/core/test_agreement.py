@@ -451,3 +451,76 @@ def test_flickr8k_expert_interval_by_image() -> None:
         assert by_image[f"{v}_low"] > 0 and by_image[f"{v}_p"] == pytest.approx(2 / 201)
         width = by_image[f"{v}_high"] - by_image[f"{v}_low"]
         assert by_row[f"{v}_high"] - by_row[f"{v}_low"] < width
+
+
+def test_paired_difference_is_the_difference_on_the_same_resamples() -> None:
+    """`versus`: tau(versus) - tau(metric) on each resample, checked against scipy on the
+    expanded table of every resample (the draws rebuilt from the documented stream), with
+    a NaN hole in one metric only (each keeps its own rows)."""
+    from judgebias.agreement import _draw
+
+    rng = np.random.default_rng(8)
+    n = 48
+    table = pd.DataFrame({"image_id": np.arange(n) // 4,
+                          "human_score": rng.integers(1, 5, n).astype(float)})
+    table["pomms"] = table["human_score"] + rng.normal(0, 1.0, n)
+    table["judge"] = table["human_score"] + rng.normal(0, 2.0, n)
+    table.loc[[3, 17], "judge"] = np.nan
+    out = agreement(table, ["judge", "pomms"], by=None, cluster="image_id", n_resamples=40,
+                    seed=11, versus="pomms").set_index("metric")
+    stream = np.random.SeedSequence(11).spawn(1)[0]
+    counts = np.hstack(_draw(np.random.default_rng(stream), 12, 40, n)).T  # (B, clusters)
+    diffs: dict[str, list[float]] = {"tau_b": [], "tau_c": []}
+    for weights in counts:
+        expanded = table.loc[table.index.repeat(weights[table["image_id"]].astype(int))]
+        for v in diffs:
+            taus = {m: kendall(expanded[m], expanded["human_score"])[v]
+                    for m in ("judge", "pomms")}
+            diffs[v].append(taus["pomms"] - taus["judge"])
+    judge = out.loc["judge"]
+    for v, values in diffs.items():
+        assert judge[f"{v}_diff"] == pytest.approx(out.loc["pomms", v] - judge[v])
+        low, high = np.quantile(values, [0.025, 0.975])
+        assert (judge[f"{v}_diff_low"], judge[f"{v}_diff_high"]) == (
+            pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+        tail = min(sum(d <= 0 for d in values), sum(d >= 0 for d in values)) + 1
+        assert judge[f"{v}_diff_p"] == pytest.approx(min(1.0, 2 * tail / 41))
+        assert np.isnan(out.loc["pomms", f"{v}_diff"])
+    # the other numbers are those without `versus`
+    plain = agreement(table, ["judge", "pomms"], by=None, cluster="image_id",
+                      n_resamples=40, seed=11).set_index("metric")
+    pd.testing.assert_frame_equal(out[plain.columns], plain)
+
+
+def test_paired_difference_finds_a_better_judge_and_not_an_equal_one() -> None:
+    """A copy of the judge differs by exactly 0 ([0, 0], p = 1); a much less noisy judge
+    on 60 images is found better, its interval above 0 and narrower than the two
+    unpaired intervals would allow."""
+    rng = np.random.default_rng(2)
+    n = 300
+    table = pd.DataFrame({"image_id": np.arange(n) // 5})
+    q = rng.normal(size=n) + rng.normal(0, 0.7, n // 5)[table["image_id"]]
+    table["human_score"] = np.clip(np.round(2.5 + 0.8 * (q + rng.normal(0, 0.6, n))), 1, 4)
+    table["judge"] = q + rng.normal(0, 2.0, n)
+    table["copy"] = table["judge"]
+    table["better"] = q + rng.normal(0, 0.3, n)
+    kwargs = {"by": None, "cluster": "image_id", "n_resamples": 999, "seed": 1}
+    same = agreement(table, ["judge", "copy"], versus="copy", **kwargs).set_index("metric")
+    row = same.loc["judge"]
+    assert (row["tau_b_diff"], row["tau_b_diff_low"], row["tau_b_diff_high"],
+            row["tau_b_diff_p"]) == (0.0, 0.0, 0.0, 1.0)
+    out = agreement(table, ["judge", "better"], versus="better", **kwargs).set_index("metric")
+    judge, better = out.loc["judge"], out.loc["better"]
+    assert judge["tau_b_diff_low"] > 0 and judge["tau_b_diff_p"] < 0.01
+    paired = judge["tau_b_diff_high"] - judge["tau_b_diff_low"]
+    unpaired = (better["tau_b_high"] - better["tau_b_low"]) + (judge["tau_b_high"]
+                                                              - judge["tau_b_low"])
+    assert paired < 0.8 * unpaired
+
+
+def test_versus_must_be_a_scored_column_with_resamples() -> None:
+    table = two_clusters()
+    with pytest.raises(ValueError, match="versus='other'"):
+        agreement(table, "judge", cluster="image_id", n_resamples=10, versus="other")
+    with pytest.raises(ValueError, match="n_resamples > 0"):
+        agreement(table, "judge", versus="judge")

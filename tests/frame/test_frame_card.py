@@ -139,9 +139,11 @@ def _write(root: Path, params: dict) -> dict[str, Path]:
     ]), files["attack_success"])
     write_frame(pd.DataFrame([
         {"judge": j, "n": 60, "pearson": 0.6, "spearman": 0.55, "kendall": k,
+         "kendall_low": low, "kendall_high": high,
          "slope_on_human": 0.3, "slope_on_human_se": 0.05, "n_alignment": 60,
          "slope_on_alignment": 2.0, "slope_on_alignment_se": 0.2}
-        for j, k in [("fooled", 0.45), ("steady", 0.5)]]), files["human_correlation"])
+        for j, k, low, high in [("fooled", 0.45, 0.3, 0.6), ("steady", 0.5, np.nan, np.nan)]
+    ]), files["human_correlation"])
     standard, followup = _scores()
     for name, path in files.items():
         if name.startswith("standard_"):
@@ -216,7 +218,11 @@ def test_attack_success_sits_beside_its_chance_level_without_a_test(built):
     assert not paper["headline"] and paper["chance"] == 80.0
     human = rows.loc[("steady", "human_kendall", "")]
     assert human["estimate"] == 0.5 and math.isnan(human["ci_low"])
-    assert "no interval or test" in human["note"]
+    assert "no test" in human["note"] and "no interval" in human["note"]
+    human = rows.loc[("fooled", "human_kendall", "")]
+    assert (human["ci_low"], human["ci_high"]) == (0.3, 0.6)
+    assert human["interval"].startswith("percentile bootstrap") and math.isnan(
+        human["p_value"])
 
 
 def test_mitigation_is_the_difference_in_differences_over_items(built):

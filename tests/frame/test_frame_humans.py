@@ -83,6 +83,32 @@ def test_human_correlation_by_hand():
     assert k["pearson"] == pytest.approx(1.0)
     no_truth = humans.human_correlation(scores, items.drop(columns="alignment"))
     assert (no_truth["n_alignment"] == 0).all() and no_truth["slope_on_alignment"].isna().all()
+    assert table["kendall_low"].isna().all()  # no resamples asked for
+
+
+def test_human_correlation_interval_is_agreement_bootstrap_over_items():
+    """The interval is judgebias.agreement's percentile bootstrap with each item (one mean
+    human score) its own unit, and it covers the estimate; an undefined tau has none."""
+    from judgebias.agreement import agreement
+
+    rng = np.random.default_rng(3)
+    human = rng.integers(2, 11, 60) / 2  # half points, as means of two annotators
+    items = pd.DataFrame({"item_id": [f"i{n}" for n in range(60)], "domain": "people",
+                          "human_score": human})
+    scores = pd.DataFrame([_score("j", f"i{n}", float(np.round(h + rng.normal(), 0)))
+                           for n, h in enumerate(human)]
+                          + [_score("flat", f"i{n}", 3.0) for n in range(60)])
+    table = humans.human_correlation(scores, items, n_resamples=500, seed=4).set_index("judge")
+    j = table.loc["j"]
+    assert j["kendall_low"] < j["kendall"] < j["kendall_high"] and j["kendall_low"] > 0
+    merged = pd.DataFrame({"judge": np.repeat(["j", "flat"], 60),
+                           "score": scores["score"].to_numpy(),
+                           "human_score": np.tile(human, 2)})
+    direct = agreement(merged, "score", by="judge", n_resamples=500, seed=4).set_index(
+        "judge").loc["j"]
+    assert (j["kendall_low"], j["kendall_high"]) == (direct["tau_b_low"],
+                                                      direct["tau_b_high"])
+    assert np.isnan(table.loc["flat", "kendall"]) and np.isnan(table.loc["flat", "kendall_low"])
 
 
 def test_human_correlation_averages_the_bias_definition_originals():

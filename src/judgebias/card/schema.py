@@ -1,12 +1,18 @@
 """The judge card's tables: what a study's ``card.rows`` returns, and the card itself.
 
-One row per (model, study, measure, setting). Every number is one of the study's own
-estimates with the interval and test the study computed (the card computes nothing a
-study did not; specs/judge-card.md §3 for the inference each study uses), and the row
-says where it comes from (`source`), so a reader can find it in the study's section.
+One row per (model, study, measure, setting). Every number comes from the study's own
+code: mostly an estimate with the interval and test the study's analysis already wrote;
+where a card measure has no table of its own (position bias from the judgements, FRAME's
+mitigation difference-in-differences), the study's ``card`` module computes it from the
+study's outputs with the inference of specs/judge-card.md §3. The core card (build.py)
+only gathers, checks and FDR-adjusts. Each row says where it comes from (`source`), so a
+reader can find it in the study's section.
 """
 
 from __future__ import annotations
+
+import math
+from typing import Any
 
 import pyarrow as pa
 
@@ -50,3 +56,25 @@ CARD = table_schema("judge_card", [
 
 KEY = ["model", "study", "measure", "setting"]
 ALPHA = 0.05
+
+
+ROW_DEFAULTS: dict[str, Any] = {
+    "setting": "", "label": "", "unit": "", "estimate": math.nan, "ci_low": math.nan,
+    "ci_high": math.nan, "interval": "", "p_value": math.nan, "test": "", "n": 0,
+    "null_value": math.nan, "chance": math.nan, "headline": False, "reading": "",
+    "recommendation": "", "source": "", "note": "",
+}
+"""What a row says where a study leaves a field out: no number (NaN), no interval, no test,
+no phrase."""
+
+
+def card_row(model: str, study: str, measure: str, **values: Any) -> dict[str, Any]:
+    """One card row (ROW_FIELDS), the fields a study does not give at ROW_DEFAULTS.
+
+    A misspelt field is an error here rather than a column the card silently drops.
+    """
+    unknown = sorted(set(values) - set(ROW_DEFAULTS))
+    if unknown:
+        raise KeyError(f"card row {study}/{measure}: unknown fields {unknown} "
+                       f"(judgebias.card.schema.ROW_FIELDS)")
+    return {"model": model, "study": study, "measure": measure, **ROW_DEFAULTS, **values}

@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from judgebias.artifacts import read_columns
-from judgebias.card.schema import ROW_FIELDS
+from judgebias.card.schema import ROW_FIELDS, card_row
 from judgebias.card.text import estimate_text, signed_phrase
 from judgebias.position import gold_gap_test
 from judgebias.studies.birch.tables import (
@@ -149,15 +149,13 @@ def rows(params: Mapping[str, Any], files: Mapping[str, Path]) -> pd.DataFrame:
         pairs = read_columns(files[f"{dataset}.pairs"], PAIRS, ["pair_id", "preference"])
         preference = pairs.set_index("pair_id")["preference"]
         for judge in study_models(params, STUDY):
-            base = {"model": judge, "study": STUDY, "setting": dataset, "headline": False,
-                    "reading": "", "recommendation": ""}
             for measure in LEVELS:
-                out.append(base | _level_row(measure, judge, tables, sources, settings,
-                                             headline=k == 0))
+                out.append(_level_row(measure, judge, dataset, tables, sources, settings,
+                                      headline=k == 0))
             path = files[f"{dataset}.verdicts.{judge}"]
             verdicts = read_columns(path, VERDICTS, ["pair_id", "order", "verdict"])
-            out += [base | row for row in _position_rows(
-                verdicts, preference, spec, swap, settings, str(path), headline=k == 0)]
+            out += _position_rows(judge, dataset, verdicts, preference, spec, swap,
+                                  settings, str(path), headline=k == 0)
     frame = pd.DataFrame(out, columns=[f.name for f in ROW_FIELDS])
     return frame.astype({"n": "int64", "headline": bool})
 
@@ -176,18 +174,17 @@ def _lookup(table: pd.DataFrame, **where: str) -> dict[str, Any] | None:
     return None if found.empty else found.iloc[0].to_dict()
 
 
-def _level_row(measure: str, judge: str, tables: Mapping[str, pd.DataFrame],
+def _level_row(measure: str, judge: str, dataset: str, tables: Mapping[str, pd.DataFrame],
                sources: Mapping[str, str], settings: Mapping[str, Any], *,
                headline: bool) -> dict[str, Any]:
     variant, statistic, versus, label, unit, chance, null = LEVELS[measure]
     found = _lookup(tables["intervals"], judge=judge, variant=variant,
                     statistic=statistic, versus=versus)
     notes = [WHAT[measure]]
-    row: dict[str, Any] = {
-        "measure": measure, "label": label, "unit": unit, "estimate": NAN,
-        "ci_low": NAN, "ci_high": NAN, "interval": "", "p_value": NAN, "test": "",
-        "n": 0, "null_value": null, "chance": chance,
-        "headline": headline and measure in ("ib", "irs"), "source": sources["intervals"]}
+    row = card_row(judge, STUDY, measure, setting=dataset, label=label, unit=unit,
+                   null_value=null, chance=chance,
+                   headline=headline and measure in ("ib", "irs"),
+                   source=sources["intervals"])
     if found is None or not np.isfinite(found["estimate"]):
         row["note"] = (f"not measured: no {variant}"
                        f"{' vs ' + versus if versus else ''} {statistic} for this judge in "
@@ -308,9 +305,9 @@ def position_verdicts(verdicts: pd.DataFrame, preference: pd.Series) -> pd.DataF
                          "gold": gold.to_numpy(dtype=object)})
 
 
-def _position_rows(verdicts: pd.DataFrame, preference: pd.Series, spec: Mapping[str, Any],
-                   swap: bool, settings: Mapping[str, Any], source: str, *,
-                   headline: bool) -> list[dict[str, Any]]:
+def _position_rows(judge: str, dataset: str, verdicts: pd.DataFrame, preference: pd.Series,
+                   spec: Mapping[str, Any], swap: bool, settings: Mapping[str, Any],
+                   source: str, *, headline: bool) -> list[dict[str, Any]]:
     from judgebias.position import position_bias
 
     is_random, why = randomised(spec)
@@ -326,22 +323,21 @@ def _position_rows(verdicts: pd.DataFrame, preference: pd.Series, spec: Mapping[
         measure = str(record["measure"])
         label, unit, null = POSITION[measure]
         estimate, p_value = float(record["estimate"]), float(record["p_value"])
-        row = {"measure": measure, "label": label, "unit": unit, "estimate": estimate,
-               "ci_low": float(record["ci_low"]), "ci_high": float(record["ci_high"]),
-               "interval": _interval_text(str(record["interval"]), settings["level"]),
-               "p_value": p_value, "test": str(record["test"]) if np.isfinite(p_value) else "",
-               "n": int(record["n"]), "null_value": null, "chance": float(record["chance"]),
-               "headline": headline and measure == ("pf" if both else "first_slot_rate"),
-               "reading": _position_reading(measure, record), "source": source,
-               "note": f"{context}; {record['note']}"}
-        out.append(row)
+        out.append(card_row(
+            judge, STUDY, measure, setting=dataset, label=label, unit=unit,
+            estimate=estimate, ci_low=float(record["ci_low"]),
+            ci_high=float(record["ci_high"]),
+            interval=_interval_text(str(record["interval"]), settings["level"]),
+            p_value=p_value, test=str(record["test"]) if np.isfinite(p_value) else "",
+            n=int(record["n"]), null_value=null, chance=float(record["chance"]),
+            headline=headline and measure == ("pf" if both else "first_slot_rate"),
+            reading=_position_reading(measure, record), source=source,
+            note=f"{context}; {record['note']}"))
     if "rs" not in set(measures["measure"]):
         label, unit, null = POSITION["rs"]
-        out.append({"measure": "rs", "label": label, "unit": unit, "estimate": NAN,
-                    "ci_low": NAN, "ci_high": NAN, "interval": "", "p_value": NAN,
-                    "test": "", "n": 0, "null_value": null, "chance": NAN,
-                    "headline": False, "reading": "", "source": source,
-                    "note": f"{context}; {NO_REPEATS}"})
+        out.append(card_row(judge, STUDY, "rs", setting=dataset, label=label, unit=unit,
+                            null_value=null, source=source,
+                            note=f"{context}; {NO_REPEATS}"))
     return out
 
 

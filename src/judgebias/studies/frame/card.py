@@ -28,7 +28,9 @@ measures.summary, measures.humans):
   of a domain share their originals, so they are not independent trials): no p-value, no
   interval.
 - ``human_kendall``: Kendall tau-b with the human scores on the originals
-  (``human_correlation``); FRAME computes no interval or test for it.
+  (``human_correlation``), with its percentile bootstrap interval over items
+  (``frame.analysis.n_bootstrap``); no test, as Pomms' agreement rows: agreeing with
+  people is what a judge is for, not a bias.
 
 For the analysis judge (``frame.analysis_judge``) only, who alone has the follow-ups:
 
@@ -68,7 +70,7 @@ import pandas as pd
 from scipy import stats
 
 from judgebias.artifacts import read_columns
-from judgebias.card.schema import ROW_FIELDS
+from judgebias.card.schema import ROW_FIELDS, card_row
 from judgebias.card.text import estimate_text, number, signed_phrase
 from judgebias.position import position_bias
 from judgebias.studies.frame.measures.effects import paired
@@ -136,11 +138,8 @@ def rows(params: Mapping[str, Any], files: Mapping[str, Path]) -> pd.DataFrame:
 
 
 def _row(judge: str, measure: str, **values: Any) -> dict[str, Any]:
-    """A card row with the defaults of a row without interval, test or chance level."""
-    return {"model": judge, "study": STUDY, "measure": measure, "setting": "",
-            "estimate": NAN, "ci_low": NAN, "ci_high": NAN, "interval": "",
-            "p_value": NAN, "test": "", "n": 0, "null_value": 0.0, "chance": NAN,
-            "headline": False, "reading": "", "recommendation": "", "note": ""} | values
+    """A FRAME card row; its null value is no change (0) unless said."""
+    return card_row(judge, STUDY, measure, **({"null_value": 0.0} | values))
 
 
 def _name(manipulation: str) -> str:
@@ -260,11 +259,15 @@ def _human_kendall(judge: str, table: pd.DataFrame, source: str) -> dict[str, An
     if table.empty or not np.isfinite(float(table["kendall"].iloc[0])):
         return row | {"note": "no correlation: fewer than 3 human-rated items, or constant"}
     r = table.iloc[0]
+    low, high = (float(r.get(f"kendall_{k}", NAN)) for k in ("low", "high"))
+    has_interval = bool(np.isfinite(low) and np.isfinite(high))
     return row | {
-        "estimate": float(r["kendall"]), "n": int(r["n"]),
+        "estimate": float(r["kendall"]), "n": int(r["n"]), "ci_low": low, "ci_high": high,
+        "interval": "percentile bootstrap 95% over items" if has_interval else "",
         "note": (f"original images, standard prompt, vs the mean human score (Pearson "
-                 f"{number(r['pearson'])}, Spearman {number(r['spearman'])}); FRAME computes "
-                 "no interval or test for it"),
+                 f"{number(r['pearson'])}, Spearman {number(r['spearman'])}); no test: "
+                 f"agreeing with people is not a bias"
+                 + ("" if has_interval else "; no interval (frame.analysis.n_bootstrap: 0)")),
     }
 
 

@@ -88,10 +88,12 @@ class Pairwise:
 
 @dataclass(frozen=True)
 class Analysis:
-    """``frame.analysis``: the permutation tests (`n_permutations`, `seed`), the FDR level
-    `alpha` and the gallery's `examples` per domain."""
+    """``frame.analysis``: the permutation tests (`n_permutations`, `seed`), the bootstrap
+    of the agreement with humans (`n_bootstrap`, the same `seed`), the FDR level `alpha`
+    and the gallery's `examples` per domain."""
 
     n_permutations: int
+    n_bootstrap: int
     seed: int
     alpha: float
     examples: int
@@ -175,7 +177,7 @@ class FrameParams:
                               manipulation=block["pairwise"]["manipulation"]),
             presets=block["presets"], preset_judges=tuple(block["preset_judges"]),
             analysis=Analysis(**{key: analysis[key] for key in (
-                "n_permutations", "seed", "alpha", "examples")}),
+                "n_permutations", "n_bootstrap", "seed", "alpha", "examples")}),
             simulated=frozenset(simulated_models(params, list(models))))
 
 

@@ -24,6 +24,7 @@ PROMPT_TITLES = {"standard": "Standard", "bias_aware": "Bias-aware",
 # Displayed headers (the parquet files keep their column names).
 CORRELATION_COLUMNS = {
     "n": "items", "pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ",
+    "kendall_low": "Kendall τ low (95%)", "kendall_high": "Kendall τ high (95%)",
     "slope_on_human": "slope on human", "slope_on_human_se": "slope on human (se)",
     "n_alignment": "items with alignment", "slope_on_alignment": "slope on alignment",
     "slope_on_alignment_se": "slope on alignment (se)"}

@@ -289,7 +289,8 @@ def analysis(params: FrameParams, *, benchmark: Path, scores: Sequence[Path],
                                                    detail=True),
         "win_rates": pairs.win_rates(verdicts),
         "significance": summary.per_judge(effects.paired_tests, judges, scored),
-        "human_correlation": humans.human_correlation(scored, items),
+        "human_correlation": humans.human_correlation(
+            scored, items, n_resamples=options.n_bootstrap, seed=options.seed),
         "answers": summary.answer_counts(pd.concat([scored, follow], ignore_index=True),
                                          verdicts),
     }

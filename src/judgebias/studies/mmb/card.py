@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgebias.card.schema import card_row
 from judgebias.card.text import estimate_text, number, signed_phrase
 from judgebias.studies.mmb.params import MmbParams
 from judgebias.studies.mmb.tables import (
@@ -127,13 +128,8 @@ def _at_cell(path: Path, mmb: MmbParams) -> pd.DataFrame:
 
 def _row(judge: str, measure: str, label: str, unit: str, source: str, **values: Any
          ) -> dict[str, Any]:
-    row = {"model": judge, "study": STUDY, "measure": measure, "setting": "",
-           "label": label, "unit": unit, "estimate": NAN, "ci_low": NAN, "ci_high": NAN,
-           "interval": "", "p_value": NAN, "test": "", "n": 0, "null_value": NAN,
-           "chance": NAN, "headline": False, "reading": "", "recommendation": "",
-           "source": source, "note": ""}
-    row.update(values)
-    return row
+    """A card row of MMB (card_row: the fields not given at ROW_DEFAULTS)."""
+    return card_row(judge, STUDY, measure, label=label, unit=unit, source=source, **values)
 
 
 def _p(value: Any) -> str:

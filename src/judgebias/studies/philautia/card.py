@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from judgebias.artifacts import read_table
+from judgebias.card.schema import card_row
 from judgebias.card.text import signed_phrase
 from judgebias.studies.philautia.tables import SELFPREF, SELFPREF_TABLE, setting_file
 
@@ -78,34 +79,30 @@ def _effect_rows(record: Mapping[str, Any], setting: str, source: str, headline:
         why = _identified(record, measure)
         number = {k: (float("nan") if why else record[f"{prefix}_{k}"])
                   for k in ("effect", "ci_low", "ci_high", "p_value")}
-        row = {
-            "model": record["model"], "study": "philautia", "measure": measure,
-            "setting": setting, "label": label, "unit": "score points (0-100)",
-            "estimate": number["effect"], "ci_low": number["ci_low"],
-            "ci_high": number["ci_high"], "interval": "" if why else INTERVAL,
-            "p_value": number["p_value"], "test": "" if why else WALD,
-            "n": int(record["own_n"] if prefix != "family" else record["family_n"]),
-            "null_value": 0.0, "chance": float("nan"),
-            "headline": headline and measure == ("self_preference" if own_identified
-                                                 else "own_minus_family"),
-            "recommendation": "", "source": source, "note": why,
-        }
-        row["reading"] = "" if why else signed_phrase(
-            row["estimate"], row["ci_low"], row["ci_high"], up, down) + f" ({setting})"
-        out.append(row)
+        reading = "" if why else signed_phrase(
+            number["effect"], number["ci_low"], number["ci_high"], up, down) + f" ({setting})"
+        out.append(card_row(
+            record["model"], "philautia", measure, setting=setting, label=label,
+            unit="score points (0-100)", estimate=number["effect"],
+            ci_low=number["ci_low"], ci_high=number["ci_high"],
+            interval="" if why else INTERVAL, p_value=number["p_value"],
+            test="" if why else WALD,
+            n=int(record["own_n"] if prefix != "family" else record["family_n"]),
+            null_value=0.0,
+            headline=headline and measure == ("self_preference" if own_identified
+                                              else "own_minus_family"),
+            reading=reading, source=source, note=why))
     return out
 
 
 def _score_row(record: Mapping[str, Any], setting: str, source: str,
                headline: bool) -> dict[str, Any]:
-    return {
-        "model": record["model"], "study": "philautia", "measure": "philautia_score",
-        "setting": setting, "label": "Philautia score (seed 000 §4.1)",
-        "unit": "SD units", "estimate": record["philautia_score"],
-        "ci_low": record["philautia_ci_low"], "ci_high": record["philautia_ci_high"],
-        "interval": "percentile bootstrap 95% over images", "p_value": float("nan"),
-        "test": "", "n": int(record["own_n"]), "null_value": 0.0, "chance": float("nan"),
-        "headline": False, "reading": "", "recommendation": "", "source": source,
-        "note": "relative to the panel (standardised per evaluator, then generator): "
-                "no test",
-    }
+    return card_row(
+        record["model"], "philautia", "philautia_score", setting=setting,
+        label="Philautia score (seed 000 §4.1)", unit="SD units",
+        estimate=record["philautia_score"], ci_low=record["philautia_ci_low"],
+        ci_high=record["philautia_ci_high"],
+        interval="percentile bootstrap 95% over images", n=int(record["own_n"]),
+        null_value=0.0, source=source,
+        note="relative to the panel (standardised per evaluator, then generator): "
+             "no test")

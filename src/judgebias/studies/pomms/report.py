@@ -17,7 +17,12 @@ AGREEMENT_COLUMNS = {"metric": "evaluator", "tau_b": "τ_b", "tau_b_low": "τ_b 
                      "tau_b_high": "τ_b high", "tau_b_p": "p (τ_b = 0)", "tau_c": "τ_c",
                      "tau_c_low": "τ_c low", "tau_c_high": "τ_c high",
                      "tau_c_p": "p (τ_c = 0)", "n": "ratings", "n_missing": "missing",
-                     "n_clusters": "images"}
+                     "n_clusters": "images",
+                     # tau(Pomms) - tau(this evaluator), paired over images
+                     **{f"{v}_diff{suffix}": f"Pomms gain {name}{label}"
+                        for v, name in (("tau_b", "τ_b"), ("tau_c", "τ_c"))
+                        for suffix, label in (("", ""), ("_low", " low"), ("_high", " high"),
+                                         ("_p", " p"))}}
 
 
 SELECT_RULES = {

@@ -150,9 +150,12 @@ def fit(params: PommsParams, *, judgements: Sequence[Path],
     write_frame(second.table, out["table2"])
     write_frame(phi_t.reset_index(), out["phi_tilde"])
     # one caption's ratings, and an image's captions, share what the judge saw: the image
-    # is the resampling unit (judgebias.agreement, benchmarks/kendall_interval.py)
+    # is the resampling unit (judgebias.agreement, benchmarks/kendall_interval.py); each
+    # judge is compared with the ensemble on the same resamples (the judge card's "does
+    # Pomms help", benchmarks/kendall_difference.py)
     write_frame(agreement(ratings, [*models, POMMS], cluster="image_id",
-                          n_resamples=params.n_bootstrap, seed=params.seed), out["agreement"])
+                          n_resamples=params.n_bootstrap, seed=params.seed,
+                          versus=POMMS if params.n_bootstrap else None), out["agreement"])
     write_json({
         "setting": params.setting,
         "judgement_setting": params.judgement_setting,

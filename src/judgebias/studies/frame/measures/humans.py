@@ -87,8 +87,8 @@ def _slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(fit.slope), float(fit.stderr)
 
 
-def human_correlation(scores: pd.DataFrame, items: pd.DataFrame, prompt: str = "standard"
-                      ) -> pd.DataFrame:
+def human_correlation(scores: pd.DataFrame, items: pd.DataFrame, prompt: str = "standard",
+                      *, n_resamples: int = 0, seed: int = 0) -> pd.DataFrame:
     """Beyond the paper (Limitations): per judge, agreement with the humans on the
     original (unmanipulated) images under `prompt`.
 
@@ -99,17 +99,29 @@ def human_correlation(scores: pd.DataFrame, items: pd.DataFrame, prompt: str = "
     usable (non-NaN) judge scores count; an item scored several times under the prompt
     (bias-definition: once per named manipulation) enters with its mean score.
 
-    Columns: judge, n, pearson, spearman, kendall, slope_on_human, slope_on_human_se,
-    n_alignment, slope_on_alignment, slope_on_alignment_se.
+    Kendall's tau-b gets a 95% percentile bootstrap interval over items
+    (``kendall_low``/``kendall_high``, `n_resamples` resamples, NaN with 0), by
+    judgebias.agreement.agreement: each original image is one item with one (mean) human
+    score, so the items are the independent units (its ``continuous`` and ``flickr_like``
+    worlds, benchmarks/kendall_interval.py, measure the coverage: 0.93-0.95 from 40 units).
+    No test: agreeing with people is what a judge is for, not a bias (the judge card).
+
+    Columns: judge, n, pearson, spearman, kendall, kendall_low, kendall_high,
+    slope_on_human, slope_on_human_se, n_alignment, slope_on_alignment,
+    slope_on_alignment_se.
     """
-    columns = ["judge", "n", "pearson", "spearman", "kendall", "slope_on_human",
-               "slope_on_human_se", "n_alignment", "slope_on_alignment",
-               "slope_on_alignment_se"]
+    from judgebias.agreement import agreement
+
+    columns = ["judge", "n", "pearson", "spearman", "kendall", "kendall_low",
+               "kendall_high", "slope_on_human", "slope_on_human_se", "n_alignment",
+               "slope_on_alignment", "slope_on_alignment_se"]
     originals = scores[(scores["recipe"] == ORIGINAL) & (scores["prompt"] == prompt)
                        & scores["score"].notna()]
     per_item = originals.groupby(["judge", "item_id"], sort=False)["score"].mean()
     keep = ["item_id", "human_score", *(["alignment"] if "alignment" in items.columns else [])]
     merged = per_item.reset_index().merge(items[keep], on="item_id")
+    intervals = (agreement(merged, "score", by="judge", n_resamples=n_resamples, seed=seed)
+                 .set_index("judge") if n_resamples and len(merged) else None)
     rows = []
     for judge, part in merged.groupby("judge", sort=False):
         rated = part.dropna(subset=["human_score"])
@@ -120,9 +132,13 @@ def human_correlation(scores: pd.DataFrame, items: pd.DataFrame, prompt: str = "
                "pearson": _correlation(stats.pearsonr, y, x),
                "spearman": _correlation(stats.spearmanr, y, x),
                "kendall": _correlation(stats.kendalltau, y, x),
+               "kendall_low": np.nan, "kendall_high": np.nan,
                "slope_on_human": slope, "slope_on_human_se": se,
                "n_alignment": 0, "slope_on_alignment": np.nan,
                "slope_on_alignment_se": np.nan}
+        if intervals is not None and np.isfinite(row["kendall"]):
+            row["kendall_low"] = float(intervals.loc[judge, "tau_b_low"])
+            row["kendall_high"] = float(intervals.loc[judge, "tau_b_high"])
         if "alignment" in part.columns:
             known = part.dropna(subset=["alignment"])
             row["n_alignment"] = len(known)
