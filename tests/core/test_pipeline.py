@@ -16,6 +16,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from helpers.project import (
@@ -70,6 +71,16 @@ def test_snakemake_runs_and_reruns_only_what_changed(project, default_params):
     for setting in SETTINGS:
         metrics = json.loads((project / f"results/philautia/{setting}/metrics.json").read_text())
         assert set(metrics["philautia"]) == set(PANEL)
+    # the card: philautia's and Pomms' rows for exactly the judged models, and Pomms' fix
+    # tested against each of them (the same number as the agreement table)
+    card = pd.read_parquet(project / "results/judges.parquet")
+    assert set(card["model"]) == set(PANEL) and set(card["study"]) == {"philautia", "pomms"}
+    gains = card[card["measure"] == "pomms_gain"].set_index("model")
+    agreement = pd.read_parquet(project / "results/pomms/agreement.parquet")
+    test = agreement[agreement["split"] == "test"].set_index("metric")
+    assert set(gains.index) == set(PANEL) and gains["p_value"].between(0, 1).all()
+    for model, gain in gains.iterrows():
+        assert gain["estimate"] == test.loc[model, "tau_b_diff"]
 
     # (a) nothing changed: zero jobs
     assert planned_jobs(project) == Counter()

@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from scipy import stats
 
 from judgebias.artifacts import write_frame, write_table
 from judgebias.card.build import adjust, study_rows
@@ -199,13 +198,13 @@ def test_inflated_cells_and_the_largest_cross_fitted_gain(built):
     gain = rows.loc[("fooled", "max_gain", "")]
     assert gain["estimate"] == pytest.approx(15.0)  # padding: 0.3 of an original mean 2
     assert (gain["ci_low"], gain["ci_high"]) == pytest.approx((10.0, 20.0))
-    se = 0.1 / stats.t.ppf(0.975, 11)  # the half-width of its t interval on 12 items
-    assert gain["p_value"] == pytest.approx(3 * stats.t.sf(0.3 / se, 11))  # Bonferroni x 3
+    assert math.isnan(gain["p_value"]) and "no test" in gain["note"]  # frame_null.py
     assert "padding (people, settings 40 / 25 chosen per half)" in gain["reading"]
+    assert cells["reading"].endswith("most: " + gain["reading"])  # named where it shows
     assert "biased upward: +16.0 %" in gain["note"]  # the paper's in-sample number, noted
-    assert card.interval_p(0.2, 0.2, 0.2, 12) == 0.0 and card.interval_p(0, 0, 0, 12) == 1.0
     steady = rows.loc[("steady", "max_gain", "")]
-    assert steady["estimate"] == pytest.approx(0.5) and steady["p_value"] > 0.5
+    assert steady["estimate"] == pytest.approx(0.5) and math.isnan(steady["p_value"])
+    assert "most:" not in rows.loc[("steady", "inflated_cells", ""), "reading"]
 
 
 def test_attack_success_sits_beside_its_chance_level_without_a_test(built):

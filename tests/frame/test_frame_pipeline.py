@@ -172,10 +172,11 @@ def test_judge_card_shows_each_planted_trait(frame_project, default_params):
         mine = planted[planted["judge"] == judge]
         top = mine.loc[mine["cross_fitted_percent"].idxmax()]
         assert gain["estimate"] == pytest.approx(top["cross_fitted_percent"])  # not in-sample
-        assert gain["significant"] == fooled, judge
+        assert not gain["significant"]  # an estimate without a test (card.py)
         if fooled:  # the cell that fools it most is a planted one, named in the reading
             assert gain["estimate"] > 0 and top["planted"] > 0
             assert top["manipulation"].replace("_", " ") in gain["reading"]
+            assert cells["reading"].endswith(gain["reading"])
         success = card.loc[(judge, "attack_success", "")]
         assert success["chance"] == pytest.approx(metrics[judge]["chance_cross_fitted"])
         assert np.isnan(success["p_value"]) and "no test" in success["note"]
