@@ -340,7 +340,8 @@ def agreement(
     0 and left NaN. ``benchmarks/kendall_difference.py`` measures the size of the test
     (two judges of one law, independent or sharing noise; normal, skewed and discrete
     scores) and the coverage of the interval (a less noisy judge, and an ensemble that
-    contains the judge): in its tables.
+    contains the judge): from 40 images on, size 0.044-0.058 and coverage 0.925-0.968;
+    with 10 images the test is liberal (0.062-0.096) and covers 0.90-0.94.
 
     Resamples where tau is undefined (every drawn row tied in the score or in the human
     rating) are left out of the interval and the test. Each group draws from its own

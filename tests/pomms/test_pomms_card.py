@@ -64,6 +64,7 @@ def test_gain_is_the_paired_difference_and_recommends_only_where_it_helps(
     adjusted = adjust(rows).set_index(["model", "measure"])
     noisy = adjusted.loc[(NOISY, "pomms_gain")]
     assert noisy["ci_low"] > 0 and noisy["significant"]
+    assert card.FEW_IMAGES not in noisy["note"]  # 80 images: no warning
     assert noisy["recommendation"].startswith(
         "scoring with the Pomms ensemble (it is not one of its members) agrees better")
     good = adjusted.loc[(GOOD, "pomms_gain")]
