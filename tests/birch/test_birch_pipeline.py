@@ -84,6 +84,26 @@ def test_a_new_labeller_reruns_labelling_and_the_measures_never_a_judge_call(
     assert {p: p.read_text() for p in judge_logs} == judge_logs
     table7 = pd.read_parquet(birch_project / "results/birch/synthetic/table7.parquet").iloc[0]
     assert table7["labeller"] == "lumen-large"
+    # repeats for the card's RS: one repeats job per judge, the card and the report; the
+    # study's own analysis does not read them (birch.repeats is not one of its keys)
+    params["birch"]["repeats"] = 3
+    write_params(birch_project, params)
+    judges = params["birch"]["models"]
+    assert planned_jobs(birch_project) == Counter([
+        *(job("birch_repeat", birch_dataset="synthetic", birch_judge=j) for j in judges),
+        job("card"), job("report")])
+    run([str(BIN / "snakemake"), "results/judges.parquet", "--cores", "2", "--quiet"],
+        birch_project)
+    card = pd.read_parquet(birch_project / "results/judges.parquet")
+    rs = card[(card["study"] == "birch") & (card["measure"] == "rs")].set_index("model")
+    assert set(rs.index) == set(judges)
+    # every default judge samples (noise > 0): RS at or above the chance floor of 3
+    # repeats of 2 options (3/4; a near-random judge's estimate may fall just below it)
+    # and below 1, the more so the clearer its pulls (lumen-mini, the weakest, lowest)
+    assert np.allclose(rs["chance"], 0.75) and (rs["estimate"] < 1).all()
+    assert (rs["ci_high"] >= 0.75).all() and rs["estimate"].idxmin() == "lumen-mini", rs
+    assert (rs["ci_low"] <= rs["estimate"]).all() and (rs["estimate"] <= rs["ci_high"]).all()
+
     # swapping orders: one new verdict job per (judge, variant), nothing else upstream
     params["birch"]["swap_order"] = True
     write_params(birch_project, params)

@@ -17,8 +17,10 @@ BIRCH_STEP_PROMPTS = {"reference": "birch_reference", "anchor": "birch_anchor",
                       "caption": BIRCH["caption_prompt"]}
 BIRCH_EQUALISE = "equalised" in BIRCH_VARIANTS
 BIRCH_DATASETS = list(BIRCH["datasets"])
-# The analysis reads every birch key but the other datasets' blocks.
-BIRCH_ANALYSIS_KEYS = [*(f"birch.{k}" for k in BIRCH if k != "datasets"),
+BIRCH_REPEATS = BIRCH["repeats"]
+# The analysis reads every birch key but the other datasets' blocks and the repeats
+# (only the judge card reads those).
+BIRCH_ANALYSIS_KEYS = [*(f"birch.{k}" for k in BIRCH if k not in ("datasets", "repeats")),
                        *(f"panel.{j}.backend" for j in BIRCH_JUDGES)]
 
 
@@ -140,6 +142,28 @@ rule birch_judge:
         "logs/birch/{birch_dataset}/judge/{birch_judge}/{birch_variant}.log",
     shell:
         step("birch.judge")
+
+
+if BIRCH_REPEATS > 1:
+
+    # The Base judgement asked again (birch.repeats), for the judge card's repetition
+    # stability only: no measure of the study reads it.
+    rule birch_repeat:
+        input:
+            pairs=birch.pairs_path("{birch_dataset}"),
+            code=step_code("birch.repeat"),
+            prompt=template(JUDGE_PROMPTS["base"]),
+        output:
+            repeats=birch.repeats_path("{birch_dataset}", "{birch_judge}"),
+        params:
+            **step_params(lambda w: model_keys(w.birch_judge, "judge", "birch.swap_order",
+                                               "birch.repeats")),
+        resources:
+            **model_resources("birch_judge"),
+        log:
+            "logs/birch/{birch_dataset}/repeat/{birch_judge}.log",
+        shell:
+            step("birch.repeat")
 
 
 rule birch_analysis:

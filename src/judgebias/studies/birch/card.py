@@ -28,8 +28,12 @@ Per judge and dataset (``setting`` = the dataset's name under ``birch.datasets``
   (balanced) first-slot rate follow; without it (the default) only order ``ab`` is, PC and
   PF are not identifiable (their rows say so) and the first-slot rate and the gold-slot
   gap take their place, tested only when the shown order was randomised with a recorded
-  seed (:func:`randomised`). BIRCH asks each (pair, order) once, so there is no RS
-  (its row says so).
+  seed (:func:`randomised`). RS needs the same question asked again: with
+  ``birch.repeats`` R > 1 the Base judgement of every (pair, order) is asked R times
+  (repeat r with the judge's sampling seed + r; ``repeats/<judge>.parquet`` holds repeats
+  1..R-1, the verdicts file repeat 0), and RS is the modal verdict's share over them,
+  with its bootstrap interval and chance floor (judgebias.position); PC, PF and the
+  slot measures use repeat 0 only. With R = 1 (the default) its row says how to get it.
 
 Headline (the first dataset only): IB, IRS, and PF (both orders) or the first-slot rate
 (one order). BIRCH's gain is a ``recommendation`` where it is positive; the card shows it
@@ -52,8 +56,10 @@ from judgebias.card.text import estimate_text, signed_phrase
 from judgebias.position import gold_gap_test
 from judgebias.studies.birch.tables import (
     PAIRS,
+    REPEATS,
     VERDICTS,
     pairs_path,
+    repeats_path,
     table_path,
     verdicts_path,
 )
@@ -110,8 +116,8 @@ POSITION = {
                       0.0),
     "extraction_rate": ("Verdict extraction rate", "proportion", NAN),
 }
-NO_REPEATS = ("each (pair, order) is judged once: RS needs at least 2 repeats "
-              "(Shi et al.)")
+NO_REPEATS = ("each (pair, order) is judged once (birch.repeats: 1): RS needs at least 2 "
+              "repeats (Shi et al.); set birch.repeats to 3, with a sampling judge")
 
 
 def inputs(params: Mapping[str, Any]) -> dict[str, str]:
@@ -127,6 +133,8 @@ def inputs(params: Mapping[str, Any]) -> dict[str, str]:
         for judge in study_models(params, STUDY):
             out[f"{dataset}.verdicts.{judge}"] = verdicts_path(dataset, judge,
                                                                POSITION_VARIANT)
+            if params[STUDY].get("repeats", 1) > 1:
+                out[f"{dataset}.repeats.{judge}"] = repeats_path(dataset, judge)
     return out
 
 
@@ -154,6 +162,10 @@ def rows(params: Mapping[str, Any], files: Mapping[str, Path]) -> pd.DataFrame:
                                       headline=k == 0))
             path = files[f"{dataset}.verdicts.{judge}"]
             verdicts = read_columns(path, VERDICTS, ["pair_id", "order", "verdict"])
+            if f"{dataset}.repeats.{judge}" in files:
+                verdicts = pd.concat([verdicts.assign(repeat=0), read_columns(
+                    files[f"{dataset}.repeats.{judge}"], REPEATS,
+                    ["pair_id", "order", "repeat", "verdict"])], ignore_index=True)
             out += _position_rows(judge, dataset, verdicts, preference, spec, swap,
                                   settings, str(path), headline=k == 0)
     frame = pd.DataFrame(out, columns=[f.name for f in ROW_FIELDS])
@@ -286,7 +298,8 @@ def randomised(spec: Mapping[str, Any]) -> tuple[bool, str]:
 
 
 def position_verdicts(verdicts: pd.DataFrame, preference: pd.Series) -> pd.DataFrame:
-    """BIRCH's verdict rows as judgebias.position's canonical table.
+    """BIRCH's verdict rows as judgebias.position's canonical table (with ``repeat`` where
+    the verdicts carry one).
 
     ``verdict`` is the pair's own A / B (tables.VERDICTS), so the shown slot is the
     verdict in order ``ab`` and its mirror in ``ba``; a tie stays a tie, a failed answer
@@ -300,9 +313,12 @@ def position_verdicts(verdicts: pd.DataFrame, preference: pd.Series) -> pd.DataF
     human = human.where(human.isin(["A", "B"]))
     slot = verdict.where(~swapped | ~verdict.isin(["A", "B"]), verdict.map(FLIP))
     gold = human.where(~swapped, human.map(FLIP))
-    return pd.DataFrame({"item": verdicts["pair_id"].to_numpy(), "order": order,
-                         "slot": slot.to_numpy(dtype=object),
-                         "gold": gold.to_numpy(dtype=object)})
+    table = pd.DataFrame({"item": verdicts["pair_id"].to_numpy(), "order": order,
+                          "slot": slot.to_numpy(dtype=object),
+                          "gold": gold.to_numpy(dtype=object)})
+    if "repeat" in verdicts.columns:
+        table["repeat"] = verdicts["repeat"].to_numpy()
+    return table
 
 
 def _position_rows(judge: str, dataset: str, verdicts: pd.DataFrame, preference: pd.Series,

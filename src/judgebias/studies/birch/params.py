@@ -54,6 +54,9 @@ class BirchParams:
         The judging variants run.
     swap_order : bool
         Whether every pair is also judged with its answers swapped.
+    repeats : int
+        How many times the Base judgement of each (pair, order) is asked (repeat 0 is
+        the ordinary verdict; the others only feed the judge card's RS).
     caption_prompt : str
         The judge's captioning prompt id.
     equalise_tolerance : int
@@ -74,6 +77,7 @@ class BirchParams:
     lengthener: str
     variants: tuple[str, ...]
     swap_order: bool
+    repeats: int
     caption_prompt: str
     equalise_tolerance: int
     datasets: Mapping[str, Mapping[str, Any]]
@@ -91,6 +95,7 @@ class BirchParams:
         return cls(
             models=models, labeller=block["labeller"], lengthener=block["lengthener"],
             variants=tuple(block["variants"]), swap_order=block["swap_order"],
+            repeats=block["repeats"],
             caption_prompt=block["caption_prompt"],
             equalise_tolerance=block["equalise_tolerance"], datasets=block["datasets"],
             downsampling=Downsampling(

@@ -80,6 +80,14 @@ VERDICTS = table_schema("birch_verdicts", [
     *CALL_FIELDS,
 ])
 
+REPEATS = table_schema("birch_repeats", [
+    *list(VERDICTS)[:4],  # pair_id, judge, variant ("base"), order
+    pa.field("repeat", pa.int64(), nullable=False),  # 1..birch.repeats - 1
+    *list(VERDICTS)[4:],
+])
+"""The Base verdicts asked again (``birch.repeats``): the verdicts' columns and the repeat
+index; repeat r was sent with the judge's sampling seed + r (jobs.judge)."""
+
 DATA = "data/birch"
 RESULTS = "results/birch"
 
@@ -116,6 +124,11 @@ def texts_path(dataset: str, model: str, step: str) -> str:
 
 def verdicts_path(dataset: str, judge: str, variant: str) -> str:
     return f"{DATA}/{dataset}/verdicts/{judge}/{variant}.parquet"
+
+
+def repeats_path(dataset: str, judge: str) -> str:
+    """The Base verdicts' repeats 1..R-1 (``birch.repeats``), beside the verdicts."""
+    return f"{DATA}/{dataset}/repeats/{judge}.parquet"
 
 
 # The analysis' tables (results/birch/<dataset>/<name>.parquet), figures
