@@ -433,7 +433,7 @@ def _resampled(
     keep = _used(scores, human)
     if (codes[keep] < 0).any():
         raise ValueError("the cluster column has missing values on rows with scores")
-    size = sum(len(d) for d in draws)
+    size = sum(d.shape[1] for d in draws)  # each piece is (clusters, resamples)
     if all(np.isnan(point[v]) for v in TAU_VARIANTS):
         return {v: np.full(size, np.nan) for v in TAU_VARIANTS}
     x, y = scores.to_numpy(dtype=float)[keep], human.to_numpy(dtype=float)[keep]

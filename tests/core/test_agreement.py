@@ -426,6 +426,10 @@ def test_degenerate_group_gives_nan_interval() -> None:
     table = pd.DataFrame({"dataset": "d", "judge": [0.5, 0.5, 0.5], "human_score": [1.0, 2.0, 3.0]})
     out = agreement(table, "judge", n_resamples=20).iloc[0]
     assert all(math.isnan(out[c]) for c in ("tau_b", "tau_b_low", "tau_b_high", "tau_c_p"))
+    # beside a defined metric, the difference is undefined too (and no shape error)
+    table["good"] = [1.0, 2.0, 3.0]
+    out = agreement(table, ["judge", "good"], n_resamples=20, versus="good").iloc[0]
+    assert all(math.isnan(out[c]) for c in ("tau_b_diff", "tau_b_diff_low", "tau_c_diff_p"))
 
 
 def test_flickr8k_expert_interval_by_image() -> None:
