@@ -548,9 +548,12 @@ def test_cli_arguments_and_missing_key_env(config):
     assert srv.down_models == {"sim/corvid-pro"}
     assert srv.faults.rate_429 == 0.1 and srv.faults.retry_after_s == 3
     assert srv.quota is None
-    args = parser.parse_args(["--requests-per-minute", "600", "--burst", "4"])
-    quota = server_from_args(config, args).quota
-    assert quota.rate == 10 and quota.burst == 4
+    assert srv.batches.completion_s == 0
+    args = parser.parse_args(["--requests-per-minute", "600", "--burst", "4",
+                              "--batch-completion", "2.5"])
+    srv = server_from_args(config, args)
+    assert srv.quota.rate == 10 and srv.quota.burst == 4
+    assert srv.batches.completion_s == 2.5
 
 
 def test_cli_serves_until_sigterm(tmp_path):

@@ -41,3 +41,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated model ids whose endpoint is down: every "
                              "generation request for them gets 503 (an outage)")
     parser.add_argument("--fault-seed", type=int, default=0, help="seed of the fault draws")
+    parser.add_argument("--batch-completion", type=float, default=0.0, metavar="S",
+                        help="seconds an OpenAI batch stays in_progress before it is "
+                             "answered at its next retrieve (0: at the first)")

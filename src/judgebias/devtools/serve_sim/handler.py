@@ -87,6 +87,8 @@ class _Handler(BaseHTTPRequestHandler):
             api, route = "openai", "models"
         elif gemini_route(path, method) is not None:
             api, route = "gemini", "generate" if method == "POST" else "models"
+        elif path.startswith(("/v1/files", "/v1/batches")):
+            api, route = "openai", "batch"
         else:
             self._send(api, Reply(404, self._error(api, 404, f"No route for {method} "
                                                    f"{path}", "unknown_url")), "404")
@@ -97,6 +99,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if route == "models":
             self._send(api, Reply(200, sim.model_list(api)), "ok")
+            return
+        if route == "batch":  # bookkeeping routes: no model answers here, no faults
+            found = sim.batches.route(method, path, parts.query, body,
+                                      self.headers.get("Content-Type", ""))
+            self._send(api, found or Reply(404, self._error(
+                api, 404, f"No route for {method} {path}", "unknown_url")),
+                "files" if found is not None and found.status == 200 else "404")
             return
         if sim.down_models and (down := self._peek_model(api, path, body)) in sim.down_models:
             self._send(api, Reply(503, self._error(api, 503, _MESSAGES[api][503]), down),
@@ -196,11 +205,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, api: str, reply: Reply, outcome: str, *, garble: bool = False) -> None:
         self.server.sim.stats_.record(reply.model, outcome)
-        data = json.dumps(reply.body, separators=(",", ":")).encode()
+        data = (reply.raw if reply.raw is not None
+                else json.dumps(reply.body, separators=(",", ":")).encode())
         if garble:  # a 200 whose JSON stops halfway: what a torn proxy response looks like
             data = data[: max(1, len(data) // 2)]
         self.send_response(reply.status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Type", reply.content_type)
         self.send_header("Content-Length", str(len(data)))
         for name, value in reply.headers:
             self.send_header(name, value)

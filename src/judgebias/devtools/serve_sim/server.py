@@ -27,6 +27,7 @@ from judgebias.devtools.serve_sim.gemini_wire import (
     parse_gemini,
 )
 from judgebias.devtools.serve_sim.handler import SimHTTPServer
+from judgebias.devtools.serve_sim.openai_batch import ANSWERED, OpenAIBatches
 from judgebias.devtools.serve_sim.openai_wire import (
     OPENAI_NO_LOGPROBS,
     images_response,
@@ -84,7 +85,8 @@ class SimServer:
                  api_key: str | None = None, latency_s: float = 0.0, no_compute: bool = False,
                  faults: Faults = NO_FAULTS, no_logprobs_models: frozenset[str] = frozenset(),
                  quota: RequestQuota | None = None, seed: int = 0,
-                 down_models: frozenset[str] = frozenset()) -> None:
+                 down_models: frozenset[str] = frozenset(),
+                 batch_completion_s: float = 0.0) -> None:
         self.host = check_loopback(host)
         if not 0 <= int(port) <= 65535:
             raise ServeSimError(f"serve-sim: bad port {port}")
@@ -104,6 +106,9 @@ class SimServer:
         self.stats_ = ServerStats()
         self.drawer = FaultDrawer(faults, seed)
         self.quota = quota
+        self.batches = OpenAIBatches(self.handle_openai,
+                                     lambda model: self.stats_.record(model, ANSWERED),
+                                     completion_s=batch_completion_s)
         self._sim_lock = threading.Lock()
         self._httpd: SimHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -247,7 +252,7 @@ def server_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> Sim
     return SimServer(config, host=args.host, port=args.port, api_key=api_key,
                      latency_s=args.latency, no_compute=args.no_compute, faults=faults,
                      no_logprobs_models=no_logprobs, quota=quota, seed=args.fault_seed,
-                     down_models=down)
+                     down_models=down, batch_completion_s=args.batch_completion)
 
 
 def run_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> int:

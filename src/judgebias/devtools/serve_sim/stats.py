@@ -7,7 +7,9 @@ from collections import Counter
 from typing import Any
 
 OUTCOMES = ("ok", "rate_limited", "429", "500", "stall", "drop", "garbled", "down", "401", "400",
-            "404")
+            "404", "batch", "files")
+"""``batch``: a request answered inside an OpenAI batch (one per line, for its model);
+``files``: a files or batches bookkeeping call (upload, create, retrieve, download)."""
 
 
 class ServerStats:

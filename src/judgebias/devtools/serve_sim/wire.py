@@ -20,12 +20,15 @@ MAX_TOP_LOGPROBS = 20
 
 @dataclass
 class Reply:
-    """An HTTP answer: status, JSON body, the model id it counts for, extra headers."""
+    """An HTTP answer: status, JSON body, the model id it counts for, extra headers; a
+    file download sends `raw` bytes of `content_type` instead of the JSON body."""
 
     status: int
     body: dict[str, Any]
     model: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    raw: bytes | None = None
+    content_type: str = "application/json; charset=utf-8"
 
 
 def json_body(raw: bytes) -> Any:

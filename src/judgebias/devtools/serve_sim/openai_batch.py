@@ -1,0 +1,334 @@
+"""OpenAI's Files and Batch APIs on serve-sim (issue 23, item 3; specs/batch.md §1).
+
+Why: batch mode is half the price at the papers' scale, and its client (upload, create,
+poll, download, match by ``custom_id``, resume after a kill) can only be tested honestly
+against a server that speaks the wire the ``openai`` SDK speaks. Routes, as the SDK calls
+them (openai-python ``resources/files.py``, ``resources/batches.py``):
+
+* ``POST /v1/files`` (multipart: ``file``, ``purpose``), ``GET /v1/files[?purpose=]``,
+  ``GET /v1/files/{id}``, ``GET /v1/files/{id}/content``;
+* ``POST /v1/batches`` (``input_file_id``, ``endpoint``, ``completion_window``,
+  ``metadata``), ``GET /v1/batches[?after=&limit=]``, ``GET /v1/batches/{id}``,
+  ``POST /v1/batches/{id}/cancel``.
+
+A batch is ``validating`` when created; its input is checked then (the JSONL lines, a
+unique ``custom_id`` each, ``method`` POST, the batch's ``url``, one model per file), and
+a bad file ends it ``failed`` with ``errors.data`` naming the line, as OpenAI does. A good
+one is ``in_progress`` until ``completion_s`` seconds after creation (0: at the first
+retrieve); then every line is answered exactly as ``POST /v1/chat/completions`` answers
+its ``body`` (the same sim answer, bit for bit), each answered line counted in the
+server's stats as outcome ``batch`` for its model (what a test reads to prove a request
+was paid for once), and the batch is ``completed``: an output file with one line per
+answered request (``{"id", "custom_id", "response": {"status_code", "request_id",
+"body"}, "error": null}``, in *reverse* input order, so a client that matches by
+position and not by ``custom_id`` fails its test) and an error file with the rejected
+ones (status 4xx and the error body, as online). Cancelling before completion answers
+nothing: ``cancelled``, no output file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import HTTP
+from typing import Any
+from urllib.parse import parse_qs
+
+from judgebias.devtools.serve_sim.openai_wire import openai_error
+from judgebias.devtools.serve_sim.wire import Reply
+
+ENDPOINT = "/v1/chat/completions"
+WINDOW = "24h"
+MAX_BATCH_REQUESTS = 50_000  # OpenAI's per-batch limit (specs/batch.md §1)
+ANSWERED = "batch"  # the stats outcome of a line answered in a batch
+
+
+@dataclass
+class StoredFile:
+    id: str
+    filename: str
+    purpose: str
+    content: bytes
+    created_at: int
+
+    def record(self) -> dict[str, Any]:
+        return {"id": self.id, "object": "file", "bytes": len(self.content),
+                "created_at": self.created_at, "filename": self.filename,
+                "purpose": self.purpose, "status": "processed"}
+
+
+@dataclass
+class Batch:
+    id: str
+    input_file_id: str
+    metadata: dict[str, str] | None
+    created_at: float
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    status: str = "validating"
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    completed: int = 0
+    failed: int = 0
+    finished_at: int | None = None
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "object": "batch", "endpoint": ENDPOINT,
+            "input_file_id": self.input_file_id, "completion_window": WINDOW,
+            "status": self.status, "created_at": int(self.created_at),
+            "output_file_id": self.output_file_id, "error_file_id": self.error_file_id,
+            "errors": {"object": "list", "data": self.errors} if self.errors else None,
+            "completed_at": self.finished_at if self.status == "completed" else None,
+            "failed_at": self.finished_at if self.status == "failed" else None,
+            "cancelled_at": self.finished_at if self.status == "cancelled" else None,
+            "request_counts": {"total": len(self.lines), "completed": self.completed,
+                               "failed": self.failed},
+            "metadata": self.metadata,
+        }
+
+
+class OpenAIBatches:
+    """The files and batches one server holds, and their routes (module docstring).
+
+    `answer(body) -> Reply` is the server's online chat answer for a request body;
+    `count(model)` records one batch-answered request in the server's stats.
+    """
+
+    def __init__(self, answer: Callable[[bytes], Reply], count: Callable[[str | None], None],
+                 completion_s: float = 0.0) -> None:
+        self.answer = answer
+        self.count = count
+        self.completion_s = float(completion_s)
+        self.files: dict[str, StoredFile] = {}
+        self.batches: dict[str, Batch] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    # -- routing ------------------------------------------------------------------------
+
+    def route(self, method: str, path: str, query: str, body: bytes, content_type: str
+              ) -> Reply | None:
+        """The reply to a files or batches request, or None if `path` is not one."""
+        parts = path.strip("/").split("/")
+        if parts[:2] == ["v1", "files"]:
+            if len(parts) == 2:
+                return (self.upload(body, content_type) if method == "POST"
+                        else self.list_files(query))
+            if len(parts) == 3 and method == "GET":
+                return self._with_file(parts[2], lambda f: Reply(200, f.record()))
+            if len(parts) == 4 and parts[3] == "content" and method == "GET":
+                return self._with_file(parts[2], lambda f: Reply(
+                    200, {}, raw=f.content, content_type="application/jsonl"))
+        if parts[:2] == ["v1", "batches"]:
+            if len(parts) == 2:
+                return self.create(body) if method == "POST" else self.list_batches(query)
+            if len(parts) == 3 and method == "GET":
+                return self._with_batch(parts[2], self.retrieve)
+            if len(parts) == 4 and parts[3] == "cancel" and method == "POST":
+                return self._with_batch(parts[2], self.cancel)
+        return None
+
+    def _with_file(self, file_id: str, then: Callable[[StoredFile], Reply]) -> Reply:
+        found = self.files.get(file_id)
+        if found is None:
+            return Reply(404, openai_error(404, f"No such File object: {file_id}"))
+        return then(found)
+
+    def _with_batch(self, batch_id: str, then: Callable[[Batch], Reply]) -> Reply:
+        found = self.batches.get(batch_id)
+        if found is None:
+            return Reply(404, openai_error(404, f"No batch found with id '{batch_id}'."))
+        return then(found)
+
+    def _new_id(self, prefix: str) -> str:
+        return f"{prefix}-sim{next(self._ids):06d}"
+
+    # -- files ----------------------------------------------------------------------------
+
+    def upload(self, body: bytes, content_type: str) -> Reply:
+        """``files.create``: the multipart form's ``file`` and ``purpose``."""
+        fields = _multipart(body, content_type)
+        if "file" not in fields or "purpose" not in fields:
+            return Reply(400, openai_error(400, "'file' and 'purpose' are required",
+                                           param="file"))
+        filename, content = fields["file"]
+        with self._lock:
+            stored = StoredFile(self._new_id("file"), filename or "upload.jsonl",
+                                fields["purpose"][1].decode(), content, int(time.time()))
+            self.files[stored.id] = stored
+        return Reply(200, stored.record())
+
+    def list_files(self, query: str) -> Reply:
+        purpose = _first(query, "purpose")
+        data = [f.record() for f in self.files.values()
+                if purpose is None or f.purpose == purpose]
+        return Reply(200, {"object": "list", "data": data, "has_more": False})
+
+    def _store(self, filename: str, lines: list[dict[str, Any]]) -> str:
+        content = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+        stored = StoredFile(self._new_id("file"), filename, "batch_output", content,
+                            int(time.time()))
+        self.files[stored.id] = stored
+        return stored.id
+
+    # -- batches --------------------------------------------------------------------------
+
+    def create(self, body: bytes) -> Reply:
+        """``batches.create``: checks the request, then validates the input file."""
+        try:
+            request = json.loads(body)
+        except ValueError:
+            return Reply(400, openai_error(400, "request body is not valid JSON"))
+        if not isinstance(request, dict):
+            return Reply(400, openai_error(400, "request body must be a JSON object"))
+        for name, wanted in (("endpoint", ENDPOINT), ("completion_window", WINDOW)):
+            if request.get(name) != wanted:
+                return Reply(400, openai_error(
+                    400, f"'{name}' must be {wanted!r} here, got {request.get(name)!r}",
+                    param=name))
+        source = self.files.get(str(request.get("input_file_id")))
+        if source is None or source.purpose != "batch":
+            return Reply(400, openai_error(
+                400, f"input_file_id {request.get('input_file_id')!r} is not an uploaded "
+                "batch file", param="input_file_id"))
+        metadata = request.get("metadata")
+        with self._lock:
+            batch = Batch(self._new_id("batch"), source.id, metadata, time.time())
+            batch.lines, batch.errors = _validated(source.content)
+            if batch.errors:
+                batch.status, batch.finished_at = "failed", int(time.time())
+            self.batches[batch.id] = batch
+        return Reply(200, batch.record())
+
+    def list_batches(self, query: str) -> Reply:
+        """``batches.list``: newest first, paged by ``after`` (an id) and ``limit``."""
+        limit = min(100, int(_first(query, "limit") or 20))
+        ordered = sorted(self.batches.values(), key=lambda b: b.created_at, reverse=True)
+        if after := _first(query, "after"):
+            ids = [b.id for b in ordered]
+            ordered = ordered[ids.index(after) + 1:] if after in ids else []
+        page = ordered[:limit]
+        return Reply(200, {"object": "list", "data": [b.record() for b in page],
+                           "first_id": page[0].id if page else None,
+                           "last_id": page[-1].id if page else None,
+                           "has_more": len(ordered) > limit})
+
+    def retrieve(self, batch: Batch) -> Reply:
+        """``batches.retrieve``: moves a live batch on (module docstring)."""
+        with self._lock:
+            if batch.status == "validating":
+                batch.status = "in_progress"
+            if (batch.status == "in_progress"
+                    and time.time() - batch.created_at >= self.completion_s):
+                self._complete(batch)
+        return Reply(200, batch.record())
+
+    def cancel(self, batch: Batch) -> Reply:
+        with self._lock:
+            if batch.status in ("validating", "in_progress"):
+                batch.status, batch.finished_at = "cancelled", int(time.time())
+        return Reply(200, batch.record())
+
+    def _complete(self, batch: Batch) -> None:
+        """Answer every line as the online route does; write the output and error files."""
+        answered: list[dict[str, Any]] = []
+        rejected: list[dict[str, Any]] = []
+        for line in batch.lines:
+            reply = self.answer(json.dumps(line["body"]).encode())
+            response = {"status_code": reply.status,
+                        "request_id": f"req-{batch.id}-{len(answered) + len(rejected)}",
+                        "body": reply.body}
+            row = {"id": f"batch_req_{line['custom_id']}", "custom_id": line["custom_id"],
+                   "response": response, "error": None}
+            if reply.status == 200:
+                self.count(reply.model)
+                answered.append(row)
+            else:
+                rejected.append(row)
+        batch.completed, batch.failed = len(answered), len(rejected)
+        if answered:
+            batch.output_file_id = self._store(f"{batch.id}_output.jsonl", answered[::-1])
+        if rejected:
+            batch.error_file_id = self._store(f"{batch.id}_error.jsonl", rejected)
+        batch.status, batch.finished_at = "completed", int(time.time())
+
+
+def _first(query: str, name: str) -> str | None:
+    """A query parameter's first value, None when absent."""
+    values = parse_qs(query).get(name)
+    return values[0] if values else None
+
+
+def _validated(content: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The input file's request lines, or OpenAI-style errors naming the bad line."""
+    lines: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    models: set[str] = set()
+    for number, text in enumerate(content.decode("utf-8", "replace").splitlines(), start=1):
+        if not text.strip():
+            continue
+        try:
+            line = json.loads(text)
+        except ValueError:
+            errors.append(_line_error(number, "invalid_json", "line is not valid JSON"))
+            continue
+        problem = _line_problem(line, seen)
+        if problem:
+            errors.append(_line_error(number, *problem))
+            continue
+        seen.add(line["custom_id"])
+        models.add(str(line["body"].get("model")))
+        lines.append(line)
+    if len(models) > 1:
+        errors.append(_line_error(None, "mismatched_model",
+                                  f"a batch file holds one model, this one {sorted(models)}"))
+    if len(lines) > MAX_BATCH_REQUESTS:
+        errors.append(_line_error(None, "too_many_requests",
+                                  f"{len(lines)} requests; a batch takes at most "
+                                  f"{MAX_BATCH_REQUESTS}"))
+    if not lines and not errors:
+        errors.append(_line_error(None, "empty_file", "the input file has no request"))
+    return lines, errors
+
+
+def _line_problem(line: Any, seen: set[str]) -> tuple[str, str] | None:
+    if not isinstance(line, dict):
+        return "invalid_request", "line is not a JSON object"
+    custom_id = line.get("custom_id")
+    if not isinstance(custom_id, str) or not custom_id:
+        return "missing_custom_id", "custom_id is required"
+    if custom_id in seen:
+        return "duplicate_custom_id", f"custom_id {custom_id!r} appears more than once"
+    if line.get("method") != "POST":
+        return "invalid_method", "method must be POST"
+    if line.get("url") != ENDPOINT:
+        return "invalid_url", f"url must be {ENDPOINT}"
+    if not isinstance(line.get("body"), dict):
+        return "invalid_body", "body must be a JSON object"
+    return None
+
+
+def _line_error(number: int | None, code: str, message: str) -> dict[str, Any]:
+    return {"code": code, "line": number, "message": message, "param": None}
+
+
+def _multipart(body: bytes, content_type: str) -> dict[str, tuple[str | None, bytes]]:
+    """The parts of a ``multipart/form-data`` body, by field name: (filename, bytes)."""
+    message = BytesParser(policy=HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + body)
+    out: dict[str, tuple[str | None, bytes]] = {}
+    if not message.is_multipart():
+        return out
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if isinstance(name, str):
+            payload = part.get_payload(decode=True)
+            out[name] = (part.get_filename(), payload if isinstance(payload, bytes) else b"")
+    return out
