@@ -550,10 +550,15 @@ def test_cli_arguments_and_missing_key_env(config):
     assert srv.quota is None
     assert srv.batches.completion_s == 0
     args = parser.parse_args(["--requests-per-minute", "600", "--burst", "4",
-                              "--batch-completion", "2.5"])
+                              "--batch-completion", "2.5", "--batch-fail-share", "0.1",
+                              "--batch-foreign-rows", "2", "--batch-state-dir", "state"])
     srv = server_from_args(config, args)
     assert srv.quota.rate == 10 and srv.quota.burst == 4
-    assert srv.batches.completion_s == 2.5
+    assert srv.batches.completion_s == 2.5 and str(srv.batches.state_dir) == "state"
+    assert (srv.batches.faults.fail_share, srv.batches.faults.foreign_rows) == (0.1, 2)
+    args.batch_expire_share = 2.0
+    with pytest.raises(ServeSimError, match="expire_share"):
+        server_from_args(config, args)
 
 
 def test_cli_serves_until_sigterm(tmp_path):

@@ -2,7 +2,8 @@
 through the real ``openai`` SDK: a batch's answers are the online route's, matched by
 ``custom_id`` (the output file comes back in another order), each line counted once as
 paid; a bad input file fails the batch naming its line; a cancelled batch answers
-nothing; the files and batches can be listed (what a resume after a kill searches)."""
+nothing; the files and batches can be listed (what a resume after a kill searches); each
+batch fault has its rows; a restarted server knows its batches and goes on."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from openai.types.chat import ChatCompletion
 from judgebias import prompts
 from judgebias.config import load_config
 from judgebias.data.scenes import random_scene, render, to_png_bytes
+from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.server import SimServer
 
 KEY = "test-key-batch"
@@ -156,3 +158,74 @@ def test_batch_routes_need_the_key(server):
     anonymous = openai.OpenAI(base_url=server.url + "/v1", api_key="wrong", max_retries=0)
     with pytest.raises(openai.AuthenticationError):
         anonymous.batches.list()
+
+
+def _lines(n: int) -> list[dict[str, Any]]:
+    return [{"custom_id": f"key-{i}", "method": "POST", "url": "/v1/chat/completions",
+             "body": body} for i, body in enumerate(_bodies(n))]
+
+
+def _rows(client: openai.OpenAI, file_id: str | None) -> list[dict[str, Any]]:
+    if file_id is None:
+        return []
+    return [json.loads(line) for line in client.files.content(file_id).text.splitlines()]
+
+
+def test_batch_faults_each_have_their_rows(config):
+    """Every fault of BatchFaults shows in the files as specs/batch.md describes it; what
+    was answered is counted, what failed or expired is not."""
+    faults = BatchFaults(fail_share=0.2, missing_rows=1, duplicate_rows=1, foreign_rows=1)
+    with SimServer(config, api_key=KEY, batch_faults=faults, seed=4) as server:
+        client = _client(server)
+        done = _wait(client, _submit(client, _lines(10)).id)
+        assert done.status == "completed"
+        output, errors = _rows(client, done.output_file_id), _rows(client, done.error_file_id)
+        failed = [row["custom_id"] for row in errors]
+        assert len(failed) == 2 and all(row["error"]["code"] == "server_error"
+                                        and row["response"] is None for row in errors)
+        keys = [row["custom_id"] for row in output]
+        answered = {f"key-{i}" for i in range(10)} - set(failed)
+        assert set(keys) - answered == {"foreign-0"}  # a row for a key never sent
+        assert len(answered - set(keys)) == 1  # one answered row lost
+        assert len(keys) - len(set(keys)) == 1  # one row twice
+        assert server.stats["outcomes"]["batch"] == 8  # answered (the lost one too)
+
+    with SimServer(config, api_key=KEY, batch_faults=BatchFaults(expire_share=0.3)) as server:
+        client = _client(server)
+        done = _wait(client, _submit(client, _lines(10)).id)
+        assert done.status == "expired" and done.request_counts.completed == 7
+        expired = _rows(client, done.error_file_id)
+        assert [row["custom_id"] for row in expired] == ["key-7", "key-8", "key-9"]
+        assert {row["error"]["code"] for row in expired} == {"batch_expired"}
+        assert len(_rows(client, done.output_file_id)) == 7
+        assert server.stats["outcomes"]["batch"] == 7
+
+
+def test_a_restarted_server_knows_its_files_and_batches(config, tmp_path):
+    """A provider outage mid-batch: the server stops while a batch is in progress, a new
+    one starts on the same state folder; the batch, its input file and the uploaded names
+    are all there, and the batch completes, each line answered once in all."""
+    state = tmp_path / "provider"
+    with SimServer(config, api_key=KEY, batch_completion_s=0.5,
+                   batch_state_dir=state) as first:
+        client = _client(first)
+        created = _submit(client, _lines(3), jb="local-7")
+        assert client.batches.retrieve(created.id).status == "in_progress"
+        paid_before = first.stats["outcomes"]["batch"]
+    assert paid_before == 0
+    time.sleep(0.5)
+    with SimServer(config, api_key=KEY, batch_state_dir=state) as second:
+        client = _client(second)
+        found = [b for b in client.batches.list() if (b.metadata or {}).get("jb") == "local-7"]
+        assert [b.id for b in found] == [created.id]
+        assert [f.filename for f in client.files.list(purpose="batch").data] == [
+            "jb-test.jsonl"]
+        done = _wait(client, created.id)
+        assert done.status == "completed" and len(_rows(client, done.output_file_id)) == 3
+        assert second.stats["outcomes"]["batch"] == 3
+        newer = _submit(client, _lines(1))
+        assert newer.id != created.id  # ids go on after the restart
+    with SimServer(config, api_key=KEY, batch_state_dir=state) as third:
+        client = _client(third)
+        assert client.batches.retrieve(created.id).status == "completed"
+        assert third.stats["outcomes"]["batch"] == 0  # finished batches are not re-answered

@@ -71,3 +71,34 @@ class FaultDrawer:
             if u < edge:
                 return name
         return None
+
+
+@dataclass(frozen=True)
+class BatchFaults:
+    """What can go wrong with an OpenAI batch (specs/batch.md §1, §3), acted out when a
+    batch completes (judgebias.devtools.serve_sim.openai_batch); the lines each fault hits
+    are drawn from a generator seeded by the server's seed and the batch's id.
+
+    * ``fail_share``: that share of the lines fail inside the batch (an error-file row
+      with a top-level ``error`` ``server_error`` and no response; not answered);
+    * ``expire_share``: the batch ends ``expired``: the last share of its lines (input
+      order) were never answered and come back as ``batch_expired`` error rows;
+    * ``missing_rows``: that many answered rows are left out of the output file (answered
+      and counted, as a provider that lost them would have billed them);
+    * ``duplicate_rows``: that many answered rows appear twice in the output file;
+    * ``foreign_rows``: that many rows for a ``custom_id`` the batch never held.
+    """
+
+    fail_share: float = 0.0
+    expire_share: float = 0.0
+    missing_rows: int = 0
+    duplicate_rows: int = 0
+    foreign_rows: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("fail_share", "expire_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ServeSimError(f"serve-sim: batch fault {name} must be in [0, 1]")
+        for name in ("missing_rows", "duplicate_rows", "foreign_rows"):
+            if getattr(self, name) < 0:
+                raise ServeSimError(f"serve-sim: batch fault {name} must be >= 0")

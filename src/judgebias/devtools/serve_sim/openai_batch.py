@@ -24,21 +24,33 @@ answered request (``{"id", "custom_id", "response": {"status_code", "request_id"
 position and not by ``custom_id`` fails its test) and an error file with the rejected
 ones (status 4xx and the error body, as online). Cancelling before completion answers
 nothing: ``cancelled``, no output file.
+
+Faults (:class:`judgebias.devtools.serve_sim.faults.BatchFaults`): lines failing inside
+the batch, expiry with the unfinished lines as ``batch_expired`` errors, output rows lost,
+duplicated, or for keys never sent. With a ``state_dir`` every file and batch is kept on
+disk the moment it changes, so a server restarted on the same folder (a provider outage
+mid-batch) knows every batch and file, and a live batch goes on where it was.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
+import os
+import random
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.parser import BytesParser
 from email.policy import HTTP
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.openai_wire import openai_error
 from judgebias.devtools.serve_sim.wire import Reply
 
@@ -85,6 +97,7 @@ class Batch:
             "output_file_id": self.output_file_id, "error_file_id": self.error_file_id,
             "errors": {"object": "list", "data": self.errors} if self.errors else None,
             "completed_at": self.finished_at if self.status == "completed" else None,
+            "expired_at": self.finished_at if self.status == "expired" else None,
             "failed_at": self.finished_at if self.status == "failed" else None,
             "cancelled_at": self.finished_at if self.status == "cancelled" else None,
             "request_counts": {"total": len(self.lines), "completed": self.completed,
@@ -101,14 +114,44 @@ class OpenAIBatches:
     """
 
     def __init__(self, answer: Callable[[bytes], Reply], count: Callable[[str | None], None],
-                 completion_s: float = 0.0) -> None:
+                 completion_s: float = 0.0, faults: BatchFaults | None = None,
+                 seed: int = 0, state_dir: Path | None = None) -> None:
         self.answer = answer
         self.count = count
         self.completion_s = float(completion_s)
+        self.faults = faults or BatchFaults()
+        self.seed = int(seed)
+        self.state_dir = Path(state_dir) if state_dir is not None else None
         self.files: dict[str, StoredFile] = {}
         self.batches: dict[str, Batch] = {}
-        self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self._ids = itertools.count(self._load() + 1)
+
+    # -- state on disk ----------------------------------------------------------------------
+
+    def _load(self) -> int:
+        """Read a previous server's files and batches from `state_dir`; the largest id."""
+        if self.state_dir is None:
+            return 0
+        for path in sorted((self.state_dir / "files").glob("*.json")):
+            meta = json.loads(path.read_text())
+            meta["content"] = path.with_suffix(".bin").read_bytes()
+            self.files[meta["id"]] = StoredFile(**meta)
+        for path in sorted((self.state_dir / "batches").glob("*.json")):
+            found = Batch(**json.loads(path.read_text()))
+            self.batches[found.id] = found
+        numbers = [int(i.rsplit("sim", 1)[1]) for i in [*self.files, *self.batches]]
+        return max(numbers, default=0)
+
+    def _save(self, item: StoredFile | Batch) -> None:
+        if self.state_dir is None:
+            return
+        record = dataclasses.asdict(item)
+        folder = self.state_dir / ("files" if isinstance(item, StoredFile) else "batches")
+        folder.mkdir(parents=True, exist_ok=True)
+        if isinstance(item, StoredFile):
+            _atomic(folder / f"{item.id}.bin", record.pop("content"))
+        _atomic(folder / f"{item.id}.json", json.dumps(record).encode())
 
     # -- routing ------------------------------------------------------------------------
 
@@ -162,6 +205,7 @@ class OpenAIBatches:
             stored = StoredFile(self._new_id("file"), filename or "upload.jsonl",
                                 fields["purpose"][1].decode(), content, int(time.time()))
             self.files[stored.id] = stored
+            self._save(stored)
         return Reply(200, stored.record())
 
     def list_files(self, query: str) -> Reply:
@@ -175,6 +219,7 @@ class OpenAIBatches:
         stored = StoredFile(self._new_id("file"), filename, "batch_output", content,
                             int(time.time()))
         self.files[stored.id] = stored
+        self._save(stored)
         return stored.id
 
     # -- batches --------------------------------------------------------------------------
@@ -204,6 +249,7 @@ class OpenAIBatches:
             if batch.errors:
                 batch.status, batch.finished_at = "failed", int(time.time())
             self.batches[batch.id] = batch
+            self._save(batch)
         return Reply(200, batch.record())
 
     def list_batches(self, query: str) -> Reply:
@@ -227,36 +273,80 @@ class OpenAIBatches:
             if (batch.status == "in_progress"
                     and time.time() - batch.created_at >= self.completion_s):
                 self._complete(batch)
+            self._save(batch)
         return Reply(200, batch.record())
 
     def cancel(self, batch: Batch) -> Reply:
         with self._lock:
             if batch.status in ("validating", "in_progress"):
                 batch.status, batch.finished_at = "cancelled", int(time.time())
+                self._save(batch)
         return Reply(200, batch.record())
 
     def _complete(self, batch: Batch) -> None:
-        """Answer every line as the online route does; write the output and error files."""
+        """Answer the lines as the online route does, acting out the faults; write the
+        output and error files (module docstring)."""
+        faults = self.faults
+        rng = random.Random(self.seed * 1_000_003 + zlib.crc32(batch.id.encode()))
+        n = len(batch.lines)
+        unfinished = round(faults.expire_share * n)
+        failing = set(rng.sample(range(n - unfinished),
+                                 round(faults.fail_share * (n - unfinished))))
         answered: list[dict[str, Any]] = []
         rejected: list[dict[str, Any]] = []
-        for line in batch.lines:
-            reply = self.answer(json.dumps(line["body"]).encode())
-            response = {"status_code": reply.status,
-                        "request_id": f"req-{batch.id}-{len(answered) + len(rejected)}",
-                        "body": reply.body}
-            row = {"id": f"batch_req_{line['custom_id']}", "custom_id": line["custom_id"],
-                   "response": response, "error": None}
-            if reply.status == 200:
-                self.count(reply.model)
-                answered.append(row)
+        for index, line in enumerate(batch.lines):
+            key = line["custom_id"]
+            if index >= n - unfinished:
+                rejected.append(_error_row(key, "batch_expired",
+                                           "This request could not be executed before the "
+                                           "completion window expired."))
+            elif index in failing:
+                rejected.append(_error_row(key, "server_error",
+                                           "The server had an error processing the request."))
             else:
-                rejected.append(row)
+                reply = self.answer(json.dumps(line["body"]).encode())
+                row = {"id": f"batch_req_{key}", "custom_id": key, "error": None,
+                       "response": {"status_code": reply.status,
+                                    "request_id": f"req-{batch.id}-{index}",
+                                    "body": reply.body}}
+                if reply.status == 200:
+                    self.count(reply.model)
+                    answered.append(row)
+                else:
+                    rejected.append(row)
         batch.completed, batch.failed = len(answered), len(rejected)
-        if answered:
-            batch.output_file_id = self._store(f"{batch.id}_output.jsonl", answered[::-1])
+        output = _with_row_faults(answered[::-1], faults, rng)
+        if output:
+            batch.output_file_id = self._store(f"{batch.id}_output.jsonl", output)
         if rejected:
             batch.error_file_id = self._store(f"{batch.id}_error.jsonl", rejected)
-        batch.status, batch.finished_at = "completed", int(time.time())
+        batch.status = "expired" if unfinished else "completed"
+        batch.finished_at = int(time.time())
+
+
+def _with_row_faults(rows: list[dict[str, Any]], faults: BatchFaults,
+                     rng: random.Random) -> list[dict[str, Any]]:
+    """The output rows with some lost, some repeated and some for keys never sent."""
+    lost = set(rng.sample(range(len(rows)), min(faults.missing_rows, len(rows))))
+    out = [row for i, row in enumerate(rows) if i not in lost]
+    out += [dict(row) for row in out[:faults.duplicate_rows]]
+    for i in range(faults.foreign_rows):
+        template = out[0] if out else {"response": None, "error": None}
+        out.append({**template, "id": f"batch_req_foreign{i}", "custom_id": f"foreign-{i}"})
+    return out
+
+
+def _error_row(key: str, code: str, message: str) -> dict[str, Any]:
+    """An error-file row of a request that never got an HTTP response."""
+    return {"id": f"batch_req_{key}", "custom_id": key, "response": None,
+            "error": {"code": code, "message": message}}
+
+
+def _atomic(path: Path, data: bytes) -> None:
+    """Write `path` whole or not at all (a server killed mid-write leaves the old one)."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
 
 
 def _first(query: str, name: str) -> str | None:

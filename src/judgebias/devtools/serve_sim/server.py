@@ -16,10 +16,11 @@ import signal
 import socket
 import threading
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from judgebias.devtools.serve_sim.errors import BadRequest, ServeSimError
-from judgebias.devtools.serve_sim.faults import FaultDrawer, Faults
+from judgebias.devtools.serve_sim.faults import BatchFaults, FaultDrawer, Faults
 from judgebias.devtools.serve_sim.gemini_wire import (
     GEMINI_NO_LOGPROBS,
     gemini_error,
@@ -86,7 +87,8 @@ class SimServer:
                  faults: Faults = NO_FAULTS, no_logprobs_models: frozenset[str] = frozenset(),
                  quota: RequestQuota | None = None, seed: int = 0,
                  down_models: frozenset[str] = frozenset(),
-                 batch_completion_s: float = 0.0) -> None:
+                 batch_completion_s: float = 0.0, batch_faults: BatchFaults | None = None,
+                 batch_state_dir: Path | None = None) -> None:
         self.host = check_loopback(host)
         if not 0 <= int(port) <= 65535:
             raise ServeSimError(f"serve-sim: bad port {port}")
@@ -108,7 +110,8 @@ class SimServer:
         self.quota = quota
         self.batches = OpenAIBatches(self.handle_openai,
                                      lambda model: self.stats_.record(model, ANSWERED),
-                                     completion_s=batch_completion_s)
+                                     completion_s=batch_completion_s, faults=batch_faults,
+                                     seed=seed, state_dir=batch_state_dir)
         self._sim_lock = threading.Lock()
         self._httpd: SimHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -252,7 +255,15 @@ def server_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> Sim
     return SimServer(config, host=args.host, port=args.port, api_key=api_key,
                      latency_s=args.latency, no_compute=args.no_compute, faults=faults,
                      no_logprobs_models=no_logprobs, quota=quota, seed=args.fault_seed,
-                     down_models=down, batch_completion_s=args.batch_completion)
+                     down_models=down, batch_completion_s=args.batch_completion,
+                     batch_faults=BatchFaults(
+                         fail_share=args.batch_fail_share,
+                         expire_share=args.batch_expire_share,
+                         missing_rows=args.batch_missing_rows,
+                         duplicate_rows=args.batch_duplicate_rows,
+                         foreign_rows=args.batch_foreign_rows),
+                     batch_state_dir=Path(args.batch_state_dir) if args.batch_state_dir
+                     else None)
 
 
 def run_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> int:
