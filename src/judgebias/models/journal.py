@@ -56,7 +56,28 @@ CREATE TABLE IF NOT EXISTS failures (
     error TEXT NOT NULL,
     created REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS batches (
+    local_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    state TEXT NOT NULL,
+    input_sha256 TEXT NOT NULL,
+    n_items INTEGER NOT NULL,
+    file_id TEXT,
+    batch_id TEXT,
+    output_file_id TEXT,
+    error_file_id TEXT,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS batch_items (
+    local_id INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (local_id, key)
+);
 """
+BATCH_FIELDS = ("local_id", "provider", "model", "state", "input_sha256", "n_items",
+                "file_id", "batch_id", "output_file_id", "error_file_id", "created")
+BATCH_DONE = "ingested"  # a batch whose every key has a journal row (answer or failure)
 
 
 class BudgetExceeded(RuntimeError):
@@ -172,6 +193,43 @@ class Journal:
 
     def count(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    # -- provider batches (judgebias.models.batch) ------------------------------------------
+
+    def open_batch(self, provider: str, model: str, keys: list[str], input_sha256: str
+                   ) -> int:
+        """Record a batch and the keys it carries *before* anything is sent to the
+        provider (state ``uploading``), in one transaction; its local id."""
+        with self._db:
+            cursor = self._db.execute(
+                "INSERT INTO batches (provider, model, state, input_sha256, n_items, "
+                "created) VALUES (?,?,?,?,?,?)",
+                (provider, model, "uploading", input_sha256, len(keys), time.time()))
+            local_id = int(cursor.lastrowid or 0)
+            self._db.executemany("INSERT INTO batch_items VALUES (?, ?)",
+                                 [(local_id, k) for k in keys])
+        return local_id
+
+    def update_batch(self, local_id: int, **fields: str | None) -> None:
+        """Set a batch's state and provider ids, committed at once."""
+        unknown = set(fields) - set(BATCH_FIELDS[3:])
+        if unknown:
+            raise KeyError(f"batches has no columns {sorted(unknown)}")
+        names = ", ".join(f"{name}=?" for name in fields)
+        with self._db:
+            self._db.execute(f"UPDATE batches SET {names} WHERE local_id=?",
+                             (*fields.values(), local_id))
+
+    def live_batches(self, provider: str, model: str) -> list[dict[str, Any]]:
+        """The model's batches not yet ingested, oldest first, as dicts of BATCH_FIELDS."""
+        rows = self._db.execute(
+            f"SELECT {', '.join(BATCH_FIELDS)} FROM batches WHERE provider=? AND model=? "
+            "AND state != ? ORDER BY local_id", (provider, model, BATCH_DONE))
+        return [dict(zip(BATCH_FIELDS, row, strict=True)) for row in rows]
+
+    def batch_keys(self, local_id: int) -> list[str]:
+        return [k for (k,) in self._db.execute(
+            "SELECT key FROM batch_items WHERE local_id=? ORDER BY rowid", (local_id,))]
 
     def failure_count(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM failures").fetchone()[0]

@@ -49,6 +49,20 @@ def to_response(completion: Any) -> ChatResponse:
                         finish_reason=choice.finish_reason or "stop")
 
 
+def chat_body(request: ChatRequest) -> dict[str, Any]:
+    """The chat-completions request body of `request`: what is sent online, and each
+    line's ``body`` of a batch (judgebias.models.batch), so both ask the same."""
+    sampling = request.sampling
+    body: dict[str, Any] = {
+        "model": request.model, "messages": openai_chat_messages(request),
+        "temperature": sampling.temperature, "top_p": sampling.top_p,
+        "max_tokens": sampling.max_tokens, "seed": sampling.seed,
+    }
+    if sampling.top_logprobs > 0:
+        body.update(logprobs=True, top_logprobs=sampling.top_logprobs)
+    return body
+
+
 class OpenAIBackend(ApiBackend):
     name = "openai"
     version = PROTOCOL_VERSION
@@ -58,15 +72,7 @@ class OpenAIBackend(ApiBackend):
                                   max_retries=0, timeout=self.limits.timeout_s)
 
     async def _call(self, client: openai.AsyncOpenAI, request: ChatRequest) -> ChatResponse:
-        sampling = request.sampling
-        kwargs: dict[str, Any] = {
-            "model": request.model, "messages": openai_chat_messages(request),
-            "temperature": sampling.temperature, "top_p": sampling.top_p,
-            "max_tokens": sampling.max_tokens, "seed": sampling.seed,
-        }
-        if sampling.top_logprobs > 0:
-            kwargs.update(logprobs=True, top_logprobs=sampling.top_logprobs)
-        return to_response(await client.chat.completions.create(**kwargs))
+        return to_response(await client.chat.completions.create(**chat_body(request)))
 
     def _classify(self, exc: BaseException) -> TransientError | PermanentError | None:
         if isinstance(exc, openai.APITimeoutError):

@@ -1,0 +1,184 @@
+"""The openai backend's batch mode (judgebias.models.batch, issue 23 items 1-2) against
+serve-sim's Batch API through the real ``openai`` SDK: answers journaled as online ones
+(bit for bit the sim's), failures inside a batch recorded as failures and sent again by
+the next run, and a job stopped at each moment of specs/batch.md §4 resumed without
+paying twice (serve-sim counts every line it answers)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import openai
+import pytest
+from helpers.project import REPO
+
+from judgebias import prompts
+from judgebias.config import load_config
+from judgebias.data.scenes import random_scene, render, to_png_bytes
+from judgebias.devtools.serve_sim.faults import BatchFaults
+from judgebias.devtools.serve_sim.server import SimServer
+from judgebias.models.base import ChatRequest, ChatResponse, Sampling
+from judgebias.models.batch import BatchSettings, OpenAIBatchRunner
+from judgebias.models.journal import BATCH_DONE, Journal, request_key
+from judgebias.models.openai_backend import PROTOCOL_VERSION
+from judgebias.models.registry import build_backend
+
+KEY = "test-key-runner"
+MODEL = "sim/corvid-pro"
+
+
+class Stop(Exception):
+    """A job stopped at a given moment (what kill -9 does to the process)."""
+
+
+@pytest.fixture(scope="module")
+def config() -> dict[str, Any]:
+    return load_config(REPO / "params.yaml")
+
+
+@pytest.fixture(scope="module")
+def requests() -> list[ChatRequest]:
+    rng = np.random.default_rng(5)
+    text = prompts.render("caption_llava_ov")
+    return [ChatRequest(MODEL, text, (to_png_bytes(render(random_scene(rng))),),
+                        Sampling(1.0, 1.0, 64, 3, i)) for i in range(6)]
+
+
+@pytest.fixture
+def server(config) -> Iterator[SimServer]:
+    with SimServer(config, api_key=KEY) as srv:
+        yield srv
+
+
+def _client(server: SimServer) -> openai.OpenAI:
+    return openai.OpenAI(base_url=server.url + "/v1", api_key=KEY, max_retries=0)
+
+
+def _keys(requests: list[ChatRequest]) -> dict[str, ChatRequest]:
+    return {request_key(r, "openai", PROTOCOL_VERSION): r for r in requests}
+
+
+def _run(client: Any, journal: Journal, pending: dict[str, ChatRequest],
+         on_state: Any = None) -> tuple[dict[str, ChatResponse], Any]:
+    got: dict[str, ChatResponse] = {}
+
+    def record(key: str, response: ChatResponse) -> None:
+        journal.record(key, pending[key], response)
+        got[key] = response
+
+    runner = OpenAIBatchRunner(client, journal, MODEL, BatchSettings(poll_s=0.01),
+                               on_state=on_state, sleep=lambda s: None)
+    return got, runner.run(pending, record)
+
+
+def _sim(config: dict[str, Any], requests: list[ChatRequest]) -> list[ChatResponse]:
+    backend, _ = build_backend(config, "corvid-pro", "evaluator")
+    return backend.complete(requests)
+
+
+def test_answers_are_journaled_as_online_ones(server, config, requests, tmp_path):
+    pending = _keys(requests)
+    with Journal(tmp_path / "j.sqlite") as journal:
+        got, counts = _run(_client(server), journal, pending)
+        assert counts.submitted == 1 and counts.answered == 6 and counts.failed == 0
+        stored = journal.lookup(pending)
+        assert journal.live_batches("openai", MODEL) == []  # ingested
+    for (key, _), expected in zip(pending.items(), _sim(config, requests), strict=True):
+        assert stored[key].text == expected.text and stored[key].tokens == expected.tokens
+        assert got[key].finish_reason == expected.finish_reason
+    assert server.stats["outcomes"]["batch"] == 6
+
+
+def test_a_split_batch_and_the_failures_of_a_batch(config, requests, tmp_path):
+    """Over the per-file limit: two batches. Lines failing inside a batch, and an answered
+    row the provider lost, are failures with their reason, never answers; a row twice is
+    written once, a row for a key never sent is ignored; the next run sends exactly the
+    failed keys again."""
+    pending = _keys(requests)
+    faults = BatchFaults(fail_share=0.34, missing_rows=1, duplicate_rows=1, foreign_rows=1)
+    with (SimServer(config, api_key=KEY, batch_faults=faults) as faulty,
+          Journal(tmp_path / "j.sqlite") as journal):
+        runner = OpenAIBatchRunner(_client(faulty), journal, MODEL,
+                                   BatchSettings(max_requests=3, poll_s=0.01),
+                                   sleep=lambda s: None)
+        got: dict[str, ChatResponse] = {}
+        counts = runner.run(pending, lambda k, r: (journal.record(k, pending[k], r),
+                                                   got.__setitem__(k, r)))
+        assert counts.submitted == 2 and len(got) == 6
+        failed = {k for k, r in got.items() if not r.ok}
+        assert counts.failed == len(failed) == 4  # 1 failing line + 1 lost row per batch
+        reasons = {r.error for r in got.values() if not r.ok}
+        assert any("server_error" in e for e in reasons)
+        assert any("no row" in e for e in reasons)
+        assert counts.duplicate_rows == 2 and counts.foreign_rows == 2
+        assert len(journal.lookup(pending)) == 2 and journal.failure_count() == 4
+        paid_first = faulty.stats["outcomes"]["batch"]
+    with SimServer(config, api_key=KEY) as server, Journal(tmp_path / "j.sqlite") as journal:
+        again = {k: r for k, r in pending.items() if k in failed}
+        got, counts = _run(_client(server), journal, again)
+        assert set(got) == failed and all(r.ok for r in got.values())
+        assert server.stats["outcomes"]["batch"] == 4
+        assert len(journal.lookup(pending)) == 6
+    assert paid_first == 4  # answered: 2 good rows + 1 lost per batch
+
+
+class _Landed:
+    """The SDK's files / batches resource, stopping the job right after `name` reached
+    the provider and before its answer could be recorded."""
+
+    def __init__(self, resource: Any, name: str) -> None:
+        self._resource, self._name = resource, name
+
+    def __getattr__(self, attribute: str) -> Any:
+        method = getattr(self._resource, attribute)
+        if attribute != self._name:
+            return method
+
+        def landed(*args: Any, **kwargs: Any) -> Any:
+            method(*args, **kwargs)
+            raise Stop(f"stopped after {self._name}")
+
+        return landed
+
+
+class _Client:
+    def __init__(self, client: openai.OpenAI, resource: str) -> None:
+        self.files, self.batches = client.files, client.batches
+        setattr(self, resource, _Landed(getattr(client, resource), "create"))
+
+
+@pytest.mark.parametrize("moment", ["opened", "upload landed", "uploaded", "create landed",
+                                    "submitted", "finished"])
+def test_a_job_stopped_at_any_moment_resumes_without_paying_twice(server, config, requests,
+                                                                   tmp_path, moment):
+    """specs/batch.md §4's moments: the journal's batch row before anything is sent; the
+    upload on the provider before its id is recorded; the file recorded; the batch created
+    before its id is recorded; the batch recorded; the batch finished before its rows are
+    ingested. The next run answers everything, one file and one batch on the provider,
+    each line answered once."""
+    pending = _keys(requests)
+    client = _client(server)
+    stopping: Any = client
+    on_state = None
+    if moment == "upload landed":
+        stopping = _Client(client, "files")
+    elif moment == "create landed":
+        stopping = _Client(client, "batches")
+    else:
+        def on_state(state: str) -> None:
+            if state == moment:
+                raise Stop(state)
+    with Journal(tmp_path / "j.sqlite") as journal, pytest.raises(Stop):
+        _run(stopping, journal, pending, on_state)
+    with Journal(tmp_path / "j.sqlite") as journal:
+        got, counts = _run(client, journal, pending)
+        assert len(journal.lookup(pending)) == 6 and all(r.ok for r in got.values())
+        assert journal.live_batches("openai", MODEL) == []
+        states = journal._db.execute("SELECT state FROM batches").fetchall()
+        assert states == [(BATCH_DONE,)]  # one batch in the journal, ingested
+    assert len(list(client.batches.list())) == 1
+    assert len(client.files.list(purpose="batch").data) == 1
+    assert server.stats["outcomes"]["batch"] == 6  # every line answered once
+    assert counts.adopted == (1 if moment == "create landed" else 0)
