@@ -25,7 +25,7 @@ from helpers.api import KEY, KEY_ENV, MODELS, RecordingServer, api_params
 from helpers.project import BIN, make_project, run, study_params
 
 from judgebias.artifacts import read_table, write_table
-from judgebias.config import validate_params
+from judgebias.config import ConfigError, validate_params
 from judgebias.data.scenes import random_scene, render, to_png_bytes
 from judgebias.devtools.serve_sim.faults import Faults
 from judgebias.devtools.serve_sim.quotas import RequestQuota
@@ -100,6 +100,36 @@ def test_client_backends_equal_the_sim(backend, params, tmp_path, images, key_en
             _same_answers(scores_sim, scores_api, ["status", "value", "expected", "mass",
                                                    "raw_text", "logprobs", "finish_reason"])
             assert scores_api["logprobs_available"].all()
+
+
+def test_batch_mode_answers_the_jobs_as_online_and_a_rerun_pays_nothing(
+        params, tmp_path, images, key_env):
+    """panel.<m>.batch on the openai backend (issue 23): the caption and score jobs run
+    through the provider's Batch API (serve-sim's, through the openai SDK) and their rows
+    equal the in-process sim's; every request went into a batch and none online, and the
+    same jobs again answer from the journal without a new batch."""
+    with SimServer(validate_params(params), api_key=KEY) as server:
+        sim, api = configs(params, tmp_path, "openai", server.url)
+        for key in MODELS:
+            api["panel"][key]["batch"] = True
+        api = validate_params(api)
+        caps_sim = caption_images(sim, "corvid-pro", images)
+        caps_api = caption_images(api, "corvid-pro", images)
+        _same_answers(caps_sim, caps_api, ["image_id", "label", "status", "raw_text",
+                                           "logprobs", "finish_reason"])
+        scores_sim = score_captions(sim, "lumen-large", "ref_free", images, caps_sim)
+        scores_api = score_captions(api, "lumen-large", "ref_free", images, caps_api)
+        _same_answers(scores_sim, scores_api, ["status", "value", "expected", "raw_text",
+                                               "logprobs"])
+        stats = server.stats
+        assert stats["outcomes"]["batch"] == len(caps_api) + len(scores_api) == 12
+        assert stats["outcomes"]["ok"] == 0  # no online chat call
+        score_captions(api, "lumen-large", "ref_free", images, caps_api)
+        assert server.stats["outcomes"]["batch"] == 12
+    params["panel"]["corvid-pro"]["batch"] = True  # a sim model cannot batch
+    with pytest.raises(ConfigError, match=r"panel\.corvid-pro\.batch: batch mode is for "
+                                          r"the openai backend"):
+        validate_params(params)
 
 
 def test_gemini_model_without_logprobs_falls_back_once(params, tmp_path, images, key_env,

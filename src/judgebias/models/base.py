@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from judgebias.models.journal import Journal
 
 
 @dataclass(frozen=True)
@@ -194,3 +197,16 @@ class Backend(Protocol):
 
     def complete(self, requests: Sequence[ChatRequest],
                  on_response: OnResponse | None = None) -> list[ChatResponse]: ...
+
+
+@runtime_checkable
+class BatchBackend(Protocol):
+    """A backend that can answer through a provider's batch API; `batch` says whether
+    this model does (``panel.<m>.batch``). `complete_batched` answers `pending` (journal
+    key -> request), journaling each batch before it is sent, and calls
+    `on_response(key, response)` as each answer is ingested (judgebias.models.batch)."""
+
+    batch: bool
+
+    def complete_batched(self, pending: Mapping[str, ChatRequest], journal: Journal,
+                         on_response: Callable[[str, ChatResponse], None]) -> None: ...

@@ -13,6 +13,8 @@ can count them, honour Retry-After, and stop at once on permanent errors.
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import openai
@@ -27,6 +29,9 @@ from judgebias.models.api import (
     permanent,
 )
 from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
+from judgebias.models.journal import Journal
+
+log = logging.getLogger(__name__)
 
 # Bump when the request encoding changes: it is part of every journal key, so answers to
 # differently encoded requests are never confused. (The SDK version is not: it does not
@@ -66,6 +71,23 @@ def chat_body(request: ChatRequest) -> dict[str, Any]:
 class OpenAIBackend(ApiBackend):
     name = "openai"
     version = PROTOCOL_VERSION
+    batch = False  # panel.<m>.batch: answer through the Batch API (build_backend sets it)
+
+    def complete_batched(self, pending: Mapping[str, ChatRequest], journal: Journal,
+                         on_response: Callable[[str, ChatResponse], None]) -> None:
+        """Answer `pending` (journal key -> request) through the provider's Batch API,
+        journaled batch by batch (judgebias.models.batch); `on_response(key, response)`
+        as each is ingested. Same keys as online: the answers are the same."""
+        from judgebias.models.batch import OpenAIBatchRunner
+
+        client = openai.OpenAI(base_url=self._base_url, api_key=self._api_key,
+                               max_retries=self.limits.max_retries,
+                               timeout=self.limits.timeout_s)
+        counts = OpenAIBatchRunner(client, journal, self.model_id).run(pending, on_response)
+        log.info("%s: %d batches submitted, %d adopted after a stop; %d answered, %d "
+                 "failed; %d foreign and %d repeated rows ignored", self.label,
+                 counts.submitted, counts.adopted, counts.answered, counts.failed,
+                 counts.foreign_rows, counts.duplicate_rows)
 
     async def _open(self) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(base_url=self._base_url, api_key=self._api_key,

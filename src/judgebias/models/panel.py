@@ -56,6 +56,7 @@ class PanelModel:
     engine: Mapping[str, Any] = field(default_factory=dict)
     pricing: Pricing | None = None
     max_requests: int | None = None
+    batch: bool = False  # answered through the provider's Batch API (openai)
     resources: Resources = field(default_factory=Resources)
     sim: Mapping[str, Any] | None = None  # planted traits; present exactly for `sim`
 
@@ -70,7 +71,7 @@ class PanelModel:
             sampling=Sampling(**entry["sampling"]), also_in=tuple(entry.get("also_in", ())),
             base_url=entry.get("base_url"), api_key_env=entry.get("api_key_env"),
             engine=entry.get("engine", {}), pricing=None if pricing is None else Pricing(**pricing),
-            max_requests=entry.get("max_requests"),
+            max_requests=entry.get("max_requests"), batch=bool(entry.get("batch", False)),
             resources=Resources(**entry.get("resources", {})), sim=entry.get("sim"))
 
     @property

@@ -10,7 +10,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from judgebias.models.base import STATUS_FAILED, Backend, ChatRequest, ChatResponse
+from judgebias.models.base import (
+    STATUS_FAILED,
+    Backend,
+    BatchBackend,
+    ChatRequest,
+    ChatResponse,
+)
 from judgebias.models.journal import Journal, TooManyFailures, request_key
 
 log = logging.getLogger(__name__)
@@ -120,7 +126,12 @@ def run_requests(backend: Backend, requests: Sequence[ChatRequest], journal: Jou
             progress.update()
 
         try:
-            backend.complete(pending_requests, on_response=on_response)
+            if isinstance(backend, BatchBackend) and backend.batch:  # provider's Batch API
+                index = {key: i for i, key in enumerate(pending_keys)}
+                backend.complete_batched(
+                    pending, journal, lambda key, response: on_response(index[key], response))
+            else:
+                backend.complete(pending_requests, on_response=on_response)
         finally:
             progress.close()
             stats.retries = dict(getattr(backend, "retry_counts", {}))
