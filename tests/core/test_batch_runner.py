@@ -6,6 +6,7 @@ paying twice (serve-sim counts every line it answers)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,7 +21,7 @@ from judgebias.data.scenes import random_scene, render, to_png_bytes
 from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
-from judgebias.models.batch import BatchSettings, OpenAIBatchRunner
+from judgebias.models.batch import BatchPending, BatchSettings, OpenAIBatchRunner
 from judgebias.models.journal import BATCH_DONE, Journal, request_key
 from judgebias.models.openai_backend import PROTOCOL_VERSION
 from judgebias.models.registry import build_backend
@@ -182,3 +183,24 @@ def test_a_job_stopped_at_any_moment_resumes_without_paying_twice(server, config
     assert len(client.files.list(purpose="batch").data) == 1
     assert server.stats["outcomes"]["batch"] == 6  # every line answered once
     assert counts.adopted == (1 if moment == "create landed" else 0)
+
+
+def test_a_job_stops_after_its_wait_and_a_later_run_collects(config, requests, tmp_path):
+    """batch_wait_s: the job stops (BatchPending, a failed job: nothing written) while the
+    provider still works; the next run polls the same batch and collects it."""
+    pending = _keys(requests)
+    with SimServer(config, api_key=KEY, batch_completion_s=1.0) as server:
+        client = _client(server)
+        with Journal(tmp_path / "j.sqlite") as journal:
+            runner = OpenAIBatchRunner(client, journal, MODEL,
+                                       BatchSettings(poll_s=0.05, wait_s=0.2))
+            with pytest.raises(BatchPending, match="run the job again later"):
+                runner.run(pending, lambda k, r: journal.record(k, pending[k], r))
+            assert [b["state"] for b in journal.live_batches("openai", MODEL)] == [
+                "submitted"]
+        time.sleep(1.0)
+        with Journal(tmp_path / "j.sqlite") as journal:
+            _, counts = _run(client, journal, pending)
+            assert counts.submitted == 0 and len(journal.lookup(pending)) == 6
+        assert len(list(client.batches.list())) == 1
+        assert server.stats["outcomes"]["batch"] == 6

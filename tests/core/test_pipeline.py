@@ -355,8 +355,9 @@ def _job_resources(project: Path, extra: list[str] = ()) -> dict[tuple, dict[str
 
 @pytest.mark.slow  # two Snakemake dry runs of a project (11 s)
 def test_jobs_request_gpus_and_api_units_from_the_panel(tmp_path, default_params):
-    """vllm jobs request their model's GPUs, API jobs a unit of their provider, sim
-    neither; locally and through the SLURM profile (a dry run needs no cluster)."""
+    """vllm jobs request their model's GPUs, API jobs a unit of their provider, sim and
+    batch-mode API jobs neither; locally and through the SLURM profile (a dry run needs
+    no cluster)."""
     params = study_params(default_params, "philautia", "pomms", small=True)
     vllm = params["panel"]["lumen-mini"]
     vllm.pop("sim")
@@ -365,6 +366,9 @@ def test_jobs_request_gpus_and_api_units_from_the_panel(tmp_path, default_params
     api = params["panel"]["corvid-pro"]
     api.pop("sim")
     api.update(backend="openai", api_key_env="OPENAI_API_KEY")
+    batch = params["panel"]["lumen-large"]  # batch mode: its jobs only poll, no API unit
+    batch.pop("sim")
+    batch.update(backend="openai", api_key_env="OPENAI_API_KEY", batch=True)
     project = make_project(tmp_path, params)
     expected = {"lumen-mini": ("2", "0"), "corvid-pro": ("0", "1"), "lumen-large": ("0", "0")}
     for extra in ([], ["--profile", str(REPO / "workflow/profiles/slurm")]):

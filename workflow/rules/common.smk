@@ -100,7 +100,8 @@ def _resource(model_key, name):
     backend, spec = model["backend"], model.get("resources", {})
     return {
         "gpu": spec.get("gpus", 0) if backend == "vllm" else 0,
-        "api_openai": int(backend == "openai"),
+        # a batch-mode job only polls: it holds none of the provider's API slots
+        "api_openai": int(backend == "openai" and not model.get("batch", False)),
         "api_gemini": int(backend == "gemini"),
         "mem_mb": spec.get("mem_mb", 4000),
     }[name]

@@ -48,6 +48,9 @@ class ApiLimits:
     max_rate_limited: int = 100
     backoff_initial_s: float = 1.0
     backoff_max_s: float = 60.0
+    batch_poll_s: float = 30.0  # batch mode (judgebias.models.batch.BatchSettings)
+    batch_poll_max_s: float = 600.0
+    batch_wait_s: float | None = None
 
 
 class TransientError(Exception):

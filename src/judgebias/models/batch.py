@@ -34,6 +34,13 @@ never as an answer, so the job's ``max_failures`` decides as for online failures
 rerun sends exactly those keys again, in a new batch. A batch that ends ``failed``
 (its file rejected) or ``cancelled`` counts all its keys failed the same way.
 
+**Waiting.** A job polls its batches with backoff (``backends.openai.batch_poll_s``,
+doubling to ``batch_poll_max_s``) and logs each one's state, requests done and an ETA.
+Its Snakemake job holds no API slot meanwhile (workflow/rules/common.smk). With
+``batch_wait_s`` it stops after that long (:class:`BatchPending`: the job fails, nothing
+is written or lost), so a laptop can submit, be switched off, and collect on a later run,
+and a Slurm job can end within its time limit: the next run polls the same batches.
+
 The runner takes a synchronous ``openai.OpenAI`` client (the SDK's files and batches
 resources, no hand-made HTTP), the job's journal and the model id. `on_state` is called
 with each state as it is written (a test stops the job there, as a kill would).
@@ -72,6 +79,12 @@ class BatchSettings:
     max_bytes: int = 190 * 1024 * 1024
     poll_s: float = 30.0  # the first wait between polls; it doubles up to poll_max_s
     poll_max_s: float = 600.0
+    wait_s: float | None = None  # then stop (BatchPending) for a later run to collect
+
+
+class BatchPending(RuntimeError):
+    """The job waited ``wait_s`` and its batches still run. Nothing is lost: they are in
+    the journal, and the job's next run polls the same batches and collects them."""
 
 
 @dataclass
@@ -196,16 +209,15 @@ class OpenAIBatchRunner:
                          pending: Mapping[str, ChatRequest],
                          on_response: Callable[[str, ChatResponse], None]) -> None:
         wait = self.settings.poll_s
+        started = time.monotonic()
         while batches:
             still = []
             for batch in batches:
                 if batch["state"] == "submitted":
                     found = self.client.batches.retrieve(batch["batch_id"])
-                    counts = found.request_counts
-                    log.info("%s: batch %d (%s) %s, %s of %s done", self.model,
-                             batch["local_id"], found.id, found.status,
-                             counts.completed if counts else "?",
-                             counts.total if counts else "?")
+                    log.info("%s: batch %d (%s) %s%s", self.model, batch["local_id"],
+                             found.id, found.status,
+                             _progress(found.request_counts, time.monotonic() - started))
                     if found.status in TERMINAL:
                         self._set(batch, output_file_id=found.output_file_id,
                                   error_file_id=found.error_file_id, state="finished")
@@ -214,6 +226,13 @@ class OpenAIBatchRunner:
                 elif batch["state"] == "submitted":
                     still.append(batch)
             batches = still
+            waited = time.monotonic() - started
+            if batches and self.settings.wait_s is not None and waited >= self.settings.wait_s:
+                raise BatchPending(
+                    f"{self.model}: {len(batches)} batch(es) still running after "
+                    f"{waited:.0f} s ({', '.join(str(b['batch_id']) for b in batches)}); "
+                    "nothing is lost: run the job again later to collect them (they are "
+                    "in the journal, and will not be submitted again)")
             if batches:
                 self.sleep(wait)
                 wait = min(wait * 2, self.settings.poll_max_s)
@@ -252,6 +271,17 @@ class OpenAIBatchRunner:
         rest = [k for k in keys if k not in pending]
         if len(self.journal.lookup(rest)) == len(rest):
             self._set(batch, state=BATCH_DONE)
+
+
+def _progress(counts: Any, elapsed: float) -> str:
+    """", 120 of 400 done, ETA 410 s" from a batch's request counts (ETA from the pace
+    since this job began waiting)."""
+    if counts is None or not counts.total:
+        return ""
+    done = counts.completed + counts.failed
+    eta = (f", ETA {elapsed * (counts.total - done) / done:.0f} s"
+           if 0 < done < counts.total and elapsed > 0 else "")
+    return f", {done} of {counts.total} done{eta}"
 
 
 def _result(row: Mapping[str, Any]) -> ChatResponse:

@@ -78,12 +78,16 @@ class OpenAIBackend(ApiBackend):
         """Answer `pending` (journal key -> request) through the provider's Batch API,
         journaled batch by batch (judgebias.models.batch); `on_response(key, response)`
         as each is ingested. Same keys as online: the answers are the same."""
-        from judgebias.models.batch import OpenAIBatchRunner
+        from judgebias.models.batch import BatchSettings, OpenAIBatchRunner
 
         client = openai.OpenAI(base_url=self._base_url, api_key=self._api_key,
                                max_retries=self.limits.max_retries,
                                timeout=self.limits.timeout_s)
-        counts = OpenAIBatchRunner(client, journal, self.model_id).run(pending, on_response)
+        limits = self.limits
+        settings = BatchSettings(poll_s=limits.batch_poll_s, poll_max_s=limits.batch_poll_max_s,
+                                 wait_s=limits.batch_wait_s)
+        counts = OpenAIBatchRunner(client, journal, self.model_id, settings).run(
+            pending, on_response)
         log.info("%s: %d batches submitted, %d adopted after a stop; %d answered, %d "
                  "failed; %d foreign and %d repeated rows ignored", self.label,
                  counts.submitted, counts.adopted, counts.answered, counts.failed,
