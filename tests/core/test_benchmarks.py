@@ -11,6 +11,7 @@ from helpers.project import REPO
 
 SMOKE = {
     "analysis_scale.py": ["--images", "50", "--models", "4", "--repeat", "1"],
+    "batch_scale.py": ["--requests", "200"],
     "birch_null.py": ["--datasets", "200", "--coverage-datasets", "20", "--resamples", "199",
                       "--ns", "50", "--coverage-ns", "100", "--batch", "20"],
     "card_compare.py": ["--datasets", "50", "--ns", "30", "--resamples", "99"],

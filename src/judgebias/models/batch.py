@@ -52,7 +52,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,39 +121,45 @@ class OpenAIBatchRunner:
         """Answer every request of `pending` (journal key -> request) that no journal
         row answers yet; `on_response(key, response)` records each (the job's journal
         writer). Returns the counts."""
-        live, held = [], set()
+        live: list[dict[str, Any]] = []
+        held: set[str] = set()
         for batch in self.journal.live_batches(PROVIDER, self.model):
-            keys = set(self.journal.batch_keys(batch["local_id"]))
-            if keys & set(pending):  # another job's batch is that job's to finish
+            carried = set(self.journal.batch_keys(batch["local_id"]))
+            if carried & set(pending):  # another job's batch is that job's to finish
                 live.append(batch)
-                held |= keys
-        fresh = {k: r for k, r in pending.items() if k not in held}
-        for chunk in self._chunks(fresh):
-            local_id = self.journal.open_batch(PROVIDER, self.model, list(chunk),
-                                               _sha256(_payload(chunk)))
-            live.append({"local_id": local_id, "state": "uploading", "file_id": None,
-                         "batch_id": None})
-        self.on_state("opened")
-        for batch in live:
+                held |= carried
+        for batch in live:  # what a stopped job left, first
             self._send(batch, pending)
+        fresh = {k: r for k, r in pending.items() if k not in held}
+        for keys, payload in self._new_files(fresh):  # one file in memory at a time
+            local_id = self.journal.open_batch(PROVIDER, self.model, keys, _sha256(payload))
+            batch = {"local_id": local_id, "state": "uploading", "file_id": None,
+                     "batch_id": None}
+            self.on_state("opened")
+            self._send(batch, pending, payload)
+            live.append(batch)
         self._wait_and_ingest([b for b in live if b["state"] != BATCH_DONE], pending,
                               on_response)
         return self.counts
 
-    def _chunks(self, requests: Mapping[str, ChatRequest]) -> list[dict[str, ChatRequest]]:
-        """Consecutive groups under the per-file request and byte limits."""
-        chunks: list[dict[str, ChatRequest]] = []
-        current: dict[str, ChatRequest] = {}
+    def _new_files(self, requests: Mapping[str, ChatRequest]
+                   ) -> Iterator[tuple[list[str], bytes]]:
+        """(keys, JSONL bytes) of consecutive groups under the per-file request and byte
+        limits, built one at a time."""
+        keys: list[str] = []
+        lines: list[bytes] = []
         size = 0
         for key, request in requests.items():
-            line = len(_line(key, request))
-            if current and (len(current) >= self.settings.max_requests
-                            or size + line > self.settings.max_bytes):
-                chunks.append(current)
-                current, size = {}, 0
-            current[key] = request
-            size += line
-        return [*chunks, current] if current else chunks
+            line = _line(key, request)
+            if keys and (len(keys) >= self.settings.max_requests
+                         or size + len(line) > self.settings.max_bytes):
+                yield keys, b"".join(lines)
+                keys, lines, size = [], [], 0
+            keys.append(key)
+            lines.append(line)
+            size += len(line)
+        if keys:
+            yield keys, b"".join(lines)
 
     # -- sending ------------------------------------------------------------------------
 
@@ -163,14 +169,18 @@ class OpenAIBatchRunner:
         if "state" in fields:
             self.on_state(str(fields["state"]))
 
-    def _send(self, batch: dict[str, Any], pending: Mapping[str, ChatRequest]) -> None:
-        """Take a batch from wherever a previous job left it up to ``submitted``."""
+    def _send(self, batch: dict[str, Any], pending: Mapping[str, ChatRequest],
+              payload: bytes | None = None) -> None:
+        """Take a batch from wherever it is (a stopped job's, or just opened with its
+        `payload`) up to ``submitted``."""
         if batch["state"] == "uploading":
-            keys = self.journal.batch_keys(batch["local_id"])
-            if not all(k in pending for k in keys):  # never sent: nothing to lose
-                self._set(batch, state=BATCH_DONE)
-                return
-            self._upload(batch, _payload({k: pending[k] for k in keys}))
+            if payload is None:  # a stopped job's: the same lines again from the requests
+                keys = self.journal.batch_keys(batch["local_id"])
+                if not all(k in pending for k in keys):  # never sent: nothing to lose
+                    self._set(batch, state=BATCH_DONE)
+                    return
+                payload = b"".join(_line(k, pending[k]) for k in keys)
+            self._upload(batch, payload)
         if batch["state"] == "uploaded":
             self._create(batch)
 
@@ -297,10 +307,6 @@ def _result(row: Mapping[str, Any]) -> ChatResponse:
 def _line(key: str, request: ChatRequest) -> bytes:
     return json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT,
                        "body": chat_body(request)}, separators=(",", ":")).encode() + b"\n"
-
-
-def _payload(requests: Mapping[str, ChatRequest]) -> bytes:
-    return b"".join(_line(k, r) for k, r in requests.items())
 
 
 def _sha256(data: bytes) -> str:
