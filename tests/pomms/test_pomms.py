@@ -567,6 +567,8 @@ def test_select_best_validation_vs_min_philautia(report_inputs) -> None:
 EXPECTED_FAILED_CHECKS: dict[str, str] = {}
 
 
+@pytest.mark.slow  # ~50 sklearn checks, each fitting the ensemble: 20-30 s of make
+# test-fast's 2 minutes; make test runs them
 @parametrize_with_checks(
     [Pomms(max_features=3)], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS
 )
