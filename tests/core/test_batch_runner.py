@@ -204,3 +204,24 @@ def test_a_job_stops_after_its_wait_and_a_later_run_collects(config, requests, t
             assert counts.submitted == 0 and len(journal.lookup(pending)) == 6
         assert len(list(client.batches.list())) == 1
         assert server.stats["outcomes"]["batch"] == 6
+
+
+def test_a_stopped_jobs_unsent_batch_for_other_requests_is_dropped(server, requests,
+                                                                   tmp_path):
+    """A job stopped before its upload, rerun with other requests (a params edit): the
+    unsent batch cannot be rebuilt and was never sent, so it is closed, and the requests
+    asked now go in a new batch."""
+    first = _keys(requests)
+    with Journal(tmp_path / "j.sqlite") as journal, pytest.raises(Stop):
+        def stop(state: str) -> None:
+            if state == "opened":
+                raise Stop(state)
+
+        _run(_client(server), journal, first, stop)
+    now = _keys(requests[:4] + [ChatRequest(MODEL, r.prompt, r.images, Sampling(
+        1.0, 1.0, 64, 3, 100)) for r in requests[4:5]])
+    with Journal(tmp_path / "j.sqlite") as journal:
+        got, counts = _run(_client(server), journal, now)
+        assert set(got) == set(now) and all(r.ok for r in got.values())
+        assert counts.submitted == 1 and journal.live_batches("openai", MODEL) == []
+    assert server.stats["outcomes"]["batch"] == 5

@@ -121,15 +121,13 @@ class OpenAIBatchRunner:
         """Answer every request of `pending` (journal key -> request) that no journal
         row answers yet; `on_response(key, response)` records each (the job's journal
         writer). Returns the counts."""
-        live: list[dict[str, Any]] = []
-        held: set[str] = set()
-        for batch in self.journal.live_batches(PROVIDER, self.model):
-            carried = set(self.journal.batch_keys(batch["local_id"]))
-            if carried & set(pending):  # another job's batch is that job's to finish
-                live.append(batch)
-                held |= carried
+        live = [batch for batch in self.journal.live_batches(PROVIDER, self.model)
+                # another job's batch is that job's to finish
+                if set(self.journal.batch_keys(batch["local_id"])) & set(pending)]
         for batch in live:  # what a stopped job left, first
             self._send(batch, pending)
+        held = {key for batch in live if batch["state"] != BATCH_DONE
+                for key in self.journal.batch_keys(batch["local_id"])}
         fresh = {k: r for k, r in pending.items() if k not in held}
         for keys, payload in self._new_files(fresh):  # one file in memory at a time
             local_id = self.journal.open_batch(PROVIDER, self.model, keys, _sha256(payload))
