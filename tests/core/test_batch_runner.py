@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import openai
 import pytest
+from helpers.api import openai_client, sim_server
 from helpers.project import REPO
 
 from judgebias import prompts
@@ -26,7 +27,6 @@ from judgebias.models.journal import BATCH_DONE, Journal, request_key
 from judgebias.models.openai_backend import PROTOCOL_VERSION
 from judgebias.models.registry import build_backend
 
-KEY = "test-key-runner"
 MODEL = "sim/corvid-pro"
 
 
@@ -49,12 +49,8 @@ def requests() -> list[ChatRequest]:
 
 @pytest.fixture
 def server(config) -> Iterator[SimServer]:
-    with SimServer(config, api_key=KEY) as srv:
+    with sim_server(config) as srv:
         yield srv
-
-
-def _client(server: SimServer) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.url + "/v1", api_key=KEY, max_retries=0)
 
 
 def _keys(requests: list[ChatRequest]) -> dict[str, ChatRequest]:
@@ -82,7 +78,7 @@ def _sim(config: dict[str, Any], requests: list[ChatRequest]) -> list[ChatRespon
 def test_answers_are_journaled_as_online_ones(server, config, requests, tmp_path):
     pending = _keys(requests)
     with Journal(tmp_path / "j.sqlite") as journal:
-        got, counts = _run(_client(server), journal, pending)
+        got, counts = _run(openai_client(server), journal, pending)
         assert counts.submitted == 1 and counts.answered == 6 and counts.failed == 0
         stored = journal.lookup(pending)
         assert journal.live_batches("openai", MODEL) == []  # ingested
@@ -99,9 +95,9 @@ def test_a_split_batch_and_the_failures_of_a_batch(config, requests, tmp_path):
     failed keys again."""
     pending = _keys(requests)
     faults = BatchFaults(fail_share=0.34, missing_rows=1, duplicate_rows=1, foreign_rows=1)
-    with (SimServer(config, api_key=KEY, batch_faults=faults) as faulty,
+    with (sim_server(config, batch_faults=faults) as faulty,
           Journal(tmp_path / "j.sqlite") as journal):
-        runner = OpenAIBatchRunner(_client(faulty), journal, MODEL,
+        runner = OpenAIBatchRunner(openai_client(faulty), journal, MODEL,
                                    BatchSettings(max_requests=3, poll_s=0.01),
                                    sleep=lambda s: None)
         got: dict[str, ChatResponse] = {}
@@ -116,9 +112,9 @@ def test_a_split_batch_and_the_failures_of_a_batch(config, requests, tmp_path):
         assert counts.duplicate_rows == 2 and counts.foreign_rows == 2
         assert len(journal.lookup(pending)) == 2 and journal.failure_count() == 4
         paid_first = faulty.stats["outcomes"]["batch"]
-    with SimServer(config, api_key=KEY) as server, Journal(tmp_path / "j.sqlite") as journal:
+    with sim_server(config) as server, Journal(tmp_path / "j.sqlite") as journal:
         again = {k: r for k, r in pending.items() if k in failed}
-        got, counts = _run(_client(server), journal, again)
+        got, counts = _run(openai_client(server), journal, again)
         assert set(got) == failed and all(r.ok for r in got.values())
         assert server.stats["outcomes"]["batch"] == 4
         assert len(journal.lookup(pending)) == 6
@@ -160,7 +156,7 @@ def test_a_job_stopped_at_any_moment_resumes_without_paying_twice(server, config
     ingested. The next run answers everything, one file and one batch on the provider,
     each line answered once."""
     pending = _keys(requests)
-    client = _client(server)
+    client = openai_client(server)
     stopping: Any = client
     on_state = None
     if moment == "upload landed":
@@ -189,8 +185,8 @@ def test_a_job_stops_after_its_wait_and_a_later_run_collects(config, requests, t
     """batch_wait_s: the job stops (BatchPending, a failed job: nothing written) while the
     provider still works; the next run polls the same batch and collects it."""
     pending = _keys(requests)
-    with SimServer(config, api_key=KEY, batch_completion_s=1.0) as server:
-        client = _client(server)
+    with sim_server(config, batch_completion_s=1.0) as server:
+        client = openai_client(server)
         with Journal(tmp_path / "j.sqlite") as journal:
             runner = OpenAIBatchRunner(client, journal, MODEL,
                                        BatchSettings(poll_s=0.05, wait_s=0.2))
@@ -217,11 +213,11 @@ def test_a_stopped_jobs_unsent_batch_for_other_requests_is_dropped(server, reque
             if state == "opened":
                 raise Stop(state)
 
-        _run(_client(server), journal, first, stop)
+        _run(openai_client(server), journal, first, stop)
     now = _keys(requests[:4] + [ChatRequest(MODEL, r.prompt, r.images, Sampling(
         1.0, 1.0, 64, 3, 100)) for r in requests[4:5]])
     with Journal(tmp_path / "j.sqlite") as journal:
-        got, counts = _run(_client(server), journal, now)
+        got, counts = _run(openai_client(server), journal, now)
         assert set(got) == set(now) and all(r.ok for r in got.values())
         assert counts.submitted == 1 and journal.live_batches("openai", MODEL) == []
     assert server.stats["outcomes"]["batch"] == 5

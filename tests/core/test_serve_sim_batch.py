@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import openai
 import pytest
+from helpers.api import openai_client, sim_server
 from helpers.project import REPO
 from openai.types.chat import ChatCompletion
 
@@ -25,7 +26,6 @@ from judgebias.data.scenes import random_scene, render, to_png_bytes
 from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.server import SimServer
 
-KEY = "test-key-batch"
 MODEL = "sim/corvid-pro"
 
 
@@ -36,12 +36,8 @@ def config() -> dict[str, Any]:
 
 @pytest.fixture
 def server(config) -> Iterator[SimServer]:
-    with SimServer(config, api_key=KEY) as srv:
+    with sim_server(config) as srv:
         yield srv
-
-
-def _client(server: SimServer) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.url + "/v1", api_key=KEY, max_retries=0)
 
 
 def _bodies(n: int, model: str = MODEL) -> list[dict[str, Any]]:
@@ -81,7 +77,7 @@ def _wait(client: openai.OpenAI, batch_id: str) -> Any:
 
 
 def test_a_batch_answers_as_online_by_custom_id_and_counts_each_line_once(server):
-    client = _client(server)
+    client = openai_client(server)
     bodies = _bodies(5)
     online = [client.chat.completions.create(**body) for body in bodies]
     before = server.stats["model_outcomes"].get(MODEL, {}).get("batch", 0)
@@ -123,7 +119,7 @@ def test_a_batch_answers_as_online_by_custom_id_and_counts_each_line_once(server
      "mismatched_model"),
 ])
 def test_a_bad_input_file_fails_the_batch_naming_the_line(server, mutate, code):
-    client = _client(server)
+    client = openai_client(server)
     lines = [{"custom_id": f"k{i}", "method": "POST", "url": "/v1/chat/completions",
               "body": body} for i, body in enumerate(_bodies(2))]
     batch = _wait(client, _submit(client, mutate(lines)).id)
@@ -133,8 +129,8 @@ def test_a_bad_input_file_fails_the_batch_naming_the_line(server, mutate, code):
 
 
 def test_a_cancelled_batch_answers_nothing_and_batches_are_listed(config):
-    with SimServer(config, api_key=KEY, batch_completion_s=60) as server:
-        client = _client(server)
+    with sim_server(config, batch_completion_s=60) as server:
+        client = openai_client(server)
         lines = [{"custom_id": "k0", "method": "POST", "url": "/v1/chat/completions",
                   "body": _bodies(1)[0]}]
         first = _submit(client, lines, jb="a")
@@ -175,8 +171,8 @@ def test_batch_faults_each_have_their_rows(config):
     """Every fault of BatchFaults shows in the files as specs/batch.md describes it; what
     was answered is counted, what failed or expired is not."""
     faults = BatchFaults(fail_share=0.2, missing_rows=1, duplicate_rows=1, foreign_rows=1)
-    with SimServer(config, api_key=KEY, batch_faults=faults, seed=4) as server:
-        client = _client(server)
+    with sim_server(config, batch_faults=faults, seed=4) as server:
+        client = openai_client(server)
         done = _wait(client, _submit(client, _lines(10)).id)
         assert done.status == "completed"
         output, errors = _rows(client, done.output_file_id), _rows(client, done.error_file_id)
@@ -190,8 +186,8 @@ def test_batch_faults_each_have_their_rows(config):
         assert len(keys) - len(set(keys)) == 1  # one row twice
         assert server.stats["outcomes"]["batch"] == 8  # answered (the lost one too)
 
-    with SimServer(config, api_key=KEY, batch_faults=BatchFaults(expire_share=0.3)) as server:
-        client = _client(server)
+    with sim_server(config, batch_faults=BatchFaults(expire_share=0.3)) as server:
+        client = openai_client(server)
         done = _wait(client, _submit(client, _lines(10)).id)
         assert done.status == "expired" and done.request_counts.completed == 7
         expired = _rows(client, done.error_file_id)
@@ -206,16 +202,16 @@ def test_a_restarted_server_knows_its_files_and_batches(config, tmp_path):
     one starts on the same state folder; the batch, its input file and the uploaded names
     are all there, and the batch completes, each line answered once in all."""
     state = tmp_path / "provider"
-    with SimServer(config, api_key=KEY, batch_completion_s=0.5,
+    with sim_server(config, batch_completion_s=0.5,
                    batch_state_dir=state) as first:
-        client = _client(first)
+        client = openai_client(first)
         created = _submit(client, _lines(3), jb="local-7")
         assert client.batches.retrieve(created.id).status == "in_progress"
         paid_before = first.stats["outcomes"]["batch"]
     assert paid_before == 0
     time.sleep(0.5)
-    with SimServer(config, api_key=KEY, batch_state_dir=state) as second:
-        client = _client(second)
+    with sim_server(config, batch_state_dir=state) as second:
+        client = openai_client(second)
         found = [b for b in client.batches.list() if (b.metadata or {}).get("jb") == "local-7"]
         assert [b.id for b in found] == [created.id]
         assert [f.filename for f in client.files.list(purpose="batch").data] == [
@@ -225,7 +221,7 @@ def test_a_restarted_server_knows_its_files_and_batches(config, tmp_path):
         assert second.stats["outcomes"]["batch"] == 3
         newer = _submit(client, _lines(1))
         assert newer.id != created.id  # ids go on after the restart
-    with SimServer(config, api_key=KEY, batch_state_dir=state) as third:
-        client = _client(third)
+    with sim_server(config, batch_state_dir=state) as third:
+        client = openai_client(third)
         assert client.batches.retrieve(created.id).status == "completed"
         assert third.stats["outcomes"]["batch"] == 0  # finished batches are not re-answered

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import openai
 
 from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.base import ChatRequest, ChatResponse
@@ -37,3 +42,15 @@ def api_params(params: dict, backend: str, url: str, models=MODELS) -> dict:
         model.update(backend=backend, api_key_env=KEY_ENV,
                      base_url=f"{url}/v1" if backend == "openai" else url)
     return params
+
+
+@contextmanager
+def sim_server(config: dict[str, Any], **options: Any) -> Iterator[SimServer]:
+    """serve-sim on loopback with the test key, `options` as SimServer takes them."""
+    with SimServer(config, api_key=KEY, **options) as server:
+        yield server
+
+
+def openai_client(server: SimServer) -> openai.OpenAI:
+    """The openai SDK against `server`, its own retries off (a test counts every call)."""
+    return openai.OpenAI(base_url=server.url + "/v1", api_key=KEY, max_retries=0)
