@@ -58,14 +58,11 @@ KEY = ["model", "study", "measure", "setting"]
 ALPHA = 0.05
 
 
-ROW_DEFAULTS: dict[str, Any] = {
-    "setting": "", "label": "", "unit": "", "estimate": math.nan, "ci_low": math.nan,
-    "ci_high": math.nan, "interval": "", "p_value": math.nan, "test": "", "n": 0,
-    "null_value": math.nan, "chance": math.nan, "headline": False, "reading": "",
-    "recommendation": "", "source": "", "note": "",
-}
-"""What a row says where a study leaves a field out: no number (NaN), no interval, no test,
-no phrase."""
+_EMPTY = {pa.float64(): math.nan, pa.string(): "", pa.int64(): 0, pa.bool_(): False}
+ROW_DEFAULTS: dict[str, Any] = {field.name: _EMPTY[field.type] for field in ROW_FIELDS
+                                if field.name not in ("model", "study", "measure")}
+"""What a row says where a study leaves a field out, by the field's type in ROW_FIELDS: no
+number (NaN), no text (no interval, test or phrase), n 0, not a headline."""
 
 
 def card_row(model: str, study: str, measure: str, **values: Any) -> dict[str, Any]:
