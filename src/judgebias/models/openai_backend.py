@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import openai
 
@@ -29,7 +29,9 @@ from judgebias.models.api import (
     permanent,
 )
 from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
-from judgebias.models.journal import Journal
+
+if TYPE_CHECKING:
+    from judgebias.models.journal import Journal
 
 log = logging.getLogger(__name__)
 

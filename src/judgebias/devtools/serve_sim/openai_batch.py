@@ -37,7 +37,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import os
 import random
 import threading
 import time
@@ -50,6 +49,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+from judgebias.artifacts import write_bytes
 from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.openai_wire import openai_error
 from judgebias.devtools.serve_sim.wire import Reply
@@ -150,8 +150,8 @@ class OpenAIBatches:
         folder = self.state_dir / ("files" if isinstance(item, StoredFile) else "batches")
         folder.mkdir(parents=True, exist_ok=True)
         if isinstance(item, StoredFile):
-            _atomic(folder / f"{item.id}.bin", record.pop("content"))
-        _atomic(folder / f"{item.id}.json", json.dumps(record).encode())
+            write_bytes(record.pop("content"), folder / f"{item.id}.bin")
+        write_bytes(json.dumps(record).encode(), folder / f"{item.id}.json")
 
     # -- routing ------------------------------------------------------------------------
 
@@ -340,13 +340,6 @@ def _error_row(key: str, code: str, message: str) -> dict[str, Any]:
     """An error-file row of a request that never got an HTTP response."""
     return {"id": f"batch_req_{key}", "custom_id": key, "response": None,
             "error": {"code": code, "message": message}}
-
-
-def _atomic(path: Path, data: bytes) -> None:
-    """Write `path` whole or not at all (a server killed mid-write leaves the old one)."""
-    partial = path.with_name(path.name + ".partial")
-    partial.write_bytes(data)
-    os.replace(partial, path)
 
 
 def _first(query: str, name: str) -> str | None:
