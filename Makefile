@@ -44,13 +44,12 @@ run: setup
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/judgebias-warm -- $(BIN)/snakemake --cores $(CORES)
 	@echo "report: results/report.html   metrics: results/philautia/*/metrics.json"
 
-# Set up and run the whole test suite (slow end-to-end tests included), the linter and
-# the type checker. `--dist loadfile`: each test file runs whole on one worker, longest
+# Set up and run the linter and the whole test suite (slow end-to-end tests included; the
+# type checker, `mypy src`, is one of them: tests/core/test_types.py). `--dist loadfile`: each test file runs whole on one worker, longest
 # first (tests/conftest.py); `--no-loadscope-reorder` keeps that order (xdist would sort
 # the files by their number of tests, which puts the long one-test pipeline files last).
 test: setup
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/mypy src
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(CORES) --dist loadfile --no-loadscope-reorder -q --durations=25
 
 # The linter and the fast tests only: no end-to-end pipeline run, no Slurm cluster, DVC
