@@ -34,9 +34,10 @@ from pathlib import Path
 import openai
 
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
-from judgebias.models.batch import BatchSettings, OpenAIBatchRunner
+from judgebias.models.batch import BatchRunner, BatchSettings
 from judgebias.models.journal import Journal, request_key
 from judgebias.models.openai_backend import PROTOCOL_VERSION
+from judgebias.models.openai_batch import OpenAIBatches
 
 MODEL = "sim/corvid-pro"
 KEY_ENV = "JUDGEBIAS_BENCH_KEY"
@@ -81,8 +82,8 @@ def main() -> None:
                     journal.record(k, pending[k], response)
                     answered += response.ok
 
-                runner = OpenAIBatchRunner(
-                    client, journal, MODEL,
+                runner = BatchRunner(
+                    OpenAIBatches(client), journal, MODEL,
                     BatchSettings(max_requests=args.per_batch, poll_s=0.05, poll_max_s=1.0))
                 counts = runner.run(pending, record)
             wall = time.perf_counter() - start

@@ -22,9 +22,10 @@ from judgebias.data.scenes import random_scene, render, to_png_bytes
 from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
-from judgebias.models.batch import BatchPending, BatchSettings, OpenAIBatchRunner
+from judgebias.models.batch import BatchPending, BatchRunner, BatchSettings
 from judgebias.models.journal import BATCH_DONE, Journal, request_key
 from judgebias.models.openai_backend import PROTOCOL_VERSION
+from judgebias.models.openai_batch import OpenAIBatches
 from judgebias.models.registry import build_backend
 
 MODEL = "sim/corvid-pro"
@@ -65,8 +66,8 @@ def _run(client: Any, journal: Journal, pending: dict[str, ChatRequest],
         journal.record(key, pending[key], response)
         got[key] = response
 
-    runner = OpenAIBatchRunner(client, journal, MODEL, BatchSettings(poll_s=0.01),
-                               on_state=on_state, sleep=lambda s: None)
+    runner = BatchRunner(OpenAIBatches(client), journal, MODEL, BatchSettings(poll_s=0.01),
+                         on_state=on_state, sleep=lambda s: None)
     return got, runner.run(pending, record)
 
 
@@ -97,9 +98,9 @@ def test_a_split_batch_and_the_failures_of_a_batch(config, requests, tmp_path):
     faults = BatchFaults(fail_share=0.34, missing_rows=1, duplicate_rows=1, foreign_rows=1)
     with (sim_server(config, batch_faults=faults) as faulty,
           Journal(tmp_path / "j.sqlite") as journal):
-        runner = OpenAIBatchRunner(openai_client(faulty), journal, MODEL,
-                                   BatchSettings(max_requests=3, poll_s=0.01),
-                                   sleep=lambda s: None)
+        runner = BatchRunner(OpenAIBatches(openai_client(faulty)), journal, MODEL,
+                             BatchSettings(max_requests=3, poll_s=0.01, retry="none"),
+                             sleep=lambda s: None)
         got: dict[str, ChatResponse] = {}
         counts = runner.run(pending, lambda k, r: (journal.record(k, pending[k], r),
                                                    got.__setitem__(k, r)))
@@ -188,8 +189,8 @@ def test_a_job_stops_after_its_wait_and_a_later_run_collects(config, requests, t
     with sim_server(config, batch_completion_s=1.0) as server:
         client = openai_client(server)
         with Journal(tmp_path / "j.sqlite") as journal:
-            runner = OpenAIBatchRunner(client, journal, MODEL,
-                                       BatchSettings(poll_s=0.05, wait_s=0.2))
+            runner = BatchRunner(OpenAIBatches(client), journal, MODEL,
+                                 BatchSettings(poll_s=0.05, wait_s=0.2))
             with pytest.raises(BatchPending, match="run the job again later"):
                 runner.run(pending, lambda k, r: journal.record(k, pending[k], r))
             assert [b["state"] for b in journal.live_batches("openai", MODEL)] == [

@@ -51,6 +51,8 @@ class ApiLimits:
     batch_poll_s: float = 30.0  # batch mode (judgebias.models.batch.BatchSettings)
     batch_poll_max_s: float = 600.0
     batch_wait_s: float | None = None
+    batch_retry: str = "batch"  # batch | online | none
+    batch_retry_rounds: int = 1
 
 
 class TransientError(Exception):

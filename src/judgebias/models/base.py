@@ -203,10 +203,13 @@ class Backend(Protocol):
 class BatchBackend(Protocol):
     """A backend that can answer through a provider's batch API; `batch` says whether
     this model does (``panel.<m>.batch``). `complete_batched` answers `pending` (journal
-    key -> request), journaling each batch before it is sent, and calls
-    `on_response(key, response)` as each answer is ingested (judgebias.models.batch)."""
+    key -> request), journaling each batch before it is sent, calls `reserve(n)` before
+    it sends `n` requests (the model's budget: never for a batch a stopped job already
+    sent), and calls `on_response(key, response)` with each key's final outcome
+    (judgebias.models.batch)."""
 
     batch: bool
 
     def complete_batched(self, pending: Mapping[str, ChatRequest], journal: Journal,
-                         on_response: Callable[[str, ChatResponse], None]) -> None: ...
+                         on_response: Callable[[str, ChatResponse], None],
+                         reserve: Callable[[int], object]) -> None: ...

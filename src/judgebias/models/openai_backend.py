@@ -58,7 +58,7 @@ def to_response(completion: Any) -> ChatResponse:
 
 def chat_body(request: ChatRequest) -> dict[str, Any]:
     """The chat-completions request body of `request`: what is sent online, and each
-    line's ``body`` of a batch (judgebias.models.batch), so both ask the same."""
+    line's ``body`` of a batch (judgebias.models.openai_batch), so both ask the same."""
     sampling = request.sampling
     body: dict[str, Any] = {
         "model": request.model, "messages": openai_chat_messages(request),
@@ -76,24 +76,20 @@ class OpenAIBackend(ApiBackend):
     batch = False  # panel.<m>.batch: answer through the Batch API (build_backend sets it)
 
     def complete_batched(self, pending: Mapping[str, ChatRequest], journal: Journal,
-                         on_response: Callable[[str, ChatResponse], None]) -> None:
+                         on_response: Callable[[str, ChatResponse], None],
+                         reserve: Callable[[int], object]) -> None:
         """Answer `pending` (journal key -> request) through the provider's Batch API,
         journaled batch by batch (judgebias.models.batch); `on_response(key, response)`
         as each is ingested. Same keys as online: the answers are the same."""
-        from judgebias.models.batch import BatchSettings, OpenAIBatchRunner
+        from judgebias.models.batch import answer_in_batches
+        from judgebias.models.openai_batch import OpenAIBatches
 
         client = openai.OpenAI(base_url=self._base_url, api_key=self._api_key,
                                max_retries=self.limits.max_retries,
                                timeout=self.limits.timeout_s)
-        limits = self.limits
-        settings = BatchSettings(poll_s=limits.batch_poll_s, poll_max_s=limits.batch_poll_max_s,
-                                 wait_s=limits.batch_wait_s)
-        counts = OpenAIBatchRunner(client, journal, self.model_id, settings).run(
-            pending, on_response)
-        log.info("%s: %d batches submitted, %d adopted after a stop; %d answered, %d "
-                 "failed; %d foreign and %d repeated rows ignored", self.label,
-                 counts.submitted, counts.adopted, counts.answered, counts.failed,
-                 counts.foreign_rows, counts.duplicate_rows)
+        answer_in_batches(OpenAIBatches(client), self.label, self.limits,
+                          lambda requests, each: self.complete(requests, on_response=each),
+                          pending, journal, on_response, reserve)
 
     async def _open(self) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(base_url=self._base_url, api_key=self._api_key,

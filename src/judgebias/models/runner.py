@@ -112,7 +112,13 @@ def run_requests(backend: Backend, requests: Sequence[ChatRequest], journal: Jou
     pending = {k: r for k, r in zip(keys, requests, strict=True) if k not in answers}
     if pending:
         model = next(iter(pending.values())).model
-        journal.reserve_calls(model, len(pending), max_requests)
+        batched = isinstance(backend, BatchBackend) and backend.batch
+
+        def reserve(n: int) -> None:
+            journal.reserve_calls(model, n, max_requests)
+
+        if not batched:  # batch mode reserves per batch sent (a resumed one is not again)
+            reserve(len(pending))
         pending_keys, pending_requests = list(pending), list(pending.values())
         progress = Progress(label or model, len(pending))
 
@@ -126,10 +132,12 @@ def run_requests(backend: Backend, requests: Sequence[ChatRequest], journal: Jou
             progress.update()
 
         try:
-            if isinstance(backend, BatchBackend) and backend.batch:  # provider's Batch API
+            if batched:  # the provider's batch API
+                assert isinstance(backend, BatchBackend)
                 index = {key: i for i, key in enumerate(pending_keys)}
                 backend.complete_batched(
-                    pending, journal, lambda key, response: on_response(index[key], response))
+                    pending, journal, lambda key, response: on_response(index[key], response),
+                    reserve)
             else:
                 backend.complete(pending_requests, on_response=on_response)
         finally:
