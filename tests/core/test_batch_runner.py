@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import openai
 import pytest
-from helpers.api import openai_client, sim_server
+from helpers.api import KEY, KEY_ENV, api_params, openai_client, sim_server
 from helpers.project import REPO
 
 from judgebias import prompts
@@ -23,10 +23,11 @@ from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.batch import BatchPending, BatchRunner, BatchSettings
-from judgebias.models.journal import BATCH_DONE, Journal, request_key
+from judgebias.models.journal import BATCH_DONE, BudgetExceeded, Journal, request_key
 from judgebias.models.openai_backend import PROTOCOL_VERSION
 from judgebias.models.openai_batch import OpenAIBatches
 from judgebias.models.registry import build_backend
+from judgebias.models.runner import run_requests
 
 MODEL = "sim/corvid-pro"
 
@@ -60,15 +61,9 @@ def _keys(requests: list[ChatRequest]) -> dict[str, ChatRequest]:
 
 def _run(client: Any, journal: Journal, pending: dict[str, ChatRequest],
          on_state: Any = None) -> tuple[dict[str, ChatResponse], Any]:
-    got: dict[str, ChatResponse] = {}
-
-    def record(key: str, response: ChatResponse) -> None:
-        journal.record(key, pending[key], response)
-        got[key] = response
-
     runner = BatchRunner(OpenAIBatches(client), journal, MODEL, BatchSettings(poll_s=0.01),
                          on_state=on_state, sleep=lambda s: None)
-    return got, runner.run(pending, record)
+    return _recorded(runner, journal, pending), runner.counts
 
 
 def _sim(config: dict[str, Any], requests: list[ChatRequest]) -> list[ChatResponse]:
@@ -101,9 +96,8 @@ def test_a_split_batch_and_the_failures_of_a_batch(config, requests, tmp_path):
         runner = BatchRunner(OpenAIBatches(openai_client(faulty)), journal, MODEL,
                              BatchSettings(max_requests=3, poll_s=0.01, retry="none"),
                              sleep=lambda s: None)
-        got: dict[str, ChatResponse] = {}
-        counts = runner.run(pending, lambda k, r: (journal.record(k, pending[k], r),
-                                                   got.__setitem__(k, r)))
+        got = _recorded(runner, journal, pending)
+        counts = runner.counts
         assert counts.submitted == 2 and len(got) == 6
         failed = {k for k, r in got.items() if not r.ok}
         assert counts.failed == len(failed) == 4  # 1 failing line + 1 lost row per batch
@@ -222,3 +216,98 @@ def test_a_stopped_jobs_unsent_batch_for_other_requests_is_dropped(server, reque
         assert set(got) == set(now) and all(r.ok for r in got.values())
         assert counts.submitted == 1 and journal.live_batches("openai", MODEL) == []
     assert server.stats["outcomes"]["batch"] == 5
+
+
+def test_failed_rows_are_retried_in_new_batches_in_the_same_run(config, requests, tmp_path):
+    """batch_retry: batch (the default). serve-sim fails round(0.34 n) of each batch's
+    lines: 2 of 6, then 1 of the 2 sent again, then none of the last 1. Each round's
+    failures are a failed attempt in the journal; only the last round's is final."""
+    pending = _keys(requests)
+    faults = BatchFaults(fail_share=0.34)
+    for rounds, left in ((1, 1), (2, 0)):
+        with (sim_server(config, batch_faults=faults) as faulty,
+              Journal(tmp_path / f"j{rounds}.sqlite") as journal):
+            runner = BatchRunner(OpenAIBatches(openai_client(faulty)), journal, MODEL,
+                                 BatchSettings(poll_s=0.01, retry_rounds=rounds),
+                                 sleep=lambda s: None)
+            got = _recorded(runner, journal, pending)
+            assert set(got) == set(pending)  # each key once: its final outcome
+            counts = runner.counts
+            assert counts.failed == left and counts.answered == 6 - left
+            assert counts.submitted == rounds + 1 and counts.retried_batch == 2 + (rounds > 1)
+            assert journal.failure_count() == 3  # 2 failed in the first batch, 1 in the next
+            assert faulty.stats["outcomes"]["batch"] == 6 - left  # each answer paid once
+
+
+def _recorded(runner: BatchRunner, journal: Journal, pending: dict[str, ChatRequest]
+              ) -> dict[str, ChatResponse]:
+    """Run `runner` as a job does (each final outcome journaled); the outcomes by key."""
+    got: dict[str, ChatResponse] = {}
+
+    def record(key: str, response: ChatResponse) -> None:
+        journal.record(key, pending[key], response)
+        got[key] = response
+
+    runner.run(pending, record)
+    return got
+
+
+def test_a_request_the_provider_rejects_is_not_sent_again(server, config, requests,
+                                                          tmp_path):
+    """A 400 row (here: more top log-probs than the API allows) is final at once: sending
+    the same request again pays for nothing."""
+    wrong = ChatRequest(MODEL, requests[0].prompt, requests[0].images,
+                        Sampling(1.0, 1.0, 64, 21, 0))
+    pending = _keys([*requests[:2], wrong])
+    with Journal(tmp_path / "j.sqlite") as journal:
+        got, counts = _run(openai_client(server), journal, pending)
+    bad = got[next(iter(_keys([wrong])))]
+    assert not bad.ok and bad.error.startswith("batch: 400:")
+    assert counts.retried_batch == 0 and counts.submitted == 1 and counts.failed == 1
+
+
+def test_failed_rows_go_online_when_configured(config, requests, tmp_path, monkeypatch):
+    """batch_retry: online, through run_requests and the openai backend as a job calls
+    it: the batch's failed lines are answered by the online endpoint in the same run."""
+    with sim_server(config, batch_faults=BatchFaults(fail_share=0.34)) as faulty:
+        params = api_params(config, "openai", faulty.url, models=["corvid-pro"])
+        params["panel"]["corvid-pro"]["batch"] = True
+        params.setdefault("backends", {}).setdefault("openai", {}).update(
+            batch_retry="online", batch_poll_s=0.01)
+        monkeypatch.setenv(KEY_ENV, KEY)
+        backend, version = build_backend(params, "corvid-pro", "evaluator")
+        with Journal(tmp_path / "j.sqlite") as journal:
+            answers, stats = run_requests(backend, requests, journal,
+                                          backend_version=version, max_requests=8)
+            assert all(a.ok for a in answers) and stats.failed == 0
+            assert journal.calls_started(MODEL) == 6 + 2  # the batch, then 2 online
+            assert journal.failure_count() == 2  # the failed batch attempts, kept
+        assert faulty.stats["outcomes"]["batch"] == 4 and faulty.stats["outcomes"]["ok"] == 2
+    for answer, expected in zip(answers, _sim(config, requests), strict=True):
+        assert answer.text == expected.text
+
+
+def test_a_resumed_batch_is_not_counted_twice_against_the_budget(server, requests,
+                                                                 tmp_path):
+    """max_requests is reserved for the lines of each batch sent; a job stopped after
+    submitting resumes by polling, with no second reservation (the budget of exactly six
+    calls holds)."""
+    pending = _keys(requests)
+
+    def stop(state: str) -> None:
+        if state == "submitted":
+            raise Stop(state)
+
+    def runner(journal: Journal, on_state: Any = None) -> BatchRunner:
+        return BatchRunner(OpenAIBatches(openai_client(server)), journal, MODEL,
+                           BatchSettings(poll_s=0.01), on_state=on_state,
+                           reserve=lambda n: journal.reserve_calls(MODEL, n, 6),
+                           sleep=lambda s: None)
+
+    with Journal(tmp_path / "j.sqlite") as journal, pytest.raises(Stop):
+        runner(journal, stop).run(pending, lambda k, r: None)
+    with Journal(tmp_path / "j.sqlite") as journal:
+        runner(journal).run(pending, lambda k, r: journal.record(k, pending[k], r))
+        assert len(journal.lookup(pending)) == 6 and journal.calls_started(MODEL) == 6
+        with pytest.raises(BudgetExceeded):
+            journal.reserve_calls(MODEL, 1, 6)
