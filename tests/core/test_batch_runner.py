@@ -10,15 +10,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 import openai
 import pytest
 from helpers.api import KEY, KEY_ENV, api_params, openai_client, sim_server
+from helpers.batch_job import MODEL, batch_requests
 from helpers.project import REPO
 
-from judgebias import prompts
 from judgebias.config import load_config
-from judgebias.data.scenes import random_scene, render, to_png_bytes
 from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
@@ -28,8 +26,6 @@ from judgebias.models.openai_backend import PROTOCOL_VERSION
 from judgebias.models.openai_batch import OpenAIBatches
 from judgebias.models.registry import build_backend
 from judgebias.models.runner import run_requests
-
-MODEL = "sim/corvid-pro"
 
 
 class Stop(Exception):
@@ -43,10 +39,7 @@ def config() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def requests() -> list[ChatRequest]:
-    rng = np.random.default_rng(5)
-    text = prompts.render("caption_llava_ov")
-    return [ChatRequest(MODEL, text, (to_png_bytes(render(random_scene(rng))),),
-                        Sampling(1.0, 1.0, 64, 3, i)) for i in range(6)]
+    return batch_requests()
 
 
 @pytest.fixture

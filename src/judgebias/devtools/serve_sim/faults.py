@@ -73,6 +73,9 @@ class FaultDrawer:
         return None
 
 
+HOLD_ACTIONS = ("upload", "create", "retrieve", "content")
+
+
 @dataclass(frozen=True)
 class BatchFaults:
     """What can go wrong with an OpenAI batch (specs/batch.md §1, §3), acted out when a
@@ -86,7 +89,12 @@ class BatchFaults:
     * ``missing_rows``: that many answered rows are left out of the output file (answered
       and counted, as a provider that lost them would have billed them);
     * ``duplicate_rows``: that many answered rows appear twice in the output file;
-    * ``foreign_rows``: that many rows for a ``custom_id`` the batch never held.
+    * ``foreign_rows``: that many rows for a ``custom_id`` the batch never held;
+    * ``hold``: the first request of each named action (``upload``: a file upload,
+      ``create``: a batch create, ``retrieve``: a batch poll, ``content``: a file
+      download) is carried out, then its reply is held back ``hold_s`` seconds: the
+      moment a test kills the client (kill -9) after the provider acted and before the
+      client heard of it (specs/batch.md §4).
     """
 
     fail_share: float = 0.0
@@ -94,6 +102,8 @@ class BatchFaults:
     missing_rows: int = 0
     duplicate_rows: int = 0
     foreign_rows: int = 0
+    hold: tuple[str, ...] = ()
+    hold_s: float = 60.0
 
     def __post_init__(self) -> None:
         for name in ("fail_share", "expire_share"):
@@ -102,3 +112,6 @@ class BatchFaults:
         for name in ("missing_rows", "duplicate_rows", "foreign_rows"):
             if getattr(self, name) < 0:
                 raise ServeSimError(f"serve-sim: batch fault {name} must be >= 0")
+        if unknown := set(self.hold) - set(HOLD_ACTIONS):
+            raise ServeSimError(f"serve-sim: batch fault hold: unknown actions "
+                                f"{sorted(unknown)} (known: {', '.join(HOLD_ACTIONS)})")

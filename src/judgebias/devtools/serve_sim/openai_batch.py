@@ -27,7 +27,8 @@ nothing: ``cancelled``, no output file.
 
 Faults (:class:`judgebias.devtools.serve_sim.faults.BatchFaults`): lines failing inside
 the batch, expiry with the unfinished lines as ``batch_expired`` errors, output rows lost,
-duplicated, or for keys never sent. With a ``state_dir`` every file and batch is kept on
+duplicated, or for keys never sent, and a reply held back after its action (the moment a
+test kills the client). With a ``state_dir`` every file and batch is kept on
 disk the moment it changes, so a server restarted on the same folder (a provider outage
 mid-batch) knows every batch and file, and a live batch goes on where it was.
 """
@@ -124,6 +125,8 @@ class OpenAIBatches:
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.files: dict[str, StoredFile] = {}
         self.batches: dict[str, Batch] = {}
+        # set when a held reply (faults.hold) starts waiting: a test kills its client then
+        self.held = {action: threading.Event() for action in self.faults.hold}
         self._lock = threading.Lock()
         self._ids = itertools.count(self._load() + 1)
 
@@ -157,7 +160,27 @@ class OpenAIBatches:
 
     def route(self, method: str, path: str, query: str, body: bytes, content_type: str
               ) -> Reply | None:
-        """The reply to a files or batches request, or None if `path` is not one."""
+        """The reply to a files or batches request, or None if `path` is not one; held
+        back first where a fault says so (:meth:`_hold`)."""
+        reply = self._route(method, path, query, body, content_type)
+        parts = path.strip("/").split("/")
+        action = {("POST", 2, "files"): "upload", ("POST", 2, "batches"): "create",
+                  ("GET", 3, "batches"): "retrieve", ("GET", 4, "files"): "content"}.get(
+            (method, len(parts), parts[1] if len(parts) > 1 else ""))
+        if reply is not None and action is not None:
+            self._hold(action)
+        return reply
+
+    def _hold(self, action: str) -> None:
+        """Hold the first reply of a held action back (faults.hold), after the action."""
+        event = self.held.get(action)
+        if event is None or event.is_set():
+            return
+        event.set()
+        time.sleep(self.faults.hold_s)
+
+    def _route(self, method: str, path: str, query: str, body: bytes, content_type: str
+               ) -> Reply | None:
         parts = path.strip("/").split("/")
         if parts[:2] == ["v1", "files"]:
             if len(parts) == 2:

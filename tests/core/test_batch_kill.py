@@ -1,0 +1,105 @@
+"""A batch-mode job killed with SIGKILL at each moment of specs/batch.md §4, then run
+again: every answer present, one file and one batch on the provider, every line answered
+(paid) once (issue 23, "How it is checked").
+
+The job is a process of its own (tests/helpers/batch_job.py: the openai backend with
+``batch: true`` through run_requests, as a pipeline job); serve-sim carries the action
+out and then holds its reply back (``BatchFaults.hold``), and the test kills the job
+while it waits for that reply: the provider has acted, the job never heard of it.
+
+========== ================= ============================================================
+moment     held reply        what the journal holds when the job dies
+========== ================= ============================================================
+uploading  file upload       batch ``uploading``: no file id (the file is on the server)
+creating   batch create      ``uploaded``: a file id, no batch id (the batch exists)
+polling    first poll        ``submitted``; the batch is still in progress
+finished   the poll that     ``submitted``; the provider finished it (answered, billed)
+           completes it
+downloading output download  ``finished``: output file ids, no answer yet
+========== ================= ============================================================
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from helpers.api import KEY, KEY_ENV, api_params, openai_client, sim_server
+from helpers.batch_job import MODEL, batch_requests
+from helpers.project import REPO
+
+from judgebias.config import load_config
+from judgebias.devtools.serve_sim.faults import BatchFaults
+from judgebias.models.journal import BATCH_DONE, Journal, request_key
+from judgebias.models.openai_backend import PROTOCOL_VERSION
+
+JOB = Path(__file__).resolve().parents[1] / "helpers" / "batch_job.py"
+MOMENTS = {  # moment: (held action, seconds until the provider finishes a batch)
+    "uploading": ("upload", 0.0),
+    "creating": ("create", 0.0),
+    "polling": ("retrieve", 3.0),
+    "finished": ("retrieve", 0.0),
+    "downloading": ("content", 0.0),
+}
+
+
+@pytest.fixture(scope="module")
+def config() -> dict[str, Any]:
+    return load_config(REPO / "params.yaml")
+
+
+def _params(config: dict[str, Any], url: str, folder: Path) -> Path:
+    params = api_params(config, "openai", url, models=["corvid-pro"])
+    params["panel"]["corvid-pro"]["batch"] = True
+    params.setdefault("backends", {})["openai"] = {"batch_poll_s": 0.2,
+                                                  "batch_poll_max_s": 0.5}
+    path = folder / "params.yaml"
+    path.write_text(yaml.safe_dump(params, sort_keys=False))
+    return path
+
+
+def _job(params: Path, journal: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, KEY_ENV: KEY,
+           "PYTHONPATH": os.pathsep.join([str(JOB.parents[1]), os.environ.get(
+               "PYTHONPATH", "")])}
+    return subprocess.Popen([sys.executable, str(JOB), str(params), str(journal)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("moment", sorted(MOMENTS))
+def test_a_killed_batch_job_resumes_without_paying_twice(config, tmp_path, moment):
+    action, completion_s = MOMENTS[moment]
+    faults = BatchFaults(hold=(action,), hold_s=30.0)
+    with sim_server(config, batch_faults=faults, batch_completion_s=completion_s) as server:
+        params = _params(config, server.url, tmp_path)
+        journal = tmp_path / "journal.sqlite"
+        job = _job(params, journal)
+        try:
+            assert server.batches.held[action].wait(timeout=120), job.communicate()
+        finally:
+            os.kill(job.pid, signal.SIGKILL)
+            job.wait(timeout=30)
+        assert job.returncode == -signal.SIGKILL
+        with Journal(journal) as opened:
+            assert opened.count() == 0  # nothing answered before the kill
+        again = _job(params, journal)
+        out, err = again.communicate(timeout=300)
+        assert again.returncode == 0, err[-3000:]
+        assert json.loads(out)["ok"] == 6
+        client = openai_client(server)
+        assert len(list(client.batches.list())) == 1  # adopted or polled, never made twice
+        assert len(client.files.list(purpose="batch").data) == 1
+        assert server.stats["outcomes"]["batch"] == 6  # every line paid once
+    keys = [request_key(r, "openai", PROTOCOL_VERSION) for r in batch_requests()]
+    with Journal(journal) as opened:
+        assert len(opened.lookup(keys)) == 6 and opened.failure_count() == 0
+        assert opened.live_batches("openai", MODEL) == []
+        assert opened._db.execute("SELECT state FROM batches").fetchall() == [(BATCH_DONE,)]

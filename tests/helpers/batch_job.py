@@ -1,0 +1,46 @@
+"""A model job in batch mode as a process of its own, for tests that kill it (kill -9).
+
+``python tests/helpers/batch_job.py PARAMS JOURNAL`` answers :func:`batch_requests`
+with the panel model ``corvid-pro`` of PARAMS (an openai model with ``batch: true``, its
+key in the environment) through :func:`judgebias.models.runner.run_requests`, as a
+pipeline job does, and prints the run's stats as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from judgebias import prompts
+from judgebias.config import load_config
+from judgebias.data.scenes import random_scene, render, to_png_bytes
+from judgebias.models.base import ChatRequest, Sampling
+from judgebias.models.journal import Journal
+from judgebias.models.registry import build_backend
+from judgebias.models.runner import run_requests
+
+MODEL = "sim/corvid-pro"
+
+
+def batch_requests(n: int = 6) -> list[ChatRequest]:
+    """`n` captioning requests of corvid-pro, each with its own image and seed."""
+    rng = np.random.default_rng(5)
+    text = prompts.render("caption_llava_ov")
+    return [ChatRequest(MODEL, text, (to_png_bytes(render(random_scene(rng))),),
+                        Sampling(1.0, 1.0, 64, 3, i)) for i in range(n)]
+
+
+def main(params: Path, journal: Path) -> None:
+    backend, version = build_backend(load_config(params), "corvid-pro", "evaluator")
+    with Journal(journal) as opened:
+        answers, stats = run_requests(backend, batch_requests(), opened,
+                                      backend_version=version)
+    print(json.dumps({"ok": sum(a.ok for a in answers), **asdict(stats)}))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), Path(sys.argv[2]))
