@@ -377,18 +377,33 @@ def test_plan_of_a_philautia_only_params_file(params, tmp_path, key_env, monkeyp
 
 @pytest.mark.slow  # the whole small pipeline, through Snakemake over HTTP
 def test_secrets_are_never_written(default_params, tmp_path, key_env, monkeypatch):
-    """A canary key travels the whole pipeline over HTTP and appears in no output."""
+    """A canary key travels the whole pipeline over HTTP and appears in no output.
+
+    One model answers through the Batch API (issue 23: a batch study end to end through
+    Snakemake): its jobs log their batches' progress, the journal holds every batch
+    ingested, each line was answered once, and Snakemake has nothing left to do."""
     canary = "sk-canary-7f3a9c1e5b2d4068"
     monkeypatch.setenv(KEY_ENV, canary)
     base = study_params(default_params, "philautia", "pomms", small=True)
     with SimServer(validate_params(default_params), api_key=canary) as server:
-        project = make_project(tmp_path, api_params(base, "openai", server.url,
-                                                    base["philautia"]["models"]))
+        params = api_params(base, "openai", server.url, base["philautia"]["models"])
+        params["panel"]["corvid-pro"]["batch"] = True
+        params["backends"] = {"openai": {"batch_poll_s": 0.2, "batch_poll_max_s": 1.0}}
+        project = make_project(tmp_path, params)
         run([str(BIN / "judgebias"), "export-dvc"], project)
         run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
         assert server.stats["outcomes"]["ok"] > 0
+        batched = server.stats["outcomes"]["batch"]
     leaks = [str(path) for path in project.rglob("*")
              if path.is_file() and canary.encode() in path.read_bytes()]
     assert leaks == []
     metrics = json.loads((project / "results/philautia/ref_free/metrics.json").read_text())
     assert set(metrics["philautia"]) == set(base["philautia"]["models"])
+    with Journal(journal_path(project / ".judgebias/journal", "openai",
+                              "sim/corvid-pro")) as journal:
+        assert journal.count() == batched > 0  # every line answered (paid) once
+        assert journal.live_batches("openai", "sim/corvid-pro") == []
+    log = (project / "logs/caption/corvid-pro.log").read_text()
+    assert "1 batches submitted" in log and "completed, 12 of 12 done" in log
+    assert "Nothing to be done" in run([str(BIN / "snakemake"), "-n", "--cores", "1"],
+                                       project).stdout
