@@ -41,6 +41,7 @@ SMOKE = {
                      "--per-cluster", "0", "5", "--truth-draws", "20",
                      "--truth-groups", "200"],
     "plan_scale.py": ["--images", "20", "--models", "3", "--settings", "1", "--repeat", "1"],
+    "power_check.py": ["--reps", "10"],
     "position_bias.py": ["--datasets", "20", "--power-datasets", "10", "--coverage-datasets",
                          "5", "--ns", "20", "50", "--resamples", "99"],
     "rate_limit.py": ["--rpm", "1200", "--requests", "60", "--repeat", "1"],
