@@ -14,7 +14,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from judgebias.artifacts import ArtifactError
-from judgebias.config import ConfigError, load_config, missing_secrets, params_warnings
+from judgebias.config import (
+    ConfigError,
+    DataNotDownloaded,
+    load_config,
+    missing_secrets,
+    params_warnings,
+)
 from judgebias.models.api import PermanentError
 from judgebias.models.journal import BudgetExceeded, TooManyFailures
 
@@ -22,16 +28,29 @@ log = logging.getLogger("judgebias")
 
 
 def _cmd_validate(args: argparse.Namespace) -> None:
+    """Exit 0 when the params are valid and everything they name is there; 2 otherwise,
+    with every problem named: a broken config, then (DataNotDownloaded) each file not
+    downloaded yet and each unset API-key variable. ``--no-data`` leaves out the files'
+    presence only (a config whose datasets are placeholders, configs/)."""
     from judgebias.study import active
 
-    config = load_config(args.params)
+    try:
+        config, not_downloaded = load_config(args.params, data=not args.no_data), None
+    except DataNotDownloaded as exc:
+        config, not_downloaded = load_config(args.params, data=False), exc
     errors = missing_secrets(config, config["panel"])
+    if not_downloaded is not None:
+        unset = "\nAPI keys not set either:\n  " + "\n  ".join(errors) if errors else ""
+        raise DataNotDownloaded(f"{not_downloaded}{unset}")
     if errors:
         raise ConfigError(f"{args.params}: " + "; ".join(errors))
     for line in params_warnings(config):
         log.warning("%s: %s", args.params, line)
     studies = ", ".join(s.name for s in active(config)) or "none"
-    print(f"{args.params}: valid ({len(config['panel'])} panel models; studies: {studies})")
+    data = " (the presence of the files it names was not checked: --no-data)" \
+        if args.no_data else ""
+    print(f"{args.params}: valid ({len(config['panel'])} panel models; studies: {studies})"
+          + data)
 
 
 def _cmd_step(args: argparse.Namespace) -> None:
@@ -159,7 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
-    add("validate", _cmd_validate, "validate params.yaml (and every path it names) and exit")
+    p = add("validate", _cmd_validate,
+            "validate params.yaml (and every path it names) and exit")
+    p.add_argument("--no-data", action="store_true",
+                   help="check everything but whether the files it names exist yet "
+                   "(datasets not downloaded; validate without it lists each one)")
     p = add("step", _cmd_step, "run a study step (STUDY.STEP) with a rule's named files")
     p.add_argument("step", metavar="STUDY.STEP")
     for flag, dest, what in (("--in", "inputs", "an input"), ("--out", "outputs", "an output"),

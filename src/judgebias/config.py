@@ -25,6 +25,32 @@ class ConfigError(ValueError):
     """params.yaml is invalid; the message names the file and the offending key."""
 
 
+class DataNotDownloaded(ConfigError):
+    """Every check of params.yaml passed except that files it names do not exist yet: the
+    datasets (or weights) of a config written before they were downloaded, such as the
+    papers' panels in ``configs/``. The message lists each one (MissingPath)."""
+
+
+class MissingPath(str):
+    """One error line: a params key names a file or folder that does not exist.
+
+    A ``str`` (every study's ``validate`` returns its errors as lines) that also keeps the
+    key, the path and what belongs there, so :func:`validate_params` can tell data not
+    downloaded yet from a broken config: ``judgebias validate`` explains the former and
+    ``validate --no-data`` / ``judgebias plan`` set it aside.
+    """
+
+    key: str
+    path: str
+    what: str
+
+    def __new__(cls, key: str, path: str, kind: str, what: str = "") -> MissingPath:
+        line = f"{key}: {kind} {path} does not exist"
+        self = super().__new__(cls, f"{line} -- {what}" if what else line)
+        self.key, self.path, self.what = key, path, what
+        return self
+
+
 class DuplicateKeyError(yaml.YAMLError):
     """A YAML mapping states a key twice; the message names the key path and both lines."""
 
@@ -300,22 +326,29 @@ def params_warnings(params: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def path_errors(where: str, path: str | None, *, directory: bool = False) -> list[str]:
-    """An error line if a params path does not exist (checked before any paid call)."""
+def path_errors(where: str, path: str | None, *, directory: bool = False,
+                what: str = "") -> list[str]:
+    """An error line (a MissingPath) if a params path does not exist, checked before any
+    paid call; `what` says what belongs there and where to get it (the published
+    dataset), so the line tells a user of a placeholder path what to download."""
     if path is None:
         return []
     target = Path(path)
     ok = target.is_dir() if directory else target.is_file()
     if ok:
         return []
-    kind = "folder" if directory else "file"
-    return [f"{where}: {kind} {path} does not exist"]
+    return [MissingPath(where, path, "folder" if directory else "file", what)]
 
 
-def validate_params(params: Any, source: str = "params.yaml") -> dict[str, Any]:
+def validate_params(params: Any, source: str = "params.yaml", *,
+                    data: bool = True) -> dict[str, Any]:
     """Validate a parsed params mapping and return it with schema defaults filled in.
 
-    Raises ConfigError listing every problem, each prefixed by the dotted key path.
+    Raises ConfigError listing every problem, each prefixed by the dotted key path; if
+    the only problems are files that do not exist (MissingPath), DataNotDownloaded, which
+    explains each one. With ``data=False`` those are not problems: everything else is
+    checked (`judgebias validate --no-data`; `judgebias plan`, which counts a dataset not
+    downloaded yet from its declared size).
     """
     if not isinstance(params, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level")
@@ -323,13 +356,24 @@ def validate_params(params: Any, source: str = "params.yaml") -> dict[str, Any]:
     if not errors:
         params = _fill_defaults(copy.deepcopy(params), params_schema(), params_schema())
         errors = _reference_errors(params)
-    if errors:
-        raise ConfigError(f"{source}: invalid configuration:\n  " + "\n  ".join(errors))
+    missing: list[str] = [e for e in errors if isinstance(e, MissingPath)]
+    broken = [e for e in errors if not isinstance(e, MissingPath)]
+    if broken:
+        shown = broken + missing if data else broken
+        raise ConfigError(f"{source}: invalid configuration:\n  " + "\n  ".join(shown))
+    if missing and data:
+        raise DataNotDownloaded(
+            f"{source}: valid, but {len(missing)} path(s) it names do not exist yet (not "
+            "downloaded: each line names the key, the path, what belongs there and where "
+            "to get it):\n  " + "\n  ".join(missing) + "\nDownload each to its path (or "
+            f"point the key at your copy). `judgebias --params {source} validate --no-data` "
+            "checks everything else; `judgebias plan` needs no data.")
     return params
 
 
-def load_config(path: str | Path = "params.yaml") -> dict[str, Any]:
-    """Read and validate params.yaml."""
+def load_config(path: str | Path = "params.yaml", *, data: bool = True) -> dict[str, Any]:
+    """Read and validate params.yaml (``data=False``: files it names need not exist yet;
+    see validate_params)."""
     path = Path(path)
     try:
         params = load_yaml(path.read_text())
@@ -339,7 +383,7 @@ def load_config(path: str | Path = "params.yaml") -> dict[str, Any]:
         raise ConfigError(f"{path}: {exc}") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
-    return validate_params(params, str(path))
+    return validate_params(params, str(path), data=data)
 
 
 @contextmanager

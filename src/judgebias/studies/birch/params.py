@@ -127,16 +127,35 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     return errors
 
 
+# What belongs at a benchmark's `path` and `images`, and where to get it (seed 003 §6.1,
+# Appendix B), for `judgebias validate` to say beside a path that does not exist yet
+# (configs/birch.yaml ships placeholders).
+DOWNLOADS = {
+    "vl_rewardbench": (
+        "VL-RewardBench's data.jsonl (1,250 rows; seed 003 uses 1,247), from "
+        "https://github.com/vl-rewardbench/VL_RewardBench (data/data.jsonl)",
+        "the VL-RewardBench folder holding its images/ (the rows' image_path)"),
+    "mllm_judge": (
+        "MLLM-as-a-Judge's pairwise-comparison file (7,756 pairs; seed 003 Appendix B), "
+        "from https://github.com/Dongping-Chen/MLLM-Judge",
+        "the folder MLLM-as-a-Judge's image_path entries are relative to (its images)"),
+}
+
+
 def dataset_errors(where: str, dataset: Mapping[str, Any]) -> list[str]:
-    """A benchmark's file and images exist (a real format names both), and its override
-    and reference-label files are readable."""
+    """A synthetic benchmark states its size; a real one's file and images exist (it
+    names both), and its override and reference-label files are readable."""
     errors = []
+    if dataset["format"] == "synthetic" and "n_pairs" not in dataset:
+        errors.append(f"{where}.n_pairs: required for format synthetic (the pairs to draw)")
     if dataset["format"] != "synthetic":
         for key in ("path", "images"):
             if key not in dataset:
                 errors.append(f"{where}.{key}: required for format {dataset['format']}")
-        errors += path_errors(f"{where}.path", dataset.get("path"))
-        errors += path_errors(f"{where}.images", dataset.get("images"), directory=True)
+        path_what, images_what = DOWNLOADS.get(dataset["format"], ("", ""))
+        errors += path_errors(f"{where}.path", dataset.get("path"), what=path_what)
+        errors += path_errors(f"{where}.images", dataset.get("images"), directory=True,
+                              what=images_what)
     errors += path_errors(f"{where}.overrides", dataset["overrides"])
     return errors + _reference_label_errors(f"{where}.reference_labels",
                                             dataset["reference_labels"])

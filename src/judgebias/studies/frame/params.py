@@ -218,10 +218,26 @@ def validate(params: Mapping[str, Any]) -> list[str]:
                       "in frame.manipulations")
     errors += _same_recipe_errors(frame["manipulations"])
     errors += _dataset_errors(frame["dataset"], panel)
-    errors += path_errors("frame.beauty.weights", frame["beauty"]["weights"])
+    errors += path_errors("frame.beauty.weights", frame["beauty"]["weights"],
+                          what=DOWNLOADS["beauty.weights"])
     errors += path_errors("frame.beauty.face_models", frame["beauty"]["face_models"],
-                          directory=True)
+                          directory=True, what=DOWNLOADS["beauty.face_models"])
     return errors
+
+
+# What belongs at each path and where to get it (seed 004 §4, Appendix B.3), for
+# `judgebias validate` to say beside a path that does not exist yet (configs/frame.yaml
+# ships placeholders).
+DOWNLOADS = {
+    "table.path": ("the FRAME benchmark (500 instances, 100 per domain; seed 004 §4) in the "
+                   "FRAME table format (judgebias.studies.frame.data documents it), "
+                   "converted from https://github.com/DongryeolLee96/FRAME"),
+    "table.image_root": "the folder the FRAME table's image paths are relative to",
+    "beauty.weights": ("GFPGAN weights, e.g. GFPGANv1.4.pth, from "
+                       "https://github.com/TencentARC/GFPGAN releases (seed 004 App. B.3)"),
+    "beauty.face_models": ("a folder with facexlib's detection_Resnet50_Final.pth and "
+                           "parsing_parsenet.pth (https://github.com/xinntao/facexlib releases)"),
+}
 
 
 def _same_recipe_errors(manipulations: Mapping[str, list[Any]]) -> list[str]:
@@ -247,9 +263,10 @@ def _dataset_errors(dataset: Mapping[str, Any], panel: Mapping[str, Any]) -> lis
         return [f"frame.dataset.{name}: frame.dataset.name is {name!r} but that block is "
                 "missing"]
     if name == "table":
-        return (path_errors("frame.dataset.table.path", dataset["table"]["path"])
+        return (path_errors("frame.dataset.table.path", dataset["table"]["path"],
+                            what=DOWNLOADS["table.path"])
                 + path_errors("frame.dataset.table.image_root", dataset["table"]["image_root"],
-                              directory=True))
+                              directory=True, what=DOWNLOADS["table.image_root"]))
     writer = dataset["synthetic"]["writer"]
     errors = path_errors("frame.dataset.synthetic.annotators.scores",
                          dataset["synthetic"]["annotators"]["scores"])

@@ -274,11 +274,26 @@ def _dataset_errors(dataset: Mapping[str, Any]) -> list[str]:
     errors = []
     if name == "hpdv2":
         hpd = dataset["hpdv2"]
-        errors += path_errors("mmb.dataset.hpdv2.test", hpd["test"])
-        errors += path_errors("mmb.dataset.hpdv2.train", hpd["train"])
-        errors += path_errors("mmb.dataset.hpdv2.image_root", hpd["image_root"], directory=True)
+        for key, directory in (("test", False), ("train", False), ("image_root", True)):
+            errors += path_errors(f"mmb.dataset.hpdv2.{key}", hpd[key], directory=directory,
+                                  what=DOWNLOADS[f"hpdv2.{key}"])
     if dataset.get("mjbench"):
-        errors += path_errors("mmb.dataset.mjbench.path", dataset["mjbench"]["path"])
-        errors += path_errors("mmb.dataset.mjbench.image_root",
-                              dataset["mjbench"]["image_root"], directory=True)
+        for key, directory in (("path", False), ("image_root", True)):
+            errors += path_errors(f"mmb.dataset.mjbench.{key}", dataset["mjbench"][key],
+                                  directory=directory, what=DOWNLOADS[f"mjbench.{key}"])
     return errors
+
+
+# What belongs at each data path and where to get it (seed 002 §5), for `judgebias
+# validate` to say beside a path that does not exist yet (configs/mmb.yaml ships
+# placeholders).
+_HPD = "https://huggingface.co/datasets/zhwang/HPDv2 (HPSv2's README: github.com/tgxs002/HPSv2)"
+DOWNLOADS = {
+    "hpdv2.test": f"HPDv2's test.json (400 prompts x 9 ranked images; seed 002 §5), from {_HPD}",
+    "hpdv2.train": f"HPDv2's train.json (~107k prompts' preference pairs), from {_HPD}",
+    "hpdv2.image_root": f"the unpacked HPD folder holding train/ and test/ images, from {_HPD}",
+    "mjbench.path": ("an MJ-Bench bias file (one row per image: prompt, images_dir, ...), "
+                     "from MJ-Bench's bias subset (Chen et al. 2024; "
+                     "github.com/MJ-Bench/MJ-Bench)"),
+    "mjbench.image_root": "the folder MJ-Bench's images_dir paths are relative to",
+}

@@ -78,6 +78,15 @@ class PhilautiaParams:
             simulated=frozenset(simulated_models(params, models)))
 
 
+# What belongs at the nocaps paths and where to get it, for `judgebias validate` to say
+# beside a path that does not exist yet (configs/philautia_eval.yaml ships placeholders).
+NOCAPS_ANNOTATIONS = ("the nocaps validation annotations, nocaps_val_4500_captions.json "
+                      "(4,500 images, 10 human captions each; seed 000 §5), from "
+                      "https://nocaps.org/download")
+NOCAPS_IMAGES = ("the nocaps validation images (Open Images files named in that JSON's "
+                 "`images`), from https://nocaps.org/download")
+
+
 def validate(params: Mapping[str, Any]) -> list[str]:
     """Models named but not in the panel; the dataset block and its files; unknown
     prompts; a setting whose `references` flag disagrees with its prompt."""
@@ -89,9 +98,10 @@ def validate(params: Mapping[str, Any]) -> list[str]:
                       f"{dataset['name']!r} but that block is missing")
     elif dataset["name"] == "nocaps":
         nocaps = dataset["nocaps"]
-        errors += path_errors("philautia.dataset.nocaps.annotations", nocaps["annotations"])
+        errors += path_errors("philautia.dataset.nocaps.annotations", nocaps["annotations"],
+                              what=NOCAPS_ANNOTATIONS)
         errors += path_errors("philautia.dataset.nocaps.image_dir", nocaps["image_dir"],
-                              directory=True)
+                              directory=True, what=NOCAPS_IMAGES)
     if study["caption_prompt"] not in prompts:
         errors.append(f"philautia.caption_prompt: unknown prompt id {study['caption_prompt']!r}"
                       f" (available: {', '.join(sorted(prompts))})")

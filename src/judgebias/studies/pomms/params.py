@@ -103,6 +103,31 @@ def validate(params: Mapping[str, Any]) -> list[str]:
         missing = [key for key in needed if key not in spec]
         errors += [f"{where}.{key}: required for format {spec['format']!r}" for key in missing]
         if spec["format"] != "synthetic" and not missing:
-            errors += path_errors(f"{where}.path", spec["path"])
-            errors += path_errors(f"{where}.image_dir", spec["image_dir"], directory=True)
+            path_what, images_what = DOWNLOADS.get(spec["format"], ("", ""))
+            errors += path_errors(f"{where}.path", spec["path"], what=path_what)
+            errors += path_errors(f"{where}.image_dir", spec["image_dir"], directory=True,
+                                  what=images_what)
     return errors
+
+
+# What belongs at an imported judgement dataset's `path` and `image_dir`, and where to get
+# it (seed 000 §6.3, Appendix A.2), for `judgebias validate` to say beside a path that does
+# not exist yet (configs/philautia_eval.yaml ships placeholders). README "Human judgements
+# and agreement" gives the formats.
+DOWNLOADS = {
+    "flickr8k_expert": (
+        "Flickr8k-Expert's judgements in FLEUR's format (16,992 expert ratings of 5,664 "
+        "captions): annotations/flickr8k.json of https://github.com/Yebin46/FLEUR",
+        "the Flickr8k images (Flickr8k_Dataset, Hodosh et al. 2013: 8,091 JPEGs; "
+        "Flickr8k-Expert rates captions of 1,000 of them)"),
+    "nebula": (
+        "one Nebula split in EXPERT's format: annotations/nebula_<split>.json of "
+        "https://github.com/hjkim811/EXPERT (test: 3,298 candidates)",
+        "the Nebula images (Matsuda et al. 2024, DENEB; the dataset's own release)"),
+    "table": (
+        "a judgement table (CSV or Parquet: image_id, candidate, references, human_score, "
+        "split, optional image_file; e.g. Nebula's three splits, 26,382 / 3,298 / 3,298, "
+        "converted from EXPERT's annotations/nebula_{train,val,test}.json)",
+        "the folder the table's image_file names are relative to (Nebula: its images, "
+        "Matsuda et al. 2024, DENEB)"),
+}
