@@ -107,7 +107,7 @@ def _cmd_card(args: argparse.Namespace) -> None:
 def _cmd_plan(args: argparse.Namespace) -> None:
     from judgebias.plan import plan_calls, plan_json, plan_text
 
-    plan = plan_calls(load_config(args.params))
+    plan = plan_calls(load_config(args.params, data=False))  # counts absent data by size
     print(json.dumps(plan_json(plan), indent=1, default=str) if args.json else plan_text(plan))
     over = [p.model for p in plan.models if p.budget_left is not None
             and p.needed > p.budget_left]

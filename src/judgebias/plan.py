@@ -13,7 +13,15 @@ study counts (text-to-image generation, CLIP embeddings) is listed as not counte
 Where a model has `pricing`, it estimates tokens and cost: input from the prompt length
 (about 4 characters a token) plus `image_tokens` per image, output from the mean
 completion length already journaled for that model (or `max_tokens`, an upper bound, when
-nothing is journaled yet).
+nothing is journaled yet). Calls not keyed yet take the prompt size of their task's
+template with its fields empty, where the study names the task (a lower bound: the
+fields' text is not known yet), else the mean of the model's other calls.
+
+Every priced model of a provider with a batch API (OpenAI's Batch API, Gemini's batch
+mode) is costed twice, side by side: at online prices and at batch prices (half, per
+`BATCH_PRICE`); the cost "as configured" takes the batch price where the panel entry sets
+`batch: true`. A vllm model is counted in calls, with the GPUs its jobs take; no
+GPU-hours are estimated (they depend on the GPU, the batch and the answers' lengths).
 """
 
 from __future__ import annotations
@@ -23,26 +31,38 @@ import sqlite3
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from judgebias import prompts
 from judgebias.models.base import ChatRequest
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.panel import PanelModel, panel_models
 from judgebias.models.registry import backend_version
+
+if TYPE_CHECKING:
+    from judgebias.judging.tasks import JudgeTask
+
+# The price of a provider's batch API as a share of its online price, per backend: 50 %
+# for both (../shared/specs/batch.md §1 OpenAI Batch API, "50 % off online"; §2 Gemini
+# batch mode, "50 % off online"). Other backends have none.
+BATCH_PRICE = {"openai": 0.5, "gemini": 0.5}
 
 
 @dataclass
 class PlannedCalls:
     """What one job (or a group of jobs) of a study will ask one panel model: the requests
     it can build now, and how many more it cannot key yet because an input they depend on
-    does not exist (`estimated`, counted from params and data sizes; `note` says how)."""
+    does not exist (`estimated`, counted from params and data sizes; `note` says how).
+    `task`, where the study gives it, is what the estimated calls will ask: their prompt
+    size is estimated from its template (`template_size`)."""
 
     model: str
     requests: list[ChatRequest] = field(default_factory=list)
     estimated: int = 0
     note: str = ""
+    task: JudgeTask | None = None
 
 
 @dataclass(frozen=True)
@@ -76,8 +96,17 @@ class ModelPlan:
     budget_left: int | None = None
     output_tokens_each: float | None = None
     output_is_upper_bound: bool = False
-    cost: float | None = None
+    sized: int = 0  # estimated calls whose prompt size comes from their task's template
+    cost: float | None = None  # the needed calls at online prices (USD)
+    cost_batch: float | None = None  # at the provider's batch prices (None: no batch API)
+    batch: bool = False  # panel.<m>.batch: the run answers through the batch API
+    gpus: int = 0  # GPUs each job of a vllm model takes
     by_study: dict[str, Tally] = field(default_factory=dict)
+
+    @property
+    def cost_configured(self) -> float | None:
+        """The cost as the panel entry runs: at batch prices where it sets `batch`."""
+        return self.cost_batch if self.batch and self.cost_batch is not None else self.cost
 
 
 @dataclass
@@ -134,6 +163,11 @@ def _plan_model(plan: ModelPlan, journal: Journal | None, version: str,
         tally = plan.by_study.setdefault(study, Tally())
         for calls in groups:
             tally.estimated += calls.estimated
+            if calls.task is not None and calls.estimated:
+                chars, images = template_size(calls.task)
+                plan.prompt_chars += calls.estimated * chars
+                plan.images += calls.estimated * images
+                plan.sized += calls.estimated
             for request in calls.requests:
                 key = request_key(request, plan.backend, version)
                 keys.add(key)
@@ -161,7 +195,7 @@ def plan_calls(config: Mapping[str, Any]) -> Plan:
     for key, model in panel_models(config).items():
         if key not in planned:
             continue
-        plan = ModelPlan(key, model.backend)
+        plan = ModelPlan(key, model.backend, batch=model.batch, gpus=model.gpus)
         path = journal_path(config["journal_dir"], model.backend, model.model_id)
         journal = Journal(path) if path.exists() else None
         try:
@@ -172,12 +206,23 @@ def plan_calls(config: Mapping[str, Any]) -> Plan:
         finally:
             if journal is not None:
                 journal.close()
-        _estimate_cost(plan, model, path)
+        estimate_cost(plan, model, path)
         plans.append(plan)
     return Plan(plans, notes, not_counted)
 
 
-def _estimate_cost(plan: ModelPlan, model: PanelModel, path: Path) -> None:
+def template_size(task: JudgeTask) -> tuple[int, int]:
+    """The prompt characters (its template and system prompt, every field empty: a lower
+    bound) and the images of one call of `task`, for calls not keyed yet."""
+    text = prompts.render(task.prompt, dict.fromkeys(task.fields, ""))
+    system = prompts.render(task.system) if task.system else ""
+    return len(text) + len(system), len(task.images)
+
+
+def estimate_cost(plan: ModelPlan, model: PanelModel, path: Path) -> None:
+    """Tokens and cost of the needed calls: keyed ones by their prompts, estimated ones by
+    their task's template (`sized`), the rest at the mean of those (1 image and no text
+    if none is known); online, and at the provider's batch price (BATCH_PRICE)."""
     plan.output_tokens_each = _mean_output_tokens(path)
     if plan.output_tokens_each is None:
         plan.output_tokens_each = float(model.sampling.max_tokens)
@@ -185,28 +230,48 @@ def _estimate_cost(plan: ModelPlan, model: PanelModel, path: Path) -> None:
     pricing = model.pricing
     if pricing is None or not plan.needed:
         return
-    keyed = plan.needed - plan.estimated
-    chars_each = plan.prompt_chars / keyed if keyed else 0
-    images_each = plan.images / keyed if keyed else 1
-    input_tokens = plan.needed * (chars_each / 4 + images_each * pricing.image_tokens)
-    output_tokens = plan.needed * plan.output_tokens_each
-    plan.cost = (input_tokens * pricing.input_per_mtok
-                 + output_tokens * pricing.output_per_mtok) / 1e6
+    known = plan.needed - plan.estimated + plan.sized
+    unknown = plan.needed - known
+    chars = plan.prompt_chars + (unknown * plan.prompt_chars / known if known else 0)
+    images = plan.images + unknown * (plan.images / known if known else 1)
+    plan.cost = online_cost(chars / 4 + images * pricing.image_tokens,
+                            plan.needed * plan.output_tokens_each,
+                            pricing.input_per_mtok, pricing.output_per_mtok)
+    if model.backend in BATCH_PRICE:
+        plan.cost_batch = plan.cost * BATCH_PRICE[model.backend]
+
+
+def online_cost(input_tokens: float, output_tokens: float, input_per_mtok: float,
+                output_per_mtok: float) -> float:
+    """USD for these tokens at list prices per million tokens."""
+    return (input_tokens * input_per_mtok + output_tokens * output_per_mtok) / 1e6
+
+
+PLAN_COLUMNS = ["model", "backend", "requests", "journaled", "needed", "estimated",
+                "budget_left", "over_budget", "est_output_tokens", "gpus", "mode",
+                "cost_online_usd", "cost_batch_usd", "est_cost_usd"]
+
+
+def _usd(value: float | None) -> float | str:
+    return "-" if value is None else round(value, 2)
 
 
 def plan_table(plan: Plan) -> pd.DataFrame:
     """One row per model: requests, journaled, needed, and how many of those are
-    estimated (not keyed yet), with budget, tokens and cost."""
+    estimated (not keyed yet), with budget, tokens, the GPUs a vllm job takes, and cost:
+    online, at batch prices, and as configured (`mode`: batch where the panel entry sets
+    `batch: true`)."""
     return pd.DataFrame([{
         "model": p.model, "backend": p.backend, "requests": p.requests,
         "journaled": p.journaled, "needed": p.needed, "estimated": p.estimated,
         "budget_left": "-" if p.budget_left is None else p.budget_left,
         "over_budget": p.budget_left is not None and p.needed > p.budget_left,
         "est_output_tokens": round(p.needed * (p.output_tokens_each or 0)),
-        "est_cost_usd": "-" if p.cost is None else round(p.cost, 2),
-    } for p in plan.models], columns=["model", "backend", "requests", "journaled", "needed",
-                                      "estimated", "budget_left", "over_budget",
-                                      "est_output_tokens", "est_cost_usd"])
+        "gpus": p.gpus if p.backend == "vllm" else "-",
+        "mode": "batch" if p.batch else "online" if p.backend in BATCH_PRICE else "local",
+        "cost_online_usd": _usd(p.cost), "cost_batch_usd": _usd(p.cost_batch),
+        "est_cost_usd": _usd(p.cost_configured),
+    } for p in plan.models], columns=PLAN_COLUMNS)
 
 
 def study_table(plan: Plan) -> pd.DataFrame:
@@ -227,9 +292,23 @@ def plan_json(plan: Plan) -> dict[str, Any]:
             "total": {"requests": sum(p.requests for p in plan.models),
                       "journaled": sum(p.journaled for p in plan.models),
                       "needed": sum(p.needed for p in plan.models),
-                      "estimated": sum(p.estimated for p in plan.models)},
+                      "estimated": sum(p.estimated for p in plan.models),
+                      **cost_totals(plan)},
             "notes": [{"study": s, "model": m, "note": n} for s, m, n in plan.notes],
             "not_counted": [{"study": s, "what": w} for s, w in plan.not_counted]}
+
+
+def cost_totals(plan: Plan) -> dict[str, Any]:
+    """The priced models' cost in all, rounded to cents: every call online
+    (``cost_online_usd``), every call of a provider with a batch API at its batch price
+    (``cost_batch_usd``; the others online), and as configured (``cost_usd``: the batch
+    price where the panel entry sets `batch: true`); and which models are not priced."""
+    priced = [p for p in plan.models if p.cost is not None]
+    batch = [p.cost_batch if p.cost_batch is not None else p.cost for p in priced]
+    return {"cost_online_usd": round(sum(p.cost or 0.0 for p in priced), 2),
+            "cost_batch_usd": round(sum(c or 0.0 for c in batch), 2),
+            "cost_usd": round(sum(p.cost_configured or 0.0 for p in priced), 2),
+            "not_priced": [p.model for p in plan.models if p.cost is None and p.needed]}
 
 
 def plan_text(plan: Plan) -> str:
@@ -239,7 +318,7 @@ def plan_text(plan: Plan) -> str:
              f"total: {total['needed']} new calls of {total['requests']} "
              f"({total['journaled']} journaled); {total['estimated']} of the new calls are "
              "estimated (their inputs are not built yet: counted from params and data "
-             "sizes, see the notes)"]
+             "sizes, see the notes)", *_cost_lines(plan, total)]
     if len(table):
         lines += ["", "by study:", study_table(plan).to_string(index=False)]
     grouped: dict[tuple[str, str], list[str]] = {}
@@ -251,3 +330,27 @@ def plan_text(plan: Plan) -> str:
     if plan.not_counted:
         lines += ["", "not counted:", *(f"  {s}: {w}" for s, w in plan.not_counted)]
     return "\n".join(lines)
+
+
+def _cost_lines(plan: Plan, total: Mapping[str, Any]) -> list[str]:
+    """The cost totals, online and batch side by side, and what they leave out."""
+    lines = []
+    if any(p.cost is not None for p in plan.models):
+        batched = [p.model for p in plan.models if p.batch]
+        upper = any(p.output_is_upper_bound for p in plan.models if p.cost is not None)
+        lines.append(
+            f"cost of the new calls (priced models): ${total['cost_online_usd']:,.2f} "
+            f"online; ${total['cost_batch_usd']:,.2f} with every openai/gemini model at "
+            "its batch price (half; judgebias.plan.BATCH_PRICE); as configured "
+            f"(batch: {', '.join(batched) or 'none'}): ${total['cost_usd']:,.2f}"
+            + ("; output at max_tokens where nothing is journaled yet (an upper bound)"
+               if upper else ""))
+    if total["not_priced"]:
+        lines.append(f"not priced (no panel.<m>.pricing): {', '.join(total['not_priced'])}")
+    gpu = [p for p in plan.models if p.backend == "vllm" and p.needed]
+    if gpu:
+        lines.append(f"vllm: {len(gpu)} model(s), {sum(p.needed for p in gpu):,} new calls "
+                     "(each job takes the GPUs in `gpus`); GPU-hours are not estimated "
+                     "(they depend on the GPU, the batch and the answers' lengths: time a "
+                     "pilot run)")
+    return lines

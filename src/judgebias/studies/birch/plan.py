@@ -10,7 +10,9 @@ wait on a model's text: a variant on a reference, caption or anchor not written 
 asked), and the equalised variant before the lengthener ran (counted one per lengthened
 pair and order: an upper bound, since pairs still too far apart are dropped; pairs of
 equal length are the base variant's own requests, asked once). A synthetic pair table
-not built yet is counted from `n_pairs`, the lengthener as if every pair needed it."""
+not built yet is counted from `n_pairs`, the lengthener as if every pair needed it; so is
+a benchmark not downloaded yet, from its declared `n_pairs` (configs/birch.yaml: the
+published sizes), and one whose images are not there yet, from its file's rows."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import pandas as pd
 
 from judgebias.artifacts import read_table
 from judgebias.judging.tasks import build_requests
-from judgebias.plan import PlannedCalls
+from judgebias.plan import NotCounted, PlannedCalls
 from judgebias.studies.birch.tables import (
     PAIRS,
     TEXTS,
@@ -37,18 +39,29 @@ WAITS_ON_TEXT = "variants on a reference, caption or anchor not written yet: one
 WAITS_ON_LENGTHENER = "equalised variant before the lengthener ran: one per pair of " \
     "unequal length and order (an upper bound: pairs still too far apart are dropped)"
 NO_PAIRS = "pair table not built: counted from birch.datasets.<name>.n_pairs"
+NOT_DOWNLOADED = ("benchmark not downloaded yet: counted from birch.datasets.<name>.n_pairs "
+                  "(its declared size)")
+NO_IMAGES = "benchmark images not downloaded yet: counted from the file's rows"
 
 
-def _pairs(config: Mapping[str, Any], name: str) -> pd.DataFrame | None:
-    """Dataset `name`'s pair table: built, or an imported benchmark read in place (None:
-    a synthetic table not built yet)."""
+def _pairs(config: Mapping[str, Any], name: str) -> pd.DataFrame | tuple[int, str] | None:
+    """Dataset `name`'s pair table: built, or an imported benchmark read in place; else
+    how many pairs to count and why (a synthetic table not built, a benchmark whose file
+    or images are not downloaded yet); None where no size is known."""
+    from judgebias.studies.birch.data import importers
     from judgebias.studies.birch.data.pairs import load_pairs
 
     if Path(pairs_path(name)).exists():
         return read_table(pairs_path(name), PAIRS)
     dataset = config["birch"]["datasets"][name]
     if dataset["format"] == "synthetic":
-        return None
+        return dataset["n_pairs"], NO_PAIRS
+    if not Path(dataset["path"]).is_file():
+        return (dataset["n_pairs"], NOT_DOWNLOADED) if "n_pairs" in dataset else None
+    if not Path(dataset["images"]).is_dir():
+        read = (importers.read_vl_rewardbench if dataset["format"] == "vl_rewardbench"
+                else importers.read_mllm_judge)
+        return len(read(dataset["path"], dataset["images"], dataset["order_seed"])), NO_IMAGES
     return load_pairs(name, dataset, Path(images_dir(name)), config["seed"])  # no image written
 
 
@@ -101,29 +114,40 @@ def _keyed(config: Mapping[str, Any], name: str, pairs: pd.DataFrame) -> list[Pl
     return planned
 
 
-def _counted(config: Mapping[str, Any], name: str) -> list[PlannedCalls]:
-    """Every call counted from `n_pairs` (the synthetic pair table is not built yet)."""
-    from judgebias.studies.birch.jobs import NEEDS
+def _counted(config: Mapping[str, Any], n: int, why: str) -> list[PlannedCalls]:
+    """Every call counted from `n` pairs (the pair table cannot be built yet: `why`), each
+    group with its task (judgebias.plan.template_size sizes their prompts)."""
+    from judgebias.studies.birch.jobs import NEEDS, judge_task, label_task, text_task
 
     block = config["birch"]
-    n = block["datasets"][name]["n_pairs"]
     orders = 2 if block["swap_order"] else 1
-    steps = {NEEDS[v] for v in block["variants"] if v in NEEDS}
-    planned = [PlannedCalls(block["labeller"], estimated=2 * n, note=NO_PAIRS)]
-    planned += [PlannedCalls(judge, estimated=n * (len(block["variants"]) * orders
-                                                   + len(steps)),
-                             note=f"{NO_PAIRS}; {WAITS_ON_TEXT}; {WAITS_ON_LENGTHENER}")
-                for judge in block["models"]]
+    steps = sorted({NEEDS[v] for v in block["variants"] if v in NEEDS})
+    note = f"{why}; {WAITS_ON_TEXT}; {WAITS_ON_LENGTHENER}"
+    planned = [PlannedCalls(block["labeller"], estimated=2 * n, note=why, task=label_task())]
+    for judge in block["models"]:
+        planned += [PlannedCalls(judge, estimated=n * orders, note=note,
+                                 task=judge_task(variant)) for variant in block["variants"]]
+        planned += [PlannedCalls(judge, estimated=n, note=note,
+                                 task=text_task(step, block["caption_prompt"]))
+                    for step in steps]
     if "equalised" in block["variants"]:
         planned.append(PlannedCalls(block["lengthener"], estimated=n,
-                                    note=f"{NO_PAIRS} (the lengthener: at most one per pair)"))
+                                    note=f"{why} (the lengthener: at most one per pair)",
+                                    task=text_task("lengthen", "")))
     return planned
 
 
-def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
+def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
     """Every dataset's calls (each judges every benchmark of ``birch.datasets``)."""
-    planned = []
-    for name in config["birch"]["datasets"]:
+    planned: list[PlannedCalls | NotCounted] = []
+    for name, dataset in config["birch"]["datasets"].items():
         pairs = _pairs(config, name)
-        planned += _counted(config, name) if pairs is None else _keyed(config, name, pairs)
+        if pairs is None:
+            planned.append(NotCounted(
+                f"dataset {name}: {dataset['path']} is not downloaded yet and "
+                f"birch.datasets.{name}.n_pairs declares no size"))
+        elif isinstance(pairs, tuple):
+            planned += _counted(config, *pairs)
+        else:
+            planned += _keyed(config, name, pairs)
     return planned

@@ -41,17 +41,21 @@ NO_RENDERS = ("items or renders not built: one score per original, and per grid 
               "item of the domains each manipulation applies to")
 
 
-def _per_domain(config: Mapping[str, Any]) -> dict[str, int]:
-    """Items per domain: from the item table if built, else from the dataset block."""
+def _per_domain(config: Mapping[str, Any]) -> dict[str, int] | None:
+    """Items per domain: from the item table if built, else from the dataset block (a
+    FRAME table read where it lies, or, not downloaded yet, its declared
+    ``n_per_domain``); None for a table not downloaded that declares no size."""
     from judgebias.studies.frame.data import _counts, read_frame_table
 
     dataset = config["frame"]["dataset"]
     if Path(ITEMS_PATH).exists():
         items = read_table(ITEMS_PATH, ITEMS)
-    elif dataset["name"] == "table":
+    elif dataset["name"] == "table" and Path(dataset["table"]["path"]).is_file():
         items = read_frame_table(dataset["table"]["path"], dataset["table"]["image_root"])
     else:
-        block = dataset["synthetic"]
+        block = dataset[dataset["name"]]
+        if "n_per_domain" not in block:
+            return None
         return _counts(block["n_per_domain"], block.get("domains"))
     return items["domain"].value_counts().to_dict()
 
@@ -84,6 +88,10 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
     frame = config["frame"]
     grid = frame["manipulations"]
     counts = _per_domain(config)
+    if counts is None:
+        table = frame["dataset"]["table"]["path"]
+        return [NotCounted(f"every judge call: {table} is not downloaded yet and "
+                           "frame.dataset.table.n_per_domain declares no size")]
     items = read_table(ITEMS_PATH, ITEMS) if Path(ITEMS_PATH).exists() else None
     sets: list[tuple[str, Any]] = [("original", None)]
     sets += [(m, renders_path(m)) for m in grid]
@@ -91,7 +99,7 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
         sets.append((presets.PRESETS, renders_path(presets.PRESETS)))
     planned: list[PlannedCalls | NotCounted] = []
     for judge in frame["models"]:
-        calls = PlannedCalls(judge)
+        calls = PlannedCalls(judge, task=score_task(config, "standard"))
         for name, path in sets:
             n = (sum(counts.values()) if path is None else
                  presets.expected_scores(frame, counts) if name == presets.PRESETS else

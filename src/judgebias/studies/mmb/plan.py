@@ -8,8 +8,11 @@ exactly from its params (every pair of each test group, one validation pair per 
 group, and per MJBench group an original-vs-degraded pair per image plus every pair of
 originals); for HPDv2 / MJ-Bench from their JSON files (tied test pairs and training
 groups without both a preferred and a non-preferred image are counted, so an upper
-bound). A pool the writer has not grown yet is counted with all `n` rephrasings kept (an
-upper bound: failed, multi-line and duplicate rephrasings are dropped)."""
+bound), or, not downloaded yet, from the sizes their blocks declare (`n_test_groups`,
+`images_per_test_group`, `n_train_groups`; MJ-Bench's `n_groups`, `images_per_group`).
+Validation candidates are capped by `val_candidates`, as the data step samples them. A
+pool the writer has not grown yet is counted with all `n` rephrasings kept (an upper
+bound: failed, multi-line and duplicate rephrasings are dropped)."""
 
 from __future__ import annotations
 
@@ -30,24 +33,69 @@ def _groups(sizes: list[int]) -> int:
     return sum(k + comb(k, 2) for k in sizes)
 
 
-def _count_pairs(dataset: Mapping[str, Any]) -> int:
-    """The pair table's size, counted from the dataset block (module docstring)."""
-    if dataset["name"] == "synthetic":
-        block = dataset["synthetic"]
-        return (block.get("n_test_groups", 30) * comb(block.get("images_per_test_group", 5), 2)
-                + block.get("n_train_groups", 160) * (block.get("images_per_train_group", 4) > 1)
-                + _groups([block.get("images_per_mjb_group", 3)]
-                          * block.get("n_mjb_groups", 20)))
-    hpd, mjb = dataset["hpdv2"], dataset.get("mjbench")
-    test = json.loads(Path(hpd["test"]).read_text(encoding="utf-8"))
-    train = json.loads(Path(hpd["train"]).read_text(encoding="utf-8"))
-    n = sum(comb(len(r["image_path"]), 2) for r in test) + len({r["prompt"] for r in train})
-    if mjb:
+class NotDownloaded(LookupError):
+    """A data file is absent and its block declares no size to count from."""
+
+
+def _declared(block: Mapping[str, Any], keys: tuple[str, ...], where: str, path: str
+              ) -> list[int]:
+    """The sizes a block declares for `judgebias plan` before its file is downloaded."""
+    missing = [key for key in keys if key not in block]
+    if missing:
+        raise NotDownloaded(f"{path} is not downloaded yet and {where} declares no size "
+                            f"({', '.join(f'{where}.{key}' for key in missing)})")
+    return [block[key] for key in keys]
+
+
+def _hpdv2_counts(hpd: Mapping[str, Any]) -> tuple[int, int]:
+    """HPDv2's test pairs (every pair of each test prompt's images) and training prompts
+    (one validation candidate each), from its files or, not downloaded, its declared
+    sizes."""
+    if Path(hpd["test"]).is_file() and Path(hpd["train"]).is_file():
+        test = json.loads(Path(hpd["test"]).read_text(encoding="utf-8"))
+        train = json.loads(Path(hpd["train"]).read_text(encoding="utf-8"))
+        return (sum(comb(len(r["image_path"]), 2) for r in test),
+                len({r["prompt"] for r in train}))
+    absent = hpd["test"] if not Path(hpd["test"]).is_file() else hpd["train"]
+    groups, per_group, train_groups = _declared(
+        hpd, ("n_test_groups", "images_per_test_group", "n_train_groups"),
+        "mmb.dataset.hpdv2", absent)
+    return groups * comb(per_group, 2), train_groups
+
+
+def _mjbench_sizes(mjb: Mapping[str, Any]) -> list[int]:
+    """Images per MJ-Bench prompt, from its file or, not downloaded, its declared sizes."""
+    if Path(mjb["path"]).is_file():
         sizes: dict[str, int] = {}
         for record in json.loads(Path(mjb["path"]).read_text(encoding="utf-8")):
             sizes[record["prompt"]] = sizes.get(record["prompt"], 0) + 1
-        n += _groups(list(sizes.values()))
-    return n
+        return list(sizes.values())
+    groups, per_group = _declared(mjb, ("n_groups", "images_per_group"),
+                                  "mmb.dataset.mjbench", mjb["path"])
+    return [per_group] * groups
+
+
+def _count_pairs(dataset: Mapping[str, Any]) -> tuple[int, list[NotCounted]]:
+    """The pair table's size, counted from the dataset block (module docstring), and the
+    MJ-Bench pairs left out (not downloaded, no size declared); raises NotDownloaded for
+    HPDv2 files that are absent with no declared size."""
+    left_out = []
+    if dataset["name"] == "synthetic":
+        block = dataset["synthetic"]
+        test = block.get("n_test_groups", 30) * comb(block.get("images_per_test_group", 5), 2)
+        train = block.get("n_train_groups", 160) * (block.get("images_per_train_group", 4) > 1)
+        mjb_sizes = [block.get("images_per_mjb_group", 3)] * block.get("n_mjb_groups", 20)
+    else:
+        test, train = _hpdv2_counts(dataset["hpdv2"])
+        mjb_sizes = []
+        if dataset.get("mjbench"):
+            try:
+                mjb_sizes = _mjbench_sizes(dataset["mjbench"])
+            except NotDownloaded as absent:
+                left_out.append(NotCounted(f"the judges' MJ-Bench pairs: {absent}"))
+    candidates = dataset.get("val_candidates")
+    n = test + (min(train, candidates) if candidates else train) + _groups(mjb_sizes)
+    return n, left_out
 
 
 def _writer(config: Mapping[str, Any]) -> tuple[PlannedCalls | None, int]:
@@ -84,7 +132,11 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
 
             n_pairs = len(read_table(PAIRS_PATH, PAIRS))
         else:
-            n_pairs = _count_pairs(mmb["dataset"])
+            try:
+                n_pairs, left_out = _count_pairs(mmb["dataset"])
+            except NotDownloaded as absent:
+                return [*planned, NotCounted(f"every judge call: {absent}")]
+            planned += left_out
         if Path(INSTRUCTIONS_PATH).exists():
             from judgebias.studies.mmb.tables import read_pool
 
@@ -92,8 +144,8 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
         orders = 2 if mmb["order"] == "both" else 1
         note = (f"pairs or instruction pool not built: {n_pairs} pairs x {pool_size} "
                 f"instructions x {orders} order(s)")
-        planned += [PlannedCalls(judge, estimated=n_pairs * pool_size * orders, note=note)
-                    for judge in mmb["models"]]
+        planned += [PlannedCalls(judge, estimated=n_pairs * pool_size * orders, note=note,
+                                 task=judge_task(config)) for judge in mmb["models"]]
     planned.append(NotCounted("CLIP image embeddings (mmb.embedding: a local model, "
                               "not a panel model; cached per image)"))
     return planned

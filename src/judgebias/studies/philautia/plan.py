@@ -27,17 +27,20 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
     if not Path(DATASET_TABLE).exists():
         spec = config["philautia"]["dataset"]
         n_images = spec[spec["name"]].get("n_images") or 0
-        return [PlannedCalls(m, estimated=n_images * (1 + len(models) * len(settings)),
-                             note=NO_DATASET) for m in models]
+        return [calls for m in models for calls in (
+            PlannedCalls(m, estimated=n_images, note=NO_DATASET, task=caption_task(config)),
+            *(PlannedCalls(m, estimated=n_images * len(models), note=NO_DATASET,
+                           task=judge_task(config, setting)) for setting in settings))]
     images = read_table(DATASET_TABLE, IMAGES)
     rows = {g: caption_rows(images, read_table(captions_path(g), CAPTIONS)) for g in models
             if Path(captions_path(g)).exists()}
     planned = []
     for key in models:
         requests, _ = build_requests(config, key, caption_task(config), images)
-        calls = PlannedCalls(key, [r for r in requests if r is not None])
+        planned.append(PlannedCalls(key, [r for r in requests if r is not None]))
         for setting in settings:
             task = judge_task(config, setting)
+            calls = PlannedCalls(key, task=task)
             for generator in models:
                 if generator not in rows:
                     calls.estimated += len(images)
@@ -45,5 +48,5 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
                     continue
                 requests, _ = build_requests(config, key, task, rows[generator])
                 calls.requests += [r for r in requests if r is not None]
-        planned.append(calls)
+            planned.append(calls)
     return planned
