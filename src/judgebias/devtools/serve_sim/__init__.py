@@ -10,6 +10,9 @@ connection reuse, concurrency) is to point them at a real server. This package s
   (``/v1`` and ``/v1alpha`` are accepted too);
 * OpenAI's Files and Batch APIs (``/v1/files``, ``/v1/batches``; ``openai_batch``): a
   batch's lines answered as the chat route answers them, counted per model;
+* Gemini's Files API and batch mode (resumable ``/upload/v1beta/files``,
+  ``…:batchGenerateContent``, ``/v1beta/batches``; ``gemini_batch``): a job's lines
+  answered as the generateContent route answers them, counted per model;
 * the OpenAI images API: ``POST /v1/images/generations`` (``b64_json`` answers drawn by
   the study that declares a ``sim_images`` hook, FRAME's offline renderer, at most 256 px,
   seeded by a ``seed`` field if the request has one, else by the prompt), so the
@@ -27,7 +30,8 @@ One module per role:
   parser, which is why this ``__init__`` imports nothing: import from the modules);
 * ``handler``: the HTTP layer (routing, key check, outage, quota and faults in order);
 * ``openai_wire``, ``gemini_wire``: each API's request parsing, answers and error bodies;
-  ``openai_batch``: the files and batches OpenAI's Batch API keeps, and their routes;
+  ``openai_batch``, ``gemini_batch``: the files and batches each provider's batch API
+  keeps, and their routes;
   ``wire``: what both share (the :class:`Reply`, sampling, base64, response ids);
 * ``panel``: what is answered (the sim panel, or the fixed ``no_compute`` answer);
 * ``faults``: :class:`Faults` and their seeded per-request draw;

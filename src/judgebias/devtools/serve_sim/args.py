@@ -42,18 +42,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "generation request for them gets 503 (an outage)")
     parser.add_argument("--fault-seed", type=int, default=0, help="seed of the fault draws")
     parser.add_argument("--batch-completion", type=float, default=0.0, metavar="S",
-                        help="seconds an OpenAI batch stays in_progress before it is "
-                             "answered at its next retrieve (0: at the first)")
+                        help="seconds an OpenAI or Gemini batch stays in progress before "
+                             "it is answered at its next poll (0: at the first)")
     parser.add_argument("--batch-state-dir", metavar="DIR",
-                        help="keep OpenAI files and batches in DIR, so a restarted server "
-                             "on the same DIR knows them")
+                        help="keep OpenAI and Gemini files and batches in DIR, so a "
+                             "restarted server on the same DIR knows them")
     parser.add_argument("--batch-fail-share", type=float, default=0.0,
-                        help="share of a batch's lines that fail inside it (server_error)")
+                        help="share of a batch's lines that fail inside it (server_error; "
+                             "Gemini: an INTERNAL status row)")
     parser.add_argument("--batch-expire-share", type=float, default=0.0,
-                        help="end every batch expired, this share of its lines unanswered")
+                        help="end every batch expired, this share of its lines unanswered "
+                             "(a Gemini job then has no results at all)")
     parser.add_argument("--batch-missing-rows", type=int, default=0, metavar="N",
                         help="answered rows left out of each batch's output file")
     parser.add_argument("--batch-duplicate-rows", type=int, default=0, metavar="N",
                         help="answered rows written twice in each batch's output file")
     parser.add_argument("--batch-foreign-rows", type=int, default=0, metavar="N",
-                        help="output rows for a custom_id the batch never held")
+                        help="output rows for a custom_id (Gemini: key) the batch never "
+                             "held")

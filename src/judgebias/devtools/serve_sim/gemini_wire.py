@@ -40,19 +40,27 @@ _STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND",
 
 
 def gemini_route(path: str, method: str) -> str | None:
-    """The model id of a Gemini route ("" for the model list), else None.
+    """The model id of a Gemini generateContent route ("" for the model list), else None.
 
     google-genai sends ``models/{model}`` with the model id's "/" unescaped
     (``/v1beta/models/sim/lumen-large:generateContent``); "%2F" is accepted too.
     """
+    if method == "GET" and path.rstrip("/") in (f"/{v}/models" for v in GEMINI_VERSIONS
+                                                if v != "v1"):
+        return ""
+    found = model_method(path) if method == "POST" else None
+    return found[0] if found is not None and found[1] == "generateContent" else None
+
+
+def model_method(path: str) -> tuple[str, str] | None:
+    """(model id, method) of a ``POST /{version}/models/{model}:{method}`` path, else None:
+    ``generateContent`` here, ``batchGenerateContent`` in serve_sim.gemini_batch."""
     for version in GEMINI_VERSIONS:
-        prefix = f"/{version}/models"
-        if method == "GET" and path.rstrip("/") == prefix and version != "v1":
-            return ""
-        if method == "POST" and path.startswith(prefix + "/"):
-            name, sep, verb = path[len(prefix) + 1:].rpartition(":")
-            if sep and verb == "generateContent" and name:
-                return unquote(name)
+        prefix = f"/{version}/models/"
+        if path.startswith(prefix):
+            name, sep, verb = path[len(prefix):].rpartition(":")
+            if sep and name:
+                return unquote(name), verb
     return None
 
 

@@ -68,13 +68,19 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._dispatch("POST")
 
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
     # -- routing ------------------------------------------------------------------------
 
     def _dispatch(self, method: str) -> None:
         sim = self.server.sim
         parts = urlsplit(self.path)
         path = parts.path
-        body = self._read_body() if method == "POST" else b""
+        # a body is read wherever one is announced (google-genai may send "{}" with a GET
+        # or DELETE): left unread, it would be taken for the next request on the connection
+        body = (self._read_body() if method == "POST" or self.headers.get("Content-Length")
+                else b"")
         if body is None:
             return
         gemini_like = path.startswith(("/v1beta/", "/v1alpha/")) or ":generate" in path
@@ -87,13 +93,18 @@ class _Handler(BaseHTTPRequestHandler):
             api, route = "openai", "models"
         elif gemini_route(path, method) is not None:
             api, route = "gemini", "generate" if method == "POST" else "models"
+        elif sim.gemini_batches.owns(method, path, bool(
+                self.headers.get("x-goog-api-key") or "key" in parse_qs(parts.query))):
+            api, route = "gemini", "batch"
         elif path.startswith(("/v1/files", "/v1/batches")):
             api, route = "openai", "batch"
         else:
             self._send(api, Reply(404, self._error(api, 404, f"No route for {method} "
                                                    f"{path}", "unknown_url")), "404")
             return
-        if not self._authorised(api, parts.query):
+        upload = (api, route) == ("gemini", "batch") and sim.gemini_batches.upload_session(
+            parts.query)  # an upload URL is its own credential (google-genai sends no key)
+        if not upload and not self._authorised(api, parts.query):
             message = _MESSAGES[api][401]
             self._send(api, Reply(401, self._error(api, 401, message)), "401")
             return
@@ -101,11 +112,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(api, Reply(200, sim.model_list(api)), "ok")
             return
         if route == "batch":  # bookkeeping routes: no model answers here, no faults
-            found = sim.batches.route(method, path, parts.query, body,
-                                      self.headers.get("Content-Type", ""))
+            found = (sim.batches.route(method, path, parts.query, body,
+                                       self.headers.get("Content-Type", ""))
+                     if api == "openai" else
+                     sim.gemini_batches.route(method, path, parts.query, body, self.headers))
             self._send(api, found or Reply(404, self._error(
                 api, 404, f"No route for {method} {path}", "unknown_url")),
-                "files" if found is not None and found.status == 200 else "404")
+                "files" if found is not None and found.status == 200 else
+                str(found.status) if found is not None else "404")
             return
         if sim.down_models and (down := self._peek_model(api, path, body)) in sim.down_models:
             self._send(api, Reply(503, self._error(api, 503, _MESSAGES[api][503]), down),

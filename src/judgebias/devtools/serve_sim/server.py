@@ -21,6 +21,7 @@ from typing import Any
 
 from judgebias.devtools.serve_sim.errors import BadRequest, ServeSimError
 from judgebias.devtools.serve_sim.faults import BatchFaults, FaultDrawer, Faults
+from judgebias.devtools.serve_sim.gemini_batch import GeminiBatches
 from judgebias.devtools.serve_sim.gemini_wire import (
     GEMINI_NO_LOGPROBS,
     gemini_error,
@@ -112,6 +113,11 @@ class SimServer:
                                      lambda model: self.stats_.record(model, ANSWERED),
                                      completion_s=batch_completion_s, faults=batch_faults,
                                      seed=seed, state_dir=batch_state_dir)
+        self.gemini_batches = GeminiBatches(self.handle_gemini,
+                                            lambda model: self.stats_.record(model, ANSWERED),
+                                            self.model_ids, completion_s=batch_completion_s,
+                                            faults=batch_faults, seed=seed,
+                                            state_dir=batch_state_dir)
         self._sim_lock = threading.Lock()
         self._httpd: SimHTTPServer | None = None
         self._thread: threading.Thread | None = None
