@@ -245,9 +245,9 @@ def _model_errors(key: str, model: Mapping[str, Any], panel: Mapping[str, Any],
     if (model["backend"] == "sim") != ("sim" in model):
         errors.append(f"panel.{key}.sim: required exactly when backend is 'sim' "
                       f"(backend is {model['backend']!r})")
-    if model.get("batch") and model["backend"] != "openai":
-        errors.append(f"panel.{key}.batch: batch mode is for the openai backend (backend "
-                      f"is {model['backend']!r})")
+    if model.get("batch") and model["backend"] not in ("openai", "gemini"):
+        errors.append(f"panel.{key}.batch: batch mode is for the openai and gemini backends "
+                      f"(backend is {model['backend']!r})")
     if "engine" in model and model["backend"] != "vllm":
         errors.append(f"panel.{key}.engine: engine arguments are for the vllm backend "
                       f"(backend is {model['backend']!r})")

@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import openai
+from google import genai
+from google.genai import types
 
 from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.base import ChatRequest, ChatResponse
@@ -54,3 +56,10 @@ def sim_server(config: dict[str, Any], **options: Any) -> Iterator[SimServer]:
 def openai_client(server: SimServer) -> openai.OpenAI:
     """The openai SDK against `server`, its own retries off (a test counts every call)."""
     return openai.OpenAI(base_url=server.url + "/v1", api_key=KEY, max_retries=0)
+
+
+def gemini_client(server: SimServer) -> genai.Client:
+    """The google-genai SDK (synchronous) against `server`, its own retries off (a test
+    counts every call)."""
+    return genai.Client(api_key=KEY, http_options=types.HttpOptions(
+        base_url=server.url, retry_options=types.HttpRetryOptions(attempts=1)))

@@ -102,6 +102,6 @@ def _resource(model_key, name):
         "gpu": spec.get("gpus", 0) if backend == "vllm" else 0,
         # a batch-mode job only polls: it holds none of the provider's API slots
         "api_openai": int(backend == "openai" and not model.get("batch", False)),
-        "api_gemini": int(backend == "gemini"),
+        "api_gemini": int(backend == "gemini" and not model.get("batch", False)),
         "mem_mb": spec.get("mem_mb", 4000),
     }[name]

@@ -8,6 +8,11 @@ again without them, and every row records whether it had log-probs
 (`logprobs_available`), so the parsed score is used for those rows.
 
 google-genai's own retries are off (`attempts=1`): judgebias.models.api retries.
+
+What a request asks (:func:`generation`), and the REST body it becomes
+(:func:`request_json`), are built here once, for the online call and for each line of a
+batch (judgebias.models.gemini_batch), so both ask the same; a batch's result row is
+parsed back as the online answer is (:func:`response_from_json`, :func:`to_response`).
 """
 
 from __future__ import annotations
@@ -16,10 +21,13 @@ import asyncio
 import importlib
 import json
 import logging
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from google import genai
+from google.genai import _common as genai_common
 from google.genai import errors as genai_errors
+from google.genai import models as genai_models
 from google.genai import types
 
 from judgebias.models.api import (
@@ -34,12 +42,13 @@ from judgebias.models.api import (
 )
 from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
 
+if TYPE_CHECKING:
+    from judgebias.models.journal import Journal
+
 log = logging.getLogger(__name__)
 
 # Part of every journal key; bump when the request encoding changes.
 PROTOCOL_VERSION = "gemini-generate-1"
-
-
 
 def _transport_errors() -> tuple[type[BaseException], ...]:
     """Connection-level errors of whichever transport google-genai uses here: aiohttp for
@@ -64,6 +73,44 @@ def build_contents(request: ChatRequest) -> list[Any]:
              else types.Part.from_bytes(data=part, mime_type=image_mime_type(part))
              for part in request.parts()]
     return [types.Content(role="user", parts=parts)]
+
+
+def generation(request: ChatRequest, logprobs: bool
+               ) -> tuple[list[Any], types.GenerateContentConfig]:
+    """The contents and config that ask `request` (log-probs if `logprobs` and the
+    sampling wants them): the online call's arguments, and each batch line's."""
+    sampling = request.sampling
+    config = types.GenerateContentConfig(
+        temperature=sampling.temperature, top_p=sampling.top_p,
+        max_output_tokens=sampling.max_tokens, seed=sampling.seed,
+        system_instruction=request.system or None)
+    if logprobs and sampling.top_logprobs > 0:
+        config.response_logprobs = True
+        config.logprobs = sampling.top_logprobs
+    return build_contents(request), config
+
+
+def request_json(client: genai.Client, request: ChatRequest, logprobs: bool
+                 ) -> dict[str, Any]:
+    """The ``GenerateContentRequest`` JSON the online call sends for `request`: the body
+    of ``models.generate_content``, converted by google-genai's own code (the SDK builds no
+    JSONL lines for batch files, and a hand-written twin of its conversion would drift
+    from what online asks). A batch line's ``request`` (specs/batch.md §2)."""
+    contents, config = generation(request, logprobs)
+    parameters = types._GenerateContentParameters(model=request.model, contents=contents,
+                                                  config=config)
+    body = genai_models._GenerateContentParameters_to_mldev(
+        client._api_client, parameters, None, parameters)
+    for internal in ("_url", "_query", "config"):  # what the SDK strips before sending
+        body.pop(internal, None)
+    return genai_common.encode_unserializable_types(genai_common.convert_to_dict(body))
+
+
+def response_from_json(data: Mapping[str, Any]) -> types.GenerateContentResponse:
+    """A ``GenerateContentResponse`` JSON (a batch result row's ``response``) parsed as
+    google-genai parses the online answer's body."""
+    return types.GenerateContentResponse._from_response(
+        response=genai_models._GenerateContentResponse_from_mldev(dict(data)), kwargs={})
 
 
 def to_response(result: types.GenerateContentResponse) -> ChatResponse:
@@ -95,14 +142,21 @@ def to_response(result: types.GenerateContentResponse) -> ChatResponse:
     return ChatResponse(text=text, tokens=tokens, usage=counts, finish_reason=finish)
 
 
+def refuses_logprobs(code: object, message: str) -> bool:
+    """Whether an error (HTTP `code`, `message`) is the model refusing log-probs: online
+    (:func:`rejects_logprobs`) and in a batch's result row (gemini_batch)."""
+    return code == 400 and "logprob" in message.lower()
+
+
 def rejects_logprobs(exc: BaseException) -> bool:
-    return (isinstance(exc, genai_errors.ClientError) and exc.code == 400
-            and "logprob" in str(exc.message or exc).lower())
+    return (isinstance(exc, genai_errors.ClientError)
+            and refuses_logprobs(exc.code, str(exc.message or exc)))
 
 
 class GeminiBackend(ApiBackend):
     name = "gemini"
     version = PROTOCOL_VERSION
+    batch = False  # panel.<m>.batch: answer through Gemini's batch mode (build_backend)
 
     def __init__(self, model_id: str, label: str, limits: ApiLimits, *,
                  base_url: str | None, api_key: str):
@@ -110,27 +164,37 @@ class GeminiBackend(ApiBackend):
         self.logprobs_supported: bool | None = None  # unknown until the first answer
         self._probe: asyncio.Lock | None = None
 
-    async def _open(self) -> genai.Client:
-        self._probe = asyncio.Lock()
+    def complete_batched(self, pending: Mapping[str, ChatRequest], journal: Journal,
+                         on_response: Callable[[str, ChatResponse], None],
+                         reserve: Callable[[int], object]) -> None:
+        """Answer `pending` (journal key -> request) through Gemini's batch mode,
+        journaled batch by batch (judgebias.models.batch); `on_response(key, response)`
+        as each is ingested. Same keys and requests as online: the answers are the same."""
+        from judgebias.models.batch import answer_in_batches
+        from judgebias.models.gemini_batch import GeminiBatches
+
+        client = genai.Client(api_key=self._api_key, http_options=self._http_options())
+        answer_in_batches(GeminiBatches(client, self.model_id), self.label, self.limits,
+                          lambda requests, each: self.complete(requests, on_response=each),
+                          pending, journal, on_response, reserve)
+
+    def _http_options(self) -> types.HttpOptions:
+        """The client's options, online and batch: the timeout, the endpoint, and the
+        SDK's own retries off (judgebias.models.api retries online calls; a batch job
+        stopped by a failed call resumes where it was, and a create is never sent twice
+        blindly: it is not idempotent, specs/batch.md §2)."""
         options = types.HttpOptions(timeout=int(self.limits.timeout_s * 1000),
                                     retry_options=types.HttpRetryOptions(attempts=1))
         if self._base_url:
             options.base_url = self._base_url
-        return genai.Client(api_key=self._api_key, http_options=options)
+        return options
+
+    async def _open(self) -> genai.Client:
+        self._probe = asyncio.Lock()
+        return genai.Client(api_key=self._api_key, http_options=self._http_options())
 
     async def _close(self, client: genai.Client) -> None:
         await client.aio.aclose()
-
-    def _config(self, request: ChatRequest) -> types.GenerateContentConfig:
-        sampling = request.sampling
-        config = types.GenerateContentConfig(
-            temperature=sampling.temperature, top_p=sampling.top_p,
-            max_output_tokens=sampling.max_tokens, seed=sampling.seed,
-            system_instruction=request.system or None)
-        if sampling.top_logprobs > 0 and self.logprobs_supported is not False:
-            config.response_logprobs = True
-            config.logprobs = sampling.top_logprobs
-        return config
 
     async def _call(self, client: genai.Client, request: ChatRequest) -> ChatResponse:
         if self.logprobs_supported is None and request.sampling.top_logprobs > 0:
@@ -141,10 +205,10 @@ class GeminiBackend(ApiBackend):
         return await self._send(client, request)
 
     async def _send(self, client: genai.Client, request: ChatRequest) -> ChatResponse:
-        config = self._config(request)
+        contents, config = generation(request, self.logprobs_supported is not False)
         try:
             result = await client.aio.models.generate_content(
-                model=request.model, contents=build_contents(request), config=config)
+                model=request.model, contents=contents, config=config)
         except genai_errors.ClientError as exc:
             if not (config.response_logprobs and rejects_logprobs(exc)):
                 raise

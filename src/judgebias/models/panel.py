@@ -56,7 +56,7 @@ class PanelModel:
     engine: Mapping[str, Any] = field(default_factory=dict)
     pricing: Pricing | None = None
     max_requests: int | None = None
-    batch: bool = False  # answered through the provider's Batch API (openai)
+    batch: bool = False  # answered through the provider's batch API (openai, gemini)
     resources: Resources = field(default_factory=Resources)
     sim: Mapping[str, Any] | None = None  # planted traits; present exactly for `sim`
 

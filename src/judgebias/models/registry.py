@@ -127,10 +127,10 @@ def build_backend(config: Mapping[str, Any], model: PanelModel | str,
 
         client = OpenAIBackend(model.model_id, model.label, limits, base_url=model.base_url,
                                api_key=api_key(model))
-        client.batch = model.batch
     else:
         from judgebias.models.gemini_backend import GeminiBackend
 
         client = GeminiBackend(model.model_id, model.label, limits, base_url=model.base_url,
                                api_key=api_key(model))
+    client.batch = model.batch
     return client, client.version
