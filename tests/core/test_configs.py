@@ -185,6 +185,51 @@ def test_frame_plans_the_grid_for_nine_judges(offline, capsys):
     assert set(result.values()) == {grid}
 
 
+@pytest.mark.parametrize(("name", "key", "named"), [
+    ("philautia_eval.yaml", "pomms.datasets.nebula.n_items", "pomms.datasets.nebula.n_items"),
+    ("mmb.yaml", "mmb.dataset.hpdv2.n_test_groups", "mmb.dataset.hpdv2.n_test_groups"),
+    ("birch.yaml", "birch.datasets.mllm_judge.n_pairs", "birch.datasets.mllm_judge.n_pairs"),
+    ("frame.yaml", "frame.dataset.table.n_per_domain", "frame.dataset.table.n_per_domain"),
+])
+def test_data_without_a_declared_size_is_listed_as_not_counted(name, key, named, offline,
+                                                              tmp_path, capsys):
+    """Without the size a block declares, plan cannot count a dataset not downloaded: it
+    says so, naming the key to declare, instead of failing or counting nothing silently."""
+    params = config(name)
+    *parents, last = key.split(".")
+    del get_key(params, ".".join(parents))[last]
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(params))
+    assert main(["--params", str(path), "plan", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert any(named in row["what"] for row in result["not_counted"]), result["not_counted"]
+
+
+def test_a_file_downloaded_without_its_images_is_counted_from_its_rows(offline, tmp_path,
+                                                                        capsys):
+    """The real Flickr8k-Expert and VL-RewardBench files (../shared/data, text only): with
+    the file there but not its images, plan counts the file's items, not the declared
+    size."""
+    from helpers.project import shared_data_dir
+
+    flickr = shared_data_dir() / "caption-judgments" / "flickr8k_expert.json"
+    vlrb = shared_data_dir() / "pairwise-judgments" / "vl_rewardbench.jsonl"
+    if not (flickr.is_file() and vlrb.is_file()):
+        pytest.skip(f"real test data not found under {shared_data_dir()}")
+    params = config("philautia_eval.yaml")
+    params["pomms"]["datasets"]["flickr8k_expert"].update(path=str(flickr), n_items=10)
+    (tmp_path / "pomms.yaml").write_text(yaml.safe_dump(params))
+    assert main(["--params", str(tmp_path / "pomms.yaml"), "plan", "--json"]) == 0
+    assert set(by_study(json.loads(capsys.readouterr().out), "pomms").values()) == \
+        {32_978 + 5_664}  # Appendix A.2: the file's 5,664 captions, not the 10 declared
+    params = config("birch.yaml")
+    params["birch"]["datasets"]["vl_rewardbench"].update(path=str(vlrb), n_pairs=10)
+    (tmp_path / "birch.yaml").write_text(yaml.safe_dump(params))
+    assert main(["--params", str(tmp_path / "birch.yaml"), "plan", "--json"]) == 0
+    assert requests(json.loads(capsys.readouterr().out))["llava-1.5-13b"] == \
+        (7_756 + 1_250) * 9  # the file's 1,250 rows
+
+
 def test_online_and_batch_cost_by_hand(tmp_path):
     """10,000 calls of 400 prompt characters and one image each, at $2 / $8 per million
     input / output tokens, 100 tokens an image, output at max_tokens 50 (nothing

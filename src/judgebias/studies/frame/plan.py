@@ -43,15 +43,18 @@ NO_RENDERS = ("items or renders not built: one score per original, and per grid 
 
 def _per_domain(config: Mapping[str, Any]) -> dict[str, int] | None:
     """Items per domain: from the item table if built, else from the dataset block (a
-    FRAME table read where it lies, or, not downloaded yet, its declared
-    ``n_per_domain``); None for a table not downloaded that declares no size."""
+    FRAME table read where it lies, or, it or its images not downloaded yet, its declared
+    ``n_per_domain``: the importer checks every image); None for a table not downloaded
+    that declares no size."""
     from judgebias.studies.frame.data import _counts, read_frame_table
 
     dataset = config["frame"]["dataset"]
+    table = dataset.get("table") or {}
     if Path(ITEMS_PATH).exists():
         items = read_table(ITEMS_PATH, ITEMS)
-    elif dataset["name"] == "table" and Path(dataset["table"]["path"]).is_file():
-        items = read_frame_table(dataset["table"]["path"], dataset["table"]["image_root"])
+    elif (dataset["name"] == "table" and Path(table["path"]).is_file()
+          and Path(table["image_root"]).is_dir()):
+        items = read_frame_table(table["path"], table["image_root"])
     else:
         block = dataset[dataset["name"]]
         if "n_per_domain" not in block:
@@ -89,9 +92,10 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
     grid = frame["manipulations"]
     counts = _per_domain(config)
     if counts is None:
-        table = frame["dataset"]["table"]["path"]
-        return [NotCounted(f"every judge call: {table} is not downloaded yet and "
-                           "frame.dataset.table.n_per_domain declares no size")]
+        table = frame["dataset"]["table"]
+        return [NotCounted(f"every judge call: {table['path']} or {table['image_root']} is "
+                           "not downloaded yet and frame.dataset.table.n_per_domain "
+                           "declares no size")]
     items = read_table(ITEMS_PATH, ITEMS) if Path(ITEMS_PATH).exists() else None
     sets: list[tuple[str, Any]] = [("original", None)]
     sets += [(m, renders_path(m)) for m in grid]
