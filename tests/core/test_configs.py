@@ -141,7 +141,7 @@ def test_philautia_eval_plans_the_papers_calls(offline, capsys):
     assert sum(philautia.values()) == 54_000 + 1_296_000
     assert set(by_study(result, "pomms").values()) == {32_978 + 5_664}
     assert [r["mode"] for r in result["models"] if r["backend"] != "vllm"] == \
-        ["batch", "online"]  # GPT-4o batched; Gemini online (the config's header says why)
+        ["batch", "batch"]  # GPT-4o and Gemini 2.5 Pro through their batch APIs
 
 
 def test_xprefeval_plans_the_second_panel(offline, capsys):
