@@ -31,14 +31,15 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers.api import KEY, KEY_ENV, api_params, openai_client, sim_server
+from helpers.api import KEY, KEY_ENV, api_params, gemini_client, openai_client, sim_server
 from helpers.batch_job import MODEL, batch_requests
 from helpers.project import REPO
 
 from judgebias.config import load_config
 from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.models.journal import BATCH_DONE, Journal, request_key
-from judgebias.models.openai_backend import PROTOCOL_VERSION
+from judgebias.models.panel import panel_models
+from judgebias.models.registry import backend_version
 
 JOB = Path(__file__).resolve().parents[1] / "helpers" / "batch_job.py"
 MOMENTS = {  # moment: (held action, seconds until the provider finishes a batch)
@@ -55,11 +56,11 @@ def config() -> dict[str, Any]:
     return load_config(REPO / "params.yaml")
 
 
-def _params(config: dict[str, Any], url: str, folder: Path) -> Path:
-    params = api_params(config, "openai", url, models=["corvid-pro"])
+def _params(config: dict[str, Any], provider: str, url: str, folder: Path) -> Path:
+    params = api_params(config, provider, url, models=["corvid-pro"])
     params["panel"]["corvid-pro"]["batch"] = True
-    params.setdefault("backends", {})["openai"] = {"batch_poll_s": 0.2,
-                                                  "batch_poll_max_s": 0.5}
+    params.setdefault("backends", {})[provider] = {"batch_poll_s": 0.2,
+                                                   "batch_poll_max_s": 0.5}
     path = folder / "params.yaml"
     path.write_text(yaml.safe_dump(params, sort_keys=False))
     return path
@@ -73,17 +74,30 @@ def _job(params: Path, journal: Path) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def _on_provider(server: Any, provider: str) -> tuple[int, int]:
+    """(files, batches) the provider holds for the test key."""
+    if provider == "openai":
+        client = openai_client(server)
+        return (len(client.files.list(purpose="batch").data),
+                len(list(client.batches.list())))
+    gemini = gemini_client(server)
+    return len(list(gemini.files.list())), len(list(gemini.batches.list()))
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
 @pytest.mark.parametrize("moment", sorted(MOMENTS))
-def test_a_killed_batch_job_resumes_without_paying_twice(config, tmp_path, moment):
+def test_a_killed_batch_job_resumes_without_paying_twice(config, tmp_path, moment,
+                                                         provider):
     action, completion_s = MOMENTS[moment]
     faults = BatchFaults(hold=(action,), hold_s=30.0)
     with sim_server(config, batch_faults=faults, batch_completion_s=completion_s) as server:
-        params = _params(config, server.url, tmp_path)
+        params = _params(config, provider, server.url, tmp_path)
+        store = server.batches if provider == "openai" else server.gemini_batches
         journal = tmp_path / "journal.sqlite"
         job = _job(params, journal)
         try:
-            assert server.batches.held[action].wait(timeout=120), job.communicate()
+            assert store.held[action].wait(timeout=120), job.communicate()
         finally:
             os.kill(job.pid, signal.SIGKILL)
             job.wait(timeout=30)
@@ -94,12 +108,12 @@ def test_a_killed_batch_job_resumes_without_paying_twice(config, tmp_path, momen
         out, err = again.communicate(timeout=300)
         assert again.returncode == 0, err[-3000:]
         assert json.loads(out)["ok"] == 6
-        client = openai_client(server)
-        assert len(list(client.batches.list())) == 1  # adopted or polled, never made twice
-        assert len(client.files.list(purpose="batch").data) == 1
-        assert server.stats["outcomes"]["batch"] == 6  # every line paid once
-    keys = [request_key(r, "openai", PROTOCOL_VERSION) for r in batch_requests()]
+        # adopted or polled, never made twice; every line paid once
+        assert _on_provider(server, provider) == (1 + (provider == "gemini"), 1)
+        assert server.stats["outcomes"]["batch"] == 6
+    version = backend_version(panel_models(load_config(params))["corvid-pro"])
+    keys = [request_key(r, provider, version) for r in batch_requests()]
     with Journal(journal) as opened:
         assert len(opened.lookup(keys)) == 6 and opened.failure_count() == 0
-        assert opened.live_batches("openai", MODEL) == []
+        assert opened.live_batches(provider, MODEL) == []
         assert opened._db.execute("SELECT state FROM batches").fetchall() == [(BATCH_DONE,)]

@@ -12,7 +12,7 @@ from typing import Any
 
 import openai
 import pytest
-from helpers.api import KEY, KEY_ENV, api_params, openai_client, sim_server
+from helpers.api import KEY, KEY_ENV, api_params, gemini_client, openai_client, sim_server
 from helpers.batch_job import MODEL, batch_requests
 from helpers.project import REPO
 
@@ -21,6 +21,8 @@ from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.batch import BatchPending, BatchRunner, BatchSettings
+from judgebias.models.gemini_backend import PROTOCOL_VERSION as GEMINI_PROTOCOL
+from judgebias.models.gemini_batch import GeminiBatches
 from judgebias.models.journal import BATCH_DONE, BudgetExceeded, Journal, request_key
 from judgebias.models.openai_backend import PROTOCOL_VERSION
 from judgebias.models.openai_batch import OpenAIBatches
@@ -304,3 +306,34 @@ def test_a_resumed_batch_is_not_counted_twice_against_the_budget(server, request
         assert len(journal.lookup(pending)) == 6 and journal.calls_started(MODEL) == 6
         with pytest.raises(BudgetExceeded):
             journal.reserve_calls(MODEL, 1, 6)
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_a_file_the_provider_deleted_before_the_create_is_uploaded_again(
+        server, requests, tmp_path, provider):
+    """A job stopped after its upload and resumed after the provider deleted the file
+    (Gemini keeps files 48 h, OpenAI 30 days; specs/batch.md §4): the lines are uploaded
+    again and the batch created on the new file, each line answered once."""
+    if provider == "openai":
+        batches, store = OpenAIBatches(openai_client(server)), server.batches
+        version = PROTOCOL_VERSION
+    else:
+        batches, store = GeminiBatches(gemini_client(server), MODEL), server.gemini_batches
+        version = GEMINI_PROTOCOL
+    pending = {request_key(r, provider, version): r for r in requests}
+
+    def stop(state: str) -> None:
+        if state == "uploaded":
+            raise Stop(state)
+
+    def runner(journal: Journal, on_state: Any = None) -> BatchRunner:
+        return BatchRunner(batches, journal, MODEL, BatchSettings(poll_s=0.01),
+                           on_state=on_state, sleep=lambda s: None)
+
+    with Journal(tmp_path / "j.sqlite") as journal, pytest.raises(Stop):
+        runner(journal, stop).run(pending, lambda k, r: None)
+    store.files.clear()  # the provider deleted it
+    with Journal(tmp_path / "j.sqlite") as journal:
+        got = _recorded(runner(journal), journal, pending)
+        assert all(r.ok for r in got.values()) and len(journal.lookup(pending)) == 6
+    assert server.stats["outcomes"]["batch"] == 6 and len(store.batches) == 1

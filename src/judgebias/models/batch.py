@@ -21,7 +21,8 @@ uploading  before the file upload           looks for our file by name (``jb-<lo
                                             ours, else uploads
 uploaded   after the upload (file id)       looks for a batch tagged with our local id
                                             on that file (the create may have landed);
-                                            adopts it, else creates
+                                            adopts it, else creates (a file the provider
+                                            deleted since is uploaded again)
 submitted  after the create (batch id)      polls that batch
 finished   provider state terminal          downloads the result files, ingests
 ingested   every key has a journal row      nothing: done
@@ -135,6 +136,11 @@ class BatchProvider(Protocol):
         ...
 
     def upload(self, tag: str, payload: bytes) -> str: ...
+
+    def has_file(self, file_id: str) -> bool:
+        """Whether an uploaded file is still there (Gemini deletes files after 48 h,
+        OpenAI after 30 days by default: a job resumed later must upload again)."""
+        ...
 
     def find_batch(self, tag: str, file_id: str) -> str | None:
         """The id of a batch created for `tag` on `file_id` (a create that landed)."""
@@ -312,6 +318,13 @@ class BatchRunner:
             else:
                 file_id = self.provider.upload(tag, payload)
             self._set(batch, file_id=file_id, state="uploaded")
+        if batch["state"] == "uploaded" and payload is None and not self.provider.has_file(
+                batch["file_id"]):  # a stopped job's file, deleted since: upload again
+            log.info("%s: batch %s's file %s is gone from the provider; uploading it again",
+                     self.model, tag, batch["file_id"])
+            self._set(batch, file_id=None, state="uploading")
+            self._send(batch, pending)
+            return
         if batch["state"] == "uploaded":
             batch_id = self.provider.find_batch(tag, batch["file_id"])
             if batch_id is not None:

@@ -40,6 +40,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from google import genai
+from google.genai import errors as genai_errors
 
 from judgebias.models.base import STATUS_FAILED, ChatRequest, ChatResponse
 from judgebias.models.batch import BatchStatus
@@ -98,6 +99,15 @@ class GeminiBatches:
         if not uploaded.name:
             raise RuntimeError(f"Gemini's Files API returned no name for {_name(tag)}")
         return uploaded.name
+
+    def has_file(self, file_id: str) -> bool:
+        try:
+            self.client.files.get(name=file_id)
+        except genai_errors.ClientError as exc:
+            if exc.code == 404:
+                return False
+            raise
+        return True
 
     def find_batch(self, tag: str, file_id: str) -> str | None:
         for found in self.client.batches.list(config={"page_size": PAGE_SIZE}):

@@ -50,6 +50,13 @@ class OpenAIBatches:
     def upload(self, tag: str, payload: bytes) -> str:
         return self.client.files.create(file=(_filename(tag), payload), purpose="batch").id
 
+    def has_file(self, file_id: str) -> bool:
+        try:
+            self.client.files.retrieve(file_id)
+        except openai.NotFoundError:
+            return False
+        return True
+
     def find_batch(self, tag: str, file_id: str) -> str | None:
         for found in self.client.batches.list():
             if (found.metadata or {}).get("jb") == tag and found.input_file_id == file_id:

@@ -58,15 +58,10 @@ where it was (an upload in progress is not kept: its client starts it again).
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
-import itertools
 import json
-import random
 import secrets
-import threading
 import time
-import zlib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -74,10 +69,9 @@ from email.message import Message
 from pathlib import Path
 from typing import Any
 
-from judgebias.artifacts import write_bytes
+from judgebias.devtools.serve_sim.batch_store import BatchStore, first, with_row_faults
 from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.gemini_wire import gemini_error, model_method
-from judgebias.devtools.serve_sim.openai_batch import _first
 from judgebias.devtools.serve_sim.wire import Reply
 
 VERSIONS = ("v1", "v1beta", "v1alpha")
@@ -185,7 +179,7 @@ class _Upload:
     data: bytearray = field(default_factory=bytearray)
 
 
-class GeminiBatches:
+class GeminiBatches(BatchStore[StoredFile, Batch]):
     """The files and batches one server holds, and their routes (module docstring).
 
     `answer(model, body) -> Reply` is the server's online generateContent answer for a
@@ -197,54 +191,13 @@ class GeminiBatches:
                  count: Callable[[str | None], None], models: Collection[str],
                  completion_s: float = 0.0, faults: BatchFaults | None = None,
                  seed: int = 0, state_dir: Path | None = None) -> None:
+        super().__init__(StoredFile, Batch, faults, seed,
+                         Path(state_dir) / "gemini" if state_dir is not None else None)
         self.answer = answer
         self.count = count
         self.models = frozenset(models)
         self.completion_s = float(completion_s)
-        self.faults = faults or BatchFaults()
-        self.seed = int(seed)
-        self.state_dir = Path(state_dir) / "gemini" if state_dir is not None else None
-        self.files: dict[str, StoredFile] = {}
-        self.batches: dict[str, Batch] = {}
         self._uploads: dict[str, _Upload] = {}
-        self._lock = threading.Lock()
-        self._ids = itertools.count(self._load() + 1)
-
-    # -- state on disk --------------------------------------------------------------------
-
-    def _load(self) -> int:
-        """Read a previous server's files and batches from `state_dir`; the largest id."""
-        if self.state_dir is None:
-            return 0
-        for path in sorted((self.state_dir / "files").glob("*.json")):
-            meta = json.loads(path.read_text())
-            meta["content"] = path.with_suffix(".bin").read_bytes()
-            self.files[meta["id"]] = StoredFile(**meta)
-        for path in sorted((self.state_dir / "batches").glob("*.json")):
-            found = Batch(**json.loads(path.read_text()))
-            self.batches[found.id] = found
-        return max((int(i.removeprefix("sim")) for i in [*self.files, *self.batches]),
-                   default=0)
-
-    def _save(self, item: StoredFile | Batch) -> None:
-        if self.state_dir is None:
-            return
-        record = dataclasses.asdict(item)
-        folder = self.state_dir / ("files" if isinstance(item, StoredFile) else "batches")
-        folder.mkdir(parents=True, exist_ok=True)
-        if isinstance(item, StoredFile):
-            write_bytes(record.pop("content"), folder / f"{item.id}.bin")
-        write_bytes(json.dumps(record).encode(), folder / f"{item.id}.json")
-
-    def _forget(self, item: StoredFile | Batch) -> None:
-        if self.state_dir is None:
-            return
-        folder = self.state_dir / ("files" if isinstance(item, StoredFile) else "batches")
-        for suffix in (".json", ".bin"):
-            (folder / f"{item.id}{suffix}").unlink(missing_ok=True)
-
-    def _new_id(self) -> str:
-        return f"sim{next(self._ids):06d}"
 
     # -- routing ------------------------------------------------------------------------
 
@@ -267,17 +220,25 @@ class GeminiBatches:
 
     def upload_session(self, query: str) -> bool:
         """Whether `query` names an upload in progress (its URL is its credential)."""
-        upload_id = _first(query, "upload_id")
+        upload_id = first(query, "upload_id")
         return upload_id is not None and upload_id in self._uploads
 
     def route(self, method: str, path: str, query: str, body: bytes,
               headers: Message) -> Reply | None:
         """The reply to a files or batches request, or None if `path` is not one
-        (`headers`: the request's, looked up case-insensitively)."""
+        (`headers`: the request's, looked up case-insensitively); held back first where
+        a fault says so (BatchStore._hold)."""
+        reply = self._route(method, path, query, body, headers)
+        if reply is not None and (action := _action(method, path, headers)) is not None:
+            self._hold(action)
+        return reply
+
+    def _route(self, method: str, path: str, query: str, body: bytes,
+               headers: Message) -> Reply | None:
         base = f"http://{headers.get('Host', '127.0.0.1')}"
         parts = path.strip("/").split("/")
         if parts[:1] == ["upload"] and parts[2:] == ["files"] and method == "POST":
-            if _first(query, "upload_id") is not None:
+            if first(query, "upload_id") is not None:
                 return self._upload_chunk(query, body, headers, base)
             return self._upload_start(body, headers, base)
         if parts[:1] == ["download"] and len(parts) == 4 and parts[2] == "files":
@@ -371,7 +332,7 @@ class GeminiBatches:
         says ``x-goog-upload-status`` (the SDK retries a chunk answered without one)."""
         command = {c.strip() for c in headers.get("X-Goog-Upload-Command", "").split(",")}
         with self._lock:
-            upload = self._uploads.get(_first(query, "upload_id") or "")
+            upload = self._uploads.get(first(query, "upload_id") or "")
             problem = None
             if upload is None:
                 problem = "no upload in progress has this upload_id"
@@ -388,7 +349,7 @@ class GeminiBatches:
             upload.data += body
             if "finalize" not in command:
                 return Reply(200, {}, headers=(("x-goog-upload-status", "active"),))
-            del self._uploads[_first(query, "upload_id") or ""]
+            del self._uploads[first(query, "upload_id") or ""]
             if len(upload.data) != upload.size:
                 return Reply(400, gemini_error(400, f"upload: {len(upload.data)} bytes "
                                                     f"received, {upload.size} announced"),
@@ -530,7 +491,7 @@ class GeminiBatches:
         if round(faults.expire_share * n) > 0:  # Gemini keeps nothing of an expired job
             batch.state = EXPIRED
             return
-        rng = random.Random(self.seed * 1_000_003 + zlib.crc32(batch.id.encode()))
+        rng = self._rng(batch.id)
         failing = set(rng.sample(range(n), round(faults.fail_share * n)))
         answered: list[dict[str, Any]] = []
         rejected: list[dict[str, Any]] = []
@@ -547,7 +508,8 @@ class GeminiBatches:
             else:
                 rejected.append({**row, "error": reply.body.get("error", reply.body)})
         batch.succeeded, batch.failed = len(answered), len(rejected)
-        rows = _with_row_faults(answered, faults, rng, inline=not batch.input_file)
+        rows = with_row_faults(answered, faults, rng, _foreign_file if batch.input_file
+                               else _foreign_inline)
         rows = (rows + rejected)[::-1]
         if batch.input_file:
             batch.responses_file = self._store(f"{batch.id}-responses", rows)
@@ -556,18 +518,29 @@ class GeminiBatches:
         batch.state = SUCCEEDED
 
 
-def _with_row_faults(rows: list[dict[str, Any]], faults: BatchFaults, rng: random.Random,
-                     *, inline: bool) -> list[dict[str, Any]]:
-    """The answered rows with some lost, some repeated and some for keys never sent (a
-    file row's ``key``; an inline row's ``metadata.key``)."""
-    lost = set(rng.sample(range(len(rows)), min(faults.missing_rows, len(rows))))
-    out = [row for i, row in enumerate(rows) if i not in lost]
-    out += [dict(row) for row in out[:faults.duplicate_rows]]
-    for i in range(faults.foreign_rows):
-        key = f"foreign-{i}"
-        template = out[0] if out else {"response": {}}
-        out.append({**template, **({"metadata": {"key": key}} if inline else {"key": key})})
-    return out
+def _action(method: str, path: str, headers: Message) -> str | None:
+    """Which held action (BatchFaults.hold) a request is: the upload's finalizing chunk
+    (the file exists then), a batch create, a batch poll, a download."""
+    parts = path.strip("/").split("/")
+    if parts[:1] == ["upload"]:
+        return "upload" if "finalize" in headers.get("X-Goog-Upload-Command", "") else None
+    if parts[:1] == ["download"] or path.endswith(":download"):
+        return "content" if method == "GET" else None
+    if method == "POST" and path.endswith(":batchGenerateContent"):
+        return "create"
+    if method == "GET" and len(parts) == 3 and parts[1] == "batches" and ":" not in parts[2]:
+        return "retrieve"
+    return None
+
+
+def _foreign_file(template: dict[str, Any], key: str) -> dict[str, Any]:
+    """A responses-file row for a key the batch never held (a row fault)."""
+    return {"response": {}, **template, "key": key}
+
+
+def _foreign_inline(template: dict[str, Any], key: str) -> dict[str, Any]:
+    """An inlined response for a key the batch never held (a row fault)."""
+    return {"response": {}, **template, "metadata": {"key": key}}
 
 
 def _file_lines(content: bytes) -> tuple[list[dict[str, Any]], str | None]:
@@ -612,8 +585,8 @@ def _page(items: list[Any], query: str, default: int) -> tuple[list[Any] | None,
     """One page of `items` (None if the query is bad) and the next page's token ("" on
     the last page): the token is the next offset, opaque to clients."""
     try:
-        size = min(int(_first(query, "pageSize") or default), 1000)
-        start = int(_first(query, "pageToken") or 0)
+        size = min(int(first(query, "pageSize") or default), 1000)
+        start = int(first(query, "pageToken") or 0)
     except ValueError:
         return None, ""
     if size < 1 or start < 0:

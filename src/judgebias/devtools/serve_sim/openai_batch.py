@@ -35,22 +35,16 @@ mid-batch) knows every batch and file, and a live batch goes on where it was.
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
 import json
-import random
-import threading
 import time
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.parser import BytesParser
 from email.policy import HTTP
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
 
-from judgebias.artifacts import write_bytes
+from judgebias.devtools.serve_sim.batch_store import BatchStore, first, with_row_faults
 from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.openai_wire import openai_error
 from judgebias.devtools.serve_sim.wire import Reply
@@ -107,7 +101,7 @@ class Batch:
         }
 
 
-class OpenAIBatches:
+class OpenAIBatches(BatchStore[StoredFile, Batch]):
     """The files and batches one server holds, and their routes (module docstring).
 
     `answer(body) -> Reply` is the server's online chat answer for a request body;
@@ -117,44 +111,10 @@ class OpenAIBatches:
     def __init__(self, answer: Callable[[bytes], Reply], count: Callable[[str | None], None],
                  completion_s: float = 0.0, faults: BatchFaults | None = None,
                  seed: int = 0, state_dir: Path | None = None) -> None:
+        super().__init__(StoredFile, Batch, faults, seed, state_dir)
         self.answer = answer
         self.count = count
         self.completion_s = float(completion_s)
-        self.faults = faults or BatchFaults()
-        self.seed = int(seed)
-        self.state_dir = Path(state_dir) if state_dir is not None else None
-        self.files: dict[str, StoredFile] = {}
-        self.batches: dict[str, Batch] = {}
-        # set when a held reply (faults.hold) starts waiting: a test kills its client then
-        self.held = {action: threading.Event() for action in self.faults.hold}
-        self._lock = threading.Lock()
-        self._ids = itertools.count(self._load() + 1)
-
-    # -- state on disk ----------------------------------------------------------------------
-
-    def _load(self) -> int:
-        """Read a previous server's files and batches from `state_dir`; the largest id."""
-        if self.state_dir is None:
-            return 0
-        for path in sorted((self.state_dir / "files").glob("*.json")):
-            meta = json.loads(path.read_text())
-            meta["content"] = path.with_suffix(".bin").read_bytes()
-            self.files[meta["id"]] = StoredFile(**meta)
-        for path in sorted((self.state_dir / "batches").glob("*.json")):
-            found = Batch(**json.loads(path.read_text()))
-            self.batches[found.id] = found
-        numbers = [int(i.rsplit("sim", 1)[1]) for i in [*self.files, *self.batches]]
-        return max(numbers, default=0)
-
-    def _save(self, item: StoredFile | Batch) -> None:
-        if self.state_dir is None:
-            return
-        record = dataclasses.asdict(item)
-        folder = self.state_dir / ("files" if isinstance(item, StoredFile) else "batches")
-        folder.mkdir(parents=True, exist_ok=True)
-        if isinstance(item, StoredFile):
-            write_bytes(record.pop("content"), folder / f"{item.id}.bin")
-        write_bytes(json.dumps(record).encode(), folder / f"{item.id}.json")
 
     # -- routing ------------------------------------------------------------------------
 
@@ -170,14 +130,6 @@ class OpenAIBatches:
         if reply is not None and action is not None:
             self._hold(action)
         return reply
-
-    def _hold(self, action: str) -> None:
-        """Hold the first reply of a held action back (faults.hold), after the action."""
-        event = self.held.get(action)
-        if event is None or event.is_set():
-            return
-        event.set()
-        time.sleep(self.faults.hold_s)
 
     def _route(self, method: str, path: str, query: str, body: bytes, content_type: str
                ) -> Reply | None:
@@ -212,9 +164,6 @@ class OpenAIBatches:
             return Reply(404, openai_error(404, f"No batch found with id '{batch_id}'."))
         return then(found)
 
-    def _new_id(self, prefix: str) -> str:
-        return f"{prefix}-sim{next(self._ids):06d}"
-
     # -- files ----------------------------------------------------------------------------
 
     def upload(self, body: bytes, content_type: str) -> Reply:
@@ -225,21 +174,21 @@ class OpenAIBatches:
                                            param="file"))
         filename, content = fields["file"]
         with self._lock:
-            stored = StoredFile(self._new_id("file"), filename or "upload.jsonl",
+            stored = StoredFile(self._new_id("file-"), filename or "upload.jsonl",
                                 fields["purpose"][1].decode(), content, int(time.time()))
             self.files[stored.id] = stored
             self._save(stored)
         return Reply(200, stored.record())
 
     def list_files(self, query: str) -> Reply:
-        purpose = _first(query, "purpose")
+        purpose = first(query, "purpose")
         data = [f.record() for f in self.files.values()
                 if purpose is None or f.purpose == purpose]
         return Reply(200, {"object": "list", "data": data, "has_more": False})
 
     def _store(self, filename: str, lines: list[dict[str, Any]]) -> str:
         content = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
-        stored = StoredFile(self._new_id("file"), filename, "batch_output", content,
+        stored = StoredFile(self._new_id("file-"), filename, "batch_output", content,
                             int(time.time()))
         self.files[stored.id] = stored
         self._save(stored)
@@ -267,7 +216,7 @@ class OpenAIBatches:
                 "batch file", param="input_file_id"))
         metadata = request.get("metadata")
         with self._lock:
-            batch = Batch(self._new_id("batch"), source.id, metadata, time.time())
+            batch = Batch(self._new_id("batch-"), source.id, metadata, time.time())
             batch.lines, batch.errors = _validated(source.content)
             if batch.errors:
                 batch.status, batch.finished_at = "failed", int(time.time())
@@ -277,9 +226,9 @@ class OpenAIBatches:
 
     def list_batches(self, query: str) -> Reply:
         """``batches.list``: newest first, paged by ``after`` (an id) and ``limit``."""
-        limit = min(100, int(_first(query, "limit") or 20))
+        limit = min(100, int(first(query, "limit") or 20))
         ordered = sorted(self.batches.values(), key=lambda b: b.created_at, reverse=True)
-        if after := _first(query, "after"):
+        if after := first(query, "after"):
             ids = [b.id for b in ordered]
             ordered = ordered[ids.index(after) + 1:] if after in ids else []
         page = ordered[:limit]
@@ -310,7 +259,7 @@ class OpenAIBatches:
         """Answer the lines as the online route does, acting out the faults; write the
         output and error files (module docstring)."""
         faults = self.faults
-        rng = random.Random(self.seed * 1_000_003 + zlib.crc32(batch.id.encode()))
+        rng = self._rng(batch.id)
         n = len(batch.lines)
         unfinished = round(faults.expire_share * n)
         failing = set(rng.sample(range(n - unfinished),
@@ -338,7 +287,7 @@ class OpenAIBatches:
                 else:
                     rejected.append(row)
         batch.completed, batch.failed = len(answered), len(rejected)
-        output = _with_row_faults(answered[::-1], faults, rng)
+        output = with_row_faults(answered[::-1], faults, rng, _foreign)
         if output:
             batch.output_file_id = self._store(f"{batch.id}_output.jsonl", output)
         if rejected:
@@ -347,28 +296,16 @@ class OpenAIBatches:
         batch.finished_at = int(time.time())
 
 
-def _with_row_faults(rows: list[dict[str, Any]], faults: BatchFaults,
-                     rng: random.Random) -> list[dict[str, Any]]:
-    """The output rows with some lost, some repeated and some for keys never sent."""
-    lost = set(rng.sample(range(len(rows)), min(faults.missing_rows, len(rows))))
-    out = [row for i, row in enumerate(rows) if i not in lost]
-    out += [dict(row) for row in out[:faults.duplicate_rows]]
-    for i in range(faults.foreign_rows):
-        template = out[0] if out else {"response": None, "error": None}
-        out.append({**template, "id": f"batch_req_foreign{i}", "custom_id": f"foreign-{i}"})
-    return out
+def _foreign(template: dict[str, Any], key: str) -> dict[str, Any]:
+    """An output row for a ``custom_id`` the batch never held (a row fault)."""
+    return {"response": None, "error": None, **template,
+            "id": f"batch_req_{key.replace('-', '')}", "custom_id": key}
 
 
 def _error_row(key: str, code: str, message: str) -> dict[str, Any]:
     """An error-file row of a request that never got an HTTP response."""
     return {"id": f"batch_req_{key}", "custom_id": key, "response": None,
             "error": {"code": code, "message": message}}
-
-
-def _first(query: str, name: str) -> str | None:
-    """A query parameter's first value, None when absent."""
-    values = parse_qs(query).get(name)
-    return values[0] if values else None
 
 
 def _validated(content: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
