@@ -17,6 +17,7 @@ SMOKE = {
     "card_compare.py": ["--datasets", "50", "--ns", "30", "--resamples", "99"],
     # a folder against itself: identical, exit 0
     "compare_results.py": ["src/judgebias/prompts", "src/judgebias/prompts"],
+    "configs_plan.py": ["--repeat", "1", "configs/xprefeval.yaml"],
     "client_overhead.py": ["--latency", "0.05", "--rounds", "2", "--repeat", "1",
                            "--concurrency", "4"],
     "dag_scale.py": ["--models", "6", "--images", "20", "--repeat", "1"],
