@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -107,12 +108,41 @@ def _cmd_card(args: argparse.Namespace) -> None:
 def _cmd_plan(args: argparse.Namespace) -> None:
     from judgebias.plan import plan_calls, plan_json, plan_text
 
+    if args.power:
+        _power(args)
+        return
     plan = plan_calls(load_config(args.params, data=False))  # counts absent data by size
     print(json.dumps(plan_json(plan), indent=1, default=str) if args.json else plan_text(plan))
     over = [p.model for p in plan.models if p.budget_left is not None
             and p.needed > p.budget_left]
     if over:
         raise ConfigError(f"over budget (max_requests): {', '.join(over)}")
+
+
+def _power(args: argparse.Namespace) -> None:
+    from judgebias.power import PowerSettings, power_plan, power_text
+
+    settings = PowerSettings(alpha=args.alpha, power=args.power_level,
+                             targets=_targets(args.target))
+    table = power_plan(load_config(args.params, data=False), Path(args.pilot), settings)
+    print(table.to_json(orient="records", indent=1) if args.json
+          else power_text(table, settings))
+
+
+def _targets(items: Sequence[str]) -> dict[str, float]:
+    """``--target MEASURE=EFFECT`` items as a mapping, a bad one a clear error."""
+    targets = {}
+    for item in items:
+        measure, _, value = item.partition("=")
+        try:
+            effect = float(value)
+        except ValueError:
+            effect = math.nan
+        if not measure or not math.isfinite(effect) or effect == 0:
+            raise ConfigError(f"--target {item}: expected MEASURE=EFFECT, a non-zero "
+                              "number in the measure's unit (e.g. self_preference=2)")
+        targets[measure] = effect
+    return targets
 
 
 def _cmd_serve_sim(args: argparse.Namespace) -> None:
@@ -216,6 +246,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("plan", _cmd_plan, "calls each model still needs (and tokens/cost where priced)")
     p.add_argument("--json", action="store_true",
                    help="print the plan as JSON (model rows, study rows, notes)")
+    p.add_argument("--power", action="store_true",
+                   help="instead: the minimum detectable effect of each headline measure at "
+                   "the configured sizes, from a pilot run's card (judgebias.power)")
+    p.add_argument("--pilot", default=".", metavar="DIR",
+                   help="--power: the pilot run's folder, with params.yaml and "
+                   "results/judges.parquet (default: this project)")
+    p.add_argument("--alpha", type=float, default=0.05, help="--power: the test's level")
+    p.add_argument("--power-level", type=float, default=0.8, metavar="P",
+                   help="--power: the power wanted (default %(default)s)")
+    p.add_argument("--target", nargs="*", default=[], metavar="MEASURE=EFFECT",
+                   help="--power: the size each target effect needs (in the measure's unit)")
     p = add("serve-sim", _cmd_serve_sim,
             "serve the simulated panel as an OpenAI/Gemini-compatible API on loopback")
     from judgebias.devtools.serve_sim.args import add_arguments

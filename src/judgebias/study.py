@@ -13,6 +13,9 @@ A study is a package under judgebias.studies, named by one line of the registry
 - extra commands, if any (``cli``: a function given ``add(name, function, help)``),
 - the model calls it will make (``plan``: params -> list of PlannedCalls, keyed or
   estimated, and NotCounted lines, for `judgebias plan`),
+- how its powered card measures grow with its params (``power``: params -> {card measure:
+  design size}, the units the measure's ``n`` is proportional to: images, pairs, items;
+  `judgebias plan --power`, judgebias.power),
 - its report section (``report``: (params, results folder, named data files) -> report
   Section; the files it reads are its ``tables.report_inputs``, a ReportInputs),
 - its rows of the judge card (``card``: (params, named files) -> card rows, the columns of
@@ -66,6 +69,7 @@ class Study:
     validate: str | None = None
     warnings: str | None = None
     plan: str | None = None
+    power: str | None = None
     report: str | None = None
     card: str | None = None
     card_inputs: str | None = None

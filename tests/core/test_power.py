@@ -1,13 +1,19 @@
-"""judgebias.power's formulas on hand-computed cases (the simulation check is
-benchmarks/power_check.py, smoke-run in tests/core/test_benchmarks.py)."""
+"""judgebias.power's formulas on hand-computed cases, and `judgebias plan --power` (the
+simulation check is benchmarks/power_check.py, smoke-run in tests/core/test_benchmarks.py)."""
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
 
 import pandas as pd
 import pytest
+import yaml
+from helpers.project import BIN, REPO
 
+from judgebias.artifacts import write_table
+from judgebias.card.schema import CARD, card_row
 from judgebias.power import (
     PowerSettings,
     detection_power,
@@ -65,3 +71,35 @@ def test_the_table_scales_the_pilots_errors_to_the_configured_size():
     # judge z is not in the pilot: the median error of a, b, c (s0 = 2)
     assert table.loc["z", "se_pilot"] == pytest.approx(2.0)
     assert table.loc["z", "variance_from"] == "pilot median of 3 judges (simulated panel)"
+
+
+def test_plan_power_carries_a_pilots_card_to_a_papers_config(tmp_path, default_params):
+    """`judgebias plan --power` from the command line: the pilot is the default
+    (simulated) panel on 300 BIRCH pairs, with a written card; configs/birch.yaml runs
+    7,756 + 1,250 pairs, its first dataset 7,756 (BIRCH's power hook): every judge's IB
+    error shrinks by sqrt(300 / 7,756), judges not in the pilot take the pilot's median."""
+    pilot = tmp_path / "pilot"
+    (pilot / "results").mkdir(parents=True)
+    (pilot / "params.yaml").write_text(yaml.safe_dump(default_params, sort_keys=False))
+    rows = [card_row(model, "birch", "ib", setting="synthetic", unit="accuracy difference",
+                     estimate=0.1, ci_low=0.1 - half, ci_high=0.1 + half, n=200)
+            for model, half in (("corvid-pro", Z975 * 0.05), ("lumen-mini", Z975 * 0.07))]
+    card = pd.DataFrame(rows).assign(p_adjusted=math.nan, significant=False)
+    write_table(card, pilot / "results" / "judges.parquet", CARD)
+    out = subprocess.run([str(BIN / "judgebias"), "--params", str(REPO / "configs/birch.yaml"),
+                          "plan", "--power", "--pilot", str(pilot), "--json",
+                          "--target", "ib=0.05"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    table = pd.DataFrame(json.loads(out.stdout)).set_index("model")
+    assert (table["measure"] == "ib").all() and len(table) == 8  # the paper's eight judges
+    shrink = math.sqrt(300 / 7756)
+    assert table["n"].tolist() == pytest.approx([200 / shrink ** 2] * 8)
+    assert table["se_pilot"].iloc[0] == pytest.approx(0.06)  # median of 0.05 and 0.07
+    assert table["mde"].iloc[0] == pytest.approx((Z975 + Z80) * 0.06 * shrink)
+    assert table["variance_from"].iloc[0] == "pilot median of 2 judges (simulated panel)"
+    assert table["n_for_target"].iloc[0] == math.ceil(200 * ((Z975 + Z80) * 0.06 / 0.05) ** 2)
+    no_pilot = subprocess.run([str(BIN / "judgebias"), "plan", "--power", "--pilot",
+                               str(tmp_path / "none")], capture_output=True, text=True,
+                              cwd=REPO)
+    assert no_pilot.returncode != 0 and "no pilot run there" in no_pilot.stderr

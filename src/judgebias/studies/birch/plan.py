@@ -151,3 +151,17 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
         else:
             planned += _keyed(config, name, pairs)
     return planned
+
+
+POWERED = ("ib", "irs", "lb", "birch_gain")  # card measures over pairs (judgebias.power)
+
+
+def power_sizes(config: Mapping[str, Any]) -> dict[str, float]:
+    """The design size of the card's accuracy differences: the pairs of the first
+    dataset, the one the card's headline rows come from (judgebias.power)."""
+    name = next(iter(config["birch"]["datasets"]))
+    found = _pairs(config, name)
+    if found is None:
+        return {}
+    pairs = len(found) if isinstance(found, pd.DataFrame) else found[0]
+    return {measure: float(pairs) for measure in POWERED} if pairs else {}

@@ -14,6 +14,7 @@ STUDY = Study(
     validate=f"{__name__}.params:validate",
     warnings=f"{__name__}.params:warnings",
     plan=f"{__name__}.plan:planned_calls",
+    power=f"{__name__}.plan:power_sizes",
     report=f"{__name__}.report:report_section",
     card=f"{__name__}.card:rows",
     card_inputs=f"{__name__}.card:inputs",

@@ -196,3 +196,12 @@ def _estimated_follow_ups(frame: Mapping[str, Any], counts: Mapping[str, int],
                 frame["pairwise"]["manipulation"], domain)
             total += n * 2 * (1 + applies_here)
     return total
+
+
+def power_sizes(config: Mapping[str, Any]) -> dict[str, float]:
+    """The design size of the card's per-cell inflation (``max_gain``): the items of a
+    domain, the items a cell's difference is averaged over (judgebias.power)."""
+    counts = _per_domain(config)
+    if not counts:
+        return {}
+    return {"max_gain": sum(counts.values()) / len(counts)}

@@ -149,3 +149,19 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
     planned.append(NotCounted("CLIP image embeddings (mmb.embedding: a local model, "
                               "not a panel model; cached per image)"))
     return planned
+
+
+POWERED = ("mmb_vs_avg_ece", "mmb_vs_bpe_ece", "mmb_vs_avg_brier", "mmb_vs_bpe_brier")
+
+
+def power_sizes(config: Mapping[str, Any]) -> dict[str, float]:
+    """The design size of the card's calibration differences: test groups (the t over
+    test-group differences; judgebias.power)."""
+    dataset = config["mmb"]["dataset"]
+    if dataset["name"] == "synthetic":
+        groups = dataset["synthetic"].get("n_test_groups", 30)
+    elif Path(dataset["hpdv2"]["test"]).is_file():
+        groups = len(json.loads(Path(dataset["hpdv2"]["test"]).read_text(encoding="utf-8")))
+    else:
+        groups = dataset["hpdv2"].get("n_test_groups", 0)
+    return {measure: float(groups) for measure in POWERED} if groups else {}

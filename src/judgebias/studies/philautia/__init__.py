@@ -12,6 +12,7 @@ STUDY = Study(
     rules="workflow/rules/philautia.smk",
     validate=f"{__name__}.params:validate",
     plan=f"{__name__}.plan:planned_calls",
+    power=f"{__name__}.plan:power_sizes",
     report=f"{__name__}.report:report_section",
     card=f"{__name__}.card:rows",
     card_inputs=f"{__name__}.card:inputs",

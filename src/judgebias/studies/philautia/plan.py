@@ -20,6 +20,7 @@ from judgebias.study import study_models
 NO_DATASET = "dataset not built: one caption per image (n_images) and one score per " \
     "(setting, generator, image), if every caption succeeds"
 NO_CAPTIONS = "scores of captions not written yet: one per image, if every caption succeeds"
+POWERED = ("self_preference", "family_preference", "own_minus_family")  # card measures
 
 
 def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
@@ -50,3 +51,14 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
                 calls.requests += [r for r in requests if r is not None]
             planned.append(calls)
     return planned
+
+
+def power_sizes(config: Mapping[str, Any]) -> dict[str, float]:
+    """The design size of the card's self-preference measures: images (judgebias.power;
+    the image-clustered standard error shrinks with the root of their number)."""
+    spec = config["philautia"]["dataset"]
+    if Path(DATASET_TABLE).exists():
+        images = len(read_table(DATASET_TABLE, IMAGES))
+    else:
+        images = spec[spec["name"]].get("n_images") or 0
+    return {measure: float(images) for measure in POWERED} if images else {}
