@@ -32,8 +32,7 @@ from typing import Any
 import pytest
 import yaml
 from helpers.api import KEY, KEY_ENV, api_params, gemini_client, openai_client, sim_server
-from helpers.batch_job import MODEL, batch_requests
-from helpers.project import REPO
+from helpers.batch import MODEL, batch_requests, on_provider
 
 from judgebias.config import load_config
 from judgebias.devtools.serve_sim.faults import BatchFaults
@@ -49,11 +48,6 @@ MOMENTS = {  # moment: (held action, seconds until the provider finishes a batch
     "finished": ("retrieve", 0.0),
     "downloading": ("content", 0.0),
 }
-
-
-@pytest.fixture(scope="module")
-def config() -> dict[str, Any]:
-    return load_config(REPO / "params.yaml")
 
 
 def _params(config: dict[str, Any], provider: str, url: str, folder: Path) -> Path:
@@ -72,16 +66,6 @@ def _job(params: Path, journal: Path) -> subprocess.Popen[str]:
                "PYTHONPATH", "")])}
     return subprocess.Popen([sys.executable, str(JOB), str(params), str(journal)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def _on_provider(server: Any, provider: str) -> tuple[int, int]:
-    """(files, batches) the provider holds for the test key."""
-    if provider == "openai":
-        client = openai_client(server)
-        return (len(client.files.list(purpose="batch").data),
-                len(list(client.batches.list())))
-    gemini = gemini_client(server)
-    return len(list(gemini.files.list())), len(list(gemini.batches.list()))
 
 
 @pytest.mark.slow
@@ -109,7 +93,8 @@ def test_a_killed_batch_job_resumes_without_paying_twice(config, tmp_path, momen
         assert again.returncode == 0, err[-3000:]
         assert json.loads(out)["ok"] == 6
         # adopted or polled, never made twice; every line paid once
-        assert _on_provider(server, provider) == (1 + (provider == "gemini"), 1)
+        client = (openai_client if provider == "openai" else gemini_client)(server)
+        assert on_provider(provider, client) == (1, 1)
         assert server.stats["outcomes"]["batch"] == 6
     version = backend_version(panel_models(load_config(params))["corvid-pro"])
     keys = [request_key(r, provider, version) for r in batch_requests()]

@@ -1,24 +1,30 @@
-"""The openai backend's batch mode (judgebias.models.batch, issue 23 items 1-2) against
-serve-sim's Batch API through the real ``openai`` SDK: answers journaled as online ones
-(bit for bit the sim's), failures inside a batch recorded as failures and sent again by
-the next run, and a job stopped at each moment of specs/batch.md §4 resumed without
-paying twice (serve-sim counts every line it answers)."""
+"""Batch mode's runner (judgebias.models.batch, issue 23 items 1-2) against serve-sim's
+batch APIs through the real SDKs (``openai``; ``google-genai`` too where a test is
+parametrized by provider; the rest of Gemini's in test_gemini_batch.py): answers
+journaled as online ones (bit for bit the sim's), failures inside a batch retried or
+recorded as failures and sent again by the next run, and a job stopped at each moment of
+specs/batch.md §4 resumed without paying twice (serve-sim counts every line it answers)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
-import openai
 import pytest
 from helpers.api import KEY, KEY_ENV, api_params, gemini_client, openai_client, sim_server
-from helpers.batch_job import MODEL, batch_requests
-from helpers.project import REPO
+from helpers.batch import (
+    MODEL,
+    Landing,
+    Stop,
+    keyed,
+    on_provider,
+    recorded,
+    run_batches,
+    sim_answers,
+    stop_at,
+)
 
-from judgebias.config import load_config
 from judgebias.devtools.serve_sim.faults import BatchFaults
-from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.batch import BatchPending, BatchRunner, BatchSettings
 from judgebias.models.gemini_backend import PROTOCOL_VERSION as GEMINI_PROTOCOL
@@ -30,40 +36,13 @@ from judgebias.models.registry import build_backend
 from judgebias.models.runner import run_requests
 
 
-class Stop(Exception):
-    """A job stopped at a given moment (what kill -9 does to the process)."""
-
-
-@pytest.fixture(scope="module")
-def config() -> dict[str, Any]:
-    return load_config(REPO / "params.yaml")
-
-
-@pytest.fixture(scope="module")
-def requests() -> list[ChatRequest]:
-    return batch_requests()
-
-
-@pytest.fixture
-def server(config) -> Iterator[SimServer]:
-    with sim_server(config) as srv:
-        yield srv
-
-
 def _keys(requests: list[ChatRequest]) -> dict[str, ChatRequest]:
-    return {request_key(r, "openai", PROTOCOL_VERSION): r for r in requests}
+    return keyed(requests, "openai")
 
 
 def _run(client: Any, journal: Journal, pending: dict[str, ChatRequest],
          on_state: Any = None) -> tuple[dict[str, ChatResponse], Any]:
-    runner = BatchRunner(OpenAIBatches(client), journal, MODEL, BatchSettings(poll_s=0.01),
-                         on_state=on_state, sleep=lambda s: None)
-    return _recorded(runner, journal, pending), runner.counts
-
-
-def _sim(config: dict[str, Any], requests: list[ChatRequest]) -> list[ChatResponse]:
-    backend, _ = build_backend(config, "corvid-pro", "evaluator")
-    return backend.complete(requests)
+    return run_batches(OpenAIBatches(client), journal, pending, on_state)
 
 
 def test_answers_are_journaled_as_online_ones(server, config, requests, tmp_path):
@@ -73,7 +52,7 @@ def test_answers_are_journaled_as_online_ones(server, config, requests, tmp_path
         assert counts.submitted == 1 and counts.answered == 6 and counts.failed == 0
         stored = journal.lookup(pending)
         assert journal.live_batches("openai", MODEL) == []  # ingested
-    for (key, _), expected in zip(pending.items(), _sim(config, requests), strict=True):
+    for (key, _), expected in zip(pending.items(), sim_answers(config, requests), strict=True):
         assert stored[key].text == expected.text and stored[key].tokens == expected.tokens
         assert got[key].finish_reason == expected.finish_reason
     assert server.stats["outcomes"]["batch"] == 6
@@ -91,7 +70,7 @@ def test_a_split_batch_and_the_failures_of_a_batch(config, requests, tmp_path):
         runner = BatchRunner(OpenAIBatches(openai_client(faulty)), journal, MODEL,
                              BatchSettings(max_requests=3, poll_s=0.01, retry="none"),
                              sleep=lambda s: None)
-        got = _recorded(runner, journal, pending)
+        got = recorded(runner, journal, pending)
         counts = runner.counts
         assert counts.submitted == 2 and len(got) == 6
         failed = {k for k, r in got.items() if not r.ok}
@@ -111,64 +90,49 @@ def test_a_split_batch_and_the_failures_of_a_batch(config, requests, tmp_path):
     assert paid_first == 4  # answered: 2 good rows + 1 lost per batch
 
 
-class _Landed:
-    """The SDK's files / batches resource, stopping the job right after `name` reached
-    the provider and before its answer could be recorded."""
-
-    def __init__(self, resource: Any, name: str) -> None:
-        self._resource, self._name = resource, name
-
-    def __getattr__(self, attribute: str) -> Any:
-        method = getattr(self._resource, attribute)
-        if attribute != self._name:
-            return method
-
-        def landed(*args: Any, **kwargs: Any) -> Any:
-            method(*args, **kwargs)
-            raise Stop(f"stopped after {self._name}")
-
-        return landed
+PROVIDERS = {  # provider: (SDK client of a server, its BatchProvider, key version, upload)
+    "openai": (openai_client, OpenAIBatches, PROTOCOL_VERSION, "create"),
+    "gemini": (gemini_client, lambda client: GeminiBatches(client, MODEL), GEMINI_PROTOCOL,
+               "upload"),
+}
 
 
-class _Client:
-    def __init__(self, client: openai.OpenAI, resource: str) -> None:
-        self.files, self.batches = client.files, client.batches
-        setattr(self, resource, _Landed(getattr(client, resource), "create"))
-
-
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
 @pytest.mark.parametrize("moment", ["opened", "upload landed", "uploaded", "create landed",
                                     "submitted", "finished"])
-def test_a_job_stopped_at_any_moment_resumes_without_paying_twice(server, config, requests,
-                                                                   tmp_path, moment):
+def test_a_job_stopped_at_any_moment_resumes_without_paying_twice(server, requests, tmp_path,
+                                                                   moment, provider):
     """specs/batch.md §4's moments: the journal's batch row before anything is sent; the
-    upload on the provider before its id is recorded; the file recorded; the batch created
-    before its id is recorded; the batch recorded; the batch finished before its rows are
-    ingested. The next run answers everything, one file and one batch on the provider,
-    each line answered once."""
-    pending = _keys(requests)
-    client = openai_client(server)
-    stopping: Any = client
-    on_state = None
-    if moment == "upload landed":
-        stopping = _Client(client, "files")
-    elif moment == "create landed":
-        stopping = _Client(client, "batches")
-    else:
-        def on_state(state: str) -> None:
-            if state == moment:
-                raise Stop(state)
+    upload on the provider before its id is recorded (found again by name and bytes); the
+    file recorded; the batch created before its id is recorded (found by its tag); the
+    batch recorded; the batch finished before its rows are ingested. The next run answers
+    everything, one file and one batch on the provider, each line answered once (the
+    process-level kill -9 of each moment: tests/core/test_batch_kill.py)."""
+    client_of, provider_of, version, upload = PROVIDERS[provider]
+    pending = {request_key(r, provider, version): r for r in requests}
+    client = client_of(server)
+    stopping, on_state = client, stop_at(moment)
+    if moment.endswith("landed"):
+        resource, call = ("files", upload) if moment == "upload landed" else ("batches",
+                                                                              "create")
+        stopping, on_state = Landing(client, resource, call), stop_at("")
+
+    def runner(journal: Journal, client: Any, on_state: Any = None) -> BatchRunner:
+        return BatchRunner(provider_of(client), journal, MODEL, BatchSettings(poll_s=0.01),
+                           on_state=on_state, sleep=lambda s: None)
+
     with Journal(tmp_path / "j.sqlite") as journal, pytest.raises(Stop):
-        _run(stopping, journal, pending, on_state)
+        runner(journal, stopping, on_state).run(pending, lambda k, r: None)
     with Journal(tmp_path / "j.sqlite") as journal:
-        got, counts = _run(client, journal, pending)
+        resumed = runner(journal, client)
+        got = recorded(resumed, journal, pending)
         assert len(journal.lookup(pending)) == 6 and all(r.ok for r in got.values())
-        assert journal.live_batches("openai", MODEL) == []
+        assert journal.live_batches(provider, MODEL) == []
         states = journal._db.execute("SELECT state FROM batches").fetchall()
         assert states == [(BATCH_DONE,)]  # one batch in the journal, ingested
-    assert len(list(client.batches.list())) == 1
-    assert len(client.files.list(purpose="batch").data) == 1
+    assert on_provider(provider, client) == (1, 1)
     assert server.stats["outcomes"]["batch"] == 6  # every line answered once
-    assert counts.adopted == (1 if moment == "create landed" else 0)
+    assert resumed.counts.adopted == (1 if moment == "create landed" else 0)
 
 
 def test_a_job_stops_after_its_wait_and_a_later_run_collects(config, requests, tmp_path):
@@ -199,11 +163,7 @@ def test_a_stopped_jobs_unsent_batch_for_other_requests_is_dropped(server, reque
     asked now go in a new batch."""
     first = _keys(requests)
     with Journal(tmp_path / "j.sqlite") as journal, pytest.raises(Stop):
-        def stop(state: str) -> None:
-            if state == "opened":
-                raise Stop(state)
-
-        _run(openai_client(server), journal, first, stop)
+        _run(openai_client(server), journal, first, stop_at("opened"))
     now = _keys(requests[:4] + [ChatRequest(MODEL, r.prompt, r.images, Sampling(
         1.0, 1.0, 64, 3, 100)) for r in requests[4:5]])
     with Journal(tmp_path / "j.sqlite") as journal:
@@ -225,26 +185,13 @@ def test_failed_rows_are_retried_in_new_batches_in_the_same_run(config, requests
             runner = BatchRunner(OpenAIBatches(openai_client(faulty)), journal, MODEL,
                                  BatchSettings(poll_s=0.01, retry_rounds=rounds),
                                  sleep=lambda s: None)
-            got = _recorded(runner, journal, pending)
+            got = recorded(runner, journal, pending)
             assert set(got) == set(pending)  # each key once: its final outcome
             counts = runner.counts
             assert counts.failed == left and counts.answered == 6 - left
             assert counts.submitted == rounds + 1 and counts.retried_batch == 2 + (rounds > 1)
             assert journal.failure_count() == 3  # 2 failed in the first batch, 1 in the next
             assert faulty.stats["outcomes"]["batch"] == 6 - left  # each answer paid once
-
-
-def _recorded(runner: BatchRunner, journal: Journal, pending: dict[str, ChatRequest]
-              ) -> dict[str, ChatResponse]:
-    """Run `runner` as a job does (each final outcome journaled); the outcomes by key."""
-    got: dict[str, ChatResponse] = {}
-
-    def record(key: str, response: ChatResponse) -> None:
-        journal.record(key, pending[key], response)
-        got[key] = response
-
-    runner.run(pending, record)
-    return got
 
 
 def test_a_request_the_provider_rejects_is_not_sent_again(server, config, requests,
@@ -278,7 +225,7 @@ def test_failed_rows_go_online_when_configured(config, requests, tmp_path, monke
             assert journal.calls_started(MODEL) == 6 + 2  # the batch, then 2 online
             assert journal.failure_count() == 2  # the failed batch attempts, kept
         assert faulty.stats["outcomes"]["batch"] == 4 and faulty.stats["outcomes"]["ok"] == 2
-    for answer, expected in zip(answers, _sim(config, requests), strict=True):
+    for answer, expected in zip(answers, sim_answers(config, requests), strict=True):
         assert answer.text == expected.text
 
 
@@ -289,10 +236,6 @@ def test_a_resumed_batch_is_not_counted_twice_against_the_budget(server, request
     calls holds)."""
     pending = _keys(requests)
 
-    def stop(state: str) -> None:
-        if state == "submitted":
-            raise Stop(state)
-
     def runner(journal: Journal, on_state: Any = None) -> BatchRunner:
         return BatchRunner(OpenAIBatches(openai_client(server)), journal, MODEL,
                            BatchSettings(poll_s=0.01), on_state=on_state,
@@ -300,7 +243,7 @@ def test_a_resumed_batch_is_not_counted_twice_against_the_budget(server, request
                            sleep=lambda s: None)
 
     with Journal(tmp_path / "j.sqlite") as journal, pytest.raises(Stop):
-        runner(journal, stop).run(pending, lambda k, r: None)
+        runner(journal, stop_at("submitted")).run(pending, lambda k, r: None)
     with Journal(tmp_path / "j.sqlite") as journal:
         runner(journal).run(pending, lambda k, r: journal.record(k, pending[k], r))
         assert len(journal.lookup(pending)) == 6 and journal.calls_started(MODEL) == 6
@@ -308,32 +251,25 @@ def test_a_resumed_batch_is_not_counted_twice_against_the_budget(server, request
             journal.reserve_calls(MODEL, 1, 6)
 
 
-@pytest.mark.parametrize("provider", ["openai", "gemini"])
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_a_file_the_provider_deleted_before_the_create_is_uploaded_again(
         server, requests, tmp_path, provider):
     """A job stopped after its upload and resumed after the provider deleted the file
     (Gemini keeps files 48 h, OpenAI 30 days; specs/batch.md §4): the lines are uploaded
     again and the batch created on the new file, each line answered once."""
-    if provider == "openai":
-        batches, store = OpenAIBatches(openai_client(server)), server.batches
-        version = PROTOCOL_VERSION
-    else:
-        batches, store = GeminiBatches(gemini_client(server), MODEL), server.gemini_batches
-        version = GEMINI_PROTOCOL
+    client_of, provider_of, version, _ = PROVIDERS[provider]
+    batches = provider_of(client_of(server))
+    store = server.batches if provider == "openai" else server.gemini_batches
     pending = {request_key(r, provider, version): r for r in requests}
-
-    def stop(state: str) -> None:
-        if state == "uploaded":
-            raise Stop(state)
 
     def runner(journal: Journal, on_state: Any = None) -> BatchRunner:
         return BatchRunner(batches, journal, MODEL, BatchSettings(poll_s=0.01),
                            on_state=on_state, sleep=lambda s: None)
 
     with Journal(tmp_path / "j.sqlite") as journal, pytest.raises(Stop):
-        runner(journal, stop).run(pending, lambda k, r: None)
+        runner(journal, stop_at("uploaded")).run(pending, lambda k, r: None)
     store.files.clear()  # the provider deleted it
     with Journal(tmp_path / "j.sqlite") as journal:
-        got = _recorded(runner(journal), journal, pending)
+        got = recorded(runner(journal), journal, pending)
         assert all(r.ok for r in got.values()) and len(journal.lookup(pending)) == 6
     assert server.stats["outcomes"]["batch"] == 6 and len(store.batches) == 1

@@ -2,8 +2,9 @@
 against serve-sim's Gemini batch API (serve_sim.gemini_batch) through the real
 ``google-genai`` SDK: a line asks what the online call sends, and its answer is journaled
 as the online one (bit for bit the sim's); failed, lost, repeated and foreign rows and an
-expired job each have their defined outcome; a job stopped at each moment of
-specs/batch.md §4, or a server restarted mid-batch, resumes without paying twice
+expired job each have their defined outcome; a server restarted mid-batch is resumed
+without paying twice (a job stopped at each moment of specs/batch.md §4: the
+provider-parametrized tests of test_batch_runner.py and test_batch_kill.py)
 (serve-sim counts every line it answers); and the wire itself (resumable upload, paging,
 cancel, delete, inline requests, a bad input file, the key) as the SDK speaks it."""
 
@@ -13,80 +14,41 @@ import hashlib
 import io
 import json
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 import pytest
 from google.genai import errors as genai_errors
 from google.genai import types
 from helpers.api import KEY, KEY_ENV, api_params, gemini_client, openai_client, sim_server
-from helpers.project import REPO
+from helpers.batch import (
+    MODEL,
+    Stop,
+    keyed,
+    on_provider,
+    run_batches,
+    sim_answers,
+    stop_at,
+)
 
-from judgebias import prompts
-from judgebias.config import load_config, validate_params
-from judgebias.data.scenes import random_scene, render, to_png_bytes
+from judgebias.config import validate_params
 from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
-from judgebias.models.batch import NO_ROW, BatchRunner, BatchSettings
-from judgebias.models.gemini_backend import PROTOCOL_VERSION, GeminiBackend, generation
+from judgebias.models.batch import NO_ROW, BatchSettings
+from judgebias.models.gemini_backend import GeminiBackend, generation
 from judgebias.models.gemini_batch import GeminiBatches
-from judgebias.models.journal import BATCH_DONE, Journal, request_key
+from judgebias.models.journal import Journal
 from judgebias.models.registry import build_backend
 from judgebias.models.runner import run_requests
 
-MODEL = "sim/corvid-pro"
-
-
-class Stop(Exception):
-    """A job stopped at a given moment (what kill -9 does to the process)."""
-
-
-@pytest.fixture(scope="module")
-def config() -> dict[str, Any]:
-    return load_config(REPO / "params.yaml")
-
-
-@pytest.fixture(scope="module")
-def requests() -> list[ChatRequest]:
-    rng = np.random.default_rng(5)
-    text = prompts.render("caption_llava_ov")
-    return [ChatRequest(MODEL, text, (to_png_bytes(render(random_scene(rng))),),
-                        Sampling(1.0, 1.0, 64, 3, i)) for i in range(6)]
-
-
-@pytest.fixture
-def server(config) -> Iterator[SimServer]:
-    with sim_server(config) as srv:
-        yield srv
-
 
 def _keys(requests: list[ChatRequest]) -> dict[str, ChatRequest]:
-    return {request_key(r, "gemini", PROTOCOL_VERSION): r for r in requests}
+    return keyed(requests, "gemini")
 
 
 def _run(client: Any, journal: Journal, pending: dict[str, ChatRequest], on_state: Any = None,
          settings: BatchSettings | None = None) -> tuple[dict[str, ChatResponse], Any]:
-    got: dict[str, ChatResponse] = {}
-
-    def record(key: str, response: ChatResponse) -> None:
-        journal.record(key, pending[key], response)
-        got[key] = response
-
-    runner = BatchRunner(GeminiBatches(client, MODEL), journal, MODEL,
-                         settings or BatchSettings(poll_s=0.01), on_state=on_state,
-                         sleep=lambda s: None)
-    return got, runner.run(pending, record)
-
-
-def _sim(config: dict[str, Any], requests: list[ChatRequest]) -> list[ChatResponse]:
-    backend, _ = build_backend(config, "corvid-pro", "evaluator")
-    return backend.complete(requests)
-
-
-def _uploaded(client: Any) -> list[types.File]:
-    return [f for f in client.files.list() if f.source == types.FileSource.UPLOADED]
+    return run_batches(GeminiBatches(client, MODEL), journal, pending, on_state, settings)
 
 
 class _BodySeen(SimServer):
@@ -121,7 +83,7 @@ def test_answers_are_journaled_as_online_ones(server, config, requests, tmp_path
         assert counts.submitted == 1 and counts.answered == 6 and counts.failed == 0
         stored = journal.lookup(pending)
         assert journal.live_batches("gemini", MODEL) == []  # ingested
-    for key, expected in zip(pending, _sim(config, requests), strict=True):
+    for key, expected in zip(pending, sim_answers(config, requests), strict=True):
         assert stored[key].text == expected.text and stored[key].tokens == expected.tokens
         assert expected.tokens and got[key].finish_reason == expected.finish_reason
     assert server.stats["outcomes"]["batch"] == 6
@@ -183,72 +145,6 @@ def test_an_expired_job_has_no_results_and_a_new_batch_answers_them(config, requ
         assert journal.failure_count() == 12  # 6 final failures, then 6 failed attempts
 
 
-class _Landed:
-    """An SDK resource, stopping the job right after `name` reached the provider and
-    before its answer could be recorded."""
-
-    def __init__(self, resource: Any, name: str) -> None:
-        self._resource, self._name = resource, name
-
-    def __getattr__(self, attribute: str) -> Any:
-        method = getattr(self._resource, attribute)
-        if attribute != self._name:
-            return method
-
-        def landed(*args: Any, **kwargs: Any) -> Any:
-            method(*args, **kwargs)
-            raise Stop(f"stopped after {self._name}")
-
-        return landed
-
-
-class _Client:
-    """A genai.Client whose `resource`'s `name` call stops the job once it landed."""
-
-    def __init__(self, client: Any, resource: str, name: str) -> None:
-        self._client = client
-        setattr(self, resource, _Landed(getattr(client, resource), name))
-
-    def __getattr__(self, attribute: str) -> Any:
-        return getattr(self._client, attribute)
-
-
-@pytest.mark.parametrize("moment", ["opened", "upload landed", "uploaded", "create landed",
-                                    "submitted", "finished"])
-def test_a_job_stopped_at_any_moment_resumes_without_paying_twice(server, requests, tmp_path,
-                                                                   moment):
-    """specs/batch.md §4's moments: the journal's batch row before anything is sent; the
-    upload on the provider before its name is recorded (found again by display name and
-    sha256Hash); the file recorded; the job created before its name is recorded (found by
-    display name); the job recorded; the job finished before its rows are ingested. The
-    next run answers everything, one file and one job on the provider, each line answered
-    once."""
-    pending = _keys(requests)
-    client = gemini_client(server)
-    stopping: Any = client
-    on_state = None
-    if moment == "upload landed":
-        stopping = _Client(client, "files", "upload")
-    elif moment == "create landed":
-        stopping = _Client(client, "batches", "create")
-    else:
-        def on_state(state: str) -> None:
-            if state == moment:
-                raise Stop(state)
-    with Journal(tmp_path / "j.sqlite") as journal, pytest.raises(Stop):
-        _run(stopping, journal, pending, on_state)
-    with Journal(tmp_path / "j.sqlite") as journal:
-        got, counts = _run(client, journal, pending)
-        assert len(journal.lookup(pending)) == 6 and all(r.ok for r in got.values())
-        assert journal.live_batches("gemini", MODEL) == []
-        states = journal._db.execute("SELECT state FROM batches").fetchall()
-        assert states == [(BATCH_DONE,)]  # one batch in the journal, ingested
-    assert len(list(client.batches.list())) == 1
-    assert len(_uploaded(client)) == 1
-    assert server.stats["outcomes"]["batch"] == 6  # every line answered once
-    assert counts.adopted == (1 if moment == "create landed" else 0)
-
-
 def test_a_server_restarted_mid_batch_goes_on(config, requests, tmp_path):
     """The provider restarts (--batch-state-dir) while the job waits: the job, stopped
     too, polls the same job on the new server, which knows its file and job and answers
@@ -256,13 +152,9 @@ def test_a_server_restarted_mid_batch_goes_on(config, requests, tmp_path):
     pending = _keys(requests)
     state = tmp_path / "state"
     with sim_server(config, batch_state_dir=state, batch_completion_s=60) as first:
-        def stop(moment: str) -> None:
-            if moment == "submitted":
-                raise Stop(moment)
-
         with Journal(tmp_path / "j.sqlite") as journal:
             with pytest.raises(Stop):
-                _run(gemini_client(first), journal, pending, stop)
+                _run(gemini_client(first), journal, pending, stop_at("submitted"))
             job = journal.live_batches("gemini", MODEL)[0]["batch_id"]
         client = gemini_client(first)  # held: a collected genai.Client closes its transport
         running = client.batches.get(name=job)  # the provider works on it
@@ -275,7 +167,7 @@ def test_a_server_restarted_mid_batch_goes_on(config, requests, tmp_path):
         assert counts.submitted == 0 and all(r.ok for r in got.values())
         assert len(journal.lookup(pending)) == 6
         assert second.stats["outcomes"]["batch"] == 6
-        assert len(list(client.batches.list())) == 1 and len(_uploaded(client)) == 1
+        assert on_provider("gemini", client) == (1, 1)
 
 
 def _gemini_params(params: dict[str, Any], url: str, tmp_path, **backend: Any
@@ -304,7 +196,8 @@ def test_batch_mode_through_run_requests_and_a_rerun_pays_nothing(config, reques
             assert stats.called == 6
             again, stats = run_requests(backend, requests, journal, backend_version=version)
             assert stats.called == 0 and stats.journaled == 6
-        for mine, rerun, expected in zip(answers, again, _sim(config, requests), strict=True):
+        expect = sim_answers(config, requests)
+        for mine, rerun, expected in zip(answers, again, expect, strict=True):
             assert mine.text == rerun.text == expected.text
             assert mine.tokens == expected.tokens
         assert server.stats["outcomes"]["batch"] == 6 and server.stats["outcomes"]["ok"] == 0
@@ -331,7 +224,7 @@ def test_a_model_without_logprobs_is_asked_again_without_them(config, requests, 
         with Journal(tmp_path / "j.sqlite") as journal:
             answers, _ = run_requests(backend, requests, journal, backend_version=version)
         assert all(a.ok and a.tokens is None for a in answers)
-        expected = _sim(config, [ChatRequest(r.model, r.prompt, r.images, Sampling(
+        expected = sim_answers(config, [ChatRequest(r.model, r.prompt, r.images, Sampling(
             1.0, 1.0, 64, 0, r.sampling.seed)) for r in requests])
         assert [a.text for a in answers] == [e.text for e in expected]
         client = gemini_client(server)
@@ -442,7 +335,7 @@ def test_inline_requests_answer_as_online_by_metadata(server, config, requests):
     assert done.state == types.JobState.JOB_STATE_SUCCEEDED
     inlined = done.dest.inlined_responses
     assert [r.metadata["key"] for r in inlined] == ["k2", "k1", "k0"]
-    expected = _sim(config, requests[:3])
+    expected = sim_answers(config, requests[:3])
     for row in inlined:
         assert row.response.text == expected[int(row.metadata["key"][1:])].text
     assert server.stats["outcomes"]["batch"] == 3

@@ -31,7 +31,7 @@ from google.genai import types
 from helpers.project import REPO
 
 from judgebias import prompts
-from judgebias.config import ConfigError, load_config
+from judgebias.config import ConfigError
 from judgebias.data.scenes import random_scene, reference_captions, render, to_png_bytes
 from judgebias.devtools.serve_sim.args import add_arguments
 from judgebias.devtools.serve_sim.errors import ServeSimError
@@ -44,11 +44,6 @@ from judgebias.models.registry import build_backend
 
 KEY = "test-key-7f3a9c"
 CAPTION = "In this picture, a large red circle on the left, set on a vivid white background."
-
-
-@pytest.fixture(scope="module")
-def config() -> dict[str, Any]:
-    return load_config(REPO / "params.yaml")
 
 
 @pytest.fixture(scope="module")

@@ -10,34 +10,19 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import openai
 import pytest
 from helpers.api import openai_client, sim_server
-from helpers.project import REPO
 from openai.types.chat import ChatCompletion
 
 from judgebias import prompts
-from judgebias.config import load_config
 from judgebias.data.scenes import random_scene, render, to_png_bytes
 from judgebias.devtools.serve_sim.faults import BatchFaults
-from judgebias.devtools.serve_sim.server import SimServer
 
 MODEL = "sim/corvid-pro"
-
-
-@pytest.fixture(scope="module")
-def config() -> dict[str, Any]:
-    return load_config(REPO / "params.yaml")
-
-
-@pytest.fixture
-def server(config) -> Iterator[SimServer]:
-    with sim_server(config) as srv:
-        yield srv
 
 
 def _bodies(n: int, model: str = MODEL) -> list[dict[str, Any]]:

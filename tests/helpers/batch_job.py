@@ -13,25 +13,11 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-import numpy as np
-
-from judgebias import prompts
+from helpers.batch import batch_requests
 from judgebias.config import load_config
-from judgebias.data.scenes import random_scene, render, to_png_bytes
-from judgebias.models.base import ChatRequest, Sampling
 from judgebias.models.journal import Journal
 from judgebias.models.registry import build_backend
 from judgebias.models.runner import run_requests
-
-MODEL = "sim/corvid-pro"
-
-
-def batch_requests(n: int = 6) -> list[ChatRequest]:
-    """`n` captioning requests of corvid-pro, each with its own image and seed."""
-    rng = np.random.default_rng(5)
-    text = prompts.render("caption_llava_ov")
-    return [ChatRequest(MODEL, text, (to_png_bytes(render(random_scene(rng))),),
-                        Sampling(1.0, 1.0, 64, 3, i)) for i in range(n)]
 
 
 def main(params: Path, journal: Path) -> None:

@@ -12,13 +12,14 @@ import random
 import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 from urllib.parse import parse_qs
 
 from judgebias.artifacts import write_bytes
 from judgebias.devtools.serve_sim.faults import BatchFaults
+from judgebias.devtools.serve_sim.wire import Reply
 
 FileT = TypeVar("FileT")
 BatchT = TypeVar("BatchT")
@@ -41,6 +42,24 @@ class BatchStore(Generic[FileT, BatchT]):
         self.held = {action: threading.Event() for action in self.faults.hold}
         self._lock = threading.Lock()
         self._ids = itertools.count(self._load() + 1)
+
+    def _with_file(self, file_id: str, then: Callable[[FileT], Reply]) -> Reply:
+        """`then(file)`, or the provider's 404 for a file it does not hold."""
+        found = self.files.get(self._file_key(file_id))
+        return then(found) if found is not None else self._missing("file", file_id)
+
+    def _with_batch(self, batch_id: str, then: Callable[[BatchT], Reply]) -> Reply:
+        """`then(batch)`, or the provider's 404 for a batch it does not hold."""
+        found = self.batches.get(batch_id)
+        return then(found) if found is not None else self._missing("batch", batch_id)
+
+    def _file_key(self, file_id: str) -> str:
+        """A file's id as the provider's routes name it (Gemini: ``files/ID``)."""
+        return file_id
+
+    def _missing(self, kind: str, name: str) -> Reply:
+        """The provider's 404 reply for a `kind` ("file" or "batch") it does not hold."""
+        raise NotImplementedError
 
     def _folder(self, item: object) -> Path:
         assert self.state_dir is not None
@@ -102,6 +121,20 @@ def with_row_faults(rows: list[dict[str, Any]], faults: BatchFaults, rng: random
     out += [dict(row) for row in out[:faults.duplicate_rows]]
     out += [foreign(out[0] if out else {}, f"foreign-{i}") for i in range(faults.foreign_rows)]
     return out
+
+
+NOT_JSON = object()  # what :func:`jsonl` yields for a line that is not JSON
+
+
+def jsonl(content: bytes) -> Iterator[tuple[int, Any]]:
+    """(line number from 1, parsed value or NOT_JSON) of each non-blank line of an input
+    file, so each provider names a bad line as it does."""
+    for number, text in enumerate(content.decode("utf-8", "replace").splitlines(), start=1):
+        if text.strip():
+            try:
+                yield number, json.loads(text)
+            except ValueError:
+                yield number, NOT_JSON
 
 
 def first(query: str, name: str) -> str | None:

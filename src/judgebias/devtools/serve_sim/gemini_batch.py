@@ -69,7 +69,13 @@ from email.message import Message
 from pathlib import Path
 from typing import Any
 
-from judgebias.devtools.serve_sim.batch_store import BatchStore, first, with_row_faults
+from judgebias.devtools.serve_sim.batch_store import (
+    NOT_JSON,
+    BatchStore,
+    first,
+    jsonl,
+    with_row_faults,
+)
 from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.gemini_wire import gemini_error, model_method
 from judgebias.devtools.serve_sim.wire import Reply
@@ -285,17 +291,12 @@ class GeminiBatches(BatchStore[StoredFile, Batch]):
             return self._with_batch(name, self._delete_batch)
         return None
 
-    def _with_file(self, file_id: str, then: Callable[[StoredFile], Reply]) -> Reply:
-        found = self.files.get(file_id.removeprefix("files/"))
-        if found is None:
-            return Reply(404, gemini_error(404, f"File files/{file_id} not found."))
-        return then(found)
+    def _file_key(self, file_id: str) -> str:
+        return file_id.removeprefix("files/")
 
-    def _with_batch(self, batch_id: str, then: Callable[[Batch], Reply]) -> Reply:
-        found = self.batches.get(batch_id)
-        if found is None:
-            return Reply(404, gemini_error(404, f"Batch batches/{batch_id} not found."))
-        return then(found)
+    def _missing(self, kind: str, name: str) -> Reply:
+        what = f"File files/{name}" if kind == "file" else f"Batch batches/{name}"
+        return Reply(404, gemini_error(404, f"{what} not found."))
 
     # -- files ----------------------------------------------------------------------------
 
@@ -548,12 +549,8 @@ def _file_lines(content: bytes) -> tuple[list[dict[str, Any]], str | None]:
     line, numbered from 1)."""
     lines: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for number, text in enumerate(content.decode("utf-8", "replace").splitlines(), start=1):
-        if not text.strip():
-            continue
-        try:
-            line = json.loads(text)
-        except ValueError:
+    for number, line in jsonl(content):
+        if line is NOT_JSON:
             return [], f"input file line {number}: not valid JSON"
         if not isinstance(line, dict) or not isinstance(line.get("request"), dict):
             return [], (f"input file line {number}: expected a JSON object with a "

@@ -44,7 +44,13 @@ from email.policy import HTTP
 from pathlib import Path
 from typing import Any
 
-from judgebias.devtools.serve_sim.batch_store import BatchStore, first, with_row_faults
+from judgebias.devtools.serve_sim.batch_store import (
+    NOT_JSON,
+    BatchStore,
+    first,
+    jsonl,
+    with_row_faults,
+)
 from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.openai_wire import openai_error
 from judgebias.devtools.serve_sim.wire import Reply
@@ -152,17 +158,9 @@ class OpenAIBatches(BatchStore[StoredFile, Batch]):
                 return self._with_batch(parts[2], self.cancel)
         return None
 
-    def _with_file(self, file_id: str, then: Callable[[StoredFile], Reply]) -> Reply:
-        found = self.files.get(file_id)
-        if found is None:
-            return Reply(404, openai_error(404, f"No such File object: {file_id}"))
-        return then(found)
-
-    def _with_batch(self, batch_id: str, then: Callable[[Batch], Reply]) -> Reply:
-        found = self.batches.get(batch_id)
-        if found is None:
-            return Reply(404, openai_error(404, f"No batch found with id '{batch_id}'."))
-        return then(found)
+    def _missing(self, kind: str, name: str) -> Reply:
+        return Reply(404, openai_error(404, f"No such File object: {name}" if kind == "file"
+                                       else f"No batch found with id '{name}'."))
 
     # -- files ----------------------------------------------------------------------------
 
@@ -314,12 +312,8 @@ def _validated(content: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any
     errors: list[dict[str, Any]] = []
     seen: set[str] = set()
     models: set[str] = set()
-    for number, text in enumerate(content.decode("utf-8", "replace").splitlines(), start=1):
-        if not text.strip():
-            continue
-        try:
-            line = json.loads(text)
-        except ValueError:
+    for number, line in jsonl(content):
+        if line is NOT_JSON:
             errors.append(_line_error(number, "invalid_json", "line is not valid JSON"))
             continue
         problem = _line_problem(line, seen)
