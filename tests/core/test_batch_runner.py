@@ -273,3 +273,19 @@ def test_a_file_the_provider_deleted_before_the_create_is_uploaded_again(
         got = recorded(runner(journal), journal, pending)
         assert all(r.ok for r in got.values()) and len(journal.lookup(pending)) == 6
     assert server.stats["outcomes"]["batch"] == 6 and len(store.batches) == 1
+
+
+def test_a_file_over_the_byte_limit_is_split(server, requests, tmp_path):
+    """Above ``max_bytes`` (OpenAI's 200 MB per file) a new file begins: with the limit
+    just over the longest line (an image each, ~8-12 kB), each file holds one line, and
+    every line is answered once."""
+    pending = _keys(requests)
+    batches = OpenAIBatches(openai_client(server))
+    limit = max(len(batches.line(key, request)) for key, request in pending.items()) + 1
+    with Journal(tmp_path / "j.sqlite") as journal:
+        got, counts = run_batches(batches, journal, pending,
+                                  settings=BatchSettings(poll_s=0.01, max_bytes=limit))
+        assert counts.submitted == 6 and all(r.ok for r in got.values())
+    assert all(len(f.content) <= limit for f in server.batches.files.values()
+               if f.purpose == "batch")
+    assert server.stats["outcomes"]["batch"] == 6
