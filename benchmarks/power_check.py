@@ -28,8 +28,9 @@ detection rate p over R replicates is p +- 2 sqrt(p(1-p)/R).
 Prints a Markdown table. CI smoke run (tests/core/test_benchmarks.py): ``--reps 10``.
 
 Measured (``--reps 400``, band +- 0.04; stated power 0.80): detected 0.743 / 0.780 /
-0.750 for self-preference (normal / skewed / discrete; a 40-image pilot's clustered
-error is biased low and wide), 0.812 / 0.812 / 0.695 for IB (the discrete world's
+0.750 for self-preference (normal / skewed / discrete; a 100-image pilot for 400 images:
+0.755 of 200 replicates, so not the pilot's size: the scaled error understates the larger
+run's by about 10 %), 0.812 / 0.812 / 0.695 for IB (the discrete world's
 accuracies near 0.9: the null's binomial variance understates the alternative's), 0.782
 / 0.772 / 0.800 for mean differences; sizes under the null 0.035-0.062.
 """
