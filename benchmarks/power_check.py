@@ -29,8 +29,11 @@ Prints a Markdown table. CI smoke run (tests/core/test_benchmarks.py): ``--reps 
 
 Measured (``--reps 400``, band +- 0.04; stated power 0.80): detected 0.743 / 0.780 /
 0.750 for self-preference (normal / skewed / discrete; a 100-image pilot for 400 images:
-0.755 of 200 replicates, so not the pilot's size: the scaled error understates the larger
-run's by about 10 %), 0.812 / 0.812 / 0.695 for IB (the discrete world's
+0.755 of 200 replicates, so not the pilot's size: the clustered error of a run varies
+with its generators' quality spread, the slope regressors' design; at 160 images its
+10th-90th percentiles are 0.80-1.47 around a true sd of 1.01, so one pilot's error is a
+noisy draw, and the power averaged over pilots falls short of the stated 0.80), 0.812 /
+0.812 / 0.695 for IB (the discrete world's
 accuracies near 0.9: the null's binomial variance understates the alternative's), 0.782
 / 0.772 / 0.800 for mean differences; sizes under the null 0.035-0.062.
 """
