@@ -97,6 +97,7 @@ PROVIDERS = {  # provider: (SDK client of a server, its BatchProvider, key versi
 }
 
 
+@pytest.mark.slow  # 12 cases; `make test-fast` keeps the other providers' tests
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 @pytest.mark.parametrize("moment", ["opened", "upload landed", "uploaded", "create landed",
                                     "submitted", "finished"])

@@ -73,6 +73,7 @@ def test_the_table_scales_the_pilots_errors_to_the_configured_size():
     assert table.loc["z", "variance_from"] == "pilot median of 3 judges (simulated panel)"
 
 
+@pytest.mark.slow  # two CLI processes (7 s)
 def test_plan_power_carries_a_pilots_card_to_a_papers_config(tmp_path, default_params):
     """`judgebias plan --power` from the command line: the pilot is the default
     (simulated) panel on 300 BIRCH pairs, with a written card; configs/birch.yaml runs
