@@ -214,13 +214,15 @@ class BatchRunner:
         """Answer every request of `pending` (journal key -> request) that no journal
         row answers yet; `on_response(key, response)` records each final outcome (the
         job's journal writer). Returns the counts."""
-        live = [batch for batch in self.journal.live_batches(self.provider.name, self.model)
-                # another job's batch is that job's to finish
-                if set(self.journal.batch_keys(batch["local_id"])) & set(pending)]
+        stopped = self.journal.live_batches(self.provider.name, self.model)
+        carried = {batch["local_id"]: set(self.journal.batch_keys(batch["local_id"]))
+                   for batch in stopped}
+        # another job's batch is that job's to finish
+        live = [batch for batch in stopped if not carried[batch["local_id"]].isdisjoint(pending)]
         for batch in live:  # what a stopped job left, first
             self._send(batch, pending)
         held = {key for batch in live if batch["state"] != BATCH_DONE
-                for key in self.journal.batch_keys(batch["local_id"])}
+                for key in carried[batch["local_id"]]}
         fresh = [key for key in pending if key not in held]
         batches = [b for b in live if b["state"] != BATCH_DONE] + self._submit(fresh, pending)
         for attempt in range(self.settings.retry_rounds + 1):
@@ -304,6 +306,10 @@ class BatchRunner:
         """Take a batch from wherever it is (a stopped job's, or just opened with its
         `payload`) up to ``submitted``."""
         tag = str(batch["local_id"])
+        # Only a stopped job's batch (no `payload` in hand) can have a file on the provider
+        # that the journal does not name yet, and only one it left ``uploaded`` a batch:
+        # only then are they searched for.
+        resumed, entered = payload is None, batch["state"]
         if batch["state"] == "uploading":
             if payload is None:  # a stopped job's: the same lines again from the requests
                 keys = self.journal.batch_keys(batch["local_id"])
@@ -311,22 +317,24 @@ class BatchRunner:
                     self._set(batch, state=BATCH_DONE)
                     return
                 payload = b"".join(self.provider.line(k, pending[k]) for k in keys)
-            file_id = self.provider.find_file(tag, _sha256(payload))
+            file_id = self.provider.find_file(tag, _sha256(payload)) if resumed else None
             if file_id is not None:
                 log.info("%s: batch %s's file %s was uploaded before the job stopped; "
                          "adopted", self.model, tag, file_id)
             else:
                 file_id = self.provider.upload(tag, payload)
             self._set(batch, file_id=file_id, state="uploaded")
-        if batch["state"] == "uploaded" and payload is None and not self.provider.has_file(
-                batch["file_id"]):  # a stopped job's file, deleted since: upload again
+        elif batch["state"] == "uploaded" and not self.provider.has_file(batch["file_id"]):
+            # a stopped job's file, deleted by the provider since: upload it again
             log.info("%s: batch %s's file %s is gone from the provider; uploading it again",
                      self.model, tag, batch["file_id"])
             self._set(batch, file_id=None, state="uploading")
             self._send(batch, pending)
             return
         if batch["state"] == "uploaded":
-            batch_id = self.provider.find_batch(tag, batch["file_id"])
+            # the create may have landed before a stopped job recorded it
+            batch_id = (self.provider.find_batch(tag, batch["file_id"])
+                        if resumed and entered == "uploaded" else None)
             if batch_id is not None:
                 log.info("%s: batch %s was created before the job stopped (%s); adopted",
                          self.model, tag, batch_id)
