@@ -26,11 +26,15 @@ import logging
 import random
 import time
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgebias.models.base import ChatRequest, ChatResponse, OnResponse
+
+if TYPE_CHECKING:
+    from judgebias.models.batch import BatchProvider
+    from judgebias.models.journal import Journal
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +190,7 @@ class ApiBackend:
     """Base of the HTTP backends: subclasses implement `_open`, `_call` and `_classify`."""
 
     name = "api"
+    batch = False  # panel.<m>.batch: answer through the provider's batch API (build_backend)
 
     def __init__(self, model_id: str, label: str, limits: ApiLimits, *,
                  base_url: str | None, api_key: str, seed: int = 0):
@@ -206,9 +211,26 @@ class ApiBackend:
         """Map a provider exception to transient/permanent; None re-raises it as a bug."""
         raise NotImplementedError
 
+    def _batch_provider(self) -> BatchProvider:
+        """The provider's batch API over a synchronous SDK client (batch mode only)."""
+        raise NotImplementedError(f"{self.name}: no batch API")
+
     def complete(self, requests: Sequence[ChatRequest],
                  on_response: OnResponse | None = None) -> list[ChatResponse]:
         return asyncio.run(self._complete(list(requests), on_response))
+
+    def complete_batched(self, pending: Mapping[str, ChatRequest], journal: Journal,
+                         on_response: Callable[[str, ChatResponse], None],
+                         reserve: Callable[[int], object]) -> None:
+        """Answer `pending` (journal key -> request) through the provider's batch API,
+        journaled batch by batch (judgebias.models.batch); `on_response(key, response)`
+        as each is ingested. Same keys and requests as online: the answers are the same,
+        and a failure retried ``online`` goes through :meth:`complete`."""
+        from judgebias.models.batch import answer_in_batches
+
+        answer_in_batches(self._batch_provider(), self.label, self.limits,
+                          lambda requests, each: self.complete(requests, on_response=each),
+                          pending, journal, on_response, reserve)
 
     async def _complete(self, requests: list[ChatRequest],
                         on_response: OnResponse | None) -> list[ChatResponse]:

@@ -21,7 +21,7 @@ import asyncio
 import importlib
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from google import genai
@@ -43,12 +43,13 @@ from judgebias.models.api import (
 from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
 
 if TYPE_CHECKING:
-    from judgebias.models.journal import Journal
+    from judgebias.models.gemini_batch import GeminiBatches
 
 log = logging.getLogger(__name__)
 
 # Part of every journal key; bump when the request encoding changes.
 PROTOCOL_VERSION = "gemini-generate-1"
+
 
 def _transport_errors() -> tuple[type[BaseException], ...]:
     """Connection-level errors of whichever transport google-genai uses here: aiohttp for
@@ -156,27 +157,17 @@ def rejects_logprobs(exc: BaseException) -> bool:
 class GeminiBackend(ApiBackend):
     name = "gemini"
     version = PROTOCOL_VERSION
-    batch = False  # panel.<m>.batch: answer through Gemini's batch mode (build_backend)
-
     def __init__(self, model_id: str, label: str, limits: ApiLimits, *,
                  base_url: str | None, api_key: str):
         super().__init__(model_id, label, limits, base_url=base_url, api_key=api_key)
         self.logprobs_supported: bool | None = None  # unknown until the first answer
         self._probe: asyncio.Lock | None = None
 
-    def complete_batched(self, pending: Mapping[str, ChatRequest], journal: Journal,
-                         on_response: Callable[[str, ChatResponse], None],
-                         reserve: Callable[[int], object]) -> None:
-        """Answer `pending` (journal key -> request) through Gemini's batch mode,
-        journaled batch by batch (judgebias.models.batch); `on_response(key, response)`
-        as each is ingested. Same keys and requests as online: the answers are the same."""
-        from judgebias.models.batch import answer_in_batches
+    def _batch_provider(self) -> GeminiBatches:
         from judgebias.models.gemini_batch import GeminiBatches
 
-        client = genai.Client(api_key=self._api_key, http_options=self._http_options())
-        answer_in_batches(GeminiBatches(client, self.model_id), self.label, self.limits,
-                          lambda requests, each: self.complete(requests, on_response=each),
-                          pending, journal, on_response, reserve)
+        return GeminiBatches(genai.Client(api_key=self._api_key,
+                                          http_options=self._http_options()), self.model_id)
 
     def _http_options(self) -> types.HttpOptions:
         """The client's options, online and batch: the timeout, the endpoint, and the

@@ -13,8 +13,6 @@ can count them, honour Retry-After, and stop at once on permanent errors.
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -31,9 +29,7 @@ from judgebias.models.api import (
 from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
 
 if TYPE_CHECKING:
-    from judgebias.models.journal import Journal
-
-log = logging.getLogger(__name__)
+    from judgebias.models.openai_batch import OpenAIBatches
 
 # Bump when the request encoding changes: it is part of every journal key, so answers to
 # differently encoded requests are never confused. (The SDK version is not: it does not
@@ -73,23 +69,12 @@ def chat_body(request: ChatRequest) -> dict[str, Any]:
 class OpenAIBackend(ApiBackend):
     name = "openai"
     version = PROTOCOL_VERSION
-    batch = False  # panel.<m>.batch: answer through the Batch API (build_backend sets it)
-
-    def complete_batched(self, pending: Mapping[str, ChatRequest], journal: Journal,
-                         on_response: Callable[[str, ChatResponse], None],
-                         reserve: Callable[[int], object]) -> None:
-        """Answer `pending` (journal key -> request) through the provider's Batch API,
-        journaled batch by batch (judgebias.models.batch); `on_response(key, response)`
-        as each is ingested. Same keys as online: the answers are the same."""
-        from judgebias.models.batch import answer_in_batches
+    def _batch_provider(self) -> OpenAIBatches:
         from judgebias.models.openai_batch import OpenAIBatches
 
-        client = openai.OpenAI(base_url=self._base_url, api_key=self._api_key,
-                               max_retries=self.limits.max_retries,
-                               timeout=self.limits.timeout_s)
-        answer_in_batches(OpenAIBatches(client), self.label, self.limits,
-                          lambda requests, each: self.complete(requests, on_response=each),
-                          pending, journal, on_response, reserve)
+        return OpenAIBatches(openai.OpenAI(base_url=self._base_url, api_key=self._api_key,
+                                           max_retries=self.limits.max_retries,
+                                           timeout=self.limits.timeout_s))
 
     async def _open(self) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(base_url=self._base_url, api_key=self._api_key,
