@@ -188,3 +188,17 @@ if __name__ == "__main__":
     if sys.argv[1:] != ["--record"]:
         sys.exit(f"usage: python {sys.argv[0]} --record   (see the module docstring)")
     record()
+
+
+def test_a_stored_look_is_the_look(tmp_path):
+    """What the run's perception store keeps (sim.seen_by) is exactly sim.look, read back
+    from the store as from a fresh computation (judgebias.models.perception_store)."""
+    from judgebias.models.sim import SimBackend
+
+    stored = SimBackend({}, perception_dir=tmp_path)
+    for name, png, instruction, _ in _pictures():
+        looked = sim.look(png, instruction)
+        assert sim.seen_by(stored, png, instruction) == looked, name  # computed, stored
+        assert sim._seen_from_json(sim._seen_to_json(looked)) == looked, name
+        assert sim.seen_by(stored, png, instruction) == looked, name  # read back
+    assert len(list(tmp_path.rglob("*.json"))) == len(list(_pictures()))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judgebias.config import ConfigError, fingerprint
@@ -114,7 +115,9 @@ def build_backend(config: Mapping[str, Any], model: PanelModel | str,
                                                   m.sim_traits(_opener(config, m.family)))
                  for m in models}
         openers = {f: _opener(config, f) for f in families}
-        return SimBackend(world, seed=config["seed"], family_openers=openers), SIM_VERSION
+        backend = SimBackend(world, seed=config["seed"], family_openers=openers,
+                             perception_dir=Path(config["journal_dir"]) / "sim-perception")
+        return backend, SIM_VERSION
     if model.backend == "vllm":
         from judgebias.models.vllm_backend import VllmBackend
 

@@ -97,16 +97,20 @@ import json
 import math
 import re
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
 from judgebias.data import scenes
 from judgebias.data.scenes import Scene
 from judgebias.models.base import ChatRequest, ChatResponse, OnResponse, Sampling, TokenLogprob
+from judgebias.models.perception_store import PerceptionStore
+
+T = TypeVar("T")
 
 # Bump when the simulated world answers differently, so journaled answers are not reused.
 SIM_VERSION = "sim-2"  # sim-2: MMB judges draw their own landscape (issue 20)
@@ -216,12 +220,16 @@ class SimBackend:
 
     def __init__(self, models: Mapping[str, SimModel], seed: int = 0,
                  family_openers: Mapping[str, str] | None = None,
-                 tasks: Sequence[SimTask] | None = None) -> None:
+                 tasks: Sequence[SimTask] | None = None,
+                 perception_dir: Path | None = None) -> None:
         """`models` maps model ids to traits; `family_openers` adds family styles
         (family -> opener) the judges can recognise without a member model present;
         `tasks` are the kinds of prompt it answers, tried in order (default:
-        :func:`sim_tasks`)."""
+        :func:`sim_tasks`); `perception_dir` keeps what the judges saw in each image for
+        the run's other jobs (judgebias.models.perception_store; None: kept per process
+        only)."""
         self.tasks = list(sim_tasks() if tasks is None else tasks)
+        self.perception_dir = perception_dir
         self.models = dict(models)
         self.seed = int(seed)
         self.openers = {(m.family, m.opener) for m in self.models.values()}
@@ -264,11 +272,21 @@ class SimBackend:
         if digest in _PERCEIVED:
             _PERCEIVED.move_to_end(digest)
             return _PERCEIVED[digest]
-        scene = scenes.perceive(image)
+        scene = self.remember(image, "", lambda: scenes.perceive(image), kind="scene",
+                              module=scenes.__name__, encode=scenes.scene_to_json,
+                              decode=scenes.scene_from_json)
         _PERCEIVED[digest] = scene
         if len(_PERCEIVED) > _PERCEPTION_CACHE_SIZE:
             _PERCEIVED.popitem(last=False)
         return scene
+
+    def remember(self, image: bytes, question: str, compute: Callable[[], T], *, kind: str,
+                 module: str, encode: Callable[[T], str], decode: Callable[[str], T]) -> T:
+        """What `compute` perceives in `image` asked `question`, computed once per run:
+        kept in ``perception_dir`` (judgebias.models.perception_store) under `kind`, for
+        the code of `module`."""
+        store = PerceptionStore(self.perception_dir, kind, module)
+        return store.fetch(image, question, compute, encode, decode)
 
 
 # What the sim saw in each image (by the image's digest), most recently used last. One

@@ -243,6 +243,23 @@ def look(image: bytes, instruction: str) -> Seen:
                 tuple(detected))
 
 
+def seen_by(backend: SimBackend, image: bytes, instruction: str) -> Seen:
+    """:func:`look`, once per run: kept for the run's other judges (backend.remember)."""
+    return backend.remember(image, instruction, lambda: look(image, instruction),
+                            kind="frame-look", module=__name__, encode=_seen_to_json,
+                            decode=_seen_from_json)
+
+
+def _seen_to_json(seen: Seen) -> str:
+    return json.dumps([seen.domain, seen.alignment, seen.content, seen.detected])
+
+
+def _seen_from_json(text: str) -> Seen:
+    domain, alignment, content, detected = json.loads(text)
+    return Seen(domain, alignment, tuple((k, v) for k, v in content),
+                tuple((k, v) for k, v in detected))
+
+
 def _opinion(backend: SimBackend, model: SimModel, instruction: str, seen: Seen) -> float:
     parts = [backend.seed, model.key, "frame-opinion", instruction, list(seen.content)]
     digest = hashlib.sha256(json.dumps(parts).encode("utf-8")).digest()
@@ -253,7 +270,7 @@ def latent_score(backend: SimBackend, model: SimModel, traits: JudgeTraits, imag
                  instruction: str, prompt: str = "standard", named: str | None = None
                  ) -> float:
     """The score before the per-request noise, clipping and rounding."""
-    seen = look(image, instruction)
+    seen = seen_by(backend, image, instruction)
     gains = [gain(traits, m, s, seen.domain, prompt, named) for m, s in seen.detected]
     lift = traits.cot_lift if prompt == "cot" else 0.0
     return (traits.leniency + traits.slope * (seen.alignment - 0.5) + lift
