@@ -2,10 +2,10 @@
 
     .venv/bin/python benchmarks/default_run.py [--cores 2] [--clone DIR]
         [--studies philautia ...] [--images N] [--models N] [--until RULE] [--keep DIR]
-        [--cold]
+        [--cold] [--revisions REV... [--repeat N]]
         [--log SNAKEMAKE_LOG]
 
-Issue 24's first figure: `make run` (every study, default params.yaml) on 2 cores. Three
+Issue 24's first figure: `make run` (every study, default params.yaml) on 2 cores. Four
 modes:
 
 - ``--clone DIR``: what a newcomer does. ``git clone`` of this repository's HEAD into DIR
@@ -21,6 +21,13 @@ modes:
   alone, 3 models, 6 images, until its captions).
 - ``--log FILE``: only read a Snakemake log that exists (e.g. ``.snakemake/log/*.log``
   of your own ``make run``).
+- ``--revisions REV...``: before and after, side by side. Each revision's workflow and
+  code (``git archive REV``) in a temporary project of its own, its jobs running that
+  copy of the code (``PYTHONPATH``), with this virtualenv's packages; the revisions run
+  in turn ``--repeat`` times (alternating, so both see the same machine load) and each
+  prints its median wall time and its last run's table. The caches a run fills (model
+  journal, perception store, render cache, embeddings) start empty in every run, as on a
+  fresh clone.
 
 From the log (every job's start and finish time, input and output files) it prints
 Markdown: the wall time, the job-seconds per rule, how busy the cores were (job-seconds
@@ -36,6 +43,8 @@ import argparse
 import copy
 import os
 import re
+import shutil
+import statistics
 import subprocess
 import tempfile
 import time
@@ -169,23 +178,54 @@ def fresh_clone(dest: Path, cores: int) -> tuple[Path, dict[str, float]]:
 
 def copied_project(dest: Path, args: argparse.Namespace) -> tuple[Path, dict[str, float]]:
     """The working tree's workflow with (a subset of) the default params, run here."""
-    params = copy.deepcopy(yaml.safe_load((REPO / "params.yaml").read_text()))
+    checkout = getattr(args, "checkout", REPO)
+    params = copy.deepcopy(yaml.safe_load((checkout / "params.yaml").read_text()))
     for study in set(STUDIES) - set(args.studies):
         params.pop(study, None)
     if args.images is not None:
         params["philautia"]["dataset"]["synthetic"]["n_images"] = args.images
     if args.models is not None:
         params["philautia"]["models"] = params["philautia"]["models"][:args.models]
-    project(dest, params)
+    project(dest, params, checkout)
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    if checkout != REPO:  # the revision's own code, not this virtualenv's editable install
+        env["PYTHONPATH"] = str(dest / "src")
     command = [*([] if args.cold else [str(BIN / "judgebias-warm"), "--"]),
                str(BIN / "snakemake"), "--cores", str(args.cores),
                *(["--until", args.until] if args.until else [])]
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=dest, capture_output=True, text=True,
-                          env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"})
+    done = subprocess.run(command, cwd=dest, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit(f"snakemake failed:\n{done.stderr[-3000:]}")
     return newest_log(dest), {"snakemake --cores N": time.perf_counter() - start}
+
+
+def revisions(args: argparse.Namespace, tmp: Path) -> str:
+    """``--revisions``: each revision run ``--repeat`` times in turn; Markdown of each."""
+    checkouts = {}
+    for rev in args.revisions:
+        folder = tmp / f"checkout-{len(checkouts)}"
+        folder.mkdir()
+        archive = subprocess.run(["git", "archive", rev], cwd=REPO, check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+        checkouts[rev] = folder
+    walls: dict[str, list[float]] = defaultdict(list)
+    tables: dict[str, str] = {}
+    for round_ in range(args.repeat):
+        for rev, folder in checkouts.items():
+            dest = tmp / f"run-{round_}-{rev}"
+            log, timings = copied_project(dest, argparse.Namespace(**{**vars(args),
+                                                                      "checkout": folder}))
+            walls[rev].append(timings["snakemake --cores N"])
+            tables[rev] = report(parse_log(log.read_text()), args.cores, timings)
+            shutil.rmtree(dest)
+    lines = ["| revision | snakemake wall, median | runs |", "|---|---|---|"]
+    lines += [f"| {rev} | {statistics.median(w):.0f} s | {', '.join(f'{x:.0f}' for x in w)} |"
+              for rev, w in walls.items()]
+    for rev, table in tables.items():
+        lines += ["", f"### {rev} (last run)", "", table]
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -198,11 +238,17 @@ def main() -> None:
     parser.add_argument("--until", default=None)
     parser.add_argument("--keep", type=Path, default=None)
     parser.add_argument("--log", type=Path, default=None)
+    parser.add_argument("--revisions", nargs="+", default=None,
+                        help="git revisions to run side by side (e.g. c0e85a8 HEAD)")
+    parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--cold", action="store_true",
                         help="plain snakemake: every job a cold process (make run is warm)")
     args = parser.parse_args()
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        if args.revisions:
+            print(revisions(args, Path(tmp)))
+            return
         if args.log:
             log = args.log
         elif args.clone:

@@ -23,8 +23,9 @@ SMOKE = {
     "dag_scale.py": ["--models", "6", "--images", "20", "--repeat", "1"],
     "dvc_scale.py": ["--models", "6", "--images", "10", "--repeat", "1", "--small"],
     "expected_score_bias.py": ["--draws", "200"],
+    # the committed code in a project of its own (--revisions), as before/after runs
     "default_run.py": ["--studies", "philautia", "--images", "6", "--models", "3",
-                       "--until", "caption"],
+                       "--until", "caption", "--revisions", "HEAD"],
     "frame_perception.py": ["--images", "6", "--repeat", "1"],
     "frame_presets.py": ["--datasets", "50", "--sizes", "12"],
     "frame_null.py": ["--datasets", "5", "--permutations", "19", "--card-datasets", "3"],
