@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -163,7 +164,13 @@ class ChatResponse:
         return self.status == "ok"
 
     def logprobs_json(self) -> str:
-        """The token log-probs as compact JSON (an empty string when none were given)."""
+        """The token log-probs as compact JSON (an empty string when none were given).
+        Encoded once per response: the journal and the job's table both write it, and
+        for a simulated judge encoding was a tenth of a score job (issue 24)."""
+        return self._logprobs_json
+
+    @cached_property
+    def _logprobs_json(self) -> str:
         if self.tokens is None:
             return ""
         return json.dumps(
