@@ -232,11 +232,11 @@ def _plain_tokens(
     The split covers every character, so concatenating the tokens reproduces ``text``.
     """
     low, high = logprob_range
-    out: list[TokenLogprob] = []
-    for token in re.findall(r" ?[^ ,.:;]+|[,.:;]| ", text):
-        logprob = round(float(rng.uniform(low, high)), 4)
-        out.append(TokenLogprob(token, logprob, ((token, logprob),)))
-    return out
+    words = re.findall(r" ?[^ ,.:;]+|[,.:;]| ", text)
+    # one draw per token, as many scalar draws in a row would give, in one call
+    drawn = rng.uniform(low, high, size=len(words)).tolist()
+    return [TokenLogprob(token, logprob, ((token, logprob),))
+            for token, logprob in zip(words, (round(x, 4) for x in drawn), strict=True)]
 
 
 # ---------------------------------------------------------------------------- evaluator
