@@ -20,7 +20,12 @@ from judgebias.studies.mmb.measures.factorial import (
     run_nopref,
     validation_order,
 )
-from judgebias.studies.mmb.measures.metrics import batch_metrics, error_coverage, mean_confidence
+from judgebias.studies.mmb.measures.metrics import (
+    BLOCK_ROWS,
+    batch_metrics,
+    error_coverage,
+    mean_confidence,
+)
 from judgebias.studies.mmb.measures.significance import compare_to_best, sign_flip_pvalue
 
 
@@ -187,3 +192,25 @@ def test_nopref_pools_confidence_over_folds():
                                              .mean(axis=1)) * len(s.y_test)
                              for s in folds.values()]).sum() / sum(10 + f for f in range(3))
     assert avg == pytest.approx(pooled)
+
+
+@pytest.mark.parametrize("decimals", [2, 12])
+def test_blocks_and_integer_keys_give_the_plain_sorts_bits(decimals):
+    """batch_metrics works in blocks and sorts integer keys (metrics.py): every row's
+    numbers must be those of the row alone, and the error-coverage curve that of a stable
+    sort by confidence, to the bit (ties included)."""
+    rng = np.random.default_rng(decimals)
+    y = rng.integers(0, 2, 300)
+    p = np.round(rng.random((BLOCK_ROWS + 7, 300)), decimals)
+    p[3, :40] = 1 - p[3, 40:80]  # equal confidences from p and 1 - p
+    coverages = np.linspace(0.05, 1, 20)
+    together = batch_metrics(p, y, coverages=coverages)
+    for i in (0, 3, BLOCK_ROWS - 1, BLOCK_ROWS, len(p) - 1):
+        alone = batch_metrics(p[i], y, coverages=coverages)
+        for name, values in alone.items():
+            assert np.array_equal(together[name][i], values[0], equal_nan=True), name
+    order = np.argsort(-np.maximum(p, 1 - p), axis=1, kind="stable")
+    correct = np.take_along_axis((p >= 0.5) == (y == 1), order, axis=1)
+    kept = np.ceil(coverages * 300 - 1e-9).astype(int)
+    assert np.array_equal(together["error_coverage"],
+                          1 - np.cumsum(correct, axis=1)[:, kept - 1] / kept)

@@ -71,10 +71,13 @@ def factorial_inputs(params: MmbParams, pairs: pd.DataFrame, pool_table: pd.Data
         rows = clusters[(clusters["part"] == part) & (clusters["fold"] == fold)]
         R_val, R_test = {}, {}
         for (k, c), group in rows.groupby(["k", "cluster_seed"]):
-            R = pd.DataFrame(responsibilities(group, tau, clustering.pair),
-                             index=group["pair_id"].to_numpy())
-            R_val[(int(k), int(c))] = R.loc[val["pair_id"]].to_numpy()
-            R_test[(int(k), int(c))] = R.loc[test["pair_id"]].to_numpy()
+            # column-major, as a frame's .to_numpy() gave them (the layout a BLAS call
+            # sees can change a product's last bit)
+            R = responsibilities(group, tau, clustering.pair)
+            R_val[(int(k), int(c))] = np.asfortranarray(
+                R[_positions(group["pair_id"], val["pair_id"])])
+            R_test[(int(k), int(c))] = np.asfortranarray(
+                R[_positions(group["pair_id"], test["pair_id"])])
         return Split(wide.loc[val["pair_id"]].to_numpy(float), val["preference"].to_numpy(int),
                      wide.loc[test["pair_id"]].to_numpy(float),
                      (test["preference"].to_numpy() > 0.5).astype(int), R_val, R_test)
@@ -101,6 +104,15 @@ def factorial_inputs(params: MmbParams, pairs: pd.DataFrame, pool_table: pd.Data
         pairs_used=len(usable), pairs_dropped=len(pairs) - len(usable),
         smoothed_answers=int((judgements["p_source"] == "smoothed_choice").sum()),
         failed_answers=int((judgements["status"] == STATUS_FAILED).sum()))
+
+
+def _positions(index: pd.Series, wanted: pd.Series) -> np.ndarray:
+    """Where each of `wanted` sits in `index` (unique pair ids); a KeyError naming the
+    missing ones, as ``.loc`` would raise."""
+    found = pd.Index(index).get_indexer(wanted)
+    if (found < 0).any():
+        raise KeyError(f"pair ids without clusters: {list(wanted[found < 0])[:5]}")
+    return found
 
 
 def coverage_grid(points: int) -> np.ndarray:

@@ -15,6 +15,16 @@
 * F1 of the positive class, 0 where undefined (sklearn's zero_division=0).
 
 Each row is one configuration; tests compare every metric with scikit-learn row by row.
+
+Speed (issue 24; benchmarks/mmb_factorial.py): rows are independent, so batch_metrics
+works through `p` in blocks of BLOCK_ROWS rows that stay in the processor's cache, and
+both sorts (by p, and by confidence for the error-coverage curve) sort one 64-bit integer
+key per pair instead of arg-sorting floats and gathering: a float in [0, 1] orders as its
+bit pattern, which leaves the lowest bit free for the pair's label (or correctness).
+Every number is the same as the plain route's, to the bit (tests/mmb/test_mmb_metrics.py
+compares them): the order within tied scores, the one thing the key changes, changes no
+metric (each treats a tie as one threshold, and tied pairs have equal confidences), and
+the curve's ties, which do depend on pair order, take the stable sort.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ import numpy as np
 
 EPS = 1e-12
 N_BINS = 15
+BLOCK_ROWS = 32  # rows per pass of batch_metrics: 32 x 14,400 pairs is 3.7 MB a matrix
 
 # name -> (label in tables, higher is better)
 METRICS: dict[str, tuple[str, bool]] = {
@@ -38,69 +49,132 @@ def _rows(p: np.ndarray) -> np.ndarray:
     return p[None, :] if p.ndim == 1 else p
 
 
-def _by_score(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _sortable(p: np.ndarray, y: np.ndarray) -> bool:
+    """Whether the integer keys apply: every p in [0, 1] (no NaN) and labels 0 or 1."""
+    return bool(p.size and p.min() >= 0.0 and p.max() <= 1.0 and ((y == 0) | (y == 1)).all())
+
+
+def _ascending_keys(values: np.ndarray, bit: np.ndarray) -> np.ndarray:
+    """Each row's (value, bit) keys sorted by value, lowest first, for `values` in [0, 1]:
+    a non-negative float orders as its bit pattern, whose top (sign) bit the shift drops
+    (-0.0 becomes 0.0, its equal), which frees the lowest bit for `bit`."""
+    key = values.view(np.uint64) << np.uint64(1)
+    key |= bit
+    key.sort(axis=1)
+    return key
+
+
+def _by_score(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
     """(p, y) per row sorted by p, highest first: the one sort every metric but the
-    error-coverage curve needs."""
+    error-coverage curve needs, and whether the integer keys sorted them (ties then in
+    another order than the arg-sort's: _ranking)."""
+    y = np.asarray(y)
+    if _sortable(p, y):
+        key = _ascending_keys(p, y == 1)[:, ::-1]
+        return ((key >> np.uint64(1)).view(np.float64), (key & np.uint64(1)).astype(float),
+                True)
+    return (*_argsorted(p, y), False)
+
+
+def _argsorted(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(p, y) per row in the order of np.argsort(-p) (ties in that sort's order)."""
     order = np.argsort(-p, axis=1)
     return np.take_along_axis(p, order, axis=1), np.asarray(y)[order].astype(float)
 
 
 def _prefix(values: np.ndarray) -> np.ndarray:
-    return np.concatenate([np.zeros((len(values), 1)), np.cumsum(values, axis=1)], axis=1)
+    """Per row: 0, then the running sum (np.cumsum's, element by element)."""
+    out = np.empty((len(values), values.shape[1] + 1))
+    out[:, 0] = 0.0
+    np.cumsum(values, axis=1, out=out[:, 1:])
+    return out
 
 
-def _calibration(scores: np.ndarray, hits: np.ndarray, n_bins: int
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """(ECE, MCE) from rows sorted by p (highest first). A pair's confidence is >= an
-    edge e > 0.5 exactly when p >= e (a prefix of the row) or 1 - p >= e (a suffix), so
-    every bin's count and sums come from prefix sums, without sorting by confidence."""
+def _at_least(scores: np.ndarray, one_minus: np.ndarray, edges: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Per row and edge e: the number of pairs with p >= e (a prefix of the row sorted by
+    p) and n minus the number with 1 - p >= e (where that suffix starts). A binary search
+    per row, as `one_minus` rises along the row; rows with NaN (sorted last) count by
+    comparison."""
     b, n = scores.shape
-    confidence = np.maximum(scores, 1 - scores)
-    conf_sum = _prefix(confidence)
-    hit_sum = _prefix(((scores >= 0.5) == (hits == 1)).astype(float))
-    rows = np.arange(b)
-    counts, confs, rights = [np.zeros(b)], [np.zeros(b)], [np.zeros(b)]
-    for edge in np.arange(n_bins - 1, 0, -1) / n_bins:  # bin lower edges, highest first
-        if edge > 0.5:
-            top = (scores >= edge).sum(axis=1)
-            tail = n - ((1 - scores) >= edge).sum(axis=1)
-            counts.append(top + n - tail)
-            confs.append(conf_sum[rows, top] + conf_sum[:, n] - conf_sum[rows, tail])
-            rights.append(hit_sum[rows, top] + hit_sum[:, n] - hit_sum[rows, tail])
-        else:  # every confidence is >= 0.5
-            counts.append(np.full(b, n))
-            confs.append(conf_sum[:, n])
-            rights.append(hit_sum[:, n])
-    counts.append(np.full(b, n))
-    confs.append(conf_sum[:, n])
-    rights.append(hit_sum[:, n])
-    count = np.diff(np.stack(counts, axis=1), axis=1)
-    gap = np.abs(np.diff(np.stack(rights, axis=1), axis=1)
-                 - np.diff(np.stack(confs, axis=1), axis=1))
+    if n == 0 or np.isnan(scores[:, -1]).any():
+        return ((scores[:, :, None] >= edges).sum(axis=1),
+                n - (one_minus[:, :, None] >= edges).sum(axis=1))
+    top, tail = np.empty((b, len(edges)), dtype=int), np.empty((b, len(edges)), dtype=int)
+    negated = -edges
+    for i in range(b):
+        top[i] = np.searchsorted(-scores[i], negated, side="right")
+        tail[i] = np.searchsorted(one_minus[i], edges, side="left")
+    return top, tail
+
+
+def _calibration(scores: np.ndarray, positives: np.ndarray, n_bins: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ECE, MCE, pairs with p >= 0.5) from rows sorted by p (highest first), with
+    `positives` = _prefix(hits == 1). A pair's confidence is >= an edge e > 0.5 exactly
+    when p >= e (a prefix of the row, predicted positive: right where a positive) or
+    1 - p >= e (a suffix, predicted negative: right where a negative), so every bin's
+    count and sums come from prefix sums, without sorting by confidence."""
+    b, n = scores.shape
+    one_minus = 1 - scores
+    conf_sum = _prefix(np.maximum(scores, one_minus))
+    edges = np.arange(n_bins - 1, 0, -1) / n_bins  # bin lower edges, highest first
+    high = edges[edges > 0.5]  # below them every confidence (>= 0.5) counts
+    top, tail = _at_least(scores, one_minus, np.append(high, 0.5))
+    rows = np.arange(b)[:, None]
+    predicted = top[:, -1]
+    top, tail = top[:, :-1], tail[:, :-1]
+
+    def right(start: np.ndarray, end: np.ndarray) -> np.ndarray:  # right in [0, start), [end, n)
+        return (positives[rows, start] + (n - end)
+                - (positives[:, n:] - positives[rows, end])).astype(float)
+
+    counts = np.full((b, n_bins + 1), float(n))
+    confs = np.repeat(conf_sum[:, n:], n_bins + 1, axis=1)
+    rights = np.repeat(right(predicted[:, None], predicted[:, None]), n_bins + 1, axis=1)
+    counts[:, 0], confs[:, 0], rights[:, 0] = 0, 0.0, 0.0
+    span = slice(1, 1 + len(high))
+    counts[:, span] = top + n - tail
+    confs[:, span] = conf_sum[rows, top] + conf_sum[:, n:] - conf_sum[rows, tail]
+    rights[:, span] = right(top, tail)
+    count = np.diff(counts, axis=1)
+    gap = np.abs(np.diff(rights, axis=1) - np.diff(confs, axis=1))
     per_bin = np.divide(gap, count, out=np.zeros_like(gap), where=count > 0)
-    return gap.sum(axis=1) / n, per_bin.max(axis=1)
+    return gap.sum(axis=1) / n, per_bin.max(axis=1), predicted
 
 
 def calibration_errors(p: np.ndarray, y: np.ndarray, n_bins: int = N_BINS
                        ) -> tuple[np.ndarray, np.ndarray]:
     """(ECE, MCE) per row (module docstring)."""
-    return _calibration(*_by_score(_rows(p), y), n_bins)
+    scores, hits, _ = _by_score(_rows(p), y)
+    return _calibration(scores, _prefix(hits == 1), n_bins)[:2]
 
 
-def _ranking(scores: np.ndarray, hits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _ranking(scores: np.ndarray, hits: np.ndarray,
+             source: tuple[np.ndarray, np.ndarray] | None = None,
+             tps: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(average precision, ROC-AUC) per row from rows sorted by p; tied scores form one
     threshold (sklearn's convention for both). Rows without ties take the plain formulas;
-    only rows with ties pay for finding their runs."""
+    only rows with ties pay for finding their runs. The average precision of a row with
+    ties sums its positives' terms pairwise in the row's order, so its last bit depends on
+    where the tied positives sit: with `source` (p, y), rows with ties are put in
+    np.argsort(-p)'s order first, the order this module has always used. `tps`: the
+    running count of positives, when the caller has it."""
     b, n = scores.shape
     n_pos = int(hits[0].sum()) if b else 0
     n_neg = n - n_pos
-    tps = np.cumsum(hits, axis=1)
+    tps = np.cumsum(hits, axis=1) if tps is None else tps
     rank = np.arange(1, n + 1, dtype=float)
     ap = (hits * tps / rank).sum(axis=1) / max(n_pos, 1)
     auc = (hits * (n + 1 - rank)).sum(axis=1)
     tied = ~(scores[:, :-1] != scores[:, 1:]).all(axis=1)
     if tied.any():
-        ap[tied], auc[tied] = _tied_ranking(scores[tied], hits[tied], tps[tied])
+        if source is None:
+            ap[tied], auc[tied] = _tied_ranking(scores[tied], hits[tied], tps[tied])
+        else:
+            again, again_hits = _argsorted(source[0][tied], source[1])
+            ap[tied], auc[tied] = _tied_ranking(again, again_hits,
+                                                np.cumsum(again_hits, axis=1))
     auc = (auc - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg) if n_pos and n_neg else \
         np.full(b, np.nan)
     return ap, auc
@@ -125,35 +199,61 @@ def _tied_ranking(scores: np.ndarray, hits: np.ndarray, tps: np.ndarray
 
 def average_precision(p: np.ndarray, y: np.ndarray) -> np.ndarray:
     """sklearn's average precision per row, ties as one threshold."""
-    return _ranking(*_by_score(_rows(p), y))[0]
+    p = _rows(p)
+    scores, hits, keyed = _by_score(p, y)
+    return _ranking(scores, hits, (p, y) if keyed else None)[0]
 
 
 def roc_auc(p: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Mann-Whitney ROC-AUC per row (average ranks for ties)."""
-    return _ranking(*_by_score(_rows(p), y))[1]
+    p = _rows(p)
+    scores, hits, keyed = _by_score(p, y)
+    return _ranking(scores, hits, (p, y) if keyed else None)[1]
 
 
 def batch_metrics(p: np.ndarray, y: np.ndarray, n_bins: int = N_BINS,
                   coverages: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Every metric of the module docstring, one value per row of `p`; with `coverages`,
-    also "error_coverage" (B, G), which needs a second sort (by confidence)."""
+    also "error_coverage" (B, G), which needs a second sort (by confidence). Rows are
+    independent: they are worked through in blocks of BLOCK_ROWS."""
     p = _rows(p)
     y = np.asarray(y).astype(int)
-    yhat = (p >= 0.5).astype(float)
-    scores, hits = _by_score(p, y)
-    ece, mce = _calibration(scores, hits, n_bins)
-    auc_pr, auc = _ranking(scores, hits)
-    clipped = np.clip(p, EPS, 1 - EPS)
-    accuracy = (yhat == y).mean(axis=1)
-    expected = yhat.mean(axis=1) * y.mean() + (1 - yhat.mean(axis=1)) * (1 - y.mean())
+    if len(p) <= BLOCK_ROWS:
+        return _block_metrics(p, y, n_bins, coverages)
+    parts = [_block_metrics(p[i:i + BLOCK_ROWS], y, n_bins, coverages)
+             for i in range(0, len(p), BLOCK_ROWS)]
+    return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+
+
+def _block_metrics(p: np.ndarray, y: np.ndarray, n_bins: int,
+                   coverages: np.ndarray | None) -> dict[str, np.ndarray]:
+    """batch_metrics for one block of rows. With 0/1 labels and p in [0, 1] (keyed), the
+    counts behind accuracy, kappa and F1 come from the sorted rows' running count of
+    positives: of the `predicted` pairs with p >= 0.5 (a prefix), tp are positives."""
+    n = p.shape[1]
+    scores, hits, keyed = _by_score(p, y)
+    positives = _prefix(hits if keyed else hits == 1)
+    ece, mce, predicted = _calibration(scores, positives, n_bins)
+    auc_pr, auc = _ranking(scores, hits, (p, y) if keyed else None,
+                           positives[:, 1:] if keyed else None)
+    if keyed:
+        tp = positives[np.arange(len(p)), predicted]
+        correct = tp + (n - predicted) - (positives[:, n] - tp)
+        accuracy, share, wrong = correct / n, predicted / n, n - correct
+    else:
+        yhat = (p >= 0.5).astype(float)
+        accuracy, share = (yhat == y).mean(axis=1), yhat.mean(axis=1)
+        tp, wrong = (yhat * y).sum(axis=1), (yhat != y).sum(axis=1)
+    expected = share * y.mean() + (1 - share) * (1 - y.mean())
     with np.errstate(invalid="ignore", divide="ignore"):
         kappa = np.where(expected < 1, (accuracy - expected) / (1 - expected), np.nan)
-    tp = (yhat * y).sum(axis=1)
-    wrong = (yhat != y).sum(axis=1)
     f1 = np.divide(2 * tp, 2 * tp + wrong, out=np.zeros_like(tp), where=(2 * tp + wrong) > 0)
+    positive = y == 1  # log p(y): log p for the positives, log(1 - p) for the others
+    log_likelihood = np.empty_like(p)
+    log_likelihood[:, positive] = np.log(np.clip(p[:, positive], EPS, 1 - EPS))
+    log_likelihood[:, ~positive] = np.log1p(-np.clip(p[:, ~positive], EPS, 1 - EPS))
     out = {
-        "ece": ece, "mce": mce, "auc_pr": auc_pr,
-        "nll": -np.where(y == 1, np.log(clipped), np.log1p(-clipped)).mean(axis=1),
+        "ece": ece, "mce": mce, "auc_pr": auc_pr, "nll": -log_likelihood.mean(axis=1),
         "brier": ((p - y) ** 2).mean(axis=1), "kappa": kappa, "accuracy": accuracy,
         "roc_auc": auc, "f1": f1,
     }
@@ -173,7 +273,26 @@ def error_coverage(p: np.ndarray, y: np.ndarray, coverages: np.ndarray) -> np.nd
     pairs (confidence ties in pair order). Returns (B, len(coverages))."""
     p = _rows(p)
     n = p.shape[1]
-    order = np.argsort(-np.maximum(p, 1 - p), axis=1, kind="stable")
-    correct = np.take_along_axis((p >= 0.5) == (np.asarray(y) == 1), order, axis=1)
+    y = np.asarray(y)
+    correct = (p >= 0.5) == (y == 1)
     kept = np.clip(np.ceil(np.asarray(coverages) * n - 1e-9).astype(int), 1, n)
-    return 1 - np.cumsum(correct, axis=1)[:, kept - 1] / kept
+    return 1 - np.cumsum(_by_confidence(p, correct), axis=1)[:, kept - 1] / kept
+
+
+def _by_confidence(p: np.ndarray, correct: np.ndarray) -> np.ndarray:
+    """`correct` per row in the order of confidence max(p, 1 - p), highest first, ties in
+    pair order (a stable sort). Rows whose confidences are all distinct have one such
+    order, which the integer keys give (confidence in [0.5, 1], correctness in the low
+    bit); rows with a tie, or p outside [0, 1], take the stable sort."""
+    confidence = np.maximum(p, 1 - p)
+    if not (p.size and p.min() >= 0.0 and p.max() <= 1.0):
+        order = np.argsort(-confidence, axis=1, kind="stable")
+        return np.take_along_axis(correct, order, axis=1)
+    key = _ascending_keys(confidence, correct)[:, ::-1]
+    ordered = (key & np.uint64(1)).astype(bool)
+    key = key >> np.uint64(1)
+    tied = (key[:, 1:] == key[:, :-1]).any(axis=1)
+    if tied.any():
+        order = np.argsort(-confidence[tied], axis=1, kind="stable")
+        ordered[tied] = np.take_along_axis(correct[tied], order, axis=1)
+    return ordered
