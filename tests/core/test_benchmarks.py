@@ -50,7 +50,7 @@ SMOKE = {
     "template_slope.py": ["--datasets", "20"],
     "workflow_parse.py": ["--repeat", "1"],
     # make -n: the plumbing (clone, make setup per installer, the table), no install
-    "setup_time.py": ["--dry-run", "--repeat", "1"],
+    "setup_time.py": ["--dry-run", "--repeat", "1", "--set", "TORCH=cpu"],
     "selfpref_coverage.py": ["--images", "10", "--seeds", "1", "--reps", "2",
                              "--worlds", "no_bias"],
     # without --check: serve-sim's FRAME import (until issue 21 item 7 merges) and the long
