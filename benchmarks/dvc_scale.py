@@ -20,6 +20,16 @@ them; only ``dvc-record``'s one-off hashing does. FRAME's combined renders (they
 the analyst's real scores) are a placeholder directory of one file per item.
 ``snakemake --touch`` then orders the mtimes as a real run would.
 
+Before and after, side by side (issue 24: ``dvc status`` parsed params.yaml once per
+stage). The project's dvc.yaml is this checkout's export: job stages depend on the stamps
+of their params keys, written by one ``params`` stage (judgebias.workflow.dvc_export,
+"Params stamps"). The baseline is the same DAG laid out as before: each job stage
+declaring its keys as DVC params, no ``params`` stage (:func:`per_stage_params`, the
+export's inverse). It is recorded in a second repository over hard links to the same
+files (same inodes and times, its own dvc.lock and state database), and the two ``dvc
+status`` runs alternate with the Snakemake ones, so all see the same machine load. With
+``--keep DIR`` the two projects stay in ``DIR/stamps`` and ``DIR/per_stage_params``.
+
 Prints Markdown: medians of ``--repeat`` runs. CI smoke run (tests/core/test_benchmarks.py):
 ``--models 6 --images 10 --repeat 1 --small``.
 """
@@ -28,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -36,6 +47,10 @@ from pathlib import Path
 
 import yaml
 from dag_scale import BIN, project, scale_params
+
+from judgebias.workflow.dvc_export import HEADER, PARAMS_STAGE
+from judgebias.workflow.dvcsync import record
+from judgebias.workflow.paramstamp import SEPARATOR, stamp_path
 
 DATA_RULES = ("dataset", "judgements", "mmb_data", "birch_data", "frame_render")
 UP_TO_DATE = "Data and pipelines are up to date."
@@ -101,10 +116,57 @@ def build(folder: Path) -> tuple[float, int]:
     params = yaml.safe_load((folder / "params.yaml").read_text())
     made = placeholders(folder, 5 * params["frame"]["dataset"]["synthetic"]["n_per_domain"])
     run([str(BIN / "snakemake"), "--cores", "1", "--quiet", "--touch"], folder)
-    record, text = run([str(BIN / "judgebias"), "dvc-record"], folder)
+    recorded, text = run([str(BIN / "judgebias"), "dvc-record"], folder)
     if UP_TO_DATE not in text:
         raise SystemExit(f"dvc-record left changes:\n{text}")
-    return record, made
+    return recorded, made
+
+
+def per_stage_params(stages: dict) -> dict:
+    """The layout before params stamps: every job stage declares its keys as DVC params
+    (after its deps, as the export wrote them) and there is no `params` stage."""
+    sets = {stamp_path(keys.split(SEPARATOR)): keys.split(SEPARATOR)
+            for keys in stages[PARAMS_STAGE]["cmd"].split()[4:]}
+    before = {}
+    for name, stage in stages.items():
+        if name == PARAMS_STAGE:
+            continue
+        keys = [key for d in stage["deps"] for key in sets.get(d, [])]
+        before[name] = {}
+        for key, value in stage.items():
+            before[name][key] = [d for d in value if d not in sets] if key == "deps" else value
+            if key == "deps" and keys:
+                before[name]["params"] = keys
+    return before
+
+
+def baseline(folder: Path, dest: Path) -> float:
+    """`folder`'s project with :func:`per_stage_params`'s dvc.yaml in a fresh git + DVC
+    repository at `dest`, its files hard links to `folder`'s (nothing below writes in
+    place: DVC's `commit --no-relink` reads the workspace, our writes are atomic renames);
+    recorded in dvc.lock. Returns the seconds recording took."""
+    dest.mkdir()
+    for entry in folder.iterdir():
+        if entry.name in (".git", ".dvc", "dvc.lock", "dvc.yaml"):
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, dest / entry.name, copy_function=os.link)
+        else:
+            os.link(entry, dest / entry.name)
+    stages = yaml.safe_load((folder / "dvc.yaml").read_text())["stages"]
+    (dest / "dvc.yaml").write_text(HEADER + yaml.safe_dump(
+        {"stages": per_stage_params(stages)}, sort_keys=False, width=100))
+    run(["git", "init", "-q"], dest)
+    run([str(BIN / "dvc"), "init", "-q"], dest)
+    start = time.perf_counter()
+    text = record(dest, check_current=False)  # dvc.yaml is not the export, by design
+    if UP_TO_DATE not in text:
+        raise SystemExit(f"recording the baseline left changes:\n{text}")
+    return time.perf_counter() - start
+
+
+def size_kb(path: Path) -> str:
+    return f"{path.stat().st_size / 1000:.0f} KB"
 
 
 def main() -> None:
@@ -119,12 +181,15 @@ def main() -> None:
     if args.small:
         params = shrink(params)
     with tempfile.TemporaryDirectory() as tmp:
-        folder = project(args.keep or Path(tmp), params)
+        folder = project((args.keep or Path(tmp)) / "stamps", params)
         start = time.perf_counter()
-        record, made = build(folder)
+        recorded, made = build(folder)
         built = time.perf_counter() - start
+        before = folder.parent / "per_stage_params"
+        recorded_before = baseline(folder, before)
+        layouts = {"params per stage (before)": before, "params stamps (this checkout)": folder}
         times: dict[str, list[float]] = {"snakemake -n": [], "snakemake --cores 2": [],
-                                         "dvc status": []}
+                                         **{f"dvc status, {k}": [] for k in layouts}}
         for _ in range(args.repeat):  # interleaved: all see the same machine load
             seconds, out = run([str(BIN / "snakemake"), "-n", "--cores", "1"], folder)
             assert "Nothing to be done" in out, out[-2000:]
@@ -132,21 +197,29 @@ def main() -> None:
             seconds, out = run([str(BIN / "snakemake"), "--cores", "2"], folder)
             assert "Nothing to be done" in out, out[-2000:]
             times["snakemake --cores 2"].append(seconds)
-            seconds, out = run([str(BIN / "dvc"), "status"], folder)
-            assert UP_TO_DATE in out, out[-2000:]
-            times["dvc status"].append(seconds)
-        n_stages = len(yaml.safe_load((folder / "dvc.yaml").read_text())["stages"])
+            for layout, where in layouts.items():
+                seconds, out = run([str(BIN / "dvc"), "status"], where)
+                assert UP_TO_DATE in out, out[-2000:]
+                times[f"dvc status, {layout}"].append(seconds)
+        facts = {layout: (len(yaml.safe_load((where / "dvc.yaml").read_text())["stages"]),
+                          size_kb(where / "dvc.yaml"), size_kb(where / "dvc.lock"))
+                 for layout, where in layouts.items()}
         n_files = sum(1 for p in (folder / "data").rglob("*") if p.is_file())
         n_files += sum(1 for p in (folder / "results").rglob("*") if p.is_file())
-    print(f"{args.models} models, {args.images} images: {n_stages} DVC stages, "
-          f"{n_files} files under data/ and results/ ({made} placeholder outputs); "
-          f"built in {built:.0f} s; `judgebias dvc-record` (hashes every output) "
-          f"{record:.1f} s")
-    print("| nothing to do | median (s) | runs |\n|---|---|---|")
+    print(f"{args.models} models, {args.images} images: {n_files} files under data/ and "
+          f"results/ ({made} placeholder outputs); built in {built:.0f} s")
+    print("\n| DVC layout | stages | dvc.yaml | dvc.lock | `judgebias dvc-record` (s) |\n"
+          "|---|---|---|---|---|")
+    for (layout, (n_stages, yaml_size, lock_size)), seconds in zip(
+            facts.items(), (recorded_before, recorded), strict=True):
+        print(f"| {layout} | {n_stages} | {yaml_size} | {lock_size} | {seconds:.1f} |")
+    print("\n| nothing to do | median (s) | runs |\n|---|---|---|")
     for name, values in times.items():
         print(f"| `{name}` | {statistics.median(values):.2f} | "
               f"{', '.join(f'{v:.2f}' for v in values)} |")
-
+    ratio = (statistics.median(times["dvc status, params per stage (before)"])
+             / statistics.median(times["dvc status, params stamps (this checkout)"]))
+    print(f"| `dvc status` speed-up (before / after) | {ratio:.2f} | |")
 
 if __name__ == "__main__":
     main()

@@ -167,6 +167,13 @@ def _cmd_code_stamp(args: argparse.Namespace) -> None:
     write_stamp(args.files, Path(args.out))
 
 
+def _cmd_params_stamp(args: argparse.Namespace) -> None:
+    from judgebias.workflow.paramstamp import SEPARATOR, write_param_stamps
+
+    write_param_stamps([keys.split(SEPARATOR) for keys in args.sets], Path(args.params),
+                       args.out)
+
+
 def _cmd_dvc_record(args: argparse.Namespace) -> None:
     from judgebias.workflow.dvcsync import record
 
@@ -269,6 +276,11 @@ def build_parser() -> argparse.ArgumentParser:
             "write the sha256 of each file as JSON (a DVC code stage's stamp)")
     p.add_argument("--out", required=True)
     p.add_argument("files", nargs="+")
+    p = add("params-stamp", _cmd_params_stamp,
+            "write the values of each set of params keys as JSON (DVC's params stage)")
+    p.add_argument("--out", required=True, help="the folder of the stamps")
+    p.add_argument("sets", nargs="+", metavar="KEY,KEY...",
+                   help="a set of dotted params keys, comma-separated; one stamp each")
     p = add("dvc-record", _cmd_dvc_record,
             "record the outputs Snakemake built in dvc.lock without running (dvc commit)")
     p.add_argument("--snakefile", default="Snakefile")

@@ -30,6 +30,8 @@ import pytest
 import yaml
 from helpers.project import BIN, make_project, study_params, write_params
 
+from judgebias.workflow.paramstamp import PARAMS_DIR
+
 SSHD = Path("/usr/sbin/sshd")
 UP_TO_DATE = "Data and pipelines are up to date."
 PANEL = ["lumen-large", "lumen-mini", "corvid-pro"]
@@ -176,8 +178,10 @@ def test_snakemake_outputs_travel_through_dvc_remotes(tmp_path, default_params, 
     assert env.planned(origin) == []  # recording left Snakemake's view alone
     lock = yaml.safe_load((origin / "dvc.lock").read_text())["stages"]
     philautia = lock["philautia__ref_free"]
-    assert philautia["params"]["params.yaml"]["philautia.ddof"] == 0
-    assert {d["path"] for d in philautia["deps"]} >= {"results/philautia/ref_free/scores.parquet"}
+    assert lock["params"]["params"]["params.yaml"]["philautia"]["ddof"] == 0  # dvc_export
+    assert "results/philautia/ref_free/scores.parquet" in {d["path"] for d in philautia["deps"]}
+    stamp = next(d["path"] for d in philautia["deps"] if d["path"].startswith(PARAMS_DIR))
+    assert json.loads((origin / stamp).read_text())["philautia.ddof"] == 0
     assert "results/philautia/ref_free/metrics.json" in {o["path"] for o in philautia["outs"]}
 
     # 2. Two remotes, URLs committed; the SSH login is each side's own (.dvc/config.local).
@@ -211,9 +215,10 @@ def test_snakemake_outputs_travel_through_dvc_remotes(tmp_path, default_params, 
         # The README's one command after a pull: file times in the order of the DAG.
         env.run([str(BIN / "snakemake"), "--touch", "--cores", "1", "--quiet"], clone)
         assert env.planned(clone) == [], remote
-        # no job ran: no model was called (the pull restored only the code stamps there)
+        # no job ran: no model was called (the pull restored only the stamps there)
         assert not list((clone / ".judgebias").rglob("*.sqlite"))
         assert (clone / ".judgebias/code/caption.json").is_file()
+        assert (clone / stamp).is_file()
 
     # 3. Readable metrics: the study metrics, and the committed revision's values
     # (read from the cache through dvc.lock) next to the workspace's after a change.

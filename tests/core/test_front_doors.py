@@ -7,8 +7,10 @@ snakemake-record`) records what DVC built in Snakemake's metadata. The test alte
 doors over an analysis param, a model's sampling and a Snakemake-side edit, on a small
 philautia + pomms project in a git repository (as a user's clone is). `dvc repro` on what
 Snakemake built (before anything is recorded) runs the same commands to the same outputs
-and pays for nothing, and `dvc repro --dry` then plans exactly what a param or a prompt
-template edit changes, and `dvc repro` after a code edit exactly the jobs importing it.
+and pays for nothing, and `dvc repro --dry` then plans exactly what a prompt template
+edit changes, and what a param edit changes once the `params` stage has written its
+stamps, and `dvc repro` after a code edit or a model's param edit exactly the jobs
+importing or reading it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers.project import (
     BIN,
     PANEL,
@@ -28,6 +31,9 @@ from helpers.project import (
     study_params,
     write_params,
 )
+
+from judgebias.workflow.dvc_export import PARAMS_STAGE
+from judgebias.workflow.paramstamp import PARAMS_DIR
 
 NOTHING = "Nothing to be done"
 SETTING = "ref_free"  # the one philautia setting; Pomms scores its judgement items with it
@@ -110,9 +116,23 @@ def test_front_doors_agree_in_both_directions(tmp_path, default_params):
     # requests once; Snakemake then plans no model job (before, it planned them again).
     params["panel"]["corvid-pro"]["sampling"]["seed"] += 1
     write_params(project, params)
-    assert {"caption", "score"} <= {rule for rule, _ in planned_jobs(project)}
+    planned = planned_jobs(project)
+    assert {"caption", "score"} <= {rule for rule, _ in planned}
     paid_before = journaled_calls(project)
-    run([str(BIN / "judgebias"), "dvc-repro", "--", "-q"], project)
+    said = run([str(BIN / "judgebias"), "dvc-repro"], project).stdout
+    ran = set(re.findall(r"Running stage '([^']+)'", said))
+    # DVC reran the params stage, every job reading the model's params (through their
+    # stamps, dvc_export), and no job Snakemake would not have run
+    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    stamps = {path for path in (project / PARAMS_DIR).glob("*.json")
+              if any(key.startswith("panel.corvid-pro")
+                     for key in json.loads(path.read_text()))}
+    reading = {name for name, stage in stages.items()
+               if {project / d for d in stage.get("deps", [])} & stamps}
+    assert reading and reading | {PARAMS_STAGE} <= ran
+    assert {(name.split("__")[0], tuple(sorted(name.split("__")[1:])))
+            for name in ran - {PARAMS_STAGE}} <= {
+        (rule, tuple(sorted(value for _, value in wildcards))) for rule, wildcards in planned}
     paid_by_dvc = journaled_calls(project) - paid_before
     assert paid_by_dvc > 0
     assert NOTHING in run([str(BIN / "snakemake"), "-n", "--cores", "1"], project).stdout
@@ -139,12 +159,18 @@ def test_front_doors_agree_in_both_directions(tmp_path, default_params):
     assert journaled_calls(project) == paid
 
     # `dvc repro --dry` lists the stages whose own deps or params changed (it cannot know
-    # that an upstream output will change without running it).
+    # that an upstream output will change without running it). A params edit changes the
+    # `params` stage's (the job stages depend on its stamps, dvc_export); once it has
+    # written them, the dry run lists exactly the jobs reading the key.
     params["philautia"]["ddof"] = 1 - params["philautia"]["ddof"]
     write_params(project, params)
+    assert dvc_planned(project) == {PARAMS_STAGE}
+    run([str(BIN / "dvc"), "repro", "-q", "--single-item", PARAMS_STAGE], project)
     assert dvc_planned(project) == {f"philautia__{SETTING}", "pomms", "card", "report"}
     params["philautia"]["ddof"] = 1 - params["philautia"]["ddof"]
     write_params(project, params)
+    run([str(BIN / "dvc"), "repro", "-q", "--single-item", PARAMS_STAGE], project)
+    assert dvc_planned(project) == set()
     template = project / "src/judgebias/prompts/templates/gveval_ref_free.txt"
     template.write_text(template.read_text() + " ")
     planned = dvc_planned(project)

@@ -31,7 +31,8 @@ from helpers.project import (
     write_params,
 )
 
-from judgebias.workflow.dvc_export import CODE_DIR, CODE_STAGE
+from judgebias.workflow.dvc_export import CODE_DIR, CODE_STAGE, PARAMS_STAGE
+from judgebias.workflow.paramstamp import PARAMS_DIR
 
 SETTINGS = ["ref_based", "ref_free"]
 POMMS_SETTING = "ref_free"  # pomms.setting: its Phi-tilde and philautia scores
@@ -220,7 +221,8 @@ def test_job_stages_declare_their_rules_code_stamp():
     declare the stamp instead of any of them (dvc_export)."""
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
     code = {n.removeprefix(CODE_STAGE): s for n, s in stages.items() if n.startswith(CODE_STAGE)}
-    jobs = {n: s for n, s in stages.items() if not n.startswith(CODE_STAGE)}
+    jobs = {n: s for n, s in stages.items()
+            if not n.startswith(CODE_STAGE) and n != PARAMS_STAGE}
     assert {name.split("__")[0] for name in jobs} == set(code)
     for name, stage in jobs.items():
         rule = name.split("__")[0]
@@ -233,6 +235,57 @@ def test_job_stages_declare_their_rules_code_stamp():
         assert stage["cmd"].split() == ["judgebias", "code-stamp", "--out", stamp,
                                         *stage["deps"]]
         assert "src/judgebias/study.py" in stage["deps"] == sorted(stage["deps"])
+
+
+def test_job_stages_depend_on_the_stamps_of_their_params():
+    """No job stage declares DVC params (DVC would parse params.yaml once per stage): each
+    depends on the stamp of the keys its rule declares, and the one `params` stage writes
+    exactly those stamps and declares the sections they lie in (dvc_export)."""
+    from judgebias.workflow.paramstamp import SEPARATOR, stamp_path
+
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    stage = stages.pop(PARAMS_STAGE)
+    assert not [name for name, job_stage in stages.items() if "params" in job_stage]
+    used = {d for job_stage in stages.values() for d in job_stage["deps"]
+            if d.startswith(PARAMS_DIR + "/")}
+    cmd = stage["cmd"].split()
+    assert cmd[:4] == ["judgebias", "params-stamp", "--out", PARAMS_DIR]
+    sets = {stamp_path(keys.split(SEPARATOR)): keys.split(SEPARATOR) for keys in cmd[4:]}
+    assert list(sets) == sorted(sets) == sorted(used)
+    assert stage["outs"] == [{stamp: {"cache": True}} for stamp in sets]
+    assert stage["params"] == sorted({k.split(".")[0] for keys in sets.values() for k in keys})
+    assert {"panel", "philautia", "seed"} <= set(stage["params"])
+    philautia = [d for d in stages["philautia__ref_free"]["deps"] if d in sets]
+    assert len(philautia) == 1 and "philautia.ddof" in sets[philautia[0]]
+
+
+def test_params_stamp_changes_with_its_keys_only(tmp_path, monkeypatch):
+    """A stamp is its keys' values as sorted JSON, named by the set of keys, rewritten only
+    when a value changes (its mtime, DVC's state entry, stays); missing keys are named."""
+    from judgebias.cli import main
+    from judgebias.config import ConfigError
+    from judgebias.workflow.paramstamp import stamp_path, write_param_stamps
+
+    monkeypatch.chdir(tmp_path)
+    params = {"seed": 1, "panel": {"a": {"temperature": 0.5, "family": "x"}}}
+    sets = [["seed", "panel.a"], ["panel.a.family"]]
+    assert stamp_path(["panel.a", "seed"], "s") == stamp_path(sets[0], "s") != stamp_path(
+        sets[1], "s")
+
+    def stamp() -> list[tuple[str, int]]:
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+        assert main(["params-stamp", "--out", "s", *(",".join(k) for k in sets)]) == 0
+        return [(Path(stamp_path(k, "s")).read_text(), Path(stamp_path(k, "s")).stat()
+                 .st_mtime_ns) for k in sets]
+
+    before = stamp()
+    assert json.loads(before[0][0]) == {"panel.a": params["panel"]["a"], "seed": 1}
+    os.utime(stamp_path(sets[1], "s"), ns=(0, 0))  # an unchanged stamp keeps its mtime
+    params["panel"]["a"]["temperature"] = 0.7
+    after = stamp()
+    assert after[0][0] != before[0][0] and after[1] == (before[1][0], 0)
+    with pytest.raises(ConfigError, match=re.escape("no value for params keys panel.b, mmb")):
+        write_param_stamps([["seed", "panel.b"], ["mmb"]], root=tmp_path)
 
 
 def test_code_stamp_changes_with_a_listed_file(tmp_path, monkeypatch):

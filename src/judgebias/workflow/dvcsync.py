@@ -20,9 +20,11 @@ the commit fails or records a half-built project; on a cluster it would hash gig
 the submit host after every run; and it would couple every Snakemake run to DVC. Recording
 is a deliberate step before `git commit dvc.lock` / `dvc push`, so it is a command.
 
-Snakemake writes no code stamp (the `code__<rule>` stages of judgebias.workflow.dvc_export:
-its rules keep the source files as inputs), so recording first writes every code stage's
-stamp from the files its stage lists, as `dvc repro` would, and commits it with the rest.
+Snakemake writes no stamps (the `code__<rule>` stages and the `params` stage of
+judgebias.workflow.dvc_export: its rules keep the source files as inputs and their params
+values as params), so recording first writes every code stage's stamp from the files its
+stage lists and every params key's stamp from params.yaml, as `dvc repro` would, and
+commits them with the rest.
 
 `--no-relink` keeps the workspace files as Snakemake wrote them: relinking would recreate
 each output from the cache (a fresh copy with the current time for the default `copy`
@@ -51,6 +53,7 @@ and refuses otherwise.
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -90,14 +93,21 @@ def _dvc_status(root: Path) -> tuple[bool, str]:
 
 
 def write_stamps(root: Path, dvc_yaml: Path = Path("dvc.yaml")) -> None:
-    """Write every code stage's stamp from its deps, as `dvc repro` would (Snakemake builds
-    no stamp: it keeps the source files as its rules' inputs)."""
+    """Write every code stage's stamp from its deps and the params stage's stamps from the
+    key sets its command names, as `dvc repro` would (Snakemake builds no stamp: it keeps
+    the source files as its rules' inputs and the values as their params)."""
+    from judgebias.cli import build_parser
     from judgebias.workflow.codestamp import write_stamp
-    from judgebias.workflow.dvc_export import CODE_STAGE
+    from judgebias.workflow.dvc_export import CODE_STAGE, PARAMS_STAGE
+    from judgebias.workflow.paramstamp import SEPARATOR, write_param_stamps
 
     for name, stage in load_yaml((root / dvc_yaml).read_text())["stages"].items():
         if name.startswith(CODE_STAGE):
             write_stamp(stage["deps"], Path(next(iter(stage["outs"][0]))), root)
+        elif name == PARAMS_STAGE:  # the command's own arguments, parsed as it parses them
+            args = build_parser().parse_args(shlex.split(stage["cmd"])[1:])
+            write_param_stamps([keys.split(SEPARATOR) for keys in args.sets],
+                               Path(args.params), args.out, root)
 
 
 def record(root: Path = Path("."), dvc_yaml: Path = Path("dvc.yaml"),
