@@ -12,7 +12,7 @@ What keeps it from changing a number:
 
 * an entry's key is the sha256 of the image bytes and of the question; its folder is
   named by the code's version: the sha256 of the source of every project module the
-  perceiving module can reach (:func:`judgebias.workflow.codedeps.closure`, the same
+  perceiving module can reach (:func:`judgebias.importgraph.closure`, the same
   derivation that gives the rules their code inputs) and the versions of numpy, Pillow
   and scipy. Changed code reads a new folder, never a stale entry;
 * an entry holds exactly what the code computed, as text its ``encode`` writes and its
@@ -44,7 +44,7 @@ LIBRARIES = ("numpy", "pillow", "scipy")
 def code_version(module: str) -> str:
     """sha256 (hex, 16 characters) of everything `module`'s result can depend on: the
     source of every project module it reaches and the numeric libraries' versions."""
-    from judgebias.workflow.codedeps import closure, module_file
+    from judgebias.importgraph import closure, module_file
 
     digest = hashlib.sha256()
     for name in sorted(closure([module])):
