@@ -21,8 +21,9 @@ What keeps it from changing a number:
   whole or absent; an entry that cannot be read is computed again and replaced;
 * it lives beside the model-call journal (``journal_dir``), outside every Snakemake and
   DVC output. Deleting it changes no result, only the time: tests/core/
-  test_perception_store.py runs the pipeline with it, without it and with a warm one and
-  compares the outputs' bytes.
+  test_perception_store.py compares the sim's answers with it cold, warm (never
+  perceiving) and absent, and tests/frame/test_frame_perception_identity.py reads every
+  FRAME fixture picture back through it.
 """
 
 from __future__ import annotations
