@@ -294,6 +294,7 @@ def test_kill_9_resumes_without_paying_twice(default_params, tmp_path, key_env):
         job = caption_job(tmp_path / "killed", tmp_path / "killed.parquet")
         deadline = time.monotonic() + 60
         while len(_journal_keys(journal)) < 10 and time.monotonic() < deadline:
+            assert job.poll() is None, job.stderr.read().decode()  # died before the kill
             time.sleep(0.02)
         os.kill(job.pid, signal.SIGKILL)
         job.wait()

@@ -26,13 +26,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sqlite3
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from judgebias.models.base import ChatRequest, ChatResponse
+from judgebias.sqlitewal import connect_wal
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -129,8 +129,7 @@ class Journal:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=120, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = connect_wal(self.path, timeout_s=120, isolation_level=None)
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
 

@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from judgebias.sqlitewal import connect_wal
+
 
 @dataclass(frozen=True)
 class EmbeddingSpec:
@@ -124,8 +126,7 @@ def _encode(spec: EmbeddingSpec, images: Sequence[bytes]) -> np.ndarray:
 
 def _open_cache(cache_dir: Path, name: str) -> sqlite3.Connection:
     cache_dir.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(cache_dir / f"{name}.sqlite")
-    db.execute("PRAGMA journal_mode=WAL")
+    db = connect_wal(cache_dir / f"{name}.sqlite")
     db.execute("CREATE TABLE IF NOT EXISTS embeddings (sha256 TEXT PRIMARY KEY, "
                "vector BLOB NOT NULL)")
     return db
