@@ -30,11 +30,13 @@ modes:
   fresh clone.
 
 From the log (every job's start and finish time, input and output files) it prints
-Markdown: the wall time, the job-seconds per rule, how busy the cores were (job-seconds
-/ (wall x cores)), and the critical path: the chain of jobs, each waiting for the one
-before it (an input of one is an output of the other), with the largest sum of
-durations. No schedule on any number of cores finishes before it. The log has whole
-seconds, so a job shows 0 to 1 s more or less than it took.
+Markdown: the wall time; in the default and ``--revisions`` modes the CPU seconds of
+every process and of Snakemake's own process (its scheduling, which the job-seconds do
+not show but which takes cores from the jobs); the job-seconds per rule; how busy the
+cores were (job-seconds / (wall x cores)); and the critical path: the chain of jobs,
+each waiting for the one before it (an input of one is an output of the other), with the
+largest sum of durations. No schedule on any number of cores finishes before it. The log
+has whole seconds, so a job shows 0 to 1 s more or less than it took.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import argparse
 import copy
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -190,14 +193,35 @@ def copied_project(dest: Path, args: argparse.Namespace) -> tuple[Path, dict[str
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     if checkout != REPO:  # the revision's own code, not this virtualenv's editable install
         env["PYTHONPATH"] = str(dest / "src")
+    own_cpu = dest / ".snakemake-cpu"
     command = [*([] if args.cold else [str(BIN / "judgebias-warm"), "--"]),
+               str(BIN / "python"), "-c", CPU_PROBE, str(own_cpu),
                str(BIN / "snakemake"), "--cores", str(args.cores),
                *(["--until", args.until] if args.until else [])]
+    before = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run(command, cwd=dest, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"snakemake failed:\n{done.stderr[-3000:]}")
-    return newest_log(dest), {"snakemake --cores N": time.perf_counter() - start}
+    return newest_log(dest), {
+        "snakemake --cores N": wall,
+        "CPU, every process (user + sys)": _children_cpu() - before,
+        "CPU, snakemake's own process and its job launchers": float(own_cpu.read_text())}
+
+
+# Runs snakemake (argv[2:]) and writes the CPU seconds of it and its waited-for children to
+# argv[1]: its own scheduling work and each job's `judgebias` launcher, not a job forked by
+# judgebias-warm (that one is the warm server's child).
+CPU_PROBE = ("import pathlib, resource, subprocess, sys; rc = subprocess.call(sys.argv[2:]); "
+             "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+             "pathlib.Path(sys.argv[1]).write_text(str(u.ru_utime + u.ru_stime)); "
+             "sys.exit(rc)")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def revisions(args: argparse.Namespace, tmp: Path) -> str:

@@ -105,3 +105,17 @@ def _resource(model_key, name):
         "api_gemini": int(backend == "gemini" and not model.get("batch", False)),
         "mem_mb": spec.get("mem_mb", 4000),
     }[name]
+
+
+# Snakemake's command line always rate-limits job starts (`--max-jobs-per-timespan`,
+# default 100/1s), and with a limit every scheduling round ends by starting a 1-s timer
+# that triggers another round, busy or not. A finished job's round starts one more such
+# chain, and none ever ends: near the end of the default run a few hundred rounds run
+# every second, each stat()ing every input of every ready job (our jobs declare their
+# code files). That was about 150 of the default run's 800 CPU-seconds on 2 cores
+# (issue 24; snakemake PR #3744 describes the same loop). A local run starts jobs as
+# cores free up and needs no rate limit, so it is lifted once the scheduler exists;
+# cluster executors keep theirs (it spaces their submissions). `--no-hooks` keeps it.
+onstart:
+    if workflow.local_exec:
+        workflow.scheduler.job_rate_limiter = None
