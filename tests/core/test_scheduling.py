@@ -32,7 +32,8 @@ def _rounds_and_jobs(folder, params: dict, *extra: str) -> tuple[int, int]:
 def test_a_local_run_schedules_once_per_finished_job(tmp_path, default_params):
     params = study_params(default_params, "philautia", small=True)
     rounds, jobs = _rounds_and_jobs(tmp_path / "lifted", params)
-    assert jobs >= 13  # the dataset, each model's captions and scores (22 here: 21 rounds; 89 with --no-hooks)
+    # the dataset, each model's captions and scores: 22 jobs, 21 rounds (89 without the hook)
+    assert jobs >= 13
     assert rounds <= jobs + 2, f"{rounds} scheduling rounds for {jobs} jobs"
     # Snakemake's own behaviour, which the hook undoes: with the hooks off, the timers
     # add rounds while jobs run
