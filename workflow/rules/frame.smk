@@ -59,6 +59,7 @@ if FRAME_SYNTHETIC:
                            "frame.dataset.synthetic.domains",
                            "frame.dataset.synthetic.k_weights",
                            "frame.dataset.synthetic.seed"]),
+        priority: LONG_CHAIN
         log:
             "logs/frame/concepts.log",
         shell:
@@ -76,6 +77,7 @@ if FRAME_SYNTHETIC:
                            *(model_keys(FRAME_WRITER, "writer") if FRAME_WRITER else [])]),
         resources:
             **(resources_of(FRAME_WRITER) if FRAME_WRITER else {}),
+        priority: LONG_CHAIN
         log:
             "logs/frame/instructions.log",
         shell:
@@ -93,6 +95,7 @@ if FRAME_SYNTHETIC:
         resources:
             gpu=FRAME_IMAGES.get("gpus", 0),
             api_openai=int(FRAME_IMAGES.get("backend") == "openai"),
+        priority: LONG_CHAIN
         log:
             "logs/frame/images.log",
         shell:
@@ -109,6 +112,7 @@ rule frame_items:
         summary=frame.SUMMARY_PATH,
     params:
         **step_params(["frame.dataset"]),
+    priority: LONG_CHAIN
     log:
         "logs/frame/items.log",
     shell:
@@ -128,6 +132,7 @@ rule frame_render:
                                  *FRAME_RENDER_KEYS]),
     resources:
         gpu=lambda w: FRAME["beauty"]["gpus"] if w.manipulation == "beauty_filter" else 0,
+    priority: LONG_CHAIN
     log:
         "logs/frame/render/{manipulation}.log",
     shell:
@@ -147,6 +152,7 @@ rule frame_score:
         **step_params(lambda w: model_keys(w.frame_judge, "judge", *FRAME_SCORE_KEYS)),
     resources:
         **model_resources("frame_judge"),
+    priority: lambda w: LONG_CHAIN if w.frame_judge == FRAME_ANALYST else 0
     log:
         "logs/frame/score/{frame_judge}/{frame_set}.log",
     shell:
@@ -161,6 +167,7 @@ rule frame_recipes:
         recipes=frame.recipes_path("{frame_judge}"),
     params:
         **step_params(),  # the in-sample best of the judge's own scores: no params
+    priority: lambda w: LONG_CHAIN if w.frame_judge == FRAME_ANALYST else 0
     log:
         "logs/frame/recipes/{frame_judge}.log",
     shell:
@@ -178,6 +185,7 @@ rule frame_combine:
         images=directory(frame.renders_dir(frame.COMBINED)),
     params:
         **step_params(["frame.combinations", *FRAME_RENDER_KEYS]),
+    priority: LONG_CHAIN
     log:
         "logs/frame/combine.log",
     shell:
@@ -197,6 +205,7 @@ rule frame_combinations:
                                  *FRAME_SCORE_KEYS)),
     resources:
         **resources_of(FRAME_ANALYST),
+    priority: LONG_CHAIN
     log:
         "logs/frame/combinations.log",
     shell:

@@ -34,6 +34,7 @@ rule mmb_data:
         summary=mmb.SUMMARY_PATH,
     params:
         **step_params(MMB_DATA_KEYS),
+    priority: LONG_CHAIN
     log:
         "logs/mmb/data.log",
     shell:
@@ -52,6 +53,7 @@ rule mmb_pool:
         **step_params(MMB_POOL_KEYS),
     resources:
         **(resources_of(MMB_GROW["writer"]) if MMB_GROW else {}),
+    priority: LONG_CHAIN
     log:
         "logs/mmb/pool.log",
     shell:
@@ -88,6 +90,7 @@ rule mmb_embed:
         **step_params(MMB_EMBED_KEYS),
     resources:
         gpu=PARAMS["mmb"]["embedding"]["gpus"],
+    priority: LONG_CHAIN
     log:
         "logs/mmb/embed.log",
     shell:
@@ -104,6 +107,7 @@ rule mmb_cluster:
         clusters=mmb.CLUSTERS_PATH,
     params:
         **step_params(MMB_CLUSTER_KEYS),
+    priority: LONG_CHAIN
     log:
         "logs/mmb/cluster.log",
     shell:
@@ -122,6 +126,7 @@ rule mmb_factorial:
         nopref=mmb.nopref_path("{judge}"),
     params:
         **step_params(MMB_FACTORIAL_KEYS),
+    priority: LONG_CHAIN
     log:
         "logs/mmb/factorial/{judge}.log",
     shell:
