@@ -99,6 +99,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
@@ -441,13 +442,22 @@ _STRINGS = [str(n) for n in range(101)]
 
 def _next_token_logprobs(prefix: str, logp: np.ndarray) -> dict[str, float]:
     """log P(next token | score string starts with prefix): digits, and "$" once non-empty."""
-    within = [n for n, s in enumerate(_STRINGS) if s.startswith(prefix)]
+    within, by_digit = _continuations(prefix)
     total = logsumexp(logp[within])
-    options: dict[str, float] = {}
-    for digit in "0123456789":
-        members = [n for n in within if _STRINGS[n].startswith(prefix + digit)]
-        if members:
-            options[digit] = float(logsumexp(logp[members]) - total)
+    options = {digit: float(logsumexp(logp[members]) - total) for digit, members in by_digit}
     if prefix:
         options["$"] = float(logp[int(prefix)] - total)
     return options
+
+
+@cache
+def _continuations(prefix: str) -> tuple[np.ndarray, tuple[tuple[str, np.ndarray], ...]]:
+    """The scores whose string starts with `prefix`, and those of them continuing with each
+    digit (digits with none left out): they depend on the prefix alone, and finding them
+    was most of the work of a score's tokens."""
+    within = [n for n, s in enumerate(_STRINGS) if s.startswith(prefix)]
+    by_digit = tuple((digit, np.array(members))
+                     for digit in "0123456789"
+                     if (members := [n for n in within
+                                     if _STRINGS[n].startswith(prefix + digit)]))
+    return np.array(within), by_digit
