@@ -34,6 +34,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from functools import cache
+from importlib import import_module
 from pathlib import Path
 
 import judgebias
@@ -42,6 +43,11 @@ PACKAGE_ROOT = Path(judgebias.__file__).resolve().parent
 REGISTRY = "judgebias.studies"
 MEMO_FILE = (PACKAGE_ROOT / "__pycache__"
              / f"importgraph-{sys.implementation.cache_tag}.json")
+
+# The numeric libraries a computation of pixels runs on, by import name: their
+# ``__version__`` is read from the module a job has loaded anyway (importlib.metadata
+# would cost a tenth of a second per job to import).
+LIBRARIES = ("numpy", "PIL", "scipy")
 
 # One import statement as written: (module or None, relative level, imported names); a
 # plain ``import a.b`` is (None, 0, ("a.b",)).
@@ -208,3 +214,20 @@ def _plugins(name: str) -> list[str]:
     from judgebias.study import registered
 
     return [s.sim.partition(":")[0] for s in registered().values() if s.sim]
+
+
+@cache
+def code_version(module: str) -> str:
+    """sha256 (hex, 16 characters) of everything `module`'s results can depend on: the
+    source of every project module it reaches (:func:`closure`) and the numeric
+    libraries' versions. The caches of computed pixels and perceptions (FRAME's render
+    cache, the sim's perception store) key by it, so changed code never reads a stale
+    entry."""
+    digest = hashlib.sha256()
+    for name in sorted(closure([module])):
+        path = module_file(name)
+        assert path is not None  # closure() keeps only modules with a source file
+        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for library in LIBRARIES:
+        digest.update(f"{library}=={import_module(library).__version__}\0".encode())
+    return digest.hexdigest()[:16]

@@ -81,3 +81,30 @@ def test_a_folder_that_cannot_be_written_keeps_no_memo(tmp_path, monkeypatch):
     assert closure(["judgebias.models.sim"]) == expected
     importgraph._memo.cache_clear()
     importgraph._module_imports.cache_clear()
+
+
+def test_the_code_version_covers_every_module_reached(tmp_path, monkeypatch):
+    """FRAME's render cache and the perception store key by code_version: an edit to a
+    module the keyed module only imports (recipes, for the manipulations) changes it,
+    as an edit to the module itself does; an edit elsewhere does not."""
+    from judgebias.studies.frame.render import MANIPULATION_CODE
+
+    def version_with(edited: str) -> str:
+        real = module_file(edited)
+        assert real is not None
+        copy = tmp_path / edited / real.name
+        copy.parent.mkdir()
+        copy.write_bytes(real.read_bytes() + b"\n# edited\n")
+        with monkeypatch.context() as patch:
+            patch.setattr(importgraph, "module_file",
+                          lambda name: copy if name == edited else module_file(name))
+            importgraph.code_version.cache_clear()
+            return importgraph.code_version(MANIPULATION_CODE)
+
+    importgraph.code_version.cache_clear()
+    base = importgraph.code_version(MANIPULATION_CODE)
+    assert "judgebias.studies.frame.recipes" in closure([MANIPULATION_CODE])
+    assert version_with("judgebias.studies.frame.recipes") != base
+    assert version_with(MANIPULATION_CODE) != base
+    assert version_with("judgebias.report") == base
+    importgraph.code_version.cache_clear()

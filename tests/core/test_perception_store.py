@@ -11,9 +11,10 @@ import pytest
 
 from judgebias import prompts
 from judgebias.data import scenes
+from judgebias.importgraph import code_version
 from judgebias.models import sim
 from judgebias.models.base import ChatRequest
-from judgebias.models.perception_store import PerceptionStore, code_version
+from judgebias.models.perception_store import PerceptionStore
 from judgebias.models.sim import SimBackend, SimModel
 
 

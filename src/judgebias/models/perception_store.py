@@ -12,9 +12,9 @@ What keeps it from changing a number:
 
 * an entry's key is the sha256 of the image bytes and of the question; its folder is
   named by the code's version: the sha256 of the source of every project module the
-  perceiving module can reach (:func:`judgebias.importgraph.closure`, the same
-  derivation that gives the rules their code inputs) and the versions of numpy, Pillow
-  and scipy. Changed code reads a new folder, never a stale entry;
+  perceiving module can reach and the versions of numpy, Pillow and scipy
+  (:func:`judgebias.importgraph.code_version`: the closure is the same derivation that
+  gives the rules their code inputs). Changed code reads a new folder, never a stale entry;
 * an entry holds exactly what the code computed, as text its ``encode`` writes and its
   ``decode`` reads back to an equal value (JSON: floats round-trip exactly);
 * it is written to a temporary file renamed into place, so a killed job leaves an entry
@@ -32,32 +32,12 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Callable
-from functools import cache
-from importlib import import_module
 from pathlib import Path
 from typing import TypeVar
 
+from judgebias.importgraph import code_version
+
 T = TypeVar("T")
-# The numeric libraries a perception runs on, by import name: their ``__version__`` is
-# read from the module a perceiving job has loaded anyway (importlib.metadata would
-# cost a tenth of a second per job to import).
-LIBRARIES = ("numpy", "PIL", "scipy")
-
-
-@cache
-def code_version(module: str) -> str:
-    """sha256 (hex, 16 characters) of everything `module`'s result can depend on: the
-    source of every project module it reaches and the numeric libraries' versions."""
-    from judgebias.importgraph import closure, module_file
-
-    digest = hashlib.sha256()
-    for name in sorted(closure([module])):
-        path = module_file(name)
-        assert path is not None  # closure() keeps only modules with a source file
-        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    for library in LIBRARIES:
-        digest.update(f"{library}=={import_module(library).__version__}\0".encode())
-    return digest.hexdigest()[:16]
 
 
 class PerceptionStore:

@@ -19,7 +19,6 @@ import logging
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ import pandas as pd
 from PIL import Image
 
 from judgebias.artifacts import write_bytes
+from judgebias.importgraph import code_version
 from judgebias.studies.frame.recipes import applies, parse_recipe, recipe_id, step
 
 if TYPE_CHECKING:
@@ -45,6 +45,9 @@ STATUS_UNAVAILABLE = "unavailable"
 # the same pixels encoded otherwise are another request, and a cache hit must give the
 # bytes a fresh draw would.
 PNG_OPTIONS: dict[str, Any] = {"format": "PNG", "compress_level": 1}
+# A render's bytes are a function of this module's code, of the project modules it
+# imports and of the numeric libraries' versions (Pillow encodes): all in the render key.
+MANIPULATION_CODE = "judgebias.studies.frame.manipulate"
 
 
 def grid_jobs(items: pd.DataFrame, manipulation: str, values: Sequence[Any]) -> pd.DataFrame:
@@ -72,14 +75,6 @@ def combination_jobs(items: pd.DataFrame, best: pd.DataFrame, sizes: Sequence[in
     return pd.DataFrame(rows, columns=["item_id", "recipe"])
 
 
-@cache
-def _code_version() -> str:
-    """The manipulation code's hash: editing it re-renders instead of reusing the cache."""
-    from judgebias.studies.frame import manipulate
-
-    return hashlib.sha256(Path(manipulate.__file__).read_bytes()).hexdigest()[:16]
-
-
 def _restorer(beauty: Mapping[str, Any], name: str) -> Any:
     from judgebias.studies.frame.manipulate import restorer
 
@@ -91,7 +86,8 @@ def _restorer(beauty: Mapping[str, Any], name: str) -> Any:
 
 def render_key(image_bytes: bytes, recipe: str, context: Mapping[str, Any]) -> str:
     """The cache key of one manipulated image."""
-    parts = [hashlib.sha256(image_bytes).hexdigest(), recipe, dict(context), _code_version(),
+    parts = [hashlib.sha256(image_bytes).hexdigest(), recipe, dict(context),
+             code_version(MANIPULATION_CODE),
              PNG_OPTIONS]
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
 
