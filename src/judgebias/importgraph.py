@@ -164,12 +164,15 @@ class _Memo:
         try:
             MEMO_FILE.parent.mkdir(exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=MEMO_FILE.parent, suffix=".tmp")
+        except OSError:
+            return
+        try:
             with os.fdopen(handle, "w") as stream:
                 json.dump(entries, stream, sort_keys=True)
             os.chmod(temporary, 0o644)  # as Python's own .pyc files (mkstemp makes 0600)
             os.replace(temporary, MEMO_FILE)
         except OSError:
-            return
+            Path(temporary).unlink(missing_ok=True)
 
 
 def _read_memo() -> dict[str, list[Statement]]:

@@ -18,16 +18,19 @@ from __future__ import annotations
 import sqlite3
 import time
 from pathlib import Path
+from typing import Literal
 
 
-def connect_wal(path: str | Path, timeout_s: float = 120.0, **kwargs: object
-                ) -> sqlite3.Connection:
-    """An SQLite connection to `path` in WAL mode; `kwargs` go to :func:`sqlite3.connect`.
+def connect_wal(path: str | Path, timeout_s: float = 120.0,
+                isolation_level: Literal["DEFERRED", "EXCLUSIVE", "IMMEDIATE"] | None
+                = "DEFERRED") -> sqlite3.Connection:
+    """An SQLite connection to `path` in WAL mode (`isolation_level` as in
+    :func:`sqlite3.connect`; None: autocommit, transactions begun explicitly).
 
     Raises the last ``sqlite3.OperationalError`` when the mode cannot be switched within
     `timeout_s` (or at once for any error other than a lock).
     """
-    db = sqlite3.connect(path, timeout=timeout_s, **kwargs)  # type: ignore[arg-type]
+    db = sqlite3.connect(path, timeout=timeout_s, isolation_level=isolation_level)
     deadline = time.monotonic() + timeout_s
     pause = 0.005
     while True:
