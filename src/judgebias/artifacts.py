@@ -10,16 +10,14 @@ interrupted job never leaves a half-written artifact that looks complete.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from judgebias.atomicfile import atomic_path
 
 # Provenance of a model call, shared by every table that holds model answers.
 CALL_FIELDS = [
@@ -78,38 +76,6 @@ def _conform(frame: pd.DataFrame, schema: pa.Schema, source: str) -> pa.Table:
             raise ArtifactError(f"{source}: column {field.name!r} of a {kind} table has "
                                 "missing values")
     return table
-
-
-def _file_mode() -> int:
-    """The mode a plainly created file gets (0666 minus the umask); mkstemp uses 0600."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-_FILE_MODE = _file_mode()
-
-
-@contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success fsync it and rename it into place.
-
-    The rename is atomic within a filesystem: readers see the old file or the complete
-    new one, never a partial write, and a killed writer leaves only a hidden temp file.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        with open(tmp, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.chmod(tmp, _FILE_MODE)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def write_bytes(data: bytes, path: str | Path) -> Path:

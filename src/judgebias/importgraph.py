@@ -29,15 +29,14 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from functools import cache
 from importlib import import_module
 from pathlib import Path
 
 import judgebias
+from judgebias.atomicfile import atomic_path
 
 PACKAGE_ROOT = Path(judgebias.__file__).resolve().parent
 REGISTRY = "judgebias.studies"
@@ -162,17 +161,10 @@ class _Memo:
         if len(entries) > 2 * sum(1 for _ in PACKAGE_ROOT.rglob("*.py")):
             entries = {key: entries[key] for key in self.used}
         try:
-            MEMO_FILE.parent.mkdir(exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=MEMO_FILE.parent, suffix=".tmp")
+            with atomic_path(MEMO_FILE, durable=False) as temporary:
+                temporary.write_text(json.dumps(entries, sort_keys=True))
         except OSError:
             return
-        try:
-            with os.fdopen(handle, "w") as stream:
-                json.dump(entries, stream, sort_keys=True)
-            os.chmod(temporary, 0o644)  # as Python's own .pyc files (mkstemp makes 0600)
-            os.replace(temporary, MEMO_FILE)
-        except OSError:
-            Path(temporary).unlink(missing_ok=True)
 
 
 def _read_memo() -> dict[str, list[Statement]]:

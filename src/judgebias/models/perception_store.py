@@ -29,12 +29,11 @@ What keeps it from changing a number:
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from judgebias.atomicfile import atomic_path
 from judgebias.importgraph import code_version
 
 T = TypeVar("T")
@@ -60,7 +59,8 @@ class PerceptionStore:
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             pass  # absent, torn or foreign: computed again and written below
         value = compute()
-        _write_text(path, encode(value))
+        with atomic_path(path, durable=False) as tmp:  # a lost entry is computed again
+            tmp.write_text(encode(value), encoding="utf-8")
         return value
 
     def _path(self, image: bytes, question: str) -> Path:
@@ -69,17 +69,3 @@ class PerceptionStore:
         name = key.hexdigest()
         folder = self.root / f"{self.kind}-{code_version(self.module)}" / name[:2]
         return folder / f"{name}.json"
-
-
-def _write_text(path: Path, text: str) -> None:
-    """Write atomically (temporary file, then rename) without fsync: an entry lost to a
-    power cut is only computed again."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
