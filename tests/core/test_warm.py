@@ -123,19 +123,27 @@ def _children(pid: int) -> set[int]:
 def test_a_killed_job_stops_its_forked_child(tmp_path):
     """kill -9 of a job's process (what Snakemake's cancel or an OOM kill does) stops the
     fork that runs it: nothing goes on writing or paying for a job that is gone."""
-    script = (f"{JB} serve-sim --port 0 & echo $! > client.pid; wait")
+    script = (f"{JB} --params {REPO / 'params.yaml'} serve-sim --port 0 > serving.out & "
+              "echo $! > client.pid; wait")
     server = subprocess.Popen([*WARM, "bash", "-c", script], cwd=tmp_path,
                               stderr=subprocess.PIPE, text=True)
     try:
         # only a hang catcher: the warm server imports the package before it forks, which
         # took over 60 s once beside the Slurm and vLLM-CPU tests on 2 cores
         deadline = time.monotonic() + 180
-        forks: set[int] = set()
-        while time.monotonic() < deadline and not forks:
+        serving = tmp_path / "serving.out"
+        while (time.monotonic() < deadline and server.poll() is None
+               and not (serving.exists() and "listening" in serving.read_text())):
             time.sleep(0.2)
-            forks = {p for p in _children(server.pid)  # the server's forks, not bash
-                     if b"judgebias-warm" in Path(f"/proc/{p}/cmdline").read_bytes()}
-        assert forks, "the server forked no child"
+        forks = {p for p in _children(server.pid)  # the server's forks, not bash
+                 if b"judgebias-warm" in _cmdline(p)}
+        if not forks:  # say why: the server ended (serve-sim failed?), or the job ran cold
+            server.terminate()
+            _, stderr = server.communicate(timeout=30)
+            pytest.fail(f"no forked child serves (server exit status {server.returncode}, "
+                        f"{deadline - time.monotonic():.0f} s before the deadline, "
+                        f"serve-sim's output {_text(serving)!r}); the server's stderr:\n"
+                        f"{stderr}")
         client = int((tmp_path / "client.pid").read_text())
         os.kill(client, signal.SIGKILL)
         deadline = time.monotonic() + 30
@@ -146,6 +154,17 @@ def test_a_killed_job_stops_its_forked_child(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def _text(path: Path) -> str:
+    return path.read_text() if path.exists() else "(none)"
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # ended since /proc was listed
+        return b""
 
 
 def _alive(pid: int) -> bool:
