@@ -33,6 +33,23 @@ DEFAULT_TIMEOUT_S = 24 * 3600.0  # a queued job waits for a free GPU as long as 
 DEFAULT_POLL_S = 2.0
 
 
+def torch_device(setting: str) -> str:
+    """The torch device a ``device`` setting names: ``auto`` is ``cuda`` where torch sees a
+    CUDA device (on a cluster: one the scheduler gave the job), else ``cpu``."""
+    if setting != "auto":
+        return setting
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def device_line(device: str) -> str:
+    """What a job's log says about where it computes: the torch device and the GPUs it was
+    given (``CUDA_VISIBLE_DEVICES``, which Slurm sets from the job's GPU request and the
+    local runner from :func:`assign_gpus`), so a GPU job that ran on the CPU shows why."""
+    return f"computing on {device} ({ENV}={os.environ.get(ENV, '(unset)')})"
+
+
 class GpuAssignmentError(RuntimeError):
     """Too few GPUs on this machine, or none became free in time."""
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
@@ -33,6 +34,8 @@ from typing import Any
 import numpy as np
 
 from judgebias.sqlitewal import connect_wal
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -86,11 +89,9 @@ def fingerprint(spec: EmbeddingSpec) -> str:
 
 
 def device_for(spec: EmbeddingSpec) -> str:
-    import torch
+    from judgebias.models.gpu import torch_device
 
-    if spec.device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return spec.device
+    return torch_device(spec.device)
 
 
 @cache
@@ -102,7 +103,10 @@ def load_model(spec: EmbeddingSpec) -> tuple[Any, Any, str]:
 
     if spec.checkpoint and not Path(spec.checkpoint).is_file():
         raise FileNotFoundError(f"embedding checkpoint {spec.checkpoint} does not exist")
+    from judgebias.models.gpu import device_line
+
     device = device_for(spec)
+    log.info("%s: %s", spec.architecture, device_line(device))
     torch.manual_seed(spec.init_seed)
     model, _, preprocess = open_clip.create_model_and_transforms(
         spec.architecture, pretrained=spec.weights(), device=device,
