@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,8 +56,11 @@ def _cmd_validate(args: argparse.Namespace) -> None:
 
 
 def _cmd_step(args: argparse.Namespace) -> None:
+    from judgebias.models.gpu import ENV as GPUS_ENV
     from judgebias.steps import run_step
 
+    if GPUS_ENV in os.environ:  # a GPU job (Slurm sets it from the job's GPU request)
+        log.info("GPUs given to this job: %s=%s", GPUS_ENV, os.environ[GPUS_ENV])
     run_step(args.step, load_config(args.params), args.inputs, args.outputs, args.wildcards)
 
 

@@ -32,6 +32,7 @@ from judgebias.models.gpu import (
     ENV,
     GpuAssignmentError,
     assign_gpus,
+    job_lock_dir,
     lock_path,
     visible_devices,
 )
@@ -372,3 +373,12 @@ def test_backend_without_vllm_says_how_to_install_it():
     with pytest.raises(ImportError, match=r"pip install judgebias\[vllm\]") as err:
         VllmBackend("some/model")
     assert str(err.value) == INSTALL_HINT
+
+
+def test_jobs_share_gpu_locks_only_within_one_slurm_allocation(monkeypatch, tmp_path):
+    """Slurm gives each allocation its own devices, numbered from 0 on every node: a lock
+    folder shared by all would make jobs on different nodes wait for each other."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    assert job_lock_dir(tmp_path) == tmp_path / "gpu-locks"  # one machine, local jobs
+    monkeypatch.setenv("SLURM_JOB_ID", "4711")
+    assert job_lock_dir(tmp_path) == tmp_path / "gpu-locks" / "slurm-4711"

@@ -5,13 +5,14 @@ bodies and the tables' `sampling` column stay byte-identical."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from judgebias.config import validate_params
 from judgebias.models.base import Sampling
 from judgebias.models.panel import PanelModel, Pricing, Resources, panel_models
-from judgebias.models.registry import sim_traits
+from judgebias.models.registry import backend_version, sim_traits
 
 
 def test_every_default_model_resolves_to_its_entry(default_params):
@@ -47,3 +48,24 @@ def test_optional_fields(params):
         model.sim_traits("An opener")
     with pytest.raises(KeyError):
         PanelModel.from_params(params, "no-such-model")
+
+
+@pytest.mark.parametrize(("gpus", "engine", "expected"), [
+    (2, {"dtype": "bfloat16"}, {"dtype": "bfloat16", "tensor_parallel_size": 2}),
+    (4, {"tensor_parallel_size": 2}, {"tensor_parallel_size": 2}),  # the engine block wins
+    (1, {}, {}),  # vLLM's own default, 1: the key of a one-GPU model is unchanged
+    (0, {}, {}),
+])
+def test_a_vllm_model_is_split_over_its_gpus_unless_the_engine_says_otherwise(
+        params, gpus, engine, expected):
+    entry = params["panel"]["corvid-pro"]
+    entry.pop("sim")
+    entry.update(backend="vllm", resources={"gpus": gpus}, engine=engine)
+    model = PanelModel.from_params(validate_params(params), "corvid-pro")
+    assert model.engine_args == expected
+    assert model.engine == engine  # params as written: the TP default is derived
+    # what answers is part of the journal key: the derived size too
+    assert backend_version(model) == backend_version(replace(model, engine=expected))
+    if expected != engine:  # the same block on one GPU is another engine
+        assert backend_version(model) != backend_version(
+            replace(model, resources=Resources(gpus=1)))

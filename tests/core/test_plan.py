@@ -9,45 +9,14 @@ calls as the whole one does (a BIRCH-only project plans more than "0 of 0")."""
 
 from __future__ import annotations
 
-import copy
 import json
 import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers.project import BIN, STUDIES, make_project, run, study_params
+from helpers.project import BIN, STUDIES, make_project, run, small_all_studies, study_params
 
 from judgebias.models.journal import journal_path
-
-JUDGES = ["corvid-pro", "lumen-mini"]
-
-
-def small_all_studies(default_params: dict) -> dict:
-    """Every study on small data and two or three simulated judges."""
-    params = copy.deepcopy(default_params)
-    philautia = params["philautia"]
-    philautia["dataset"]["synthetic"]["n_images"] = 6
-    philautia.update(models=["lumen-large", *JUDGES], n_bootstrap=20, n_permutations=100)
-    params["pomms"]["datasets"]["synthetic"]["n_items"] = 40
-    mmb = params["mmb"]
-    mmb["dataset"]["synthetic"].update(n_test_groups=4, images_per_test_group=3,
-                                       n_train_groups=24, n_mjb_groups=4,
-                                       images_per_mjb_group=2)
-    mmb["dataset"]["mjbench_protocol"]["n_folds"] = 2
-    mmb["instructions"]["grow"] = {"writer": "lumen-large", "n": 3}
-    mmb["clustering"].update(ks=[1, 2], seeds=1, support_per_cluster=8)
-    mmb["design"].update(n_prompts=[5], n_val=[4], train_seeds=1, sampling_seeds=2)
-    mmb["report"] = {"n_prompts": 5, "n_val": 4, "k": 2}
-    frame = params["frame"]
-    frame["models"] = JUDGES
-    frame["dataset"]["synthetic"].update(n_per_domain=2, writer="lumen-large")
-    frame["manipulations"] = {m: grid[:2] for m, grid in frame["manipulations"].items()}
-    frame["analysis"]["n_permutations"] = 100
-    birch = params["birch"]
-    birch.update(models=JUDGES, swap_order=True)
-    birch["datasets"]["synthetic"]["n_pairs"] = 24
-    birch["downsampling"]["draws"] = 2
-    return params
 
 
 def project_of(dest: Path, params: dict) -> Path:

@@ -8,9 +8,11 @@ exclusive ``flock`` on ``<lock_dir>/gpu-<id>.lock`` for each while the job runs,
 not, so a crashed job never strands a device; a job that finds too few devices free gives
 back what it took (no two jobs each holding half of what both need) and polls again.
 
-``lock_dir`` must be shared by every job on one machine and only by them: on a cluster
-the scheduler assigns devices itself (SLURM sets ``CUDA_VISIBLE_DEVICES`` per job), and a
-lock folder shared across nodes would only make jobs on different nodes wait for each other.
+The lock folder must be shared by the jobs that share devices and only by them
+(:func:`job_lock_dir`): on a cluster the scheduler gives each job devices of its own
+(Slurm sets ``CUDA_VISIBLE_DEVICES`` per allocation), and one folder for all, on a file
+system shared across nodes, would make a job on one node wait for another node's job
+that holds the same device id.
 Set ``CUDA_VISIBLE_DEVICES`` in the job before anything initialises CUDA: it is read once,
 when CUDA starts (vLLM's workers inherit it).
 """
@@ -77,6 +79,16 @@ def visible_devices() -> list[str]:
     except (OSError, subprocess.SubprocessError):
         return []
     return [line.strip() for line in result.stdout.splitlines() if line.strip()]
+
+
+def job_lock_dir(journal_dir: Path) -> Path:
+    """The GPU lock folder of this job: ``<journal_dir>/gpu-locks``, and inside a Slurm
+    allocation its own subfolder ``slurm-<job id>``, so that only the jobs of one
+    allocation (one submitted job, or a local ``snakemake --cores`` run inside ``salloc``)
+    share locks, as only they share devices."""
+    folder = Path(journal_dir) / "gpu-locks"
+    allocation = os.environ.get("SLURM_JOB_ID")
+    return folder / f"slurm-{allocation}" if allocation else folder
 
 
 def lock_path(lock_dir: Path, device: str) -> Path:

@@ -84,6 +84,17 @@ class PanelModel:
         """The GPUs a job of this model takes (only the vllm backend runs on them)."""
         return self.resources.gpus if self.backend == "vllm" else 0
 
+    @property
+    def engine_args(self) -> dict[str, Any]:
+        """The vLLM engine's arguments: the params ``engine`` block, with the model split
+        over the job's GPUs (``tensor_parallel_size``: ``resources.gpus``) unless the block
+        sets it. vLLM's own default is 1, which would load the model on one of the GPUs
+        the job was given and leave the others idle."""
+        args = dict(self.engine)
+        if self.gpus > 1:
+            args.setdefault("tensor_parallel_size", self.gpus)
+        return args
+
     def sim_traits(self, opener: str) -> dict[str, Any]:
         """The traits a simulated model is built from (judgebias.models.sim.SimModel),
         with its family's shared `opener` and its own signature folded into ``style``."""

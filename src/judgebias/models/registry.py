@@ -8,6 +8,7 @@ the job declares, so adding a model to the panel does not rerun other models' jo
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,6 +22,8 @@ from judgebias.models.panel import PanelModel
 if TYPE_CHECKING:
     from judgebias.models.gemini_backend import GeminiBackend
     from judgebias.models.openai_backend import OpenAIBackend
+
+log = logging.getLogger(__name__)
 
 
 def _opener(config: Mapping[str, Any], family: str) -> str:
@@ -96,8 +99,9 @@ def backend_version(model: PanelModel) -> str:
             break
         except PackageNotFoundError:
             continue
-    # dtype, quantization, max_model_len ... change answers: they are part of the key.
-    return f"vllm-{engine_version}-{VLLM_PROTOCOL}-{fingerprint(model.engine)}"
+    # dtype, quantization, max_model_len, tensor parallelism ... change answers: they are
+    # part of the key.
+    return f"vllm-{engine_version}-{VLLM_PROTOCOL}-{fingerprint(model.engine_args)}"
 
 
 def build_backend(config: Mapping[str, Any], model: PanelModel | str,
@@ -121,7 +125,8 @@ def build_backend(config: Mapping[str, Any], model: PanelModel | str,
     if model.backend == "vllm":
         from judgebias.models.vllm_backend import VllmBackend
 
-        engine = VllmBackend(model.model_id, model.revision, engine_args=model.engine)
+        log.info("%s: vLLM engine arguments %s", model.label, model.engine_args)
+        engine = VllmBackend(model.model_id, model.revision, engine_args=model.engine_args)
         return engine, backend_version(model)
     limits = ApiLimits(**config.get("backends", {}).get(model.backend, {}))
     client: OpenAIBackend | GeminiBackend
