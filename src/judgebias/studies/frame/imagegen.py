@@ -11,8 +11,11 @@ a default setting"), behind one small interface: ``generate(prompt, seed) -> PNG
   written anywhere. The API takes no seed: set B (Fig. 3) is a second, separately cached
   generation of the same prompt. ``send_seed: true`` sends the seed anyway (as an extra
   ``seed`` field, which serve-sim honours; api.openai.com would reject it).
-* ``diffusers``: a local diffusers pipeline on a GPU, seeded with a ``torch.Generator``;
-  an optional extra: ``pip install 'judgebias[diffusers]'``.
+* ``diffusers``: a local diffusers pipeline, seeded with a ``torch.Generator``; an
+  optional extra: ``pip install 'judgebias[diffusers]'``. ``device: auto`` (the default)
+  is the GPU the job was given, or the CPU where torch sees none, and the job's log says
+  which (models.gpu.device_line). A ``model`` that is a local folder is read from there
+  only, never looked up on the model hub.
 
 A paid image is never paid twice: :func:`cached_generate` looks the image up in an on-disk
 cache (default ``.judgebias/images/``) keyed by the sha256 of (backend, model, size,
@@ -32,6 +35,7 @@ import binascii
 import hashlib
 import io
 import json
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,11 +44,14 @@ from typing import Any, Protocol
 from PIL import Image, UnidentifiedImageError
 
 from judgebias.artifacts import write_bytes
+from judgebias.models.gpu import device_line, torch_device
 from judgebias.models.journal import TooManyFailures
 
 BACKENDS = ("offline", "openai", "diffusers")
 DEFAULT_CACHE_DIR = ".judgebias/images"
 _WHERE = "frame.dataset.synthetic.images"
+
+log = logging.getLogger(__name__)
 
 
 class ImageRefused(RuntimeError):
@@ -155,19 +162,29 @@ class DiffusersPipeline:
     name = "diffusers"
 
     def __init__(self, model: str, steps: int = 30, guidance: float = 7.5,
-                 device: str = "cuda") -> None:
+                 device: str = "auto") -> None:
         try:
             import torch
             from diffusers import AutoPipelineForText2Image
         except ImportError as exc:
             raise ValueError(f"{_WHERE}.backend: diffusers is not installed ({exc.name} is "
                              "missing); pip install 'judgebias[diffusers]'") from exc
-        self.model, self.steps, self.guidance, self.device = model, int(steps), \
-            float(guidance), device
+        self.model, self.steps, self.guidance = model, int(steps), float(guidance)
+        self.device = torch_device(device)
+        log.info("%s: %s", model, device_line(self.device))
         self.torch = torch
-        self.pipeline = AutoPipelineForText2Image.from_pretrained(model).to(device)
+        # A local folder is the whole model: no hub lookup, so an offline job cannot stall
+        # on one (hub ids are fetched or read from the hub's cache as usual).
+        local = Path(model).is_dir()
+        self.pipeline = AutoPipelineForText2Image.from_pretrained(
+            model, local_files_only=local).to(self.device)
+        # A progress bar per image would fill the job's log; the step logs its own counts.
+        self.pipeline.set_progress_bar_config(disable=True)
 
     def describe(self) -> dict[str, Any]:
+        # Not the device: an image cached on one device is reused on another. CPU and
+        # CUDA draw different noise from one seed, so which device made it first decides
+        # the picture; the cache keeps it, as it keeps any paid image.
         return {"backend": self.name, "model": self.model, "steps": self.steps,
                 "guidance": self.guidance}
 
