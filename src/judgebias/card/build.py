@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.multitest import multipletests
 
 from judgebias.artifacts import ArtifactError, write_json, write_table
 from judgebias.card.schema import ALPHA, CARD, KEY, ROW_FIELDS
@@ -77,6 +76,10 @@ def adjust(rows: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     002 §6; statsmodels ``multipletests(method="fdr_by")``). A row without a test is
     never significant.
     """
+    # here, not at the top: the rules import this module (through each study's card
+    # inputs) whenever Snakemake reads the workflow, and statsmodels takes ~1 s to import
+    from statsmodels.stats.multitest import multipletests
+
     out = rows.copy()
     p = out["p_value"].to_numpy(dtype=float)
     tested = np.isfinite(p)

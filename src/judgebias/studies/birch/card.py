@@ -53,7 +53,6 @@ import pandas as pd
 from judgebias.artifacts import read_columns
 from judgebias.card.schema import ROW_FIELDS, card_row
 from judgebias.card.text import estimate_text, signed_phrase
-from judgebias.position import gold_gap_test
 from judgebias.studies.birch.tables import (
     PAIRS,
     REPEATS,
@@ -64,6 +63,9 @@ from judgebias.studies.birch.tables import (
     verdicts_path,
 )
 
+# The measures (scipy, statsmodels) are imported where they are used: the card rule calls
+# `inputs` whenever Snakemake reads the workflow, which must not pay for them
+# (tests/core/test_workflow_imports.py).
 STUDY = "birch"
 POSITION_VARIANT = "base"
 FLIP = {"A": "B", "B": "A"}
@@ -252,6 +254,8 @@ def _points(row: Mapping[str, Any]) -> str:
 def _difference_test(bias: pd.DataFrame, judge: str, statistic: str) -> tuple[float, str]:
     """Base's IB or LB tested against 0 from bias.parquet's accuracies and counts of the
     two pair sets (module docstring), and the counts as a note."""
+    from judgebias.position import gold_gap_test
+
     found = _lookup(bias, judge=judge, variant="base", statistic=statistic)
     if found is None:
         return NAN, f"no {statistic} row in bias.parquet: no test"

@@ -74,10 +74,6 @@ import pandas as pd
 from judgebias.artifacts import read_columns
 from judgebias.card.schema import ROW_FIELDS, card_row
 from judgebias.card.text import estimate_text, number, signed_phrase
-from judgebias.position import position_bias
-from judgebias.studies.frame.measures.effects import paired
-from judgebias.studies.frame.measures.pairwise import pair_preferences
-from judgebias.studies.frame.measures.presets import paired_effects
 from judgebias.studies.frame.recipes import ORIGINAL
 from judgebias.studies.frame.tables import (
     MITIGATION_PATH,
@@ -89,6 +85,9 @@ from judgebias.studies.frame.tables import (
 )
 from judgebias.study import study_models
 
+# The measures (scipy, statsmodels) are imported where they are used: the card rule calls
+# `inputs` whenever Snakemake reads the workflow, which must not pay for them
+# (tests/core/test_workflow_imports.py).
 STUDY = "frame"
 NAN = math.nan
 RESULTS = ("table3_cross_fitted", "attack_success", "human_correlation")
@@ -274,6 +273,8 @@ def _read_scores(paths: list[Path]) -> pd.DataFrame:
 
 def _table5_pairs(scores: pd.DataFrame, judge: str, prompt: str) -> pd.DataFrame:
     """Table 5's paired items under one prompt: non-Outdoor, single recipes, no beauty."""
+    from judgebias.studies.frame.measures.effects import paired
+
     pairs = paired(scores[scores["domain"] != "outdoor"], judge, prompt)
     return pairs[~pairs["manipulation"].isin(NOT_MITIGATED)]
 
@@ -281,6 +282,8 @@ def _table5_pairs(scores: pd.DataFrame, judge: str, prompt: str) -> pd.DataFrame
 def _mitigation(params: Mapping[str, Any], judge: str, files: Mapping[str, Path],
                 seed: int) -> list[dict[str, Any]]:
     """Each mitigation prompt's change of the manipulation gain vs the standard prompt."""
+    from judgebias.studies.frame.measures.presets import paired_effects
+
     followup = _read_scores([files["mitigation"]])
     standard = _read_scores([p for name, p in files.items() if name.startswith("standard_")])
     source = str(files["mitigation"])
@@ -359,6 +362,8 @@ def _pairwise(params: Mapping[str, Any], judge: str, files: Mapping[str, Path],
 
 def _position(params: Mapping[str, Any], judge: str, verdicts: pd.DataFrame, source: str,
               seed: int) -> list[dict[str, Any]]:
+    from judgebias.position import position_bias
+
     out = []
     resamples = int(params["frame"]["analysis"]["n_permutations"])
     for condition in ("original", "manipulated"):
@@ -406,6 +411,9 @@ def _position(params: Mapping[str, Any], judge: str, verdicts: pd.DataFrame, sou
 
 def _win_rate_change(params: Mapping[str, Any], judge: str, verdicts: pd.DataFrame,
                      source: str, seed: int) -> dict[str, Any]:
+    from judgebias.studies.frame.measures.pairwise import pair_preferences
+    from judgebias.studies.frame.measures.presets import paired_effects
+
     manipulation = _name(params["frame"]["pairwise"]["manipulation"])
     row = _row(judge, "win_rate_change", label=f"Win-rate change of set A with "
                f"{manipulation} (Fig. 3)", unit="win rate (0-1)", source=source,
