@@ -39,3 +39,24 @@ def test_readme_names_only_commands_that_exist():
     targets = set(re.findall(r"^([a-z-]+):", (REPO / "Makefile").read_text(), re.M))
     made = set(re.findall(r"(?<![\w-])make ([a-z][a-z-]+)", code))
     assert made and made <= targets, sorted(made - targets)
+
+
+def _yaml_block(readme: str, first_line: str) -> dict:
+    return yaml.safe_load(re.search(rf"```yaml\n{re.escape(first_line)}\n(.*?)```", readme,
+                                    re.S).group(1))
+
+
+def test_readme_slurm_examples_are_what_runs(params):
+    """The cluster section's GPU panel validates and splits its vllm model over its two
+    GPUs; its partitions.yaml lines are the shipped file's."""
+    from judgebias.models.panel import PanelModel
+
+    readme = (REPO / "README.md").read_text()
+    example = _yaml_block(readme, "# slurm panel")
+    params["families"].update(example["families"])
+    params["panel"].update(example["panel"])
+    config = validate_params(params)
+    qwen = PanelModel.from_params(config, "qwen2.5-vl-72b")
+    assert qwen.gpus == 2 and qwen.engine_args["tensor_parallel_size"] == 2
+    shipped = yaml.safe_load((REPO / "workflow/profiles/slurm/partitions.yaml").read_text())
+    assert _yaml_block(readme, "# workflow/profiles/slurm/partitions.yaml") == shipped

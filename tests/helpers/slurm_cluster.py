@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -30,6 +31,7 @@ BINARIES = ["slurmctld", "slurmd", "sinfo", "srun", "sbatch", "squeue", "scontro
 APT_LOCK = Path("/tmp/judgebias-slurm-apt.lock")
 MUNGE_KEY = Path("/etc/munge/munge.key")
 MUNGE_RUN = Path("/run/munge")
+NVIDIA_MAJOR = 195  # the character devices /dev/nvidia0, 1, ... of NVIDIA's driver
 
 
 def which(name: str) -> str | None:
@@ -118,13 +120,25 @@ def cgroup_conf() -> str:
 
 class SlurmCluster:
     """One node, `localhost`, `cpus` CPUs (declared: slurmd does not check them against
-    the machine), partition `debug` (the default), no accounting."""
+    the machine), partition `debug` (the default), no accounting.
+
+    With `gpus`, the node also has that many GPUs as Slurm knows them: the generic
+    resource `gpu` (GresTypes=gpu, gres.conf with AutoDetect=off) on character device files
+    made here with NVIDIA's major number (slurmd refuses a regular file; no driver is
+    behind them, and nothing opens them), and a second partition, `gpu`, that offers them.
+    Slurm then schedules, counts and binds them as on a real GPU node: a job asking for
+    `--gpus=N` gets N of them and CUDA_VISIBLE_DEVICES naming them (Flags=nvidia_gpu_env).
+    The node is in both partitions, so a job's partition says where it was sent, not what
+    it ran on.
+    """
 
     partition = "debug"
+    gpu_partition = "gpu"
 
-    def __init__(self, root: Path, cpus: int = 2):
+    def __init__(self, root: Path, cpus: int = 2, gpus: int = 0):
         self.root = root
         self.cpus = cpus
+        self.gpus = gpus
         self.conf = root / "slurm.conf"
         self.logs = root / "log"
         self.wrappers = root / "bin"
@@ -225,13 +239,46 @@ SelectTypeParameters=CR_Core_Memory
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 ReturnToService=2
-MinJobAge=300
+MinJobAge={self.min_job_age}
 SlurmdParameters=config_overrides
-NodeName=localhost CPUs={self.cpus} RealMemory={node_memory_mb(self.cpus)} State=UNKNOWN
+{self.gres_lines()}\
+NodeName=localhost CPUs={self.cpus} RealMemory={node_memory_mb(self.cpus)} {self.node_gres()}\
+State=UNKNOWN
 PartitionName={self.partition} Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+{self.gpu_partition_line()}\
 """)
         (r / "cgroup.conf").write_text(cgroup_conf())
+        if self.gpus:
+            (r / "gres.conf").write_text(self.gres_conf())
         self.write_srun_wrapper()
+
+    # A finished job stays visible to `scontrol show job` this long (s): the tests read
+    # every job of a run (its partition, its GPUs) after the run.
+    min_job_age = 3600
+
+    def gres_lines(self) -> str:
+        return "GresTypes=gpu\n" if self.gpus else ""
+
+    def node_gres(self) -> str:
+        return f"Gres=gpu:{self.gpus} " if self.gpus else ""
+
+    def gpu_partition_line(self) -> str:
+        if not self.gpus:
+            return ""
+        return (f"PartitionName={self.gpu_partition} Nodes=localhost MaxTime=INFINITE "
+                "State=UP\n")
+
+    def gres_conf(self) -> str:
+        """The GPUs' device files, made here (mknod needs root, as the cluster does)."""
+        devices = self.root / "dev"
+        devices.mkdir(exist_ok=True)
+        for index in range(self.gpus):
+            path = devices / f"nvidia{index}"
+            if not path.exists():
+                os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(NVIDIA_MAJOR, index))
+        last = self.gpus - 1
+        files = f"{devices}/nvidia[0-{last}]" if last else f"{devices}/nvidia0"
+        return f"AutoDetect=off\nName=gpu File={files} Flags=nvidia_gpu_env\n"
 
     def write_srun_wrapper(self) -> None:
         """Inside a job, snakemake-executor-plugin-slurm-jobstep (0.6) starts the step with

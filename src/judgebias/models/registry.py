@@ -126,7 +126,10 @@ def build_backend(config: Mapping[str, Any], model: PanelModel | str,
         from judgebias.models.vllm_backend import VllmBackend
 
         log.info("%s: vLLM engine arguments %s", model.label, model.engine_args)
-        engine = VllmBackend(model.model_id, model.revision, engine_args=model.engine_args)
+        try:
+            engine = VllmBackend(model.model_id, model.revision, engine_args=model.engine_args)
+        except ImportError as exc:  # the job's environment (a GPU node's) lacks the extra
+            raise ConfigError(f"{model.label}: {exc}") from exc
         return engine, backend_version(model)
     limits = ApiLimits(**config.get("backends", {}).get(model.backend, {}))
     client: OpenAIBackend | GeminiBackend
