@@ -24,6 +24,7 @@ from judgebias.config import (
     params_warnings,
 )
 from judgebias.models.api import PermanentError
+from judgebias.models.gpu import ENV as GPUS_ENV  # the dispatch layer names a job's GPUs
 from judgebias.models.journal import BudgetExceeded, TooManyFailures
 
 log = logging.getLogger("judgebias")
@@ -56,7 +57,6 @@ def _cmd_validate(args: argparse.Namespace) -> None:
 
 
 def _cmd_step(args: argparse.Namespace) -> None:
-    from judgebias.models.gpu import ENV as GPUS_ENV
     from judgebias.steps import run_step
 
     if GPUS_ENV in os.environ:  # a GPU job (Slurm sets it from the job's GPU request)
