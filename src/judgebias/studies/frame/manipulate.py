@@ -364,8 +364,9 @@ class GFPGANRestorer:
                 f"frame.beauty.face_models {face_models!r} lacks {', '.join(missing)} "
                 f"({'; '.join(FACE_MODEL_FILES[m] for m in missing)}): {_GFPGAN_HELP}")
         self._torch = torch
-        self._device = torch.device(device if device != "auto" else
-                                    "cuda" if torch.cuda.is_available() else "cpu")
+        from judgebias.models.gpu import torch_device
+
+        self._device = torch.device(torch_device(device))
         model = ModelLoader(self._device).load_from_file(weights)
         if model.architecture.id != "GFPGAN":
             raise ValueError(f"frame.beauty.weights: {weights} holds a "

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from judgebias.models.gpu import torch_device
 from judgebias.sqlitewal import connect_wal
 
 log = logging.getLogger(__name__)
@@ -88,12 +89,6 @@ def fingerprint(spec: EmbeddingSpec) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def device_for(spec: EmbeddingSpec) -> str:
-    from judgebias.models.gpu import torch_device
-
-    return torch_device(spec.device)
-
-
 @cache
 def load_model(spec: EmbeddingSpec) -> tuple[Any, Any, str]:
     """(model in eval mode, its preprocessing transform, device). A missing checkpoint is
@@ -105,7 +100,7 @@ def load_model(spec: EmbeddingSpec) -> tuple[Any, Any, str]:
         raise FileNotFoundError(f"embedding checkpoint {spec.checkpoint} does not exist")
     from judgebias.models.gpu import device_line
 
-    device = device_for(spec)
+    device = torch_device(spec.device)
     log.info("%s: %s", spec.architecture, device_line(device))
     torch.manual_seed(spec.init_seed)
     model, _, preprocess = open_clip.create_model_and_transforms(
@@ -163,5 +158,5 @@ def embed_images(paths: Sequence[str], spec: EmbeddingSpec, cache_dir: Path
     db.close()
     stats = {"images": len(paths), "cached": len(unique) - len(missing),
              "computed": len(missing), "seconds": round(time.perf_counter() - start, 2),
-             "device": device_for(spec) if missing else "none"}
+             "device": torch_device(spec.device) if missing else "none"}
     return hashes, np.stack([found[h] for h in hashes]), stats
