@@ -20,15 +20,17 @@ them; only ``dvc-record``'s one-off hashing does. FRAME's combined renders (they
 the analyst's real scores) are a placeholder directory of one file per item.
 ``snakemake --touch`` then orders the mtimes as a real run would.
 
-Before and after, side by side (issue 24: ``dvc status`` parsed params.yaml once per
-stage). The project's dvc.yaml is this checkout's export: job stages depend on the stamps
-of their params keys, written by one ``params`` stage (judgebias.workflow.dvc_export,
-"Params stamps"). The baseline is the same DAG laid out as before: each job stage
-declaring its keys as DVC params, no ``params`` stage (:func:`per_stage_params`, the
-export's inverse). It is recorded in a second repository over hard links to the same
-files (same inodes and times, its own dvc.lock and state database), and the two ``dvc
-status`` runs alternate with the Snakemake ones, so all see the same machine load. With
-``--keep DIR`` the two projects stay in ``DIR/stamps`` and ``DIR/per_stage_params``.
+Before and after, side by side (issue 24: ``dvc status`` in at most 10 s here). The
+project's dvc.yaml is this checkout's export: job stages depend on the stamps of their
+params keys, written by one ``params`` stage, and on their rule's code stamp, written by
+one ``code`` stage (judgebias.workflow.dvc_export). The baselines are the same DAG laid
+out as before, each the export's inverse: one code stage per rule, ``code__<rule>``
+(:func:`per_rule_code`), and, before that, also every job stage declaring its keys as DVC
+params with no ``params`` stage (:func:`per_stage_params`). Each is recorded in a
+repository of its own over hard links to the same files (same inodes and times, its own
+dvc.lock and state database), and the ``dvc status`` runs alternate with each other and
+with the Snakemake ones, so all see the same machine load. With ``--keep DIR`` the
+projects stay in ``DIR/stamps``, ``DIR/per_rule_code`` and ``DIR/per_stage_params``.
 
 Prints Markdown: medians of ``--repeat`` runs. CI smoke run (tests/core/test_benchmarks.py):
 ``--models 6 --images 10 --repeat 1 --small``.
@@ -43,15 +45,17 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 from dag_scale import BIN, project, scale_params
 
-from judgebias.workflow.dvc_export import HEADER, PARAMS_STAGE
+from judgebias.workflow.dvc_export import CODE_STAGE, HEADER, PARAMS_STAGE
 from judgebias.workflow.dvcsync import record
 from judgebias.workflow.paramstamp import SEPARATOR, stamp_path
 
+AFTER = "one code stage, params stamps (this checkout)"
 DATA_RULES = ("dataset", "judgements", "mmb_data", "birch_data", "frame_render")
 UP_TO_DATE = "Data and pipelines are up to date."
 
@@ -140,8 +144,19 @@ def per_stage_params(stages: dict) -> dict:
     return before
 
 
-def baseline(folder: Path, dest: Path) -> float:
-    """`folder`'s project with :func:`per_stage_params`'s dvc.yaml in a fresh git + DVC
+def per_rule_code(stages: dict) -> dict:
+    """The layout before one code stage: a stage ``code__<rule>`` per rule, writing its
+    rule's stamp from the rule's files (one of the ``code`` stage's commands each)."""
+    before = {name: stage for name, stage in stages.items() if name != CODE_STAGE}
+    for command in stages[CODE_STAGE]["cmd"]:
+        stamp, *files = command.split()[3:]  # judgebias code-stamp --out STAMP FILE...
+        before[f"{CODE_STAGE}__{Path(stamp).stem}"] = {
+            "cmd": command, "deps": files, "outs": [{stamp: {"cache": True}}]}
+    return dict(sorted(before.items()))
+
+
+def baseline(folder: Path, dest: Path, layout: Callable[[dict], dict]) -> float:
+    """`folder`'s project with `layout`'s dvc.yaml in a fresh git + DVC
     repository at `dest`, its files hard links to `folder`'s (nothing below writes in
     place: DVC's `commit --no-relink` reads the workspace, our writes are atomic renames);
     recorded in dvc.lock. Returns the seconds recording took."""
@@ -155,7 +170,7 @@ def baseline(folder: Path, dest: Path) -> float:
             os.link(entry, dest / entry.name)
     stages = yaml.safe_load((folder / "dvc.yaml").read_text())["stages"]
     (dest / "dvc.yaml").write_text(HEADER + yaml.safe_dump(
-        {"stages": per_stage_params(stages)}, sort_keys=False, width=100))
+        {"stages": layout(stages)}, sort_keys=False, width=100))
     run(["git", "init", "-q"], dest)
     run([str(BIN / "dvc"), "init", "-q"], dest)
     start = time.perf_counter()
@@ -185,9 +200,15 @@ def main() -> None:
         start = time.perf_counter()
         recorded, made = build(folder)
         built = time.perf_counter() - start
-        before = folder.parent / "per_stage_params"
-        recorded_before = baseline(folder, before)
-        layouts = {"params per stage (before)": before, "params stamps (this checkout)": folder}
+        baselines = {
+            "params per stage, a code stage per rule (before 0bc6305)":
+                ("per_stage_params", lambda stages: per_stage_params(per_rule_code(stages))),
+            "a code stage per rule (before)": ("per_rule_code", per_rule_code)}
+        layouts, recorded_s = {}, {}
+        for layout, (name, transform) in baselines.items():
+            layouts[layout] = folder.parent / name
+            recorded_s[layout] = baseline(folder, layouts[layout], transform)
+        layouts[AFTER], recorded_s[AFTER] = folder, recorded
         times: dict[str, list[float]] = {"snakemake -n": [], "snakemake --cores 2": [],
                                          **{f"dvc status, {k}": [] for k in layouts}}
         for _ in range(args.repeat):  # interleaved: all see the same machine load
@@ -210,16 +231,17 @@ def main() -> None:
           f"results/ ({made} placeholder outputs); built in {built:.0f} s")
     print("\n| DVC layout | stages | dvc.yaml | dvc.lock | `judgebias dvc-record` (s) |\n"
           "|---|---|---|---|---|")
-    for (layout, (n_stages, yaml_size, lock_size)), seconds in zip(
-            facts.items(), (recorded_before, recorded), strict=True):
-        print(f"| {layout} | {n_stages} | {yaml_size} | {lock_size} | {seconds:.1f} |")
+    for layout, (n_stages, yaml_size, lock_size) in facts.items():
+        print(f"| {layout} | {n_stages} | {yaml_size} | {lock_size} | "
+              f"{recorded_s[layout]:.1f} |")
     print("\n| nothing to do | median (s) | runs |\n|---|---|---|")
     for name, values in times.items():
         print(f"| `{name}` | {statistics.median(values):.2f} | "
               f"{', '.join(f'{v:.2f}' for v in values)} |")
-    ratio = (statistics.median(times["dvc status, params per stage (before)"])
-             / statistics.median(times["dvc status, params stamps (this checkout)"]))
-    print(f"| `dvc status` speed-up (before / after) | {ratio:.2f} | |")
+    after = statistics.median(times[f"dvc status, {AFTER}"])
+    for layout in baselines:
+        ratio = statistics.median(times[f"dvc status, {layout}"]) / after
+        print(f"| `dvc status` speed-up ({layout} / this checkout) | {ratio:.2f} | |")
 
 if __name__ == "__main__":
     main()

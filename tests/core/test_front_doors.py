@@ -32,7 +32,7 @@ from helpers.project import (
     write_params,
 )
 
-from judgebias.workflow.dvc_export import PARAMS_STAGE
+from judgebias.workflow.dvc_export import CODE_STAGE, PARAMS_STAGE
 from judgebias.workflow.paramstamp import PARAMS_DIR
 
 NOTHING = "Nothing to be done"
@@ -146,15 +146,15 @@ def test_front_doors_agree_in_both_directions(tmp_path, default_params):
     run([str(BIN / "judgebias"), "dvc-record"], project)
     assert dvc_planned(project) == set()
 
-    # A code edit: DVC's dry run names the code stage of the one rule whose step imports
-    # the module (it does not look past a stage that would run); `dvc repro` then reruns
-    # that stage and exactly the rule's jobs, from the journal (dvc_export's code stages).
+    # A code edit: DVC's dry run names the code stage (it does not look past a stage that
+    # would run); `dvc repro` then reruns it and exactly the jobs of the one rule whose step
+    # imports the module, from the journal (dvc_export's code stamps).
     module = project / "src/judgebias/studies/pomms/jobs.py"
     module.write_text(module.read_text() + "# edited\n")
-    assert dvc_planned(project) == {"code__judge_items"}
+    assert dvc_planned(project) == {CODE_STAGE}
     paid = journaled_calls(project)
     said = run([str(BIN / "judgebias"), "dvc-repro"], project).stdout
-    assert set(re.findall(r"Running stage '([^']+)'", said)) == {"code__judge_items"} | {
+    assert set(re.findall(r"Running stage '([^']+)'", said)) == {CODE_STAGE} | {
         f"judge_items__{SETTING}__synthetic__{e}" for e in PANEL}
     assert journaled_calls(project) == paid
 

@@ -129,11 +129,24 @@ def _outs(stage: dict) -> set[str]:
             for key in ("outs", "metrics", "plots") for o in stage.get(key, [])}
 
 
+def code_stamps(stages: dict[str, dict]) -> dict[str, list[str]]:
+    """Each rule's code stamp and the files it hashes, from the `code` stage's commands
+    (`judgebias code-stamp --out STAMP FILE...`)."""
+    stamps = {}
+    for command in stages[CODE_STAGE]["cmd"]:
+        program, verb, option, stamp, *files = command.split()
+        assert (program, verb, option) == ("judgebias", "code-stamp", "--out"), command
+        stamps[stamp] = files
+    return stamps
+
+
 def stages_to_rerun(stages: dict[str, dict], changed: str) -> Counter:
-    """Per rule, the jobs that declare `changed`, and every job downstream of them; a
-    source file is declared by its rule's code stage, whose stamp the jobs declare (the
-    code stages have no Snakemake counterpart: left out)."""
-    hit = {name for name, stage in stages.items() if changed in stage.get("deps", ())}
+    """Per rule, the jobs that declare `changed` or the code stamp of a rule whose files
+    include it, and every job downstream of them (the stamp stages have no Snakemake
+    counterpart: left out)."""
+    stamps = {stamp for stamp, files in code_stamps(stages).items() if changed in files}
+    hit = {name for name, stage in stages.items() if name != CODE_STAGE
+           and ({changed} | stamps) & set(stage.get("deps", ()))}
     grew = True
     while grew:
         outs = set().union(*(_outs(stages[name]) for name in hit))
@@ -142,14 +155,13 @@ def stages_to_rerun(stages: dict[str, dict], changed: str) -> Counter:
                        for d in stage.get("deps", ()))}
         grew = not more <= hit
         hit |= more
-    return Counter(name.split("__")[0] for name in hit if not name.startswith(CODE_STAGE))
+    return Counter(name.split("__")[0] for name in hit)
 
 
 def declared_files(stages: dict[str, dict], stage: dict) -> list[str]:
-    """A job stage's deps with its code stamp replaced by the files its code stage reads."""
-    makers = {out: other for other in stages.values() for out in _outs(other)}
-    return [f for d in stage["deps"]
-            for f in (makers[d]["deps"] if d.startswith(CODE_DIR + "/") else [d])]
+    """A job stage's deps with its code stamp replaced by the files the stamp hashes."""
+    stamps = code_stamps(stages)
+    return [f for d in stage["deps"] for f in stamps.get(d, [d])]
 
 
 @pytest.mark.slow
@@ -180,7 +192,7 @@ def test_editing_a_module_reruns_exactly_the_rules_whose_steps_import_it(project
     seen_rules = set()
     for name, stage in stages.items():
         rule = name.split("__")[0]
-        if rule in seen_rules or name.startswith(CODE_STAGE) or name == PARAMS_STAGE:
+        if rule in seen_rules or name in (CODE_STAGE, PARAMS_STAGE):
             continue  # the stamp stages: no rule, no step
         seen_rules.add(rule)
         argv = stage["cmd"].split()[1:]
@@ -217,24 +229,22 @@ def test_committed_dvc_yaml_is_derived_from_the_dag(tmp_path):
 
 
 def test_job_stages_declare_their_rules_code_stamp():
-    """One code stage per rule writes the stamp of the rule's source files; its jobs
-    declare the stamp instead of any of them (dvc_export)."""
+    """One stage writes every rule's code stamp, the stamp of the rule's source files;
+    the rule's jobs declare the stamp instead of any of the files (dvc_export)."""
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
-    code = {n.removeprefix(CODE_STAGE): s for n, s in stages.items() if n.startswith(CODE_STAGE)}
-    jobs = {n: s for n, s in stages.items()
-            if not n.startswith(CODE_STAGE) and n != PARAMS_STAGE}
-    assert {name.split("__")[0] for name in jobs} == set(code)
+    code = stages[CODE_STAGE]
+    stamps = code_stamps(stages)
+    jobs = {n: s for n, s in stages.items() if n not in (CODE_STAGE, PARAMS_STAGE)}
+    assert {f"{CODE_DIR}/{name.split('__')[0]}.json" for name in jobs} == set(stamps)
     for name, stage in jobs.items():
-        rule = name.split("__")[0]
-        assert f"{CODE_DIR}/{rule}.json" in stage["deps"], name
-        assert not set(stage["deps"]) & set(code[rule]["deps"]), name
+        stamp = f"{CODE_DIR}/{name.split('__')[0]}.json"
+        assert stamp in stage["deps"], name
+        assert not set(stage["deps"]) & set(code["deps"]), name
         assert not [d for d in stage["deps"] if d.endswith(".py")], name
-    for rule, stage in code.items():
-        stamp = f"{CODE_DIR}/{rule}.json"
-        assert stage["outs"] == [{stamp: {"cache": True}}]
-        assert stage["cmd"].split() == ["judgebias", "code-stamp", "--out", stamp,
-                                        *stage["deps"]]
-        assert "src/judgebias/study.py" in stage["deps"] == sorted(stage["deps"])
+    assert code["outs"] == [{stamp: {"cache": True}} for stamp in sorted(stamps)]
+    assert code["deps"] == sorted({f for files in stamps.values() for f in files})
+    for files in stamps.values():
+        assert "src/judgebias/study.py" in files == sorted(files)
 
 
 def test_job_stages_depend_on_the_stamps_of_their_params():
@@ -306,20 +316,28 @@ def test_code_stamp_changes_with_a_listed_file(tmp_path, monkeypatch):
     assert after["a.py"] == before["a.py"] and after["b.py"] != before["b.py"]
 
 
-def test_one_code_stage_per_rule_needs_the_same_code_in_every_job():
+def test_one_code_stamp_per_rule_needs_the_same_code_in_every_job():
     from types import SimpleNamespace
 
-    from judgebias.workflow.dvc_export import _code_stages
+    from judgebias.workflow.dvc_export import _code_stage
 
-    def job(setting: str, files: list[str]) -> SimpleNamespace:
-        return SimpleNamespace(rule=SimpleNamespace(name="score"), input={"code": files},
+    def job(rule: str, setting: str, files: list[str]) -> SimpleNamespace:
+        return SimpleNamespace(rule=SimpleNamespace(name=rule), input={"code": files},
                                wildcards_dict={"setting": setting})
 
-    same = _code_stages([job("a", ["x.py", "y.py"]), job("b", ["y.py", "x.py"])])
-    assert same["code__score"]["deps"] == ["x.py", "y.py"]
+    stage = _code_stage([job("score", "a", ["x.py", "y.py"]),
+                         job("score", "b", ["y.py", "x.py"]), job("phi", "a", ["z.py"]),
+                         job("pomms", "a", [])])[CODE_STAGE]
+    assert stage == {
+        "cmd": ["judgebias code-stamp --out .judgebias/code/phi.json z.py",
+                "judgebias code-stamp --out .judgebias/code/score.json x.py y.py"],
+        "deps": ["x.py", "y.py", "z.py"],
+        "outs": [{".judgebias/code/phi.json": {"cache": True}},
+                 {".judgebias/code/score.json": {"cache": True}}]}
+    assert _code_stage([job("pomms", "a", [])]) == {}
     with pytest.raises(ValueError, match="rule score: jobs score__a and score__b declare "
                                          "different code files"):
-        _code_stages([job("a", ["x.py"]), job("b", ["x.py", "y.py"])])
+        _code_stage([job("score", "a", ["x.py"]), job("score", "b", ["x.py", "y.py"])])
 
 
 def test_export_refuses_params_keys_the_file_does_not_set(tmp_path):

@@ -20,11 +20,11 @@ the commit fails or records a half-built project; on a cluster it would hash gig
 the submit host after every run; and it would couple every Snakemake run to DVC. Recording
 is a deliberate step before `git commit dvc.lock` / `dvc push`, so it is a command.
 
-Snakemake writes no stamps (the `code__<rule>` stages and the `params` stage of
-judgebias.workflow.dvc_export: its rules keep the source files as inputs and their params
-values as params), so recording first writes every code stage's stamp from the files its
-stage lists and every params key's stamp from params.yaml, as `dvc repro` would, and
-commits them with the rest.
+Snakemake writes no stamps (the `code` and `params` stages of judgebias.workflow.dvc_export:
+its rules keep the source files as inputs and their params values as params), so
+recording first writes every rule's code stamp from the files its command lists and every
+params key's stamp from params.yaml, as `dvc repro` would, and commits them with the
+rest.
 
 `--no-relink` keeps the workspace files as Snakemake wrote them: relinking would recreate
 each output from the cache (a fresh copy with the current time for the default `copy`
@@ -93,21 +93,23 @@ def _dvc_status(root: Path) -> tuple[bool, str]:
 
 
 def write_stamps(root: Path, dvc_yaml: Path = Path("dvc.yaml")) -> None:
-    """Write every code stage's stamp from its deps and the params stage's stamps from the
-    key sets its command names, as `dvc repro` would (Snakemake builds no stamp: it keeps
-    the source files as its rules' inputs and the values as their params)."""
+    """Write every code stamp and params stamp the `code` and `params` stages' commands
+    name, as `dvc repro` would (Snakemake builds no stamp: it keeps the source files as
+    its rules' inputs and the values as their params). Each command is parsed as the CLI
+    parses it."""
     from judgebias.cli import build_parser
     from judgebias.workflow.codestamp import write_stamp
     from judgebias.workflow.dvc_export import CODE_STAGE, PARAMS_STAGE
     from judgebias.workflow.paramstamp import SEPARATOR, write_param_stamps
 
-    for name, stage in load_yaml((root / dvc_yaml).read_text())["stages"].items():
-        if name.startswith(CODE_STAGE):
-            write_stamp(stage["deps"], Path(next(iter(stage["outs"][0]))), root)
-        elif name == PARAMS_STAGE:  # the command's own arguments, parsed as it parses them
-            args = build_parser().parse_args(shlex.split(stage["cmd"])[1:])
-            write_param_stamps([keys.split(SEPARATOR) for keys in args.sets],
-                               Path(args.params), args.out, root)
+    stages = load_yaml((root / dvc_yaml).read_text())["stages"]
+    for command in stages.get(CODE_STAGE, {}).get("cmd", []):
+        args = build_parser().parse_args(shlex.split(command)[1:])
+        write_stamp(args.files, Path(args.out), root)
+    if PARAMS_STAGE in stages:
+        args = build_parser().parse_args(shlex.split(stages[PARAMS_STAGE]["cmd"])[1:])
+        write_param_stamps([keys.split(SEPARATOR) for keys in args.sets],
+                           Path(args.params), args.out, root)
 
 
 def record(root: Path = Path("."), dvc_yaml: Path = Path("dvc.yaml"),
