@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -51,6 +52,7 @@ from pathlib import Path
 import yaml
 from dag_scale import BIN, project, scale_params
 
+from judgebias.cli import build_parser, code_stamps
 from judgebias.workflow.dvc_export import CODE_STAGE, HEADER, PARAMS_STAGE
 from judgebias.workflow.dvcsync import record
 from judgebias.workflow.paramstamp import SEPARATOR, stamp_path
@@ -146,12 +148,13 @@ def per_stage_params(stages: dict) -> dict:
 
 def per_rule_code(stages: dict) -> dict:
     """The layout before one code stage: a stage ``code__<rule>`` per rule, writing its
-    rule's stamp from the rule's files (one of the ``code`` stage's commands each)."""
+    rule's stamp from the rule's files (one ``--out`` group of the ``code`` stage each)."""
     before = {name: stage for name, stage in stages.items() if name != CODE_STAGE}
-    for command in stages[CODE_STAGE]["cmd"]:
-        stamp, *files = command.split()[3:]  # judgebias code-stamp --out STAMP FILE...
+    args = build_parser().parse_args(shlex.split(stages[CODE_STAGE]["cmd"])[1:])
+    for stamp, files in code_stamps(args).items():
         before[f"{CODE_STAGE}__{Path(stamp).stem}"] = {
-            "cmd": command, "deps": files, "outs": [{stamp: {"cache": True}}]}
+            "cmd": shlex.join(["judgebias", "code-stamp", "--out", stamp, *files]),
+            "deps": files, "outs": [{stamp: {"cache": True}}]}
     return dict(sorted(before.items()))
 
 

@@ -166,9 +166,20 @@ def _cmd_export_dvc(args: argparse.Namespace) -> None:
 
 
 def _cmd_code_stamp(args: argparse.Namespace) -> None:
-    from judgebias.workflow.codestamp import write_stamp
+    from judgebias.workflow.codestamp import write_stamps
 
-    write_stamp(args.files, Path(args.out))
+    write_stamps(code_stamps(args))
+
+
+def code_stamps(args: argparse.Namespace) -> dict[str, list[str]]:
+    """`code-stamp`'s stamps, {STAMP: [FILE...]}, from its `--out STAMP FILE...` groups."""
+    stamps: dict[str, list[str]] = {}
+    for out, *files in args.out:
+        if not files or out in stamps:
+            raise ConfigError(f"code-stamp --out {out}: "
+                              + ("names no file" if not files else "given twice"))
+        stamps[out] = files
+    return stamps
 
 
 def _cmd_params_stamp(args: argparse.Namespace) -> None:
@@ -277,9 +288,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="dvc.yaml")
     p.add_argument("--snakefile", default="Snakefile")
     p = add("code-stamp", _cmd_code_stamp,
-            "write the sha256 of each file as JSON (a DVC code stage's stamp)")
-    p.add_argument("--out", required=True)
-    p.add_argument("files", nargs="+")
+            "write the sha256 of each file as JSON (DVC's code stage's stamps)")
+    p.add_argument("--out", required=True, action="append", nargs="+",
+                   metavar=("STAMP", "FILE"),
+                   help="a stamp and the files it hashes; repeated, one per stamp")
     p = add("params-stamp", _cmd_params_stamp,
             "write the values of each set of params keys as JSON (DVC's params stage)")
     p.add_argument("--out", required=True, help="the folder of the stamps")

@@ -130,14 +130,14 @@ def _outs(stage: dict) -> set[str]:
 
 
 def code_stamps(stages: dict[str, dict]) -> dict[str, list[str]]:
-    """Each rule's code stamp and the files it hashes, from the `code` stage's commands
-    (`judgebias code-stamp --out STAMP FILE...`)."""
-    stamps = {}
-    for command in stages[CODE_STAGE]["cmd"]:
-        program, verb, option, stamp, *files = command.split()
-        assert (program, verb, option) == ("judgebias", "code-stamp", "--out"), command
-        stamps[stamp] = files
-    return stamps
+    """Each rule's code stamp and the files it hashes, from the `code` stage's command
+    (`judgebias code-stamp --out STAMP FILE... --out STAMP FILE...`)."""
+    from judgebias.cli import build_parser
+    from judgebias.cli import code_stamps as parsed
+
+    program, *words = stages[CODE_STAGE]["cmd"].split()
+    assert program == "judgebias" and words[0] == "code-stamp"
+    return parsed(build_parser().parse_args(words))
 
 
 def stages_to_rerun(stages: dict[str, dict], changed: str) -> Counter:
@@ -298,22 +298,32 @@ def test_params_stamp_changes_with_its_keys_only(tmp_path, monkeypatch):
         write_param_stamps([["seed", "panel.b"], ["mmb"]], root=tmp_path)
 
 
-def test_code_stamp_changes_with_a_listed_file(tmp_path, monkeypatch):
+def test_code_stamp_changes_with_a_listed_file(tmp_path, monkeypatch, capsys):
     from judgebias.cli import main
 
     monkeypatch.chdir(tmp_path)
     for name in ("a.py", "b.py"):
         (tmp_path / name).write_text(name)
 
-    def stamp() -> dict[str, str]:
-        assert main(["code-stamp", "--out", "code/x.json", "a.py", "b.py"]) == 0
-        return json.loads((tmp_path / "code/x.json").read_text())
+    def stamp() -> tuple[dict[str, str], dict[str, str], int]:
+        assert main(["code-stamp", "--out", "code/x.json", "a.py", "b.py",
+                     "--out", "code/y.json", "a.py"]) == 0
+        y = tmp_path / "code/y.json"
+        return (json.loads((tmp_path / "code/x.json").read_text()),
+                json.loads(y.read_text()), y.stat().st_mtime_ns)
 
     before = stamp()
-    assert before == {n: hashlib.sha256(n.encode()).hexdigest() for n in ("a.py", "b.py")}
+    sha = {n: hashlib.sha256(n.encode()).hexdigest() for n in ("a.py", "b.py")}
+    assert before[:2] == (sha, {"a.py": sha["a.py"]})
     (tmp_path / "b.py").write_text("b.py # edited")
     after = stamp()
-    assert after["a.py"] == before["a.py"] and after["b.py"] != before["b.py"]
+    assert after[0]["a.py"] == before[0]["a.py"] and after[0]["b.py"] != before[0]["b.py"]
+    assert after[1:] == before[1:]  # y's files did not change: y is not rewritten
+    for bad, said in ((["--out", "x.json"], "x.json: names no file"),
+                      (["--out", "x.json", "a.py", "--out", "x.json", "b.py"],
+                       "x.json: given twice")):
+        assert main(["code-stamp", *bad]) == 2
+        assert said in capsys.readouterr().err
 
 
 def test_one_code_stamp_per_rule_needs_the_same_code_in_every_job():
@@ -329,8 +339,8 @@ def test_one_code_stamp_per_rule_needs_the_same_code_in_every_job():
                          job("score", "b", ["y.py", "x.py"]), job("phi", "a", ["z.py"]),
                          job("pomms", "a", [])])[CODE_STAGE]
     assert stage == {
-        "cmd": ["judgebias code-stamp --out .judgebias/code/phi.json z.py",
-                "judgebias code-stamp --out .judgebias/code/score.json x.py y.py"],
+        "cmd": "judgebias code-stamp --out .judgebias/code/phi.json z.py "
+               "--out .judgebias/code/score.json x.py y.py",
         "deps": ["x.py", "y.py", "z.py"],
         "outs": [{".judgebias/code/phi.json": {"cache": True}},
                  {".judgebias/code/score.json": {"cache": True}}]}

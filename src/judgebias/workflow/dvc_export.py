@@ -22,12 +22,12 @@ dvc.lock after every stage it runs or commits, so that cost grows with stages x 
 `dvc repro` on a 37-stage project spent 304 s of 402 s rewriting a 300 KB lock. So each
 rule with code inputs has a stamp, `.judgebias/code/<rule>.json`, the sha256 of those
 files (`judgebias code-stamp`, judgebias.workflow.codestamp), and the rule's job stages
-depend on the stamp instead of the files. One stage, `code`, writes every stamp: its
-command is one `judgebias code-stamp` per rule (a list, DVC runs them in turn) and its
-deps are the files of all of them. One stage per rule (`code__<rule>`, as before) listed
-the files every rule shares again in each: 1,764 of the 5,005 deps at the papers' scale,
-and each dep costs `dvc status` about a millisecond; with one stage a no-op `dvc status`
-there took 7.8 s instead of 11.0 s (medians of 6, alternating; benchmarks/dvc_scale.py).
+depend on the stamp instead of the files. One stage, `code`, writes every stamp with one
+command (`judgebias code-stamp --out STAMP FILE... --out STAMP FILE...`, one start of the
+CLI, each file read once) and its deps are the files of all of them. One stage per rule
+(`code__<rule>`, as before) listed the files every rule shares again in each: 1,764 of the
+5,005 deps at the papers' scale, and each dep costs `dvc status` about a millisecond
+(benchmarks/dvc_scale.py times both layouts side by side: 4.7 s vs 5.2 s, medians of 5).
 A stamp whose files did not change is rewritten with the same bytes, so only the jobs of
 the rules whose files changed rerun. The stamps are cached like every output, so `dvc
 pull` restores them and a fresh clone has nothing to rerun. A rule whose jobs declare
@@ -173,8 +173,9 @@ def _code_stage(jobs: list[Any]) -> dict[str, dict[str, Any]]:
         return {}
     rules = sorted(code)
     return {CODE_STAGE: {
-        "cmd": [" ".join(["judgebias code-stamp --out", _stamp_path(rule), *code[rule][1]])
-                for rule in rules],
+        "cmd": " ".join(["judgebias code-stamp",
+                         *(word for rule in rules
+                           for word in ("--out", _stamp_path(rule), *code[rule][1]))]),
         "deps": sorted({file for _, files in code.values() for file in files}),
         "outs": [{_stamp_path(rule): {"cache": True}} for rule in rules]}}
 

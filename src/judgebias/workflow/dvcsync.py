@@ -97,15 +97,15 @@ def write_stamps(root: Path, dvc_yaml: Path = Path("dvc.yaml")) -> None:
     name, as `dvc repro` would (Snakemake builds no stamp: it keeps the source files as
     its rules' inputs and the values as their params). Each command is parsed as the CLI
     parses it."""
-    from judgebias.cli import build_parser
-    from judgebias.workflow.codestamp import write_stamp
+    from judgebias.cli import build_parser, code_stamps
+    from judgebias.workflow.codestamp import write_stamps
     from judgebias.workflow.dvc_export import CODE_STAGE, PARAMS_STAGE
     from judgebias.workflow.paramstamp import SEPARATOR, write_param_stamps
 
     stages = load_yaml((root / dvc_yaml).read_text())["stages"]
-    for command in stages.get(CODE_STAGE, {}).get("cmd", []):
-        args = build_parser().parse_args(shlex.split(command)[1:])
-        write_stamp(args.files, Path(args.out), root)
+    if CODE_STAGE in stages:
+        args = build_parser().parse_args(shlex.split(stages[CODE_STAGE]["cmd"])[1:])
+        write_stamps(code_stamps(args), root)
     if PARAMS_STAGE in stages:
         args = build_parser().parse_args(shlex.split(stages[PARAMS_STAGE]["cmd"])[1:])
         write_param_stamps([keys.split(SEPARATOR) for keys in args.sets],
