@@ -194,7 +194,17 @@ def copied_project(dest: Path, args: argparse.Namespace) -> tuple[Path, dict[str
     if checkout != REPO:  # the revision's own code, not this virtualenv's editable install
         env["PYTHONPATH"] = str(dest / "src")
     own_cpu = dest / ".snakemake-cpu"
-    command = [*([] if args.cold else [str(BIN / "judgebias-warm"), "--"]),
+    # a revision from before judgebias-warm runs cold, as its own `make run` did, and its
+    # `judgebias` is its own cli's main (this virtualenv's launcher is judgebias.warm's)
+    cold = args.cold or not (checkout / "src/judgebias/warm.py").exists()
+    if not (checkout / "src/judgebias/warm.py").exists():
+        launcher = dest / ".bin" / "judgebias"
+        launcher.parent.mkdir()
+        launcher.write_text(f"#!{BIN / 'python'}\nimport sys\nfrom judgebias.cli import main\n"
+                            "sys.exit(main())\n")
+        launcher.chmod(0o755)
+        env["PATH"] = f"{launcher.parent}{os.pathsep}{env['PATH']}"
+    command = [*([] if cold else [str(BIN / "judgebias-warm"), "--"]),
                str(BIN / "python"), "-c", CPU_PROBE, str(own_cpu),
                str(BIN / "snakemake"), "--cores", str(args.cores),
                *(["--until", args.until] if args.until else [])]
