@@ -28,10 +28,10 @@ CLI, each file read once) and its deps are the files of all of them. One stage p
 (`code__<rule>`, as before) listed the files every rule shares again in each: 1,764 of the
 5,005 deps at the papers' scale, and each dep costs `dvc status` about a millisecond
 (benchmarks/dvc_scale.py times both layouts side by side: 4.7 s vs 5.2 s, medians of 5).
-A stamp whose files did not change is rewritten with the same bytes, so only the jobs of
-the rules whose files changed rerun. The stamps are cached like every output, so `dvc
-pull` restores them and a fresh clone has nothing to rerun. A rule whose jobs declare
-different code files is refused. Snakemake is unchanged: its rules keep the files as
+A stamp whose files did not change comes out with the same bytes and is left as it is, so
+only the jobs of the rules whose files changed rerun. The stamps are cached like every
+output, so `dvc pull` restores them and a fresh clone has nothing to rerun. A rule whose
+jobs declare different code files is refused. Snakemake is unchanged: its rules keep the files as
 inputs. The one visible difference: after a code edit, `dvc status` and `dvc repro --dry`
 name the `code` stage, not the jobs (DVC's dry run does not look past a stage that would
 run); `dvc repro` then reruns it and exactly the jobs whose stamp changed, as before.
