@@ -196,8 +196,9 @@ def copied_project(dest: Path, args: argparse.Namespace) -> tuple[Path, dict[str
     own_cpu = dest / ".snakemake-cpu"
     # a revision from before judgebias-warm runs cold, as its own `make run` did, and its
     # `judgebias` is its own cli's main (this virtualenv's launcher is judgebias.warm's)
-    cold = args.cold or not (checkout / "src/judgebias/warm.py").exists()
-    if not (checkout / "src/judgebias/warm.py").exists():
+    has_warm = (checkout / "src/judgebias/warm.py").exists()
+    cold = args.cold or not has_warm
+    if not has_warm:
         launcher = dest / ".bin" / "judgebias"
         launcher.parent.mkdir()
         launcher.write_text(f"#!{BIN / 'python'}\nimport sys\nfrom judgebias.cli import main\n"

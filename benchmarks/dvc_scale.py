@@ -52,9 +52,9 @@ from pathlib import Path
 import yaml
 from dag_scale import BIN, project, scale_params
 
-from judgebias.cli import build_parser, code_stamps
+from judgebias.workflow.codestamp import stamps_of
 from judgebias.workflow.dvc_export import CODE_STAGE, HEADER, PARAMS_STAGE
-from judgebias.workflow.dvcsync import record
+from judgebias.workflow.dvcsync import record, stage_args
 from judgebias.workflow.paramstamp import SEPARATOR, stamp_path
 
 AFTER = "one code stage, params stamps (this checkout)"
@@ -150,8 +150,7 @@ def per_rule_code(stages: dict) -> dict:
     """The layout before one code stage: a stage ``code__<rule>`` per rule, writing its
     rule's stamp from the rule's files (one ``--out`` group of the ``code`` stage each)."""
     before = {name: stage for name, stage in stages.items() if name != CODE_STAGE}
-    args = build_parser().parse_args(shlex.split(stages[CODE_STAGE]["cmd"])[1:])
-    for stamp, files in code_stamps(args).items():
+    for stamp, files in stamps_of(stage_args(stages[CODE_STAGE]).out).items():
         before[f"{CODE_STAGE}__{Path(stamp).stem}"] = {
             "cmd": shlex.join(["judgebias", "code-stamp", "--out", stamp, *files]),
             "deps": files, "outs": [{stamp: {"cache": True}}]}

@@ -134,6 +134,13 @@ def write_text(text: str, path: str | Path) -> None:
         tmp.write_text(text)
 
 
+def write_text_if_changed(text: str, path: str | Path) -> None:
+    """write_text, unless `path` already holds `text`: then it is left as it is (its
+    modification time, and DVC's state entry for it, stay as they were)."""
+    if not Path(path).is_file() or Path(path).read_text() != text:
+        write_text(text, path)
+
+
 def _json_default(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()

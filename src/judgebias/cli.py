@@ -166,20 +166,9 @@ def _cmd_export_dvc(args: argparse.Namespace) -> None:
 
 
 def _cmd_code_stamp(args: argparse.Namespace) -> None:
-    from judgebias.workflow.codestamp import write_stamps
+    from judgebias.workflow.codestamp import stamps_of, write_stamps
 
-    write_stamps(code_stamps(args))
-
-
-def code_stamps(args: argparse.Namespace) -> dict[str, list[str]]:
-    """`code-stamp`'s stamps, {STAMP: [FILE...]}, from its `--out STAMP FILE...` groups."""
-    stamps: dict[str, list[str]] = {}
-    for out, *files in args.out:
-        if not files or out in stamps:
-            raise ConfigError(f"code-stamp --out {out}: "
-                              + ("names no file" if not files else "given twice"))
-        stamps[out] = files
-    return stamps
+    write_stamps(stamps_of(args.out))
 
 
 def _cmd_params_stamp(args: argparse.Namespace) -> None:

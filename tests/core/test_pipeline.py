@@ -132,12 +132,11 @@ def _outs(stage: dict) -> set[str]:
 def code_stamps(stages: dict[str, dict]) -> dict[str, list[str]]:
     """Each rule's code stamp and the files it hashes, from the `code` stage's command
     (`judgebias code-stamp --out STAMP FILE... --out STAMP FILE...`)."""
-    from judgebias.cli import build_parser
-    from judgebias.cli import code_stamps as parsed
+    from judgebias.workflow.codestamp import stamps_of
+    from judgebias.workflow.dvcsync import stage_args
 
-    program, *words = stages[CODE_STAGE]["cmd"].split()
-    assert program == "judgebias" and words[0] == "code-stamp"
-    return parsed(build_parser().parse_args(words))
+    assert stages[CODE_STAGE]["cmd"].startswith("judgebias code-stamp ")
+    return stamps_of(stage_args(stages[CODE_STAGE]).out)
 
 
 def stages_to_rerun(stages: dict[str, dict], changed: str) -> Counter:

@@ -6,18 +6,31 @@ with one `judgebias code-stamp` (judgebias.workflow.dvc_export says why). The st
 sorted JSON {path: sha256 of the file's bytes}: it changes exactly when one of the files
 does, so DVC reruns a rule's jobs exactly when their code changed, as with the files
 themselves: the `code` stage writes every rule's stamp after any edit, and a rule whose
-files did not change gets the same bytes. A stamp file whose text is already right is left
-as it is (its modification time, and DVC's state entry for it, stay as they were).
+files did not change gets the same bytes, and a stamp file whose text is already right is
+not rewritten (artifacts.write_text_if_changed).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from judgebias.artifacts import write_text
+from judgebias.artifacts import write_text_if_changed
+from judgebias.config import ConfigError
+
+
+def stamps_of(groups: Iterable[Sequence[str]]) -> dict[str, list[str]]:
+    """{STAMP: [FILE...]} from `judgebias code-stamp`'s `--out STAMP FILE...` groups; a
+    group without files or a stamp named twice is refused."""
+    stamps: dict[str, list[str]] = {}
+    for out, *files in groups:
+        if not files or out in stamps:
+            raise ConfigError(f"code-stamp --out {out}: "
+                              + ("names no file" if not files else "given twice"))
+        stamps[out] = files
+    return stamps
 
 
 def write_stamps(stamps: Mapping[str, Iterable[str]], root: Path = Path(".")) -> None:
@@ -28,7 +41,5 @@ def write_stamps(stamps: Mapping[str, Iterable[str]], root: Path = Path(".")) ->
         for name in files:
             if name not in digests:
                 digests[name] = hashlib.sha256((root / name).read_bytes()).hexdigest()
-        text = json.dumps({name: digests[name] for name in files}, indent=1,
-                          sort_keys=True) + "\n"
-        if not (root / out).is_file() or (root / out).read_text() != text:
-            write_text(text, root / out)
+        write_text_if_changed(json.dumps({name: digests[name] for name in files},
+                                         indent=1, sort_keys=True) + "\n", root / out)

@@ -31,10 +31,11 @@ CLI, each file read once) and its deps are the files of all of them. One stage p
 A stamp whose files did not change comes out with the same bytes and is left as it is, so
 only the jobs of the rules whose files changed rerun. The stamps are cached like every
 output, so `dvc pull` restores them and a fresh clone has nothing to rerun. A rule whose
-jobs declare different code files is refused. Snakemake is unchanged: its rules keep the files as
-inputs. The one visible difference: after a code edit, `dvc status` and `dvc repro --dry`
-name the `code` stage, not the jobs (DVC's dry run does not look past a stage that would
-run); `dvc repro` then reruns it and exactly the jobs whose stamp changed, as before.
+jobs declare different code files is refused. Snakemake is unchanged: its rules keep the
+files as inputs. The one visible difference: after a code edit, `dvc status` and `dvc
+repro --dry` name the `code` stage, not the jobs (DVC's dry run does not look past a stage
+that would run); `dvc repro` then reruns it and exactly the jobs whose stamp changed, as
+before.
 
 Params stamps. DVC reads a stage's declared params by parsing params.yaml again (ruamel's
 round-trip loader) for every stage, and finds each key by walking the whole parsed file

@@ -52,12 +52,14 @@ and refuses otherwise.
 
 from __future__ import annotations
 
+import argparse
 import re
 import shlex
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from judgebias.config import ConfigError, load_yaml
 
@@ -92,22 +94,27 @@ def _dvc_status(root: Path) -> tuple[bool, str]:
     return status.returncode == 0 and UP_TO_DATE in text, text
 
 
+def stage_args(stage: dict[str, Any]) -> argparse.Namespace:
+    """A stage's `judgebias ...` command, parsed as the CLI parses it."""
+    from judgebias.cli import build_parser
+
+    return build_parser().parse_args(shlex.split(stage["cmd"])[1:])
+
+
 def write_stamps(root: Path, dvc_yaml: Path = Path("dvc.yaml")) -> None:
     """Write every code stamp and params stamp the `code` and `params` stages' commands
     name, as `dvc repro` would (Snakemake builds no stamp: it keeps the source files as
     its rules' inputs and the values as their params). Each command is parsed as the CLI
     parses it."""
-    from judgebias.cli import build_parser, code_stamps
-    from judgebias.workflow.codestamp import write_stamps
+    from judgebias.workflow.codestamp import stamps_of, write_stamps
     from judgebias.workflow.dvc_export import CODE_STAGE, PARAMS_STAGE
     from judgebias.workflow.paramstamp import SEPARATOR, write_param_stamps
 
     stages = load_yaml((root / dvc_yaml).read_text())["stages"]
     if CODE_STAGE in stages:
-        args = build_parser().parse_args(shlex.split(stages[CODE_STAGE]["cmd"])[1:])
-        write_stamps(code_stamps(args), root)
+        write_stamps(stamps_of(stage_args(stages[CODE_STAGE]).out), root)
     if PARAMS_STAGE in stages:
-        args = build_parser().parse_args(shlex.split(stages[PARAMS_STAGE]["cmd"])[1:])
+        args = stage_args(stages[PARAMS_STAGE])
         write_param_stamps([keys.split(SEPARATOR) for keys in args.sets],
                            Path(args.params), args.out, root)
 

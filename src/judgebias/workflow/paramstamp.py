@@ -14,8 +14,7 @@ keys it holds.
 The values are read the way the pipeline reads params.yaml (judgebias.config.load_yaml),
 from the file as written, as DVC reads it: a key only the schema's defaults set is refused
 by the export (dvc_export.check_params_declared) before any stamp is written. A stamp whose
-text is unchanged is not rewritten, so its modification time, and DVC's state entry for
-it, stay as they were.
+text is unchanged is not rewritten (artifacts.write_text_if_changed).
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from judgebias.artifacts import write_text
+from judgebias.artifacts import write_text_if_changed
 from judgebias.config import ConfigError, get_key, load_yaml
 
 PARAMS_DIR = ".judgebias/params"  # where the stamps are
@@ -60,5 +59,4 @@ def write_param_stamps(sets: Iterable[Iterable[str]], params_file: Path = Path("
         raise ConfigError(f"{params_file}: no value for params keys "
                           f"{', '.join(dict.fromkeys(missing))}")
     for path, text in texts.items():
-        if not (root / path).is_file() or (root / path).read_text() != text:
-            write_text(text, root / path)
+        write_text_if_changed(text, root / path)
