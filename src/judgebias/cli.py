@@ -17,10 +17,12 @@ from pathlib import Path
 
 from judgebias.artifacts import ArtifactError
 from judgebias.config import (
+    PARAMS_ENV,
     ConfigError,
     DataNotDownloaded,
     load_config,
     missing_secrets,
+    params_path,
     params_warnings,
 )
 from judgebias.models.api import PermanentError
@@ -190,11 +192,13 @@ def _cmd_snakemake_record(args: argparse.Namespace) -> None:
     _print_recorded(record_snakemake(snakefile=Path(args.snakefile)))
 
 
-def _cmd_dvc_repro(args: argparse.Namespace) -> None:
-    from judgebias.workflow.dvcsync import repro
+def _cmd_dvc(args: argparse.Namespace) -> None:
+    from judgebias.workflow.dvcsync import run_dvc
 
     dvc_args = args.dvc_args[1:] if args.dvc_args[:1] == ["--"] else args.dvc_args
-    _print_recorded(repro(dvc_args=dvc_args, snakefile=Path(args.snakefile)))
+    rules = run_dvc([*args.leading, *dvc_args], snakefile=Path(args.snakefile))
+    if rules is not None:
+        _print_recorded(rules)
 
 
 def _print_recorded(rules: list[str]) -> None:
@@ -208,8 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     from judgebias.study import registered
 
     parser = argparse.ArgumentParser(prog="judgebias", description=__doc__.splitlines()[0])
-    parser.add_argument("--params", default="params.yaml",
-                        help="params file (default: %(default)s)")
+    parser.add_argument("--params", default=params_path(),
+                        help=f"params file (default: ${PARAMS_ENV}, else params.yaml; "
+                             "now %(default)s)")
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("--log", help="also write the log to this file (rules pass {log})")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -293,13 +298,18 @@ def build_parser() -> argparse.ArgumentParser:
             "record the outputs `dvc repro` built in Snakemake's metadata without running "
             "(snakemake --touch, only where dvc status is clean)")
     p.add_argument("--snakefile", default="Snakefile")
-    p = add("dvc-repro", _cmd_dvc_repro,
-            "dvc repro, then snakemake-record: the DVC front door, leaving snakemake nothing "
-            "to do")
-    p.add_argument("--snakefile", default="Snakefile")
-    p.add_argument("dvc_args", nargs=argparse.REMAINDER,
-                   help="passed on to dvc repro, after `--` where they start with a dash "
-                   "(`judgebias dvc-repro -- -q report`)")
+    p = add("dvc", _cmd_dvc,
+            "any dvc command (`judgebias dvc exp run -S philautia.ddof=1`), then, after one "
+            "that puts outputs in the workspace (repro, pull, checkout, exp run, exp apply), "
+            "snakemake-record: the DVC front door, leaving snakemake nothing to do")
+    p.set_defaults(leading=[])
+    p = add("dvc-repro", _cmd_dvc, "`judgebias dvc repro ...`")
+    p.set_defaults(leading=["repro"])
+    for p in (sub.choices["dvc"], sub.choices["dvc-repro"]):
+        p.add_argument("--snakefile", default="Snakefile")
+        p.add_argument("dvc_args", nargs=argparse.REMAINDER,
+                       help="passed on to dvc, after `--` where they start with a dash "
+                       "(`judgebias dvc -- repro -q report`)")
     for study in registered().values():
         if study.cli:
             study.load("cli")(add)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache
@@ -371,6 +372,17 @@ def validate_params(params: Any, source: str = "params.yaml", *,
     return params
 
 
+PARAMS_ENV = "JUDGEBIAS_PARAMS"  # another params file than params.yaml (workflow/rules/common.smk)
+
+
+def params_path() -> str:
+    """The params file a command reads unless told otherwise: ``$JUDGEBIAS_PARAMS``, else
+    ``params.yaml``. Snakemake sets it for its jobs (``--config params=FILE``) instead of
+    naming the file in their commands, so a job's identity never includes where the file
+    lies (issue 39)."""
+    return os.environ.get(PARAMS_ENV) or "params.yaml"
+
+
 def load_config(path: str | Path = "params.yaml", *, data: bool = True) -> dict[str, Any]:
     """Read and validate params.yaml (``data=False``: files it names need not exist yet;
     see validate_params)."""
@@ -401,8 +413,6 @@ def input_errors(key: str) -> Iterator[None]:
 
 def missing_secrets(params: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
     """Errors for panel models whose API-key environment variable is not set."""
-    import os
-
     errors = []
     for key in keys:
         name = params["panel"][key].get("api_key_env")
@@ -411,17 +421,72 @@ def missing_secrets(params: Mapping[str, Any], keys: Iterable[str]) -> list[str]
     return errors
 
 
-# Top-level keys that change how calls are made, never what is answered. `max_failures`
-# only decides whether a job with failed calls may write its output (with those rows
-# marked "failed", counted by every analysis); declaring it would rerun every job of a
-# model, successful or not, whenever it changes.
-CLIENT_ONLY_KEYS = frozenset({"backends", "max_failures"})
+# Run settings: keys that change how a run goes (budgets, prices, client limits, where a
+# file lies, how much memory a job asks for), never what is answered. The schema marks
+# each with `x-run-setting: true` (params.schema.yaml); no job declares them, so changing
+# one reruns nothing (issue 39). `max_failures` only decides whether a job with failed
+# calls may write its output (with those rows marked "failed", counted by every
+# analysis); the journal's keys hold no budget, price, endpoint or batch flag.
+RUN_SETTING = "x-run-setting"
+
+
+def _resolved(schema: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`node`, or the ``$defs`` entry its ``$ref`` names."""
+    ref = node.get("$ref")
+    return schema["$defs"][ref.rsplit("/", 1)[-1]] if ref else node
+
+
+def _schema_node(schema: Mapping[str, Any], dotted: str) -> Mapping[str, Any] | None:
+    """The schema of the value at `dotted` (None where the schema does not say)."""
+    node: Mapping[str, Any] = schema
+    for part in dotted.split("."):
+        node = _resolved(schema, node)
+        child = node.get("properties", {}).get(part, node.get("additionalProperties"))
+        if not isinstance(child, Mapping):
+            return None
+        node = child
+    return _resolved(schema, node)
+
+
+def _holds_run_setting(schema: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
+    node = _resolved(schema, node)
+    children = [*node.get("properties", {}).values(), node.get("additionalProperties")]
+    return any(isinstance(c, Mapping) and (c.get(RUN_SETTING) or _holds_run_setting(schema, c))
+               for c in children)
+
+
+def is_run_setting(dotted: str) -> bool:
+    """Whether the key at `dotted` (``panel.<m>.pricing``, ``backends``) is a run setting."""
+    node = _schema_node(params_schema(), dotted)
+    return bool(node and node.get(RUN_SETTING))
+
+
+def answer_keys(params: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
+    """The keys a job declares for `keys`: each block that holds run settings (a panel
+    model's block, ``panel``) replaced by its other keys present in `params`, recursively.
+    A key that names a run setting itself stays: the rule says it reads it for its answer
+    (BIRCH's cost table prices its tokens with ``panel.<m>.pricing``)."""
+    schema = params_schema()
+
+    def expand(key: str, named: bool) -> list[str]:
+        node = _schema_node(schema, key)
+        if node is None:
+            return [key]
+        if node.get(RUN_SETTING):
+            return [key] if named else []
+        value = get_key(params, key)
+        if not (isinstance(value, Mapping) and _holds_run_setting(schema, node)):
+            return [key]
+        return [k for child in value for k in expand(f"{key}.{child}", named=False)]
+
+    return list(dict.fromkeys(k for key in keys for k in expand(key, named=True)))
 
 
 def result_keys(params: Mapping[str, Any]) -> list[str]:
-    """Top-level keys that can change a result (everything but client settings)."""
-    return [k for k in params_schema()["properties"]
-            if k in params and k not in CLIENT_ONLY_KEYS]
+    """The keys that can change a result: every top-level key but run settings, with
+    the run settings inside blocks left out (:func:`answer_keys`)."""
+    return answer_keys(params, [k for k, v in params_schema()["properties"].items()
+                                if k in params and not v.get(RUN_SETTING)])
 
 
 def get_key(params: Mapping[str, Any], dotted: str) -> Any:

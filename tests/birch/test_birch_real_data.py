@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from helpers.birch import jsonl, real_dataset
+from helpers.data_inputs import assert_edit_reruns, recorded_project, repaint, replace_text
 from helpers.project import BIN, make_project, planned_jobs, run, study_params, write_params
 from PIL import Image, ImageDraw
 
@@ -122,6 +123,23 @@ def test_vl_rewardbench_runs_through_snakemake_to_the_report(tmp_path, default_p
     html = (project / "results/report.html").read_text()
     assert "BIRCH: image reliance, informativeness bias" in html
     assert "vlrb: 5 pairwise VQA items (vl_rewardbench); human ties dropped: 0." in html
+
+
+@pytest.mark.slow
+def test_an_edited_label_or_image_reruns_its_dataset_through_both_doors(tmp_path,
+                                                                        default_params):
+    """The data step declares the benchmark file and every image under its folder
+    (issue 39 item 1): a corrected label or a replaced image reruns the dataset's jobs
+    (Snakemake) and names its data stage (`dvc status`), and nothing else; untouched, the
+    files plan nothing."""
+    source = vl_rewardbench(tmp_path / "VL-RewardBench")
+    params = real_params(default_params, {"vlrb": real_dataset(
+        "vl_rewardbench", source, source.parent)}, JUDGES[:1], ["base", "no_image"])
+    project = recorded_project(tmp_path / "project", params)
+    for path, edit in ((source, replace_text('"human_ranking": [0, 1]',
+                                             '"human_ranking": [1, 0]')),
+                       (source.parent / "images/rlaif-v/item-0.png", repaint)):
+        assert_edit_reruns(project, path, edit, "birch_data", "birch_data__vlrb")
 
 
 PRICING = {"input_per_mtok": 2.5, "output_per_mtok": 10.0}

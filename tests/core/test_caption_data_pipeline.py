@@ -25,6 +25,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from helpers.data_inputs import (
+    assert_edit_reruns,
+    edit_csv,
+    edit_json,
+    recorded_project,
+    repaint,
+)
 from helpers.project import BIN, job, make_project, planned_jobs, run, study_params
 
 from judgebias.data import scenes
@@ -269,3 +276,53 @@ def test_philautia_on_nocaps_and_pomms_on_every_judgement_format(caption_project
     expected.update(job("judge_items", setting=SETTING, dataset="nebula", evaluator=model)
                     for model in MODELS)
     assert planned_jobs(caption_project) == expected
+
+
+# ------------------------------------------- an edited dataset reruns its study (issue 39)
+
+
+@pytest.mark.slow
+def test_an_edited_caption_or_image_reruns_philautia_through_both_doors(tmp_path,
+                                                                        default_params):
+    """Philautia's dataset step declares the nocaps annotations and every image under
+    image_dir: a corrected reference caption or a replaced image reruns the dataset job
+    and everything after it (Snakemake) and names the `dataset` stage (`dvc status`), and
+    nothing else; untouched, the files plan nothing."""
+    annotations, image_dir = write_nocaps(tmp_path / "published", np.random.default_rng(19))
+    params = study_params(default_params, "philautia", small=True)
+    philautia = params["philautia"]
+    philautia["dataset"] = {"name": "nocaps", "nocaps": {
+        "annotations": str(annotations), "image_dir": str(image_dir),
+        "n_images": NOCAPS_SELECTED, "n_references": 5, "seed": 3, "missing": "error"}}
+    philautia.update(n_bootstrap=20, n_permutations=100,
+                     settings={SETTING: philautia["settings"][SETTING]})
+    project = recorded_project(tmp_path / "project", params)
+    selected = pd.read_parquet(project / "data/dataset/images.parquet")["image_path"]
+
+    def recaption(data: dict) -> None:
+        data["annotations"][0]["caption"] += " (corrected)"
+
+    for path, edit in ((annotations, edit_json(recaption)), (Path(selected[0]), repaint)):
+        assert_edit_reruns(project, path, edit, "dataset", "dataset")
+
+
+@pytest.mark.slow
+def test_an_edited_rating_or_image_reruns_pomms_through_both_doors(tmp_path, default_params):
+    """Pomms' judgements step declares the judgement file and every image under its
+    image_dir: a corrected human score or a replaced image (one named by image_file, one
+    found by its image_id) reruns that dataset's jobs and what follows (Snakemake) and
+    names its judgements stage (`dvc status`), never philautia's; untouched, the files
+    plan nothing."""
+    table, image_dir = write_table(tmp_path / "published", np.random.default_rng(19))
+    params = study_params(default_params, "philautia", "pomms", small=True)
+    philautia = params["philautia"]
+    philautia["dataset"]["synthetic"]["n_images"] = 6
+    philautia.update(n_bootstrap=20, n_permutations=100,
+                     settings={SETTING: philautia["settings"][SETTING]})
+    params["pomms"].update(setting=SETTING, judgement_setting=None, train_dataset="mybench",
+                           datasets={"mybench": {"format": "table", "path": str(table),
+                                                 "image_dir": str(image_dir)}})
+    project = recorded_project(tmp_path / "project", params)
+    for path, edit in ((table, edit_csv(0, "human_score", "0.999")),
+                       (image_dir / "photo-1.jpg", repaint), (image_dir / "mb000.png", repaint)):
+        assert_edit_reruns(project, path, edit, "judgements", "judgements__mybench")

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers.data_inputs import assert_edit_reruns, edit_csv, recorded_project, repaint
 from helpers.project import BIN, make_project, run, study_params
 
 from judgebias.studies.frame import scene
@@ -89,3 +90,27 @@ def test_an_imported_frame_table_runs_through_snakemake_to_the_report(tmp_path,
     html = (project / "results/report.html").read_text()
     assert "FRAME: visual manipulations that inflate LVLM judges" in html
     assert f"FRAME table {table} (12 items)." in html
+
+
+@pytest.mark.slow
+def test_an_edited_score_or_image_reruns_the_items_through_both_doors(tmp_path,
+                                                                      default_params):
+    """The items step declares the FRAME table and every image under its image_root
+    (issue 39 item 1): a corrected human score or a replaced image (set A or set B) reruns
+    the items job and everything after it (Snakemake) and names the items stage (`dvc
+    status`), and nothing else; untouched, the files plan nothing."""
+    table = frame_table(tmp_path / "FRAME")
+    params = study_params(default_params, "frame")
+    block = params["frame"]
+    block["models"] = JUDGES[:1]
+    block["analysis_judge"] = JUDGES[0]
+    block["dataset"] = {"name": "table", "table": {"path": str(table),
+                                                   "image_root": str(table.parent)}}
+    block["manipulations"] = {"brightness": [1.5], "instruction_overlay": ["center"]}
+    block["combinations"] = [2]
+    block["analysis"]["n_permutations"] = 100
+    project = recorded_project(tmp_path / "project", params)
+    for path, edit in ((table, edit_csv(0, "annotator_1", "5")),
+                       (table.parent / "animal/animal-1.png", repaint),
+                       (table.parent / "outdoor/outdoor-2-b.jpg", repaint)):
+        assert_edit_reruns(project, path, edit, "frame_items", "frame_items")

@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from judgebias.studies import STUDIES
+from judgebias.workflow.dvcsync import changes_workspace
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -111,6 +112,8 @@ def _runs_jobs(cmd: list[str]) -> bool:
         return not {"-n", "--dry-run", "--touch", "-t", "--summary", "rules"} & set(args)
     if name == "dvc":
         return args[:1] == ["repro"] and not {"--dry", "-n"} & set(args)
+    if name == "judgebias" and args[:1] == ["dvc"]:
+        return changes_workspace([a for a in args[1:] if a != "--"])
     return name == "judgebias" and args[:1] == ["dvc-repro"]
 
 
@@ -131,9 +134,11 @@ def run(cmd: list[str], cwd: Path, check: bool = True, warm: bool = True
     return result
 
 
-def planned_jobs(project: Path) -> Counter:
-    """(rule, sorted wildcard values) of every job `snakemake --dry-run` would run."""
-    out = run([str(BIN / "snakemake"), "--dry-run", "--cores", "1"], project).stdout
+def planned_jobs(project: Path, *args: str) -> Counter:
+    """(rule, sorted wildcard values) of every job `snakemake --dry-run` would run, with
+    `args` added to its command line (e.g. ``--forcerun RULE``: that rule's jobs and
+    every job downstream of them)."""
+    out = run([str(BIN / "snakemake"), "--dry-run", "--cores", "1", *args], project).stdout
     jobs: Counter = Counter()
     current = None
     for line in out.splitlines():

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from helpers.data_inputs import assert_edit_reruns, edit_json, recorded_project, repaint
 from helpers.project import BIN, make_project, planned_jobs, run, study_params
 from PIL import Image
 
@@ -253,3 +254,24 @@ def test_bad_data_stops_the_run_at_the_data_job(tmp_path, default_params, datase
         assert re.search(line, log), log
     assert not (project / "data/mmb/pairs.parquet").exists()
     assert not (project / "logs/mmb/judge").exists()
+
+
+@pytest.mark.slow
+def test_an_edited_rank_or_image_reruns_the_data_through_both_doors(tmp_path, default_params):
+    """The data step declares HPDv2's test.json and train.json, the MJ-Bench file and
+    every image under their folders (issue 39 item 1): a changed rank or a replaced image
+    reruns the data job and everything after it (Snakemake) and names the data stage
+    (`dvc status`), and nothing else; untouched, the files plan nothing."""
+    hpdv2, mjbench = write_hpdv2(tmp_path), write_mjbench(tmp_path)
+    project = recorded_project(tmp_path / "project", real_params(default_params, hpdv2,
+                                                                 mjbench))
+
+    def reverse_ranks(groups: list) -> None:
+        groups[0]["rank"].reverse()
+
+    hpd = Path(hpdv2["image_root"])
+    for path, edit in ((Path(hpdv2["test"]), edit_json(reverse_ranks)),
+                       (hpd / "train/00000000.jpg", repaint),
+                       (Path(mjbench["image_root"]) / "eval_images/occupation_religion/"
+                        "Baker_1/old_female_muslim.jpg", repaint)):
+        assert_edit_reruns(project, path, edit, "mmb_data", "mmb_data")

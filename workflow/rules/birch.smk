@@ -191,8 +191,10 @@ rule birch_analysis:
 # every preparatory text of the dataset; their tokens are read from the journal by the
 # request keys those tables hold, so the tables are the inputs.
 BIRCH_PRICED = sorted({*BIRCH_JUDGES, *([BIRCH_LENGTHENER] if BIRCH_EQUALISE else [])})
+# The prices are a run setting everywhere else; this table prices the tokens, so it names
+# them (judgebias.config.answer_keys keeps a run setting a rule names itself).
 BIRCH_SUPPLEMENT_KEYS = [
-    "birch.models", "birch.variants", "birch.lengthener", "journal_dir",
+    "birch.models", "birch.variants", "birch.lengthener",
     *(f"panel.{m}.{k}" for m in BIRCH_PRICED for k in ("backend", "model_id", "pricing")
       if k in PARAMS["panel"][m])]
 

@@ -1,18 +1,24 @@
 # Shared helpers of the rules: the validated params, the active studies, declared params
 # per job, each rule's code dependencies (derived from its step's imports), resources.
 import json
+import os
+from pathlib import Path
 
-from judgebias.config import get_key, load_config, result_keys
+from judgebias.config import (PARAMS_ENV, answer_keys, get_key, load_config, params_path,
+                              result_keys)
 from judgebias.models.registry import world_params
 from judgebias.steps import command_arguments
 from judgebias.study import active
 from judgebias.workflow.codedeps import step_files
 
-# `snakemake --config params=other.yaml` selects another params file; dvc.yaml always
-# uses params.yaml (DVC's own default), so the default adds no flag to the commands.
-PARAMS_FILE = config.get("params", "params.yaml")
+# `snakemake --config params=other.yaml` (or $JUDGEBIAS_PARAMS) selects another params
+# file. Where the file lies is not part of any job's identity: the jobs find it in the
+# environment (judgebias.cli), so their commands are the same for every path and the same
+# content under another path plans nothing. dvc.yaml always uses params.yaml.
+PARAMS_FILE = config.get("params") or params_path()
 PARAMS = load_config(PARAMS_FILE)  # validated before any job is scheduled
-JB = "judgebias" if PARAMS_FILE == "params.yaml" else f"judgebias --params {PARAMS_FILE}"
+os.environ[PARAMS_ENV] = PARAMS_FILE  # the jobs' `judgebias` reads it (warm ones too)
+JB = "judgebias"
 ACTIVE_STUDIES = active(PARAMS)
 
 # Each study's rules add what `all` builds, and the folder its report section reads with
@@ -41,11 +47,16 @@ def step(target):
 
 
 def step_params(keys=()):
-    """`keys`: dotted params.yaml keys, or a function of the wildcards returning them."""
+    """`keys`: dotted params.yaml keys, or a function of the wildcards returning them.
+    A block holding run settings (a panel model's: its budget, prices, endpoint) is
+    declared as its other keys (judgebias.config.answer_keys): changing a run setting
+    reruns nothing."""
     if callable(keys):
-        declared = {"dvc_params": keys, "values": lambda w: values_of(keys(w))}
+        declared = {"dvc_params": lambda w: answer_keys(PARAMS, keys(w)),
+                    "values": lambda w: values_of(answer_keys(PARAMS, keys(w)))}
     else:
-        declared = {"dvc_params": list(keys), "values": values_of(keys)} if keys else {}
+        keys = answer_keys(PARAMS, keys)
+        declared = {"dvc_params": keys, "values": values_of(keys)} if keys else {}
     return {"arguments": _step_arguments, **declared}
 
 
@@ -127,3 +138,16 @@ LONG_CHAIN = 10
 onstart:
     if workflow.local_exec:
         workflow.scheduler.job_rate_limiter = None
+
+
+# The stamps dvc.yaml's `code` and `params` stages write (judgebias.workflow.dvc_export),
+# written as `dvc repro` would after every successful run of the default params file:
+# Snakemake's rules keep the source files and values themselves and need no stamp, but
+# without them `dvc status` and `dvc repro --dry` after a Snakemake run stop at the first
+# job stage ("No such file or directory: .judgebias/code/<rule>.json"). About 0.5 s;
+# each stamp is rewritten only where its content changed.
+onsuccess:
+    if PARAMS_FILE == "params.yaml" and Path("dvc.yaml").is_file():
+        from judgebias.workflow.dvcsync import write_stamps
+
+        write_stamps(Path("."))

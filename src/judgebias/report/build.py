@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from judgebias.artifacts import read_table
-from judgebias.config import fingerprint, result_keys
+from judgebias.config import fingerprint, get_key, result_keys
 from judgebias.report.html import Report, write_report
 
 
@@ -26,7 +26,7 @@ def _git_commit() -> str:
 def provenance(config: Mapping[str, Any], params_path: str) -> dict[str, str]:
     return {
         "params file": params_path,
-        "params fingerprint": fingerprint({k: config[k] for k in result_keys(config)}),
+        "params fingerprint": fingerprint({k: get_key(config, k) for k in result_keys(config)}),
         "git commit": _git_commit(),
         "judgebias": version("judgebias"),
         "python": platform.python_version(),

@@ -57,7 +57,8 @@ import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +157,10 @@ def record_snakemake(root: Path = Path("."), dvc_yaml: Path = Path("dvc.yaml"),
         raise ConfigError("dvc status reports changes, so the outputs are not current for "
                           f"these params: run `dvc repro` first\n{text}")
     common = ("--snakefile", str(snakefile), "--cores", "1")
-    touched = _snakemake(*common, "--touch", cwd=root)
+    # --forceall: every job gets its record, not only those whose file times are out of
+    # order (after `dvc pull` most are in order by chance and would keep no record of the
+    # params and code they were made from, so a later param edit would not rerun them)
+    touched = _snakemake(*common, "--touch", "--forceall", cwd=root)
     if touched.returncode != 0:
         raise ConfigError(f"snakemake --touch failed:\n{touched.stderr.strip()}")
     planned = _snakemake(*common, "--dry-run", cwd=root)
@@ -168,13 +172,63 @@ def record_snakemake(root: Path = Path("."), dvc_yaml: Path = Path("dvc.yaml"),
     return sorted(set(rules) - {"all"})  # `all` has no outputs: nothing recorded
 
 
-def repro(root: Path = Path("."), dvc_args: Sequence[str] = (),
-          dvc_yaml: Path = Path("dvc.yaml"), snakefile: Path = Path("Snakefile")) -> list[str]:
-    """`dvc repro` (passing `dvc_args` on), then :func:`record_snakemake`: the DVC front
-    door, leaving Snakemake nothing to do. Returns the jobs whose records were updated."""
+# DVC commands after which the workspace holds outputs DVC made or restored: Snakemake's
+# records are brought up to date after them (record_snakemake).
+WORKSPACE_COMMANDS = (("repro",), ("pull",), ("checkout",), ("exp", "run"), ("exp", "apply"))
+DRY_FLAGS = frozenset({"--dry", "-n", "--help", "-h", "--queue", "--temp"})
+
+
+def changes_workspace(dvc_args: Sequence[str]) -> bool:
+    """Whether `dvc <dvc_args>` leaves outputs in the workspace that Snakemake has no
+    record of (a dry run, a queued or temporary experiment leave it as it was)."""
+    words = [a for a in dvc_args if not a.startswith("-")]
+    return (any(tuple(words[:len(c)]) == c for c in WORKSPACE_COMMANDS)
+            and not DRY_FLAGS & set(dvc_args))
+
+
+@contextmanager
+def missing_deps_are_changes() -> Iterator[None]:
+    """DVC with a missing dependency treated as a change, not an error, by its run cache.
+
+    `dvc repro --dry` on a project whose upstream outputs are not there yet (a fresh
+    clone, a partial run) stops at the first stage that depends on one: "failed to
+    reproduce 'caption': [Errno 2] No such file or directory" (DVC 3.67; DVC issue #9818).
+    The run cache hashes every dependency before looking a stage up
+    (dvc.stage.cache._can_hash), and a missing file raises instead of meaning "not
+    cached". A stage with a missing dependency cannot be in the run cache, so this says
+    so; the dry run then lists it, as it lists every stage that would run."""
+    from dvc.stage import cache
+
+    can_hash = cache._can_hash
+
+    def _can_hash(stage: Any) -> bool:
+        return all(dep.exists for dep in stage.deps) and can_hash(stage)
+
+    cache._can_hash = _can_hash
+    try:
+        yield
+    finally:
+        cache._can_hash = can_hash
+
+
+def run_dvc(dvc_args: Sequence[str], root: Path = Path("."),
+            dvc_yaml: Path = Path("dvc.yaml"), snakefile: Path = Path("Snakefile")
+            ) -> list[str] | None:
+    """`dvc <dvc_args>` (in this process, :func:`missing_deps_are_changes`), then, after
+    a command that puts DVC's outputs in the workspace (`repro`, `pull`, `checkout`,
+    `exp run`, `exp apply`), :func:`record_snakemake`: the DVC front door that leaves
+    Snakemake nothing to do. Returns the jobs whose records were brought up to date, or
+    None where the command changes no output.
+
+    Raises ConfigError when DVC fails, or (after such a command) when dvc.yaml is stale
+    or `dvc status` still reports a change."""
+    from dvc.cli import main
+
     root = root.absolute()
-    _check_current(root, dvc_yaml, snakefile)
-    done = subprocess.run([sys.executable, "-m", "dvc", "repro", *dvc_args], cwd=root)
-    if done.returncode != 0:
-        raise ConfigError(f"dvc repro failed (exit {done.returncode}); see its output above")
-    return record_snakemake(root, dvc_yaml, snakefile)
+    if changes_workspace(dvc_args):
+        _check_current(root, dvc_yaml, snakefile)
+    with missing_deps_are_changes():
+        code = main(["--cd", str(root), *dvc_args])
+    if code != 0:
+        raise ConfigError(f"dvc {' '.join(dvc_args)} failed (exit {code}); see its output above")
+    return record_snakemake(root, dvc_yaml, snakefile) if changes_workspace(dvc_args) else None

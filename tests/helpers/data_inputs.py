@@ -1,0 +1,111 @@
+"""A dataset edit reruns its study through both front doors (issue 39 item 1).
+
+Each study's data step declares every file its importer reads, the annotation files and
+the images (the study's ``data`` module lists them; judgebias.workflow.dvc_export turns a
+folder listed whole into one DVC dep). The study tests build a small project on a dataset
+in its published format, run it with Snakemake, record it for DVC
+(:func:`recorded_project`), then rewrite one file of the dataset and check what each door
+plans (:func:`assert_edit_reruns`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from helpers.project import BIN, make_project, planned_jobs, run
+
+
+def recorded_project(project: Path, params: dict) -> Path:
+    """`params` as a project in the folder `project`, built by Snakemake, with its
+    dvc.yaml exported, committed to git (as a user's clone is) and the run recorded in
+    dvc.lock (`judgebias dvc-record`): neither door has anything left to do."""
+    project.mkdir(parents=True, exist_ok=True)
+    make_project(project, params)
+    run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+    run([str(BIN / "judgebias"), "export-dvc"], project)
+    run(["git", "init", "-q"], project)
+    run(["git", "add", "-A"], project)
+    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "clone"],
+        project)
+    run([str(BIN / "judgebias"), "dvc-record"], project)
+    assert not planned_jobs(project) and dvc_changed(project) == set()
+    return project
+
+
+def dvc_changed(project: Path) -> set[str]:
+    """The stages `dvc status` names (changed deps, params or outs)."""
+    return set(json.loads(run([str(BIN / "dvc"), "status", "--json"], project).stdout))
+
+
+def assert_edit_reruns(project: Path, path: Path, edit: Callable[[bytes], bytes],
+                       rule: str, stage: str) -> None:
+    """Rewrite `path` (its bytes through `edit`): Snakemake then plans exactly the jobs of
+    `rule` and every job downstream of them (what ``--forcerun RULE`` plans), and `dvc
+    status` names the stage `stage` alone (it does not look past a changed stage). The
+    old bytes and modification time are then put back, and neither door has anything to
+    do: an untouched dataset plans nothing."""
+    downstream = planned_jobs(project, "--forcerun", rule)
+    assert any(name == rule for name, _ in downstream), downstream
+    before, stat = path.read_bytes(), path.stat()
+    after = edit(before)
+    assert after != before
+    path.write_bytes(after)
+    try:
+        planned = planned_jobs(project)
+        assert planned == downstream, (path, sorted(planned), sorted(downstream))
+        changed = dvc_changed(project)
+        assert changed == {stage}, (path, changed)
+    finally:
+        path.write_bytes(before)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert not planned_jobs(project) and dvc_changed(project) == set(), path
+
+
+def replace_text(old: str, new: str) -> Callable[[bytes], bytes]:
+    """An edit replacing the first `old` in a UTF-8 file by `new` (one row's value)."""
+    def edit(data: bytes) -> bytes:
+        text = data.decode("utf-8")
+        assert old in text, old
+        return text.replace(old, new, 1).encode("utf-8")
+    return edit
+
+
+def edit_json(change: Callable[[Any], None]) -> Callable[[bytes], bytes]:
+    """An edit of a JSON file: `change` alters the parsed value in place."""
+    def edit(data: bytes) -> bytes:
+        value = json.loads(data)
+        change(value)
+        return json.dumps(value).encode("utf-8")
+    return edit
+
+
+def edit_csv(row: int, column: str, value: str) -> Callable[[bytes], bytes]:
+    """An edit of a CSV file: `column` of data row `row` (from 0) set to `value`."""
+    def edit(data: bytes) -> bytes:
+        records = list(csv.DictReader(io.StringIO(data.decode("utf-8"))))
+        assert records[row][column] != value
+        records[row][column] = value
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=list(records[0]))
+        writer.writeheader()
+        writer.writerows(records)
+        return out.getvalue().encode("utf-8")
+    return edit
+
+
+def repaint(data: bytes) -> bytes:
+    """An edit of an image file: the same picture, colours inverted, in its own format."""
+    with Image.open(io.BytesIO(data)) as image:
+        kind = image.format
+        inverted = Image.eval(image.convert("RGB"), lambda value: 255 - value)
+    out = io.BytesIO()
+    inverted.save(out, format=kind)
+    return out.getvalue()
