@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from judgebias.artifacts import ArtifactError
 from judgebias.config import (
@@ -49,8 +50,7 @@ def _cmd_validate(args: argparse.Namespace) -> None:
         raise DataNotDownloaded(f"{not_downloaded}{unset}")
     if errors:
         raise ConfigError(f"{args.params}: " + "; ".join(errors))
-    for line in params_warnings(config):
-        log.warning("%s: %s", args.params, line)
+    _log_warnings(args.params, config)
     studies = ", ".join(s.name for s in active(config)) or "none"
     data = " (the presence of the files it names was not checked: --no-data)" \
         if args.no_data else ""
@@ -58,11 +58,26 @@ def _cmd_validate(args: argparse.Namespace) -> None:
           + data)
 
 
+def _log_warnings(params: str, config: dict[str, Any] | None = None) -> None:
+    """validate's warnings (config.params_warnings), one line each. Every front door says
+    them (issue 39): `judgebias validate`, a Snakemake run (workflow/rules/common.smk)
+    and `dvc repro`, whose params stage runs params-stamp whenever params.yaml changed.
+    A config that does not validate is left to the jobs, which name its errors."""
+    if config is None:
+        try:
+            config = load_config(params, data=False)
+        except ConfigError:
+            return
+    for line in params_warnings(config):
+        log.warning("%s: %s", params, line)
+
+
 def _cmd_step(args: argparse.Namespace) -> None:
     from judgebias.steps import run_step
 
     if GPUS_ENV in os.environ:  # a GPU job (Slurm sets it from the job's GPU request)
-        log.info("GPUs given to this job: %s=%s", GPUS_ENV, os.environ[GPUS_ENV])
+        # which of them the job holds, judgebias.models.gpu.job_gpus logs ("GPUs given")
+        log.info("GPUs visible to this job: %s=%s", GPUS_ENV, os.environ[GPUS_ENV])
     run_step(args.step, load_config(args.params), args.inputs, args.outputs, args.wildcards)
 
 
@@ -178,6 +193,7 @@ def _cmd_params_stamp(args: argparse.Namespace) -> None:
 
     write_param_stamps([keys.split(SEPARATOR) for keys in args.sets], Path(args.params),
                        args.out)
+    _log_warnings(args.params)  # DVC's front door (issue 39)
 
 
 def _cmd_dvc_record(args: argparse.Namespace) -> None:

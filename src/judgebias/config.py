@@ -315,15 +315,42 @@ def _sim_block_errors(panel: Mapping[str, Any]) -> list[str]:
 
 
 def params_warnings(params: Mapping[str, Any]) -> list[str]:
-    """What a validated config runs but quietly fills in (each active study's
-    ``warnings``), for `judgebias validate` to print: nothing here stops a run."""
+    """What a validated config runs but quietly fills in or cannot act on (the sim's
+    preferences for real models, then each active study's ``warnings``), for every
+    front door to print (`judgebias validate`, a Snakemake run, DVC's params stage):
+    nothing here stops a run."""
     from judgebias.study import active
 
-    lines = []
+    lines = _sim_preference_warnings(params)
     for study in active(params):
         warn = study.load("warnings")
         if warn is not None:
             lines += warn(params)
+    return lines
+
+
+def _sim_preference_warnings(params: Mapping[str, Any]) -> list[str]:
+    """A simulated judge's planted preference for a real model (or a family without a
+    simulated opener) is valid, but the sim recognises a model's captions only by its
+    planted signature and a family's by its opener (judgebias.models.sim), so it can
+    never act; the judge's world leaves such models out (registry.sim_world; issue 39)."""
+    panel, families = params["panel"], params["families"]
+    lines = []
+    for key, model in panel.items():
+        prefs = (model.get("sim") or {}).get("preferences", {})
+        for other in prefs.get("models", {}):
+            backend = panel[other]["backend"]
+            if backend != "sim":
+                lines.append(f"panel.{key}.sim.preferences.models.{other}: {other!r} is not "
+                             f"simulated (backend {backend}), and a simulated judge "
+                             "recognises another model's captions only by its planted "
+                             "signature, so this preference changes no score")
+        for family in prefs.get("families", {}):
+            if "sim" not in families[family]:
+                lines.append(f"panel.{key}.sim.preferences.families.{family}: family "
+                             f"{family!r} has no simulated opener (families.{family}.sim), "
+                             "the only way a simulated judge recognises a family's captions, "
+                             "so this preference changes no score")
     return lines
 
 

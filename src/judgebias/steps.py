@@ -25,6 +25,11 @@ does not give, is an error before the step runs: the two can never silently disa
 The study is found through the registry by name (judgebias.study), so the core imports
 no study; the step's code dependencies are its function's imports
 (judgebias.workflow.codedeps.step_target_files).
+
+A step that can compute on a GPU (the study's ``gpus`` declaration says which, and how
+many devices its rule asks for) runs inside judgebias.models.gpu.job_gpus: the job holds
+devices of its own, and ``CUDA_VISIBLE_DEVICES`` names exactly them before the step
+imports torch (issue 39: no two jobs share a device behind Snakemake's back).
 """
 
 from __future__ import annotations
@@ -34,7 +39,10 @@ import inspect
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from judgebias.models.gpu import GpuNeed
 
 STEPS_MODULE = "steps"  # every study's steps live in <study package>.steps
 FLAGS = {"inputs": "--in", "outputs": "--out", "wildcards": "--wildcard"}
@@ -148,4 +156,24 @@ def run_step(target: str, params: Mapping[str, Any], inputs: Sequence[Sequence[s
             raise StepError(f"{target}: --wildcard {name} takes one value, not {values}")
         named_wildcards[name] = values[0]
     function = step_function(target)
-    function(**bind(function, files, named_wildcards, params))
+    arguments = bind(function, files, named_wildcards, params)
+    need = step_gpus(target, params, named_wildcards)
+    if need is None:
+        function(**arguments)
+        return
+    from judgebias.models.gpu import job_gpus
+
+    with job_gpus(need, params["journal_dir"]):
+        function(**arguments)
+
+
+def step_gpus(target: str, params: Mapping[str, Any],
+              wildcards: Mapping[str, str]) -> GpuNeed | None:
+    """The GPUs step ``STUDY.STEP`` takes with these wildcards (the study's ``gpus``
+    declaration, the one its rule's ``gpu`` resource reads); None for a step that never
+    computes on a GPU (a model job's vllm engine takes its own, judgebias.judging.tasks)."""
+    from judgebias.study import registered
+
+    study_name, _, step = target.partition(".")
+    declared = registered()[study_name].load("gpus")
+    return None if declared is None else declared(params, step, wildcards)

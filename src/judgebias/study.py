@@ -10,6 +10,10 @@ A study is a package under judgebias.studies, named by one line of the registry
   ``judgebias validate`` prints, e.g. a simulated judge without its trait block),
 - its Snakemake rules file (``rules``, relative to the project root),
 - its rules' steps: the functions of its ``steps`` module (judgebias.steps),
+- which of them can compute on a GPU (``gpus``: (params, step name, wildcards) ->
+  judgebias.models.gpu.GpuNeed, or None for a step that never does; the step's rule asks
+  for ``.gpus`` as its ``gpu`` resource, and the ``judgebias step`` dispatch gives the
+  job that many devices of its own before the step runs, judgebias.models.gpu.job_gpus),
 - extra commands, if any (``cli``: a function given ``add(name, function, help)``),
 - the model calls it will make (``plan``: params -> list of PlannedCalls, keyed or
   estimated, and NotCounted lines, for `judgebias plan`),
@@ -65,6 +69,7 @@ class Study:
     package: str
     rules: str
     cli: str | None = None
+    gpus: str | None = None
     schema: str = "schema.yaml"
     validate: str | None = None
     warnings: str | None = None

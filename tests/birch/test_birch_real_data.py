@@ -13,7 +13,13 @@ from typing import Any
 import pandas as pd
 import pytest
 from helpers.birch import jsonl, real_dataset
-from helpers.data_inputs import assert_edit_reruns, recorded_project, repaint, replace_text
+from helpers.data_inputs import (
+    assert_edit_reruns,
+    data_deps,
+    recorded_project,
+    repaint,
+    replace_text,
+)
 from helpers.project import BIN, make_project, planned_jobs, run, study_params, write_params
 from PIL import Image, ImageDraw
 
@@ -136,6 +142,7 @@ def test_an_edited_label_or_image_reruns_its_dataset_through_both_doors(tmp_path
     params = real_params(default_params, {"vlrb": real_dataset(
         "vl_rewardbench", source, source.parent)}, JUDGES[:1], ["base", "no_image"])
     project = recorded_project(tmp_path / "project", params)
+    assert data_deps(project, "birch_data__vlrb") == {str(source.parent)}  # one folder
     for path, edit in ((source, replace_text('"human_ranking": [0, 1]',
                                              '"human_ranking": [1, 0]')),
                        (source.parent / "images/rlaif-v/item-0.png", repaint)):

@@ -27,6 +27,7 @@ import pytest
 import yaml
 from helpers.data_inputs import (
     assert_edit_reruns,
+    data_deps,
     edit_csv,
     edit_json,
     recorded_project,
@@ -297,6 +298,7 @@ def test_an_edited_caption_or_image_reruns_philautia_through_both_doors(tmp_path
     philautia.update(n_bootstrap=20, n_permutations=100,
                      settings={SETTING: philautia["settings"][SETTING]})
     project = recorded_project(tmp_path / "project", params)
+    assert data_deps(project, "dataset") == {str(annotations.parent)}  # one folder
     selected = pd.read_parquet(project / "data/dataset/images.parquet")["image_path"]
 
     def recaption(data: dict) -> None:
@@ -323,6 +325,7 @@ def test_an_edited_rating_or_image_reruns_pomms_through_both_doors(tmp_path, def
                            datasets={"mybench": {"format": "table", "path": str(table),
                                                  "image_dir": str(image_dir)}})
     project = recorded_project(tmp_path / "project", params)
+    assert data_deps(project, "judgements__mybench") == {str(table.parent)}  # one folder
     for path, edit in ((table, edit_csv(0, "human_score", "0.999")),
                        (image_dir / "photo-1.jpg", repaint), (image_dir / "mb000.png", repaint)):
         assert_edit_reruns(project, path, edit, "judgements", "judgements__mybench")

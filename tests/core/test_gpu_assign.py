@@ -11,6 +11,7 @@ tests/core/test_vllm_gpu.py where a GPU is present.
 from __future__ import annotations
 
 import base64
+import fcntl
 import io
 import itertools
 import math
@@ -382,3 +383,243 @@ def test_jobs_share_gpu_locks_only_within_one_slurm_allocation(monkeypatch, tmp_
     assert job_lock_dir(tmp_path) == tmp_path / "gpu-locks"  # one machine, local jobs
     monkeypatch.setenv("SLURM_JOB_ID", "4711")
     assert job_lock_dir(tmp_path) == tmp_path / "gpu-locks" / "slurm-4711"
+
+
+# ------------------------------------------- one device assignment for every GPU rule
+# Issue 39: every rule that can compute on a GPU takes its devices through one path
+# (judgebias.models.gpu.job_gpus, entered by the `judgebias step` dispatch for the torch
+# steps and by the judging core for vllm), so no two jobs share a device unless
+# JUDGEBIAS_GPU_SLOTS says they may. The new API is looked up at call time, so the
+# tests above still run where it is missing.
+
+
+def _gpu():  # the module, for the names issue 39 adds
+    from judgebias.models import gpu
+
+    return gpu
+
+
+def test_a_job_given_no_gpu_sees_none_and_an_auto_job_falls_back_to_the_cpu(
+        monkeypatch, tmp_path):
+    """A GPU-capable step whose rule asked for no GPU must not compute on device 0 behind
+    Snakemake's back: it sees none (torch's `auto` is then the CPU). One that asked for
+    GPUs on a machine that has none computes on the CPU where its device is `auto`, and
+    fails where it is `cuda`."""
+    gpu = _gpu()
+    monkeypatch.setenv(ENV, "0,1")
+    with gpu.job_gpus(gpu.GpuNeed(0, "auto"), tmp_path) as chosen:
+        assert chosen == [] and os.environ[ENV] == ""
+    assert os.environ[ENV] == "0,1"
+    monkeypatch.setenv(ENV, "")  # a machine without GPUs
+    with gpu.job_gpus(gpu.GpuNeed(1, "auto"), tmp_path) as chosen:
+        assert chosen == [] and os.environ[ENV] == ""
+    with pytest.raises(GpuAssignmentError, match=r"needs 1 GPU"), \
+            gpu.job_gpus(gpu.GpuNeed(1, "cuda"), tmp_path):
+        pass
+    assert gpu.GpuNeed.of("cpu", 2).gpus == 0  # a CPU step holds no device
+    assert gpu.GpuNeed.of("auto", 2).gpus == 2
+
+
+def test_jobs_share_a_device_only_where_the_user_allows_it(monkeypatch, tmp_path):
+    """JUDGEBIAS_GPU_SLOTS=2 lets two jobs hold one device at once (and spreads jobs over
+    the devices before it doubles up); by default the second job waits."""
+    gpu = _gpu()
+    monkeypatch.delenv(gpu.SLOTS_ENV, raising=False)
+    monkeypatch.setenv(ENV, "0")
+    need = gpu.GpuNeed(1, "cuda")
+    with gpu.job_gpus(need, tmp_path) as first:
+        assert first == ["0"]
+        with pytest.raises(GpuAssignmentError, match="within"), \
+                gpu.assign_gpus(1, job_lock_dir(tmp_path), timeout_s=0.2, poll_s=0.05):
+            pass
+    monkeypatch.setenv(gpu.SLOTS_ENV, "2")
+    with gpu.job_gpus(need, tmp_path) as first, gpu.job_gpus(need, tmp_path) as second:
+        assert first == second == ["0"]
+        with pytest.raises(GpuAssignmentError, match="within"), \
+                gpu.assign_gpus(1, job_lock_dir(tmp_path), timeout_s=0.2, poll_s=0.05,
+                                slots=2):
+            pass
+    pair = {"devices": ["0", "1"], "slots": 2}  # (job_gpus narrows this process's devices)
+    with gpu.assign_gpus(1, job_lock_dir(tmp_path), **pair) as first, \
+            gpu.assign_gpus(1, job_lock_dir(tmp_path), **pair) as second:
+        assert (first, second) == (["0"], ["1"])  # a free device before a shared one
+    monkeypatch.setenv(gpu.SLOTS_ENV, "0")
+    with pytest.raises(ValueError, match=gpu.SLOTS_ENV), gpu.job_gpus(need, tmp_path):
+        pass
+
+
+def test_the_step_dispatch_sets_the_devices_before_the_step_runs(monkeypatch, tmp_path,
+                                                                  default_params):
+    """`judgebias step mmb.embed` takes the GPUs mmb.embedding asks for before the step
+    imports torch: CUDA_VISIBLE_DEVICES names the job's own device inside the step."""
+    import copy
+
+    from judgebias.config import validate_params
+    from judgebias.steps import run_step
+    from judgebias.studies.mmb import steps as mmb_steps
+
+    params = copy.deepcopy(default_params)
+    params["journal_dir"] = str(tmp_path / "journal")
+    params["mmb"]["embedding"]["gpus"] = 1
+    config = validate_params(params, data=False)
+    seen: list[str | None] = []
+
+    def embed(params: Any, *, pairs: Path, support: Path, embeddings: Path) -> None:
+        seen.append(os.environ.get(ENV))
+
+    monkeypatch.setattr(mmb_steps, "embed", embed)
+    monkeypatch.setenv(ENV, "0,1")
+    files = [["pairs", "p"], ["support", "s"]]
+    lock_dir = job_lock_dir(tmp_path / "journal")
+    lock_dir.mkdir(parents=True)
+    with open(lock_path(lock_dir, "0"), "a") as other:  # another job holds device 0
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX)
+        run_step("mmb.embed", config, files, [["embeddings", "e"]], [])
+    config["mmb"]["embedding"]["gpus"] = 0
+    run_step("mmb.embed", config, files, [["embeddings", "e"]], [])
+    assert seen == ["1", ""]
+    assert os.environ[ENV] == "0,1"
+
+
+FAKE_NVIDIA_SMI = "#!/bin/sh\nprintf '0\\n1\\n'\n"  # two GPUs, as `--query-gpu=index` lists them
+_STAMP = r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) INFO judgebias\.models\.gpu: "
+
+
+def _held(log: str) -> tuple[str, float, float]:
+    """(device, from, to) of the one device a job's log says it held."""
+    import datetime
+    import re
+
+    def when(stamp: str) -> float:
+        return datetime.datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").timestamp()
+
+    given = re.findall(_STAMP + rf"GPUs given to this job: {ENV}=(\S+)\n", log)
+    back = re.findall(_STAMP + rf"GPUs given back: {ENV}=(\S+)", log)
+    assert len(given) == len(back) == 1, log
+    assert given[0][1] == back[0][1], log
+    return given[0][1], when(given[0][0]), when(back[0][0])
+
+
+@pytest.mark.slow
+def test_two_gpu_rules_running_together_get_different_devices(tmp_path, default_params,
+                                                              monkeypatch):
+    """MMB's embeddings (open_clip) and FRAME's images (a tiny local diffusers pipeline),
+    both asking for one GPU, run side by side with `--resources gpu=2` on a machine whose
+    nvidia-smi lists two (fake) GPUs: each job holds a device of its own while the other
+    runs. Before issue 39 neither took a device, and both would have computed on
+    device 0 (`device: auto`)."""
+    from helpers.project import BIN, make_project, run, small_all_studies, study_params
+    from helpers.tiny_diffusers import build_tiny_text_to_image, use_tiny_diffusers
+
+    from judgebias.studies.frame import tables as frame
+    from judgebias.studies.mmb import tables as mmb
+
+    pytest.importorskip("open_clip")
+    pytest.importorskip("diffusers")
+    fake = tmp_path / "fake-gpus"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text(FAKE_NVIDIA_SMI)
+    (fake / "nvidia-smi").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+    params = study_params(default_params, "mmb", "frame")
+    params["mmb"] = small_all_studies(default_params)["mmb"]
+    params["mmb"]["instructions"]["grow"] = None
+    params["mmb"]["embedding"]["gpus"] = 1
+    params["frame"]["dataset"]["synthetic"].update(n_per_domain=2, domains=["people", "animal"])
+    use_tiny_diffusers(params, build_tiny_text_to_image(tmp_path / "tiny-sd"),
+                       tmp_path / "humans")
+    params["frame"]["dataset"]["synthetic"]["images"]["gpus"] = 1
+    (tmp_path / "project").mkdir()
+    project = make_project(tmp_path / "project", params)
+    snakemake = str(BIN / "snakemake")
+    run([snakemake, "--cores", "2", mmb.PAIRS_PATH, mmb.SUPPORT_PATH,
+         frame.INSTRUCTIONS_PATH], project)
+    run([snakemake, mmb.EMBEDDINGS_PATH, frame.GENERATED_PATH, "--cores", "2",
+         "--resources", "gpu=2"], project)
+
+    embed = _held((project / "logs/mmb/embed.log").read_text())
+    images = _held((project / "logs/frame/images.log").read_text())
+    assert {embed[0], images[0]} <= {"0", "1"}
+    overlap = min(embed[2], images[2]) - max(embed[1], images[1])
+    assert overlap > 0, (embed, images)  # they ran at the same time ...
+    assert embed[0] != images[0]  # ... each on its own device
+
+
+def _dry_run_gpus(project: Path, *targets: str) -> dict[tuple[str, str], int]:
+    """(rule, wildcards) -> the `gpu` resource of every job `snakemake -n` lists."""
+    import re
+
+    from helpers.project import BIN, run
+
+    out = run([str(BIN / "snakemake"), "-n", "--cores", "1", *targets], project).stdout
+    jobs: dict[tuple[str, str], int] = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:\n)", out):
+        rule = re.match(r"(?:local)?rule (\w+):", block.strip())
+        if rule is None:
+            continue
+        wildcards = re.search(r"^\s+wildcards: (.*)$", block, re.M)
+        gpus = re.search(r"^\s+resources: .*\bgpu=(\d+)", block, re.M)
+        jobs[(rule.group(1), wildcards.group(1) if wildcards else "")] = (
+            int(gpus.group(1)) if gpus else 0)
+    return jobs
+
+
+def test_every_rule_that_can_compute_on_a_gpu_asks_for_it(tmp_path, default_params):
+    """The `gpu` resource of each GPU-capable rule follows its device setting: MMB's
+    embeddings, FRAME's GFPGAN renders, and FRAME's combinations, whose recipes pair the
+    analysis judge's best ones (the GFPGAN beauty filter among them); a rule whose device
+    is `cpu` asks for none; a grid without GFPGAN (the offline stand-in) none either."""
+    from helpers.project import make_project, study_params
+
+    from judgebias.studies.frame import tables as frame
+
+    weights = tmp_path / "gfpgan.pth"
+    weights.write_bytes(b"weights")
+    faces = tmp_path / "facexlib"
+    faces.mkdir()
+    for name in ("detection_Resnet50_Final.pth", "parsing_parsenet.pth"):
+        (faces / name).write_bytes(b"face model")
+    params = study_params(default_params, "mmb", "frame")
+    params["mmb"]["embedding"].update(gpus=1, device="cpu")
+    params["frame"]["manipulations"] = {"brightness": [1.5], "padding": [10],
+                                        "instruction_overlay": ["top-right"],
+                                        "beauty_filter": ["gfpgan"]}
+    params["frame"]["beauty"].update(weights=str(weights), face_models=str(faces), gpus=1)
+    (tmp_path / "p").mkdir()
+    project = make_project(tmp_path / "p", params)
+    targets = ["data/mmb/embeddings.parquet", frame.renders_path(frame.COMBINED)]
+    jobs = _dry_run_gpus(project, *targets)
+    assert jobs[("frame_render", "manipulation=beauty_filter")] == 1
+    assert jobs[("frame_render", "manipulation=padding")] == 0
+    assert jobs[("frame_combine", "")] == 1
+    assert jobs[("mmb_embed", "")] == 0  # device: cpu
+    params["mmb"]["embedding"]["device"] = "auto"
+    params["frame"]["manipulations"]["beauty_filter"] = ["smoothing"]
+    (tmp_path / "q").mkdir()
+    jobs = _dry_run_gpus(make_project(tmp_path / "q", params), *targets)
+    assert jobs[("mmb_embed", "")] == 1
+    assert jobs[("frame_render", "manipulation=beauty_filter")] == 0
+    assert jobs[("frame_combine", "")] == 0
+
+
+@pytest.mark.parametrize("block, where", [
+    (("mmb", "embedding"), "mmb.embedding.gpus"),
+    (("frame", "beauty"), "frame.beauty.gpus")])
+def test_a_cuda_step_that_asks_for_no_gpu_is_an_error(default_params, block, where):
+    """`device: cuda` with `gpus: 0` would compute on a device the job does not hold (or
+    on none: it sees none); validate names the key instead."""
+    import copy
+
+    from judgebias.config import ConfigError, validate_params
+
+    params = copy.deepcopy(default_params)
+    study, name = block
+    params[study][name].update(device="cuda", gpus=0)
+    with pytest.raises(ConfigError, match=rf"{where}: 0, but device is 'cuda'"):
+        validate_params(params, data=False)
+    params[study][name]["gpus"] = 1
+    validate_params(params, data=False)

@@ -82,3 +82,35 @@ def test_the_key_holds_the_image_the_question_and_the_code(tmp_path):
     assert PerceptionStore(None, "scene", scenes.__name__).fetch(
         b"a", "", lambda: 5, str, int) == 5
     assert not list(tmp_path.rglob("*"))  # nothing was written above
+
+
+def test_each_key_part_misses_and_the_unchanged_key_hits(tmp_path, monkeypatch):
+    """Issue 39: what a simulated judge perceives depends on the image's bytes, the
+    question and the perceiving code (with the numeric libraries' versions); a change of
+    any is perceived again, the same three are read back. It reads no weights and runs
+    on no device, so those are not part of its key."""
+    from judgebias.models import perception_store
+
+    calls: list[int] = []
+
+    def fetch(image: bytes, question: str, kind: str = "scene") -> None:
+        def compute() -> list[int]:
+            calls.append(1)
+            return [len(calls)]
+
+        PerceptionStore(tmp_path, kind, scenes.__name__).fetch(
+            image, question, compute, json.dumps, json.loads)
+
+    def perceived(image: bytes, question: str, kind: str = "scene") -> bool:
+        before = len(calls)
+        fetch(image, question, kind)
+        return len(calls) > before
+
+    assert perceived(b"a", "q")
+    assert not perceived(b"a", "q")
+    assert perceived(b"b", "q")
+    assert perceived(b"a", "r")
+    assert perceived(b"a", "q", kind="look")
+    monkeypatch.setattr(perception_store, "code_version", lambda module: "other")
+    assert perceived(b"a", "q")
+    assert not perceived(b"a", "q")

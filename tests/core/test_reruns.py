@@ -51,7 +51,7 @@ def git(project: Path, *args: str) -> str:
 
 def committed_project(dest: Path, params: dict) -> Path:
     """A project with its dvc.yaml, committed to git as a user's clone is."""
-    dest.mkdir(parents=True)
+    dest.mkdir(parents=True, exist_ok=True)
     project = make_project(dest, params)
     run([str(BIN / "judgebias"), "export-dvc"], project)
     git(project, "init", "-q")

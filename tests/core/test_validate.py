@@ -247,3 +247,68 @@ def test_frame_validation_knows_the_sub_traits_the_sim_reads():
 
     assert SIM_SUB_BLOCKS["pairwise"] == tuple(PAIRWISE_DEFAULTS)
     assert set(SIM_SUB_BLOCKS["prompts"]) == set(PROMPT_FIELDS) - {"standard"}
+
+
+def test_a_simulated_judge_may_prefer_a_real_model(params):
+    """Issue 39: a sim judge's planted preference for a model on a real backend (here an
+    OpenAI model of a family with no simulated style) is a valid config: the judge's
+    world is built without that model's traits (it has none), and its jobs do not depend
+    on that model's params. The sim recognises another model's captions only by its
+    planted signature, which a real model lacks, so the preference cannot act:
+    `validate` says so, naming the key."""
+    from judgebias.models.base import ChatRequest
+    from judgebias.models.registry import build_backend, world_params
+
+    params["families"]["openai"] = {"description": "a real family"}
+    params["panel"]["gpt-4o"] = {"backend": "openai", "model_id": "gpt-4o",
+                                 "family": "openai", "api_key_env": "OPENAI_API_KEY",
+                                 "revision": "", "sampling": {}}
+    params["philautia"]["models"] = ["lumen-large", "lumen-mini", "corvid-pro"]
+    prefs = params["panel"]["corvid-pro"]["sim"]["preferences"]
+    prefs["models"]["gpt-4o"] = 0.05
+    config = validate_params(params)
+    assert "panel.gpt-4o" not in world_params(config, "corvid-pro", "evaluator")
+    assert "families.openai" not in world_params(config, "corvid-pro", "evaluator")
+    backend, _ = build_backend(config, "corvid-pro", "evaluator")
+    answer = backend.complete([ChatRequest(model="sim/corvid-pro", prompt="Describe it.")])
+    assert len(answer) == 1  # it answers (here: a prompt it does not know, as a failure)
+    assert [line for line in params_warnings(config) if "gpt-4o" in line] == [
+        "panel.corvid-pro.sim.preferences.models.gpt-4o: 'gpt-4o' is not simulated "
+        "(backend openai), and a simulated judge recognises another model's captions only "
+        "by its planted signature, so this preference changes no score"]
+
+
+def _frame_warning_params(params: dict) -> dict:
+    """FRAME alone, its analysis judge without its follow-up traits: two warnings."""
+    from helpers.project import study_params
+
+    params = study_params(params, "frame")
+    frame = params["panel"]["corvid-pro"]["sim"]["frame"]
+    del frame["pairwise"], frame["prompts"]
+    return params
+
+
+def test_a_plain_snakemake_run_shows_validates_warnings(tmp_path, params):
+    """Issue 39: `judgebias validate`'s warnings reach a user who only runs `snakemake`
+    (here a dry run: the workflow prints them while it reads params.yaml), once."""
+    from helpers.project import BIN, make_project, run
+
+    project = make_project(tmp_path, _frame_warning_params(params))
+    out = run([str(BIN / "snakemake"), "-n", "--cores", "1"], project)
+    text = out.stdout + out.stderr
+    line = "panel.corvid-pro.sim.frame.pairwise: not given, so the analysis judge"
+    assert text.count(line) == 1, text[-3000:]
+    assert "panel.corvid-pro.sim.frame.prompts: not given" in text
+
+
+def test_dvc_repro_shows_validates_warnings(tmp_path, params, capsys):
+    """Issue 39: under `dvc repro` the params stage (`judgebias params-stamp`, run
+    whenever params.yaml changed, which is when its warnings can change) prints them."""
+    from judgebias.cli import main
+
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(_frame_warning_params(params)))
+    assert main(["--params", str(path), "params-stamp", "--out", str(tmp_path / "stamps"),
+                 "seed"]) == 0
+    err = capsys.readouterr().err
+    assert f"WARNING judgebias: {path}: panel.corvid-pro.sim.frame.pairwise: not given" in err

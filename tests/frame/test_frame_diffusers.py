@@ -17,6 +17,7 @@ from helpers.project import BIN, make_project, run, study_params
 from helpers.tiny_diffusers import IMAGE_SIZE, build_tiny_text_to_image, use_tiny_diffusers
 from PIL import Image
 
+from judgebias.filedigest import tree_sha256
 from judgebias.models.gpu import device_line
 from judgebias.studies.frame import imagegen
 
@@ -47,9 +48,12 @@ def test_tiny_pipeline_is_seeded_and_says_where_it_computes(tiny_model, tmp_path
     expected = "cuda" if torch.cuda.is_available() else "cpu"  # the default, "auto"
     assert generator.device == expected
     assert f"{tiny_model}: {device_line(expected)}" in caplog.text
-    # the device is not part of the cache key: same model, steps, guidance, same image
-    assert generator.describe() == {"backend": "diffusers", "model": str(tiny_model),
-                                    "steps": 2, "guidance": 7.5}
+    # the cache key: the model's files by content, the settings, and the device type
+    # (issue 39; test_the_image_cache_is_keyed_by_the_weights_content_and_the_device)
+    described = generator.describe()
+    assert described["weights"] == tree_sha256(tiny_model) and "model" not in described
+    assert (described["steps"], described["guidance"], described["device"]) == (2, 7.5,
+                                                                               expected)
     first = imagegen.cached_generate(generator, tmp_path, PROMPT, seed=1)
     assert generator.generate(PROMPT, 1) == first  # the same bytes again, not the cache's
     assert imagegen.cache_path(generator, tmp_path, PROMPT, 1).read_bytes() == first
@@ -110,3 +114,59 @@ def test_frame_builds_its_benchmark_with_diffusers_through_the_pipeline(
     for table in ("table2", "table3_in_sample", "table5", "table6", "human_correlation"):
         assert (project / f"results/frame/{table}.parquet").is_file(), table
     assert (project / "results/report.html").is_file()
+
+
+def test_the_image_cache_is_keyed_by_the_weights_content_and_the_device(
+        tiny_model, tmp_path, monkeypatch):
+    """Issue 39: a generated image is reused exactly when a fresh draw would give it: the
+    key holds the pipeline's files by their content (a local folder wherever it lies),
+    the steps, the guidance, the prompt, the seed, the versions of the libraries that
+    draw it, and the torch device type (CPU and CUDA draw different noise from one seed).
+    Each change below misses, the unchanged key hits. The drawing itself is a stand-in
+    (only the key is under test; the real one: the test above)."""
+    import shutil
+
+    import diffusers
+
+    calls: list[tuple[str, int]] = []
+    png = io.BytesIO()
+    Image.new("RGB", (4, 4)).save(png, format="PNG")
+
+    def draw(self: imagegen.DiffusersPipeline, prompt: str, seed: int) -> bytes:
+        calls.append((prompt, seed))
+        return png.getvalue()
+
+    monkeypatch.setattr(imagegen.DiffusersPipeline, "generate", draw)
+    model = tmp_path / "model"
+    shutil.copytree(tiny_model, model)
+    cache = tmp_path / "cache"
+
+    def load(folder: Path = model, **options: object) -> imagegen.TextToImage:
+        return imagegen.backend({"backend": "diffusers", "cache_dir": str(cache),
+                                 "options": {"model": str(folder), "steps": 2, **options}})
+
+    def drawn(generator: imagegen.TextToImage, prompt: str = PROMPT, seed: int = 1) -> bool:
+        before = len(calls)
+        imagegen.cached_generate(generator, cache, prompt, seed)
+        return len(calls) > before
+
+    generator = load()
+    assert drawn(generator)
+    assert not drawn(generator)
+    assert not drawn(load())  # loaded again: the same key
+    assert drawn(generator, seed=2)
+    assert drawn(generator, prompt="Generate an image of a lake at sunrise.")
+    assert drawn(load(steps=3))
+    assert drawn(load(guidance=5.0))
+    generator.device = "cuda"  # as a job given a GPU resolves `auto`
+    assert drawn(generator)
+    assert not drawn(generator)
+    generator.device = "cpu"
+    copy = tmp_path / "copy"
+    shutil.copytree(model, copy)
+    assert not drawn(load(copy))  # the same files elsewhere: the same images
+    config = model / "model_index.json"
+    config.write_text(config.read_text() + "\n")  # the pipeline's files changed
+    assert drawn(load())
+    monkeypatch.setattr(diffusers, "__version__", "0.0.0-other")
+    assert drawn(load())

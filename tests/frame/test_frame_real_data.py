@@ -12,7 +12,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from helpers.data_inputs import assert_edit_reruns, edit_csv, recorded_project, repaint
+from helpers.data_inputs import (
+    assert_edit_reruns,
+    data_deps,
+    edit_csv,
+    recorded_project,
+    repaint,
+)
 from helpers.project import BIN, make_project, run, study_params
 
 from judgebias.studies.frame import scene
@@ -110,6 +116,7 @@ def test_an_edited_score_or_image_reruns_the_items_through_both_doors(tmp_path,
     block["combinations"] = [2]
     block["analysis"]["n_permutations"] = 100
     project = recorded_project(tmp_path / "project", params)
+    assert data_deps(project, "frame_items") == {str(table.parent)}  # one folder
     for path, edit in ((table, edit_csv(0, "annotator_1", "5")),
                        (table.parent / "animal/animal-1.png", repaint),
                        (table.parent / "outdoor/outdoor-2-b.jpg", repaint)):

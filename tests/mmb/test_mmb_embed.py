@@ -160,3 +160,53 @@ def test_support_set_per_k(tmp_path, default_params, mode, first):
     centroid = normalise(vectors[:first[1]].mean(axis=0, keepdims=True))[0]
     np.testing.assert_allclose(rows.loc[1, "cos_a"], [vectors[6] @ centroid], atol=1e-5)
     assert support_size(2, params.clustering) == first[2]
+
+
+def test_the_embedding_cache_is_keyed_by_what_changes_an_embedding(tiny, styled, tmp_path,
+                                                                   monkeypatch):
+    """Issue 39: a cached embedding is reused exactly when a fresh one would be the same:
+    the key holds the architecture, the weights (a checkpoint by its content, wherever
+    it lies; a pretrained tag; the random-init seed), the input size, open_clip's and
+    torch's versions, and the torch device type (CPU and CUDA kernels round differently,
+    so a GPU rerun of a CPU run's job must not mix the two). Each change below misses;
+    the unchanged key, and what changes no vector (the batch size), hit. The encoder is a
+    stand-in: only the key is under test (the real one: the tests above)."""
+    import dataclasses
+    import os
+    import shutil
+
+    from judgebias.studies.mmb import embed
+
+    monkeypatch.setattr(embed, "_encode", lambda spec, images: np.full(
+        (len(images), 4), 0.5, dtype=np.float32))
+    paths = styled[0][:2]
+    cache = tmp_path / "cache"
+
+    def computed(spec: EmbeddingSpec) -> int:
+        return embed_images(paths, spec, cache)[2]["computed"]
+
+    checkpoint = tmp_path / "weights" / "clip.pt"
+    checkpoint.parent.mkdir()
+    checkpoint.write_bytes(b"checkpoint, version 1")
+    spec = EmbeddingSpec(architecture=TINY, checkpoint=str(checkpoint))
+    assert computed(spec) == 2
+    assert computed(spec) == 0
+    assert computed(dataclasses.replace(spec, batch_size=1)) == 0
+    stat = checkpoint.stat()
+    checkpoint.write_bytes(b"checkpoint, version 2")  # same path, size and mtime
+    os.utime(checkpoint, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert computed(spec) == 2
+    moved = tmp_path / "clip-copy.pt"
+    shutil.copyfile(checkpoint, moved)
+    assert computed(dataclasses.replace(spec, checkpoint=str(moved))) == 0
+    assert computed(dataclasses.replace(spec, image_size=48)) == 2
+    assert computed(dataclasses.replace(spec, architecture="ViT-B-16")) == 2
+    assert computed(EmbeddingSpec(architecture=TINY, pretrained="openai")) == 2
+    assert computed(EmbeddingSpec(architecture=TINY, init_seed=1)) == 2
+    monkeypatch.setattr(embed, "torch_device", lambda setting: "cuda")
+    assert computed(spec) == 2
+    assert computed(spec) == 0
+    monkeypatch.setattr(open_clip, "__version__", "0.0.0-other")
+    assert computed(spec) == 2
+    monkeypatch.setattr(torch, "__version__", "0.0.0-other")
+    assert computed(spec) == 2

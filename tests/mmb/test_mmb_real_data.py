@@ -23,7 +23,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from helpers.data_inputs import assert_edit_reruns, edit_json, recorded_project, repaint
+from helpers.data_inputs import (
+    assert_edit_reruns,
+    data_deps,
+    edit_json,
+    recorded_project,
+    repaint,
+)
 from helpers.project import BIN, make_project, planned_jobs, run, study_params
 from PIL import Image
 
@@ -270,6 +276,7 @@ def test_an_edited_rank_or_image_reruns_the_data_through_both_doors(tmp_path, de
         groups[0]["rank"].reverse()
 
     hpd = Path(hpdv2["image_root"])
+    assert data_deps(project, "mmb_data") == {str(hpd), mjbench["image_root"]}  # two folders
     for path, edit in ((Path(hpdv2["test"]), edit_json(reverse_ranks)),
                        (hpd / "train/00000000.jpg", repaint),
                        (Path(mjbench["image_root"]) / "eval_images/occupation_religion/"

@@ -5,6 +5,7 @@
 # analysis, never a judge call. Every path carries the dataset's name: adding a dataset
 # reruns only its own jobs.
 from judgebias.studies.birch import tables as birch
+from judgebias.studies.birch.data.pairs import dataset_files as birch_dataset_files
 from judgebias.studies.birch.jobs import JUDGE_PROMPTS, NEEDS
 
 BIRCH = PARAMS["birch"]
@@ -57,6 +58,9 @@ def birch_judge_inputs(wildcards):
 
 rule birch_data:
     input:
+        # unnamed: the imported files, images included, are dependencies, read through
+        # their params keys
+        lambda w: birch_dataset_files(BIRCH["datasets"][w.birch_dataset]),
         code=step_code("birch.data"),
     output:
         pairs=birch.pairs_path("{birch_dataset}"),

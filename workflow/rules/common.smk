@@ -151,3 +151,15 @@ onsuccess:
         from judgebias.workflow.dvcsync import write_stamps
 
         write_stamps(Path("."))
+
+
+# `judgebias validate`'s warnings (what runs but quietly falls back to defaults, or cannot
+# act) reach a plain `snakemake` run too, once: only the main process says them, not the
+# Snakemake a Slurm job starts, which reads this file again (issue 39).
+if workflow.is_main_process:
+    from snakemake.logging import logger as _logger
+
+    from judgebias.config import params_warnings
+
+    for _line in params_warnings(PARAMS):
+        _logger.warning(f"WARNING {PARAMS_FILE}: {_line}")

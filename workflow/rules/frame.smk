@@ -3,6 +3,7 @@
 # set); each judge's best recipes; the analysis judge's follow-ups (mitigation prompts,
 # combinations, pairwise); then the tables as pure computation.
 from judgebias.studies.frame import tables as frame
+from judgebias.studies.frame.data import dataset_files as frame_dataset_files
 from judgebias.studies.frame import presets as frame_presets
 from judgebias.study import ReportInputs
 
@@ -30,6 +31,13 @@ wildcard_constraints:
     manipulation="|".join(FRAME_MANIPULATIONS),
 
 
+def frame_gpus(step_name, wildcards=None):
+    """The `gpu` resource of a FRAME rule: the GPUs its step computes on, as many as the
+    `judgebias step` dispatch gives the job (tables.gpu_need; 0 for a CPU step)."""
+    need = frame.gpu_need(PARAMS, step_name, dict(wildcards.items()) if wildcards else {})
+    return need.gpus if need else 0
+
+
 def frame_renders(wildcards):
     if wildcards.frame_set == "original":
         return []
@@ -45,8 +53,9 @@ def frame_after_grid(wildcards):
 
 
 # Unnamed inputs are dependencies the step does not read: the item images (named by the
-# item table), the imported table (read where params.yaml names it), the paper's recipes
-# (read by presets.preset_recipes) and the grid's outputs a job must come after.
+# item table), the imported table and its images, or the imported human scores (read
+# where params.yaml names them), the paper's recipes (read by presets.preset_recipes) and
+# the grid's outputs a job must come after.
 if FRAME_SYNTHETIC:
 
     rule frame_concepts:
@@ -104,7 +113,7 @@ if FRAME_SYNTHETIC:
 
 rule frame_items:
     input:
-        [] if FRAME_SYNTHETIC else [FRAME["dataset"]["table"]["path"]],
+        lambda w: frame_dataset_files(FRAME["dataset"]),
         generated=[frame.GENERATED_PATH] if FRAME_SYNTHETIC else [],
         code=step_code("frame.items"),
     output:
@@ -131,7 +140,7 @@ rule frame_render:
         **step_params(lambda w: [f"frame.manipulations.{w.manipulation}",
                                  *FRAME_RENDER_KEYS]),
     resources:
-        gpu=lambda w: FRAME["beauty"]["gpus"] if w.manipulation == "beauty_filter" else 0,
+        gpu=lambda w: frame_gpus("render_grid", w),
     priority: LONG_CHAIN
     log:
         "logs/frame/render/{manipulation}.log",
@@ -185,6 +194,8 @@ rule frame_combine:
         images=directory(frame.renders_dir(frame.COMBINED)),
     params:
         **step_params(["frame.combinations", *FRAME_RENDER_KEYS]),
+    resources:
+        gpu=frame_gpus("combine"),  # its recipes may hold the GFPGAN beauty filter
     priority: LONG_CHAIN
     log:
         "logs/frame/combine.log",

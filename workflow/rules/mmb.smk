@@ -3,6 +3,7 @@
 # FAISS clusters; then the factorial design and the tables as pure computation, so
 # changing K, tau or the design reruns no judge call and no embedding.
 from judgebias.studies.mmb import tables as mmb
+from judgebias.studies.mmb.data.pairs import dataset_files as mmb_dataset_files
 
 MMB_JUDGES = PARAMS["mmb"]["models"]
 MMB_GROW = PARAMS["mmb"]["instructions"]["grow"]
@@ -26,6 +27,9 @@ wildcard_constraints:
 # checked again by the steps that read them). The pool step checks n_prompts the same way.
 rule mmb_data:
     input:
+        # unnamed: the imported files, images included, are dependencies, read through
+        # their params keys
+        lambda w: mmb_dataset_files(PARAMS["mmb"]["dataset"]),
         code=step_code("mmb.data"),
     output:
         pairs=mmb.PAIRS_PATH,
@@ -89,7 +93,7 @@ rule mmb_embed:
     params:
         **step_params(MMB_EMBED_KEYS),
     resources:
-        gpu=PARAMS["mmb"]["embedding"]["gpus"],
+        gpu=mmb.gpu_need(PARAMS, "embed").gpus,  # the dispatch takes as many (Study.gpus)
     priority: LONG_CHAIN
     log:
         "logs/mmb/embed.log",

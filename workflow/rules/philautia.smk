@@ -32,8 +32,9 @@ PHILAUTIA_FIGURE_KEYS = [MODELS_KEY, *figure_keys(PHILAUTIA_MODELS)]
 
 rule dataset:
     input:
-        # unnamed: the imported files are dependencies, read through their params keys
-        dataset_files(PARAMS["philautia"]["dataset"]),
+        # unnamed: the imported files, images included, are dependencies, read through
+        # their params keys (listed when the job is planned, not at every read of the rules)
+        lambda w: dataset_files(PARAMS["philautia"]["dataset"]),
         code=step_code("philautia.dataset"),
     output:
         table=philautia.DATASET_TABLE,

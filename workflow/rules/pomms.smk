@@ -23,7 +23,8 @@ wildcard_constraints:
 
 rule judgements:
     input:
-        # unnamed: the imported files are dependencies, read through their params keys
+        # unnamed: the imported files, images included, are dependencies, read through
+        # their params keys
         lambda w: judgement_files(PARAMS["pomms"]["datasets"][w.dataset]),
         code=step_code("pomms.judgements"),
     output:

@@ -185,9 +185,9 @@ def answer_requests(config: Mapping[str, Any], model: PanelModel, role: str,
         version = backend_version(model)
         keys = [request_key(r, model.backend, version) for r in requests] if gpus else []
         if gpus and len(journal.lookup(keys)) < len(set(keys)):
-            from judgebias.models.gpu import assign_gpus, job_lock_dir
+            from judgebias.models.gpu import GpuNeed, job_gpus  # the one path, issue 39
 
-            stack.enter_context(assign_gpus(gpus, job_lock_dir(Path(config["journal_dir"]))))
+            stack.enter_context(job_gpus(GpuNeed(gpus), config["journal_dir"]))
         backend, version = build_backend(config, model, role)
         responses, stats = run_requests(backend, requests, journal, backend_version=version,
                                         max_requests=model.max_requests,

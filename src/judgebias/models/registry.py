@@ -45,9 +45,14 @@ def sim_world(config: Mapping[str, Any], model: PanelModel,
         return [model], [model.family]
     prefs = model.preferences
     others = dict.fromkeys(k for k in prefs.get("models", {}) if k != model.key)
-    models = [model, *(PanelModel.from_params(config, k) for k in others)]
+    # Only simulated models and styles: the sim recognises a model's captions by its
+    # planted signature and a family's by its opener, which real ones lack, so a
+    # preference for them cannot act (config.params_warnings says so; issue 39).
+    models = [model, *(m for m in (PanelModel.from_params(config, k) for k in others)
+                       if m.backend == "sim")]
     families = [m.family for m in models]
-    return models, list(dict.fromkeys([*families, *prefs.get("families", {})]))
+    return models, [f for f in dict.fromkeys([*families, *prefs.get("families", {})])
+                    if "sim" in config["families"][f]]
 
 
 def world_params(config: Mapping[str, Any], key: str, role: str) -> list[str]:

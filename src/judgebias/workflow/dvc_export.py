@@ -57,6 +57,24 @@ reruns it and then exactly those jobs (`dvc repro --single-item params` then `dv
 per rule) would also cut the parses, but DVC would rerun every job of a rule for one
 model's edit.
 
+Folders. A data step declares every file its importer reads, each image included
+(judgebias.data.paths.input_files): Snakemake only stat()s its inputs, but thousands of
+deps per stage would make dvc.yaml and dvc.lock as long, and `dvc status` would look each
+one up. So a stage's deps that are exactly every file under a folder become that folder,
+one dep: DVC hashes a directory dep once and then checks it through its state database
+(keyed by each file's inode, mtime and size), so an untouched folder is not read again.
+The rule is derived, never a list of folders: a folder is written in place of its files
+when every non-hidden file under it, at any depth, is a dep of the stage; no job writes
+into it or holds it inside an output (only files no job writes are collapsed, so DVC
+still links every stage to the stage writing its inputs); and it holds no link (DVC
+might hash a linked file or folder otherwise than Snakemake reads it, so a dataset of
+links keeps its files as deps). The highest such folder is written, but not one that
+holds nothing more than the folder below it (a dataset alone in `/data` stays
+`/data/vlrb`), and never a folder for one file. Hidden files (``.DS_Store``) are no
+dataset's files and are not declared, but DVC hashes them with the folder: editing one
+reruns the data step under DVC only, to the same outputs. A file added to a collapsed
+folder reruns the step in both doors (Snakemake: the step's set of inputs changed).
+
 It uses Snakemake's workflow object (`_prepare_dag` / `_build_dag` / `dag.jobs`), the
 same calls behind `snakemake --dag`; snakemake is pinned to 9.x in pyproject.toml.
 """
@@ -65,7 +83,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -122,8 +140,10 @@ def _command(job: Any) -> str:
     return " ".join(command.split())
 
 
-def _stage(job: Any, stamp: str | None) -> dict[str, Any]:
-    """A job's stage: its inputs less its code files, which its rule's `stamp` stands for."""
+def _stage(job: Any, stamp: str | None, folders: SourceFolders | None = None
+           ) -> dict[str, Any]:
+    """A job's stage: its inputs less its code files, which its rule's `stamp` stands for,
+    with every folder whose files are all inputs written as the folder (`folders`)."""
     outs, metrics, plots = [], [], []
     for path in map(str, job.output):
         if path.endswith(".json") and path.startswith("results/"):
@@ -133,6 +153,8 @@ def _stage(job: Any, stamp: str | None) -> dict[str, Any]:
         else:
             outs.append(path)
     deps = [*(Counter(map(str, job.input)) - Counter(_code(job))).elements()]
+    if folders is not None:
+        deps = folders.collapse(deps)
     if stamp:
         deps.append(stamp)
     stage: dict[str, Any] = {"cmd": _command(job), "deps": sorted(deps)}
@@ -143,6 +165,87 @@ def _stage(job: Any, stamp: str | None) -> dict[str, Any]:
         if value:
             stage[name] = value
     return stage
+
+
+class SourceFolders:
+    """Which of a stage's deps may be written as a folder (module docstring, "Folders").
+
+    `root` is the project folder (relative paths are relative to it) and `outputs` every
+    output of every job of the DAG. What a folder holds is walked once per export and
+    stage and remembered per folder."""
+
+    def __init__(self, root: Path, outputs: Iterable[str]) -> None:
+        self.root = str(root.absolute())
+        self.outputs = {self._absolute(path) for path in outputs}
+        self.holding = {folder for path in self.outputs for folder in _parents(path)}
+
+    def _absolute(self, path: str) -> str:
+        return os.path.normpath(os.path.join(self.root, path))
+
+    def _written(self, path: str) -> bool:
+        """Whether a job writes `path`, or a folder output holds it."""
+        return path in self.outputs or any(p in self.outputs for p in _parents(path))
+
+    def collapse(self, deps: list[str]) -> list[str]:
+        """`deps` (as the job lists them) with each collapsible folder in place of its
+        files, sorted, each once."""
+        named = {self._absolute(dep): dep for dep in deps}
+        sources = {path for path in named if not self._written(path)}
+        counted: dict[str, int | None] = {}
+        listed = set()
+        for path, dep in named.items():
+            top, files = None, 1
+            if path in sources:
+                for folder in _parents(path):
+                    count = self._files(folder, sources, counted)
+                    if count is None:
+                        break
+                    if count > files:  # the folder adds files to the one below it
+                        top, files = folder, count
+            listed.add(dep if top is None else top if os.path.isabs(dep)
+                       else os.path.relpath(top, self.root))
+        return sorted(listed)
+
+    def _files(self, folder: str, sources: set[str], counted: dict[str, int | None]
+               ) -> int | None:
+        """How many files lie under `folder` if it may be written in their place (every
+        non-hidden file under it a source dep, no output in or around it, no link in
+        it), else None."""
+        if folder in counted:
+            return counted[folder]
+        counted[folder] = None  # until proven otherwise (and if the walk fails)
+        if folder in self.holding or self._written(folder) or os.path.islink(folder):
+            return None
+        total = 0
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_symlink():
+                        return None
+                    if entry.is_dir(follow_symlinks=False):
+                        below = self._files(entry.path, sources, counted)
+                        if below is None:
+                            return None
+                        total += below
+                    elif entry.path in sources:
+                        total += 1
+                    else:
+                        return None
+        except OSError:
+            return None
+        counted[folder] = total
+        return total
+
+
+def _parents(path: str) -> Iterator[str]:
+    """The folders holding absolute `path`, nearest first, the file system's root left
+    out (it is never a dataset's folder)."""
+    folder = os.path.dirname(path)
+    while os.path.dirname(folder) != folder:
+        yield folder
+        folder = os.path.dirname(folder)
 
 
 def _code(job: Any) -> list[str]:
@@ -188,7 +291,10 @@ def dvc_stages(snakefile: Path = Path("Snakefile")) -> dict[str, Any]:
     try:
         with _workflow(snakefile) as workflow:
             jobs = [j for j in workflow.dag.jobs if j.shellcmd]
-            stages = {_stage_name(j): _stage(j, _stamp_path(j.rule.name) if _code(j) else None)
+            folders = SourceFolders(snakefile.absolute().parent,
+                                    (str(path) for j in workflow.dag.jobs for path in j.output))
+            stages = {_stage_name(j): _stage(j, _stamp_path(j.rule.name) if _code(j) else None,
+                                             folders)
                       for j in jobs}
             if CODE_STAGE in stages:
                 raise ValueError(f"a job stage is named {CODE_STAGE!r}, the code stamps' "

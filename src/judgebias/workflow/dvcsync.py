@@ -1,8 +1,10 @@
 """Keep the two front doors' books in step, in both directions, without rerunning anything.
 
 `judgebias dvc-record` records what Snakemake built in dvc.lock; `judgebias
-snakemake-record` records what `dvc repro` built in Snakemake's metadata, and
-`judgebias dvc-repro` is `dvc repro` followed by it.
+snakemake-record` records what `dvc repro` built (or `dvc pull`, `dvc exp run`, `dvc exp
+apply` put in the workspace) in Snakemake's metadata, and `judgebias dvc ARGS` is `dvc
+ARGS` followed by it where ARGS put outputs in the workspace (`judgebias dvc-repro` is
+`judgebias dvc repro`).
 
 Snakemake and DVC keep separate books: Snakemake its `.snakemake/` metadata and file
 times, DVC the hashes in `dvc.lock`. After `snakemake --cores N` every output exists, but
@@ -42,7 +44,11 @@ last execution"); for a judging prompt or sampling edit that is every model job 
 (free through the journal, but not in time). `snakemake --touch` is Snakemake's mechanism
 for "these outputs are current": it runs no command, it touches the outputs of the jobs it
 would run (in DAG order) and writes their metadata records with the current params, code
-and inputs. It is only sound when the outputs really are current, which is what DVC
+and inputs. With `--forceall` it does so for every job: without it, the jobs whose file
+times happen to be in order keep no record (after `dvc pull`, 53 of a project's jobs,
+every model job among them), and Snakemake plans no rerun of a job without a record when
+its params change, so a colleague's clone would skip the model jobs a param edit reruns
+in the project that made the results (issue 39). It is only sound when the outputs really are current, which is what DVC
 knows: dvc.yaml is derived from the same DAG (every job a stage with the same command,
 inputs, declared params and outputs), so when it is current and `dvc status` reports
 nothing changed, every output Snakemake would rebuild is one DVC has just built or
@@ -175,7 +181,7 @@ def record_snakemake(root: Path = Path("."), dvc_yaml: Path = Path("dvc.yaml"),
 # DVC commands after which the workspace holds outputs DVC made or restored: Snakemake's
 # records are brought up to date after them (record_snakemake).
 WORKSPACE_COMMANDS = (("repro",), ("pull",), ("checkout",), ("exp", "run"), ("exp", "apply"))
-DRY_FLAGS = frozenset({"--dry", "-n", "--help", "-h", "--queue", "--temp"})
+DRY_FLAGS = frozenset({"--dry", "--help", "-h", "--queue", "--temp"})
 
 
 def changes_workspace(dvc_args: Sequence[str]) -> bool:

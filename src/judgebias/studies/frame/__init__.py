@@ -11,6 +11,7 @@ STUDY = Study(
     title="FRAME: visual manipulations that inflate LVLM judges' scores",
     package=__name__,
     rules="workflow/rules/frame.smk",
+    gpus=f"{__name__}.tables:gpu_need",
     validate=f"{__name__}.params:validate",
     warnings=f"{__name__}.params:warnings",
     plan=f"{__name__}.plan:planned_calls",

@@ -66,7 +66,7 @@ import numpy as np
 import pandas as pd
 
 from judgebias.artifacts import write_bytes
-from judgebias.data.paths import resolve_inside
+from judgebias.data.paths import input_files, resolve_inside
 from judgebias.data.rows import csv_records, json_records, read_text, row_error
 from judgebias.judging.answers import STATUS_OK
 from judgebias.studies.frame.annotators import simulate_annotators
@@ -81,6 +81,24 @@ log = logging.getLogger(__name__)
 DEFAULT_K_WEIGHTS = (0.05, 0.15, 0.3, 0.3, 0.2)
 STATUS_IMAGE_REFUSED = "image_refused"
 _SYNTHETIC = "frame.dataset.synthetic"
+
+
+def dataset_files(dataset: Mapping[str, Any]) -> list[str]:
+    """Every file the items step reads for the ``frame.dataset`` block: an imported
+    table and every file under its ``image_root`` (:func:`read_frame_table` resolves
+    ``image`` and ``image_b`` there and reads the sizes of images with boxes; the judges
+    and renders read them through the item table), or, for the constructed benchmark,
+    the human-scores file where one is named (``synthetic.annotators.scores``); the
+    constructed images are an earlier job's output.
+
+    The `frame_items` rule declares them as inputs, so that a corrected score or a
+    replaced image reruns the items job and everything after it: Snakemake stat()s them,
+    and dvc.yaml lists the image folder as one dep (judgebias.workflow.dvc_export)."""
+    if dataset["name"] == "table":
+        table = dataset["table"]
+        return input_files([table["path"]], [table["image_root"]])
+    annotators = (dataset.get("synthetic") or {}).get("annotators") or {}
+    return input_files([annotators.get("scores")])
 
 
 # -- 1. concepts -------------------------------------------------------------------------------

@@ -19,11 +19,16 @@ a default setting"), behind one small interface: ``generate(prompt, seed) -> PNG
 
 A paid image is never paid twice: :func:`cached_generate` looks the image up in an on-disk
 cache (default ``.judgebias/images/``) keyed by the sha256 of (backend, model, size,
-quality, prompt, seed) -- for diffusers also steps and guidance, for the offline renderer
-its size and error rate -- before any call, and writes every new image there atomically
+quality, prompt, seed) before any call, and writes every new image there atomically
 (after checking that it decodes) before the next one is asked for. A killed job resumes
-where it stopped; a rerun makes no call. Bad configuration (an unknown backend or
-option, a missing key variable, diffusers not installed) is an error before any call.
+where it stopped; a rerun makes no call. For diffusers the key holds what changes the
+picture (issue 39): the pipeline's files by their content (sha256 over the model folder,
+each file's digest remembered by its identity: judgebias.filedigest; a hub id's
+snapshot folder likewise), steps, guidance, the versions of diffusers, torch and
+transformers, and the torch device type, as CPU and CUDA draw different noise from one
+seed (a job given a GPU draws its own pictures rather than reusing the CPU's, so
+deleting the cache changes no image). Bad configuration (an unknown backend or option, a
+missing key variable, diffusers not installed) is an error before any call.
 
 Role: a helper of data.py (stage 3: the images of sets A and B).
 """
@@ -49,6 +54,7 @@ from judgebias.models.journal import TooManyFailures
 
 BACKENDS = ("offline", "openai", "diffusers")
 DEFAULT_CACHE_DIR = ".judgebias/images"
+MEMO = "file-sha256"  # the model files' digests, in the cache folder (judgebias.filedigest)
 _WHERE = "frame.dataset.synthetic.images"
 
 log = logging.getLogger(__name__)
@@ -162,7 +168,7 @@ class DiffusersPipeline:
     name = "diffusers"
 
     def __init__(self, model: str, steps: int = 30, guidance: float = 7.5,
-                 device: str = "auto") -> None:
+                 device: str = "auto", memo: Path | None = None) -> None:
         try:
             import torch
             from diffusers import AutoPipelineForText2Image
@@ -180,19 +186,51 @@ class DiffusersPipeline:
             model, local_files_only=local).to(self.device)
         # A progress bar per image would fill the job's log; the step logs its own counts.
         self.pipeline.set_progress_bar_config(disable=True)
+        self.weights = _model_digest(model, memo)
+        self.libraries = {name: _version(name) for name in ("diffusers", "torch",
+                                                            "transformers")}
 
     def describe(self) -> dict[str, Any]:
-        # Not the device: an image cached on one device is reused on another. CPU and
-        # CUDA draw different noise from one seed, so which device made it first decides
-        # the picture; the cache keeps it, as it keeps any paid image.
-        return {"backend": self.name, "model": self.model, "steps": self.steps,
-                "guidance": self.guidance}
+        # The weights by content (the model's id only where its files cannot be found),
+        # and the device type: CPU and CUDA draw different noise from one seed.
+        weights = {"weights": self.weights} if self.weights else {"model": self.model}
+        return {"backend": self.name, **weights, "steps": self.steps,
+                "guidance": self.guidance, "libraries": self.libraries,
+                "device": str(self.device).split(":", 1)[0]}
 
     def generate(self, prompt: str, seed: int) -> bytes:
         generator = self.torch.Generator(self.device).manual_seed(int(seed))
         image = self.pipeline(prompt, num_inference_steps=self.steps,
                               guidance_scale=self.guidance, generator=generator).images[0]
         return _png(image)
+
+
+def _version(module: str) -> str:
+    """A library's version as its module states it ("not installed" where it is not)."""
+    import importlib
+
+    try:
+        return str(importlib.import_module(module).__version__)
+    except ImportError:
+        return "not installed"
+
+
+def _model_digest(model: str, memo: Path | None) -> str | None:
+    """sha256 of a diffusers model's files: a local folder's, or the hub's cached snapshot
+    of a hub id (which from_pretrained has just fetched); None if neither is found."""
+    from judgebias.filedigest import tree_sha256
+
+    folder = Path(model)
+    if not folder.is_dir():
+        try:
+            from huggingface_hub import snapshot_download
+
+            folder = Path(snapshot_download(model, local_files_only=True))
+        except Exception as exc:  # any failure: keyed by the id instead
+            log.warning("%s: the model's files were not found (%s); its generated images "
+                        "are cached by its id, not its content", model, exc)
+            return None
+    return tree_sha256(folder, memo)
 
 
 _OPTIONS = {"openai": ("model", "size", "quality", "base_url", "api_key_env", "send_seed",
@@ -218,7 +256,8 @@ def backend(block: Mapping[str, Any]) -> TextToImage:
         return OpenAIImages(**options)
     if "model" not in options:
         raise ValueError(f"{_WHERE}.options.model: the diffusers backend needs a model")
-    return DiffusersPipeline(**options)
+    memo = Path(block.get("cache_dir") or DEFAULT_CACHE_DIR) / MEMO
+    return DiffusersPipeline(**options, memo=memo)
 
 
 def cache_key(generator: TextToImage, prompt: str, seed: int) -> str:

@@ -376,6 +376,12 @@ class GFPGANRestorer:
                                          det_model=DETECTOR, save_ext="png", use_parse=True,
                                          device=self._device, model_rootpath=str(face_models))
 
+    @property
+    def device_type(self) -> str:
+        """The torch device type it computes on ("cpu", "cuda"): its noise, and so its
+        pictures, differ between them (part of the render key, render.beauty_key)."""
+        return str(self._device.type)
+
     def restore(self, image: Image.Image) -> Image.Image:
         """Restore every face and paste it back; an image without a face comes back as is."""
         helper = self._helper

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from judgebias.config import path_errors
+from judgebias.models.gpu import device_errors
 from judgebias.prompts import available_prompts, fields
 from judgebias.studies.frame.recipes import (
     DOMAINS,
@@ -116,8 +117,9 @@ class FrameParams:
     manipulations : Mapping
         Each manipulation's grid values, in the order params lists them.
     beauty : Mapping
-        ``frame.beauty`` as validated: the render cache key hashes it whole and
-        manipulate.restorer reads it.
+        ``frame.beauty`` as validated: manipulate.restorer reads it, and the render cache
+        key holds what of it changes a render (render.beauty_key: the files' content,
+        the upscale, the device type; not the paths or ``gpus``).
     resize_back : bool
         Padding resizes the image back to its original size.
     render_cache : str
@@ -222,6 +224,7 @@ def validate(params: Mapping[str, Any]) -> list[str]:
                           what=DOWNLOADS["beauty.weights"])
     errors += path_errors("frame.beauty.face_models", frame["beauty"]["face_models"],
                           directory=True, what=DOWNLOADS["beauty.face_models"])
+    errors += device_errors("frame.beauty", frame["beauty"]["device"], frame["beauty"]["gpus"])
     return errors
 
 
@@ -276,6 +279,11 @@ def _dataset_errors(dataset: Mapping[str, Any], panel: Mapping[str, Any]) -> lis
     if writer is not None and writer not in panel:
         errors.append(f"frame.dataset.synthetic.writer: model {writer!r} is not defined "
                       "under panel")
+    images = dataset["synthetic"]["images"]
+    if images.get("backend") == "diffusers":
+        errors += device_errors("frame.dataset.synthetic.images",
+                                (images.get("options") or {}).get("device", "auto"),
+                                images.get("gpus", 0))
     return errors
 
 

@@ -48,6 +48,9 @@ PNG_OPTIONS: dict[str, Any] = {"format": "PNG", "compress_level": 1}
 # A render's bytes are a function of this module's code, of the project modules it
 # imports and of the numeric libraries' versions (Pillow encodes): all in the render key.
 MANIPULATION_CODE = "judgebias.studies.frame.manipulate"
+# The weights' digests, remembered by file identity (judgebias.filedigest), beside the
+# cache's entries (whose folders are two hex characters).
+MEMO = "file-sha256"
 
 
 def grid_jobs(items: pd.DataFrame, manipulation: str, values: Sequence[Any]) -> pd.DataFrame:
@@ -84,8 +87,36 @@ def _restorer(beauty: Mapping[str, Any], name: str) -> Any:
     return restorer(name)
 
 
+def beauty_key(beauty: Mapping[str, Any], restorer: Any, memo: Path) -> dict[str, Any]:
+    """What of the GFPGAN beauty filter changes its renders, for the render key: the
+    weights' and the face models' content (sha256, remembered in `memo` by the files'
+    identity: judgebias.filedigest), not their paths; the upscale; the versions of the
+    libraries that run it; and the torch device type it draws on (GFPGAN's decoder draws
+    noise, and CPU and CUDA draw different noise from one seed). Not the ``device``
+    setting (``auto`` and ``cuda`` on a GPU job draw alike) nor ``gpus`` (issue 39)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from judgebias.filedigest import file_sha256
+    from judgebias.studies.frame.manipulate import FACE_MODEL_FILES
+
+    def installed(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "not installed"
+
+    faces = Path(beauty["face_models"])
+    return {"weights": file_sha256(beauty["weights"], memo),
+            "face_models": {name: file_sha256(faces / name, memo) for name in FACE_MODEL_FILES},
+            "upscale": beauty["upscale"],
+            "libraries": {p: installed(p) for p in ("torch", "spandrel", "facexlib")},
+            "device": getattr(restorer, "device_type", None)}
+
+
 def render_key(image_bytes: bytes, recipe: str, context: Mapping[str, Any]) -> str:
-    """The cache key of one manipulated image."""
+    """The cache key of one manipulated image: the image's bytes, the recipe, what the
+    recipe reads of its item and options (`context`; for GFPGAN :func:`beauty_key`), the
+    manipulation code's version and the PNG options."""
     parts = [hashlib.sha256(image_bytes).hexdigest(), recipe, dict(context),
              code_version(MANIPULATION_CODE),
              PNG_OPTIONS]
@@ -108,6 +139,7 @@ def render(frame: FrameParams, items: pd.DataFrame, jobs: pd.DataFrame, out_dir:
     out_dir.mkdir(parents=True, exist_ok=True)  # the rule's output, even with no image to draw
     by_id = items.set_index("item_id")
     restorers: dict[str | None, Any] = {}  # by beauty filter (None: the recipe has none)
+    beauty_keys: dict[str, dict[str, Any]] = {}  # the filter's part of the key, once a job
     rows: list[tuple[Any, str, str | None, str, str]] = []
     drawn = copied = 0
     sources: dict[Any, bytes] = {}  # each item's image read once (jobs list many recipes)
@@ -130,10 +162,13 @@ def render(frame: FrameParams, items: pd.DataFrame, jobs: pd.DataFrame, out_dir:
         if missing:
             rows.append((item_id, recipe, None, STATUS_UNAVAILABLE, missing))
             continue
+        if beauty == "gfpgan" and beauty not in beauty_keys:
+            beauty_keys[beauty] = beauty_key(frame.beauty, restorers[beauty],
+                                             cache_dir / MEMO)
         context = {"instruction": item["instruction"],
                    "keyword": keyword(item["domain"], concepts), "boxes": boxes,
                    "resize_back": frame.resize_back,
-                   "beauty": frame.beauty if beauty == "gfpgan" else None}
+                   "beauty": beauty_keys.get(beauty) if beauty == "gfpgan" else None}
         if item_id not in sources:
             sources[item_id] = Path(item["image"]).read_bytes()
         key = render_key(sources[item_id], recipe, context)

@@ -179,7 +179,8 @@ def combine(params: FrameParams, *, benchmark: Path, recipes: Path, table: Path,
 def mitigation(params: Mapping[str, Any], *, benchmark: Path, recipes: Path,
                renders: Sequence[Path], scores: Path) -> None:
     """Table 5: the analysis judge scores with the mitigation prompts (Figs. 5-7), see
-    jobs.mitigation_images."""
+    jobs.mitigation_images. With no prompts (``frame.mitigation: []``) the table is empty
+    but valid: Table 5 then holds the standard prompt's column alone (issue 39)."""
     import pandas as pd
 
     from judgebias.artifacts import read_table, write_table
@@ -189,7 +190,9 @@ def mitigation(params: Mapping[str, Any], *, benchmark: Path, recipes: Path,
     shown = mitigation_images(params, read_table(benchmark, ITEMS), pd.read_parquet(recipes),
                               read_renders(renders))
     frames = [score_images(params, judge, prompt, images) for prompt, images in shown.items()]
-    write_table(pd.concat(frames, ignore_index=True), scores, SCORES)
+    table = (pd.concat(frames, ignore_index=True) if frames
+             else SCORES.empty_table().to_pandas())
+    write_table(table, scores, SCORES)
 
 
 def pairwise(params: Mapping[str, Any], *, benchmark: Path, recipes: Path, renders: Path,

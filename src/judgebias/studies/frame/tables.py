@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, read_table, table_schema
+from judgebias.models.gpu import GpuNeed
 from judgebias.study import ReportInputs
 
 # One row per benchmark instance (seed 004 §4.1; the FRAME table format: frame.data).
@@ -90,6 +91,38 @@ CONCEPTS_PATH = f"{BUILD}/concepts.parquet"
 INSTRUCTIONS_PATH = f"{BUILD}/instructions.parquet"
 GENERATED_PATH = f"{BUILD}/generated.parquet"
 COMBINED = "combined"  # the render set of the analysis judge's best recipes combined
+
+
+def gpu_need(params: Mapping[str, Any], step: str,
+             wildcards: Mapping[str, str] | None = None) -> GpuNeed | None:
+    """The GPUs a FRAME step computes on (``Study.gpus``; the rule's ``gpu`` resource is
+    its ``.gpus``), None for a step that never does:
+
+    * ``images``: a local diffusers pipeline (``frame.dataset.synthetic.images``: ``gpus``,
+      ``options.device``);
+    * ``render_grid`` of the beauty filter and ``combine`` (whose pairs and triples of the
+      analysis judge's best recipes may hold it), where the grid runs GFPGAN
+      (``frame.beauty``: ``gpus``, ``device``). Every render of one recipe must be drawn
+      on the same kind of device, as GFPGAN's noise differs between CPU and CUDA (the
+      render cache keys the device), so both rules ask alike. The offline stand-in
+      (``smoothing``) and every other manipulation are pixel arithmetic on the CPU.
+
+    The paper presets (``presets_render``) hold no beauty filter (paper_recipes.yaml)."""
+    frame = params["frame"]
+    if step == "images":
+        images = (frame["dataset"].get("synthetic") or {}).get("images") or {}
+        if images.get("backend") != "diffusers":
+            return None
+        device = (images.get("options") or {}).get("device", "auto")
+        return GpuNeed.of(device, images.get("gpus", 0))
+    if step not in ("render_grid", "combine"):
+        return None
+    if "gfpgan" not in frame["manipulations"].get("beauty_filter", ()):
+        return None
+    if step == "render_grid" and (wildcards or {}).get("manipulation") != "beauty_filter":
+        return None
+    beauty = frame["beauty"]
+    return GpuNeed.of(beauty.get("device", "auto"), beauty.get("gpus", 0))
 
 
 def renders_path(name: str) -> str:

@@ -10,6 +10,7 @@ STUDY = Study(
     title="MMB: calibrating a pairwise image judge with multimodal Bayesian prompt ensembles",
     package=__name__,
     rules="workflow/rules/mmb.smk",
+    gpus=f"{__name__}.tables:gpu_need",
     validate=f"{__name__}.params:validate",
     plan=f"{__name__}.plan:planned_calls",
     power=f"{__name__}.plan:power_sizes",

@@ -6,8 +6,12 @@ the judge calls of jobs.py).
 The cache is a SQLite file per embedding function (``<cache_dir>/<fingerprint>.sqlite``,
 WAL): a batch's rows are committed together once computed, so a killed job loses at most
 the batch it was computing, and a rerun, a new image or a changed K embeds only what is
-not cached. The fingerprint covers the architecture, the weights (pretrained tag, the
-checkpoint file's sha256, or the random-init seed) and open_clip's version.
+not cached. The fingerprint covers what changes an embedding (issue 39): the
+architecture, the weights (pretrained tag, the checkpoint file's sha256, remembered by the
+file's identity so a large checkpoint is read once: judgebias.filedigest; or the
+random-init seed), the input size, open_clip's and torch's versions, and the torch device
+type (CPU and CUDA kernels round differently: a GPU rerun of a job first run on the CPU
+embeds again rather than mixing the two, so deleting the cache changes no number).
 
 Offline default: no pretrained weights can be downloaded on these machines, so without
 ``pretrained`` or ``checkpoint`` the architecture's weights are randomly initialised from
@@ -72,21 +76,30 @@ class EmbeddingSpec:
                 f"{self.init_seed}): no pretrained weights can be downloaded offline")
 
 
-def _sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+MEMO = "file-sha256"  # the checkpoints' digests, in the cache folder (judgebias.filedigest)
 
 
-def fingerprint(spec: EmbeddingSpec) -> str:
-    """Names the embedding function (the cache namespace)."""
+def fingerprint(spec: EmbeddingSpec, device: str = "cpu", memo: Path | None = None) -> str:
+    """Names the embedding function computed on `device` (the cache namespace); `memo`
+    remembers the checkpoint's digest."""
     import open_clip
+    import torch
+
+    from judgebias.filedigest import file_sha256
 
     if spec.checkpoint and not Path(spec.checkpoint).is_file():
         raise FileNotFoundError(f"embedding checkpoint {spec.checkpoint} does not exist")
-    weights = (f"file:{_sha256(spec.checkpoint)}" if spec.checkpoint
+    weights = (f"file:{file_sha256(spec.checkpoint, memo)}" if spec.checkpoint
                else f"tag:{spec.pretrained}" if spec.pretrained else f"init:{spec.init_seed}")
     text = (f"{spec.architecture}|{weights}|{spec.image_size}|"
-            f"open_clip-{open_clip.__version__}")
+            f"open_clip-{open_clip.__version__}|torch-{torch.__version__}|"
+            f"{_device_type(device)}")
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _device_type(device: str) -> str:
+    """"cuda" for "cuda:1": the kind of device decides the arithmetic, not which one."""
+    return device.split(":", 1)[0]
 
 
 @cache
@@ -138,7 +151,9 @@ def embed_images(paths: Sequence[str], spec: EmbeddingSpec, cache_dir: Path
     start = time.perf_counter()
     contents = [Path(p).read_bytes() for p in paths]
     hashes = [hashlib.sha256(c).hexdigest() for c in contents]
-    with _open_cache(Path(cache_dir), fingerprint(spec)) as db:
+    device = torch_device(spec.device)  # the one load_model computes on
+    name = fingerprint(spec, device, Path(cache_dir) / MEMO)
+    with _open_cache(Path(cache_dir), name) as db:
         found = {}
         unique = list(dict.fromkeys(hashes))
         for i in range(0, len(unique), 500):
@@ -158,5 +173,5 @@ def embed_images(paths: Sequence[str], spec: EmbeddingSpec, cache_dir: Path
     db.close()
     stats = {"images": len(paths), "cached": len(unique) - len(missing),
              "computed": len(missing), "seconds": round(time.perf_counter() - start, 2),
-             "device": torch_device(spec.device) if missing else "none"}
+             "device": device if missing else "none"}
     return hashes, np.stack([found[h] for h in hashes]), stats

@@ -12,6 +12,7 @@ from typing import Any, Literal
 import yaml
 
 from judgebias.config import load_yaml, path_errors
+from judgebias.models.gpu import device_errors
 from judgebias.prompts import available_prompts, fields
 from judgebias.study import simulated_models, study_models
 
@@ -212,6 +213,7 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     if embedding["pretrained"] and embedding["checkpoint"]:
         errors.append("mmb.embedding: give pretrained or checkpoint, not both")
     errors += path_errors("mmb.embedding.checkpoint", embedding["checkpoint"])
+    errors += device_errors("mmb.embedding", embedding["device"], embedding["gpus"])
     errors += path_errors("mmb.instructions.extra", mmb["instructions"]["extra"])
     return errors
 

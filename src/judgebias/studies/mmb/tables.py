@@ -11,6 +11,7 @@ import pyarrow as pa
 import yaml
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+from judgebias.models.gpu import GpuNeed
 from judgebias.study import ReportInputs
 
 # Splits of the pair table. HPSv2 protocol: "test" (all pairs of each test group) and
@@ -78,6 +79,18 @@ INSTRUCTIONS_PATH = f"{DATA}/instructions.yaml"
 
 def judgements_path(judge: str) -> str:
     return f"{DATA}/judgements/{judge}.parquet"
+
+
+def gpu_need(params: Mapping[str, Any], step: str,
+             wildcards: Mapping[str, str] | None = None) -> GpuNeed | None:
+    """The GPUs an MMB step computes on (``Study.gpus``; the rule's ``gpu`` resource is
+    its ``.gpus``): the embedding step's CLIP, ``mmb.embedding.gpus`` of them on
+    ``mmb.embedding.device``. No other MMB step runs torch (a judge's vllm engine takes
+    its own devices in the judging core)."""
+    if step != "embed":
+        return None
+    block = params["mmb"]["embedding"]
+    return GpuNeed.of(block.get("device", "auto"), block.get("gpus", 0))
 
 
 CLUSTERS_PATH = f"{DATA}/clusters.parquet"

@@ -63,7 +63,7 @@ import numpy as np
 import pandas as pd
 
 from judgebias.artifacts import write_bytes
-from judgebias.data.paths import resolve_inside
+from judgebias.data.paths import input_files, resolve_inside
 from judgebias.data.scenes import (
     random_scene,
     reference_captions,
@@ -84,12 +84,23 @@ _HASH_CHUNK = 1 << 20
 
 
 def dataset_files(spec: Mapping[str, Any]) -> list[str]:
-    """The file the `dataset` step imports besides its images (nocaps' annotations; none
-    for the synthetic set). The rule declares it as an input, so that editing the file
-    reruns the step and everything after it; the image folders are not declared (Snakemake
-    would see only the folder's mtime, DVC would hash thousands of images on every status),
-    and the images table pins each image by its SHA-256."""
-    return [spec["nocaps"]["annotations"]] if spec["name"] == "nocaps" else []
+    """Every file the `dataset` step reads for `spec` (``philautia.dataset``): nocaps'
+    annotations and every file under its `image_dir` (`judgebias.data.paths.input_files`;
+    `load_nocaps` reads ``image_dir / file_name``); nothing for the synthetic set, which
+    the step builds itself.
+
+    The rule declares them as inputs, so that correcting a caption or replacing an image
+    reruns the step and everything after it. Declared one by one, the images cost
+    Snakemake a stat() each and no hashing; dvc.yaml lists the folder as one dep
+    (judgebias.workflow.dvc_export), which DVC hashes once and then checks through its
+    state database, so an untouched folder is not read again on every `dvc status`. The
+    whole folder is declared, not only the sampled images: which images the sample holds
+    is known only once the annotations are read, and an image added to or removed from
+    the folder reruns the step in both front doors alike."""
+    if spec["name"] != "nocaps":
+        return []
+    nocaps = spec["nocaps"]
+    return input_files([nocaps["annotations"]], [nocaps["image_dir"]])
 
 
 def build_dataset(spec: Mapping[str, Any], images_dir: Path) -> pd.DataFrame:

@@ -59,7 +59,7 @@ import numpy as np
 import pandas as pd
 
 from judgebias.data import scenes
-from judgebias.data.paths import resolve_inside
+from judgebias.data.paths import input_files, resolve_inside
 from judgebias.models.sim import SimModel
 from judgebias.studies.philautia.data import (
     MissingImagesError,
@@ -103,9 +103,15 @@ _SHOWN_MISSING = 20
 
 
 def judgement_files(spec: Mapping[str, Any]) -> list[str]:
-    """The file a `judgements` step imports (none for simulated raters); declared as an
-    input for the same reason as philautia's `dataset_files`."""
-    return [] if spec["format"] == "synthetic" else [spec["path"]]
+    """Every file a `judgements` step reads for `spec` (``pomms.datasets.<name>``): the
+    judgement file and every file under its `image_dir` where one is given (each loader
+    reads its images there: `_image_name`, `_resolve_images`); nothing for simulated
+    raters, whose images the step draws itself. Declared as the step's inputs for the
+    same reasons as philautia's `dataset_files`: a corrected rating or a replaced image
+    reruns the step and what follows."""
+    if spec["format"] == "synthetic":
+        return []
+    return input_files([spec["path"]], [spec.get("image_dir") or None])
 
 
 def build_judgements(name: str, spec: Mapping[str, Any], images_dir: Path) -> pd.DataFrame:

@@ -11,6 +11,23 @@ from typing import Any
 import pandas as pd
 
 from judgebias.config import ConfigError, input_errors
+from judgebias.data.paths import input_files
+
+
+def dataset_files(dataset: Mapping[str, Any]) -> list[str]:
+    """Every file :func:`load_pairs` reads for the block ``birch.datasets.<name>``: an
+    imported benchmark's file and every file under its ``images`` folder (the importers
+    resolve each row's ``image_path`` there, ``check_images`` finds them, and the judges
+    read them through the pair table), and the label-override file where one is named
+    (for the synthetic set too, whose images the step draws itself).
+
+    The `birch_data` rule declares them as inputs, so that correcting a label or
+    replacing an image reruns the dataset's jobs: Snakemake stat()s them, and dvc.yaml
+    lists the image folder as one dep (judgebias.workflow.dvc_export)."""
+    overrides = dataset.get("overrides")
+    if dataset["format"] == "synthetic":
+        return input_files([overrides])
+    return input_files([dataset["path"], overrides], [dataset["images"]])
 
 
 def load_pairs(name: str, dataset: Mapping[str, Any], images: Path, seed: int) -> pd.DataFrame:

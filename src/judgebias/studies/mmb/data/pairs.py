@@ -44,13 +44,38 @@ from PIL import Image
 
 from judgebias.artifacts import write_bytes
 from judgebias.config import input_errors
-from judgebias.data.paths import resolve_inside
-from judgebias.studies.mmb.data.degrade import degrade
+from judgebias.data.paths import input_files, resolve_inside
 from judgebias.studies.mmb.data.synthetic import generate, planted_styles, png_bytes
 
 PAIR_COLUMNS = ["pair_id", "group", "prompt", "image_a", "image_b", "preference", "split",
                 "fold", "source", "style_a", "style_b"]
 SUPPORT_COLUMNS = ["image_path", "group", "fold", "style"]
+
+
+def hpdv2_image_folders(hpdv2: Mapping[str, Any]) -> tuple[Path, Path]:
+    """The folders HPDv2's test.json and train.json name their images in (``image_root``
+    /test and /train, the published layout): :func:`build_dataset` reads them there and
+    :func:`dataset_files` declares them, from this one place."""
+    root = Path(hpdv2["image_root"])
+    return root / "test", root / "train"
+
+
+def dataset_files(block: Mapping[str, Any]) -> list[str]:
+    """Every file the data step reads for the ``mmb.dataset`` block: HPDv2's test.json
+    and train.json and every file under their image folders, and MJ-Bench's file and
+    every file under its ``image_root`` where it is given (`judgebias.data.paths.
+    input_files`); nothing for the synthetic set, which the step writes itself.
+
+    The `mmb_data` rule declares them as inputs, so that a changed rank or a replaced
+    image reruns the data job and everything after it: Snakemake stat()s them, and
+    dvc.yaml lists each image folder as one dep (judgebias.workflow.dvc_export). This
+    module is light enough for the rule file to import (the degradations' scipy is
+    imported where they are drawn, tests/core/test_workflow_imports.py)."""
+    if block["name"] == "synthetic":
+        return []
+    hpd, mjb = block["hpdv2"], block.get("mjbench")
+    return input_files([hpd["test"], hpd["train"], mjb["path"] if mjb else None],
+                       [*hpdv2_image_folders(hpd), mjb["image_root"] if mjb else None])
 
 
 def _records(path: str | Path, keys: Mapping[str, type], *,
@@ -195,6 +220,8 @@ def mjbench_protocol(images: pd.DataFrame, out_dir: str | Path, *,
     drawn per pair; the side of the original is drawn, and it is preferred ("mjb_train").
     All pairs of originals sharing a prompt, no preference, form "mjb_test". Returns
     (pairs, support = the originals with their folds)."""
+    from judgebias.studies.mmb.data.degrade import degrade  # scipy: not at the rules' read
+
     if counterpart not in ("other", "same"):
         raise ValueError(f"counterpart must be 'other' or 'same', got {counterpart!r}")
     rng = np.random.default_rng(seed)
@@ -257,13 +284,13 @@ def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
         hpd, mjb = block["hpdv2"], block.get("mjbench")
         keys = {"test": "mmb.dataset.hpdv2.test", "train": "mmb.dataset.hpdv2.train",
                 "mjbench": "mmb.dataset.mjbench.path"}
-    root = Path(hpd["image_root"])
+    test_images, train_images = hpdv2_image_folders(hpd)
     orientation = block.get("orientation", "random")
     with input_errors(keys["test"]):
-        test, tied = read_hpdv2_test(hpd["test"], root / "test",
+        test, tied = read_hpdv2_test(hpd["test"], test_images,
                                      seed if orientation == "random" else None)
     with input_errors(keys["train"]):
-        train, pool = read_hpdv2_train(hpd["train"], root / "train", seed)
+        train, pool = read_hpdv2_train(hpd["train"], train_images, seed)
     candidates = block.get("val_candidates")
     if candidates and candidates < len(train):  # a seeded sample, in the file's order
         keep = np.random.default_rng([seed, 2]).choice(len(train), candidates, replace=False)
