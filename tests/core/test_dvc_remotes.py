@@ -4,7 +4,8 @@ One small project (Philautia on one setting, and Pomms) is built by Snakemake, r
 dvc.lock without recomputing (`judgebias dvc-record`), pushed to a local-folder remote and
 to an SSH remote on loopback, and cloned afresh for each remote: after the one command the
 README gives (`judgebias dvc pull`: `dvc pull`, then every job's Snakemake record) neither
-DVC nor Snakemake has anything to do. The metrics of the committed revision stay readable (`dvc metrics diff`).
+DVC nor Snakemake has anything to do. The metrics of the committed revision stay
+readable (`dvc metrics diff`).
 
 The SSH server is Debian's openssh-server, installed if missing (under a lock, for
 pytest-xdist), with a private sshd_config (its own host key, port and authorized_keys,

@@ -5,7 +5,11 @@ the images (the study's ``data`` module lists them; judgebias.workflow.dvc_expor
 folder listed whole into one DVC dep). The study tests build a small project on a dataset
 in its published format, run it with Snakemake, record it for DVC
 (:func:`recorded_project`), then rewrite one file of the dataset and check what each door
-plans (:func:`assert_edit_reruns`).
+plans and what `dvc repro` runs (:func:`assert_edit_reruns`): DVC reruns a stage when a
+dep's content changed, so the data table must change with any file it was built from,
+an image's bytes included (each study's table stores the SHA-256 of every image it names,
+judgebias.filedigest.file_sha256); a table that named the images by path alone came out
+byte for byte the same after a replaced image, and DVC ran nothing after the data stage.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import csv
 import io
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -58,15 +63,37 @@ def dvc_changed(project: Path) -> dict[str, Any]:
     return json.loads(run([str(BIN / "dvc"), "status", "--json"], project).stdout)
 
 
+def readers(project: Path, stage: str) -> set[str]:
+    """The stages of the project's dvc.yaml that depend on an output of `stage` (a file
+    it writes, or one inside a folder it writes)."""
+    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    outs = [next(iter(out)) if isinstance(out, dict) else out
+            for kind in ("outs", "metrics", "plots") for out in stages[stage].get(kind, [])]
+    return {name for name, other in stages.items() if name != stage and any(
+        dep == out or dep.startswith(f"{out}/") for dep in other.get("deps", [])
+        for out in outs)}
+
+
+def repro(project: Path, *targets: str) -> set[str]:
+    """The stages `dvc repro TARGETS` ran (each target's changed upstream, then it)."""
+    said = run([str(BIN / "dvc"), "repro", *targets], project)
+    return set(re.findall(r"Running stage '([^']+)'", said.stdout + said.stderr))
+
+
 def assert_edit_reruns(project: Path, path: Path, edit: Callable[[bytes], bytes],
                        rule: str, stage: str) -> None:
     """Rewrite `path` (its bytes through `edit`): Snakemake then plans exactly the jobs of
-    `rule` and every job downstream of them (what ``--forcerun RULE`` plans), and `dvc
-    status` names the stage `stage` alone (it does not look past a changed stage). The
-    old bytes and modification time are then put back, and neither door has anything to
+    `rule` and every job downstream of them (what ``--forcerun RULE`` plans), `dvc
+    status` names the stage `stage` alone (it does not look past a changed stage), and
+    `dvc repro` of the stages reading `stage`'s outputs (a judge's, an analysis's) runs
+    `stage` and every one of them: the data stage's outputs changed, so the results
+    after it are not kept stale. The old bytes and modification time are then put back,
+    `judgebias dvc repro` brings the old outputs back, and neither door has anything to
     do: an untouched dataset plans nothing."""
     downstream = planned_jobs(project, "--forcerun", rule)
     assert any(name == rule for name, _ in downstream), downstream
+    after_stage = readers(project, stage)
+    assert after_stage, stage
     before, stat = path.read_bytes(), path.stat()
     after = edit(before)
     assert after != before
@@ -76,9 +103,12 @@ def assert_edit_reruns(project: Path, path: Path, edit: Callable[[bytes], bytes]
         assert planned == downstream, (path, sorted(planned), sorted(downstream))
         changed = dvc_changed(project)
         assert set(changed) == {stage}, (path, changed)
+        ran = repro(project, *sorted(after_stage))
+        assert ran == {stage} | after_stage, (path, sorted(ran), sorted(after_stage))
     finally:
         path.write_bytes(before)
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        run([str(BIN / "judgebias"), "dvc", "repro"], project)
     assert not planned_jobs(project), path
     assert not (changed := dvc_changed(project)), (path, changed)
 

@@ -27,6 +27,7 @@ from judgebias.studies.philautia.selfpref import (
     self_preference,
     siblings,
     with_philautia,
+    within_slopes,
 )
 from judgebias.studies.philautia.steps import analysis_scores
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES, SCORES, SELFPREF
@@ -81,15 +82,17 @@ def test_failed_scores_are_dropped_and_counted() -> None:
     assert table["n_rows"].sum() == len(long) - 3
 
 
-@pytest.mark.parametrize("absorb", ["caption", "image"])
-def test_absorbed_fit_equals_explicit_dummies(absorb: str) -> None:
+@pytest.mark.parametrize(("absorb", "slopes"), [("caption", "between"),
+                                               ("image", "between"), ("caption", "none")])
+def test_absorbed_fit_equals_explicit_dummies(absorb: str, slopes: str) -> None:
     """Frisch-Waugh-Lovell: the demeaned fit's coefficients equal statsmodels' OLS with
     one dummy per caption (or image); its clustered covariance equals statsmodels' up to
     the documented degrees of freedom (non-absorbed regressors only, Cameron & Miller
-    2015 §III.B): (N - K_all) / (N - K)."""
+    2015 §III.B): (N - K_all) / (N - K). (slopes="within", the default, is two-step:
+    tested below.)"""
     long = long_table(additive(9, [4.0, 1, -2, 0], [1.0, 0, 0, 0], noise=3.0, seed=3))
     long = long.drop(index=[2, 40]).reset_index(drop=True)  # unbalanced on purpose
-    design = build_design(long, MODELS, FAMILIES, absorb=absorb)
+    design = build_design(long, MODELS, FAMILIES, absorb=absorb, slopes=slopes)
     fit = fit_absorbed(design)
     dummies = pd.get_dummies(design.absorbed).to_numpy(float)
     X = np.column_stack([design.X, dummies])
@@ -106,6 +109,66 @@ def test_absorbed_fit_equals_explicit_dummies(absorb: str) -> None:
                     demean_within(design.X, design.absorbed)).fit(
         cov_type="cluster", cov_kwds={"groups": design.images})
     assert np.allclose(fit.cov, within.cov_params(), atol=1e-8)
+
+
+def sloped(n_images: int, own, cross=None, noise: float = 0.0, seed: int = 0
+           ) -> np.ndarray:
+    """Like `additive`, but judges differ in slope on caption quality (the sim's
+    ``spread``), generators in mean quality, and cross[e][g] points go to judge e's
+    scores of generator g (a preference for another model)."""
+    rng = np.random.default_rng(seed)
+    m = len(MODELS)
+    quality = np.array([8.0, 2.0, -4.0, -10.0])  # a's captions best, d's worst
+    caption = quality[None, :, None] + rng.normal(0, 10, (n_images, m, 1))
+    slope = np.array([1.0, 0.7, 1.3, 1.0])[None, None, :]
+    leniency = np.array([0.0, 4.0, -3.0, 2.0])[None, None, :]
+    planted = np.diag(own) + (np.zeros((m, m)) if cross is None else np.asarray(cross))
+    return (50 + slope * caption + leniency + planted.T[None]
+            + noise * rng.normal(size=(n_images, m, m)))
+
+
+def test_within_slopes_recover_own_effects_of_sloped_judges_exactly() -> None:
+    """Noise-free judges with different slopes: the within-generator slopes (one factor
+    of the within-cell covariances) give the exact slope ratios and the own effects."""
+    own = [3.0, 0.0, -2.0, 1.0]
+    long = long_table(sloped(12, own))
+    table = self_preference(long, MODELS, FAMILIES)
+    assert np.allclose(table["own_effect"], own, atol=1e-6)
+    design = build_design(long, MODELS, FAMILIES)
+    slopes = within_slopes(design, 12)
+    assert np.allclose(slopes.rho, np.array([1.0, 0.7, 1.3, 1.0]) - 1.0, atol=1e-8)
+
+
+def test_a_preference_for_another_model_does_not_tilt_the_within_slope() -> None:
+    """Issue 40's mechanism: judge d (own captions the worst) adds 2 points to a's
+    captions (the best). The generator-level slope ("between") is fitted on a, b and c
+    and extrapolated to d: the 2 points tilt it and move d's own effect by more than the
+    preference divided by the baseline's size; the within-generator slope is the same
+    with and without the preference, and the own effect moves by the intercept share
+    only (2 / 2 baseline generators... net of the caption effects)."""
+    own = [0.0, 0.0, 0.0, 0.0]
+    cross = np.zeros((4, 4))
+    cross[3, 0] = 2.0
+    plain, liked = long_table(sloped(12, own)), long_table(sloped(12, own, cross))
+    for data in (plain, liked):
+        assert np.allclose(within_slopes(build_design(data, MODELS, FAMILIES), 12).rho,
+                           [0.0, -0.3, 0.3, 0.0], atol=1e-8)
+    between = self_preference(liked, MODELS, FAMILIES, slopes="between")["own_effect"]
+    within = self_preference(liked, MODELS, FAMILIES)["own_effect"]
+    assert abs(within[3]) < abs(between[3])
+    assert abs(between[3]) > 2.0 / 3
+
+
+def test_two_step_covariance_matches_a_cluster_bootstrap() -> None:
+    """The Murphy-Topel / delta-method covariance of slopes="within" against a cluster
+    (image) bootstrap of the whole two-step estimator, on one noisy data set."""
+    values = sloped(120, [3.0, 0.0, -2.0, 1.0], noise=6.0, seed=5)
+    se = self_preference(long_table(values), MODELS, FAMILIES)["own_se"].to_numpy()
+    rng = np.random.default_rng(0)
+    draws = [self_preference(long_table(values[rng.integers(0, 120, 120)]), MODELS,
+                             FAMILIES)["own_effect"].to_numpy() for _ in range(150)]
+    ratio = np.std(draws, axis=0, ddof=1) / se
+    assert ((ratio > 0.75) & (ratio < 1.33)).all(), ratio
 
 
 def test_two_family_panel_is_flagged_and_own_minus_family_is_identified() -> None:

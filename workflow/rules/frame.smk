@@ -102,7 +102,7 @@ if FRAME_SYNTHETIC:
         params:
             **step_params(["frame.dataset.synthetic.images"]),
         resources:
-            gpu=FRAME_IMAGES.get("gpus", 0),
+            gpu=frame_gpus("images"),
             api_openai=int(FRAME_IMAGES.get("backend") == "openai"),
         priority: LONG_CHAIN
         log:

@@ -48,12 +48,12 @@ and inputs. With `--forceall` it does so for every job: without it, the jobs who
 times happen to be in order keep no record (after `dvc pull`, 53 of a project's jobs,
 every model job among them), and Snakemake plans no rerun of a job without a record when
 its params change, so a colleague's clone would skip the model jobs a param edit reruns
-in the project that made the results (issue 39). It is only sound when the outputs really are current, which is what DVC
-knows: dvc.yaml is derived from the same DAG (every job a stage with the same command,
-inputs, declared params and outputs), so when it is current and `dvc status` reports
-nothing changed, every output Snakemake would rebuild is one DVC has just built or
-verified for the current params. :func:`record_snakemake` checks both before touching,
-and refuses otherwise.
+in the project that made the results (issue 39). It is only sound when the outputs really
+are current, which is what DVC knows: dvc.yaml is derived from the same DAG (every job a
+stage with the same command, inputs, declared params and outputs), so when it is current
+and `dvc status` reports nothing changed, every output Snakemake would rebuild is one DVC
+has just built or verified for the current params. :func:`record_snakemake` checks both
+before touching, and refuses otherwise.
 """
 
 from __future__ import annotations

@@ -144,6 +144,16 @@ from judgebias.studies.philautia.measures import family_groups
 from judgebias.studies.philautia.tables import EFFECT_FIELDS, SCORE_SCALE, SELFPREF
 
 ABSORB = ("caption", "image")
+SLOPES = ("within", "between", "none")
+
+
+def slope_mode(slopes: bool | str) -> str:
+    """True -> "within" (the default), False -> "none"; strings as in `SLOPES`."""
+    mode = {True: "within", False: "none"}.get(slopes, slopes) if isinstance(
+        slopes, bool) else slopes
+    if mode not in SLOPES:
+        raise ValueError(f"slopes must be a bool or one of {SLOPES}, not {slopes!r}")
+    return str(mode)
 
 
 @dataclass(frozen=True)
@@ -159,6 +169,9 @@ class Design:
     evaluator: np.ndarray
     generator: np.ndarray
     n_dropped: np.ndarray  # per evaluator, in model order
+    # slopes="within": column e of each row is (Q_g - mean Q) if the row is judge e's,
+    # else 0; the offset subtracted from y is offset_basis @ rho (`within_slopes`)
+    offset_basis: np.ndarray | None = None
 
 
 def siblings(models: Sequence[str], families: Mapping[str, str | Sequence[str]]
@@ -176,7 +189,7 @@ def siblings(models: Sequence[str], families: Mapping[str, str | Sequence[str]]
 def build_design(scores: pd.DataFrame, models: Sequence[str],
                  families: Mapping[str, str | Sequence[str]],
                  scale: float = SCORE_SCALE, absorb: str = "caption",
-                 slopes: bool = True) -> Design:
+                 slopes: bool | str = True) -> Design:
     """The long table as a regression design (see the module docstring for the model).
 
     Rows with a NaN score are dropped and counted per evaluator. Raises ValueError on
@@ -200,11 +213,12 @@ def build_design(scores: pd.DataFrame, models: Sequence[str],
     absorbed = images if absorb == "image" else images.astype(np.int64) * m + g
     absorbed = pd.factorize(absorbed, sort=True)[0]
     axes = (e, g) if absorb == "image" else (e,)
+    mode = slope_mode(slopes)
     sib = siblings(models, families)
     has_sibling = np.asarray(sib.any(axis=1))
     columns = ([f"evaluator:{x}" for x in models[1:]]
                + ([f"generator:{x}" for x in models[1:]] if absorb == "image" else [])
-               + ([f"slope:{x}" for x in models[1:]] if slopes else [])
+               + ([f"slope:{x}" for x in models[1:]] if mode == "between" else [])
                + [f"own:{x}" for x in models]
                + [f"family:{x}" for i, x in enumerate(models) if has_sibling[i]])
     X = np.zeros((len(y), len(columns)))
@@ -214,18 +228,46 @@ def build_design(scores: pd.DataFrame, models: Sequence[str],
         keep = axis > 0
         X[rows[keep], col + axis[keep] - 1] = 1.0
         col += m - 1
-    if slopes:  # judge-specific slope on the generator's mean score (its quality)
-        quality = np.bincount(g, weights=y, minlength=m) / np.bincount(g, minlength=m)
+    quality = (np.bincount(g, weights=y, minlength=m)
+               / np.maximum(np.bincount(g, minlength=m), 1))  # Q_g: g's mean score
+    centred = quality - quality[np.bincount(g, minlength=m) > 0].mean()
+    offset_basis = None
+    if mode == "between":  # judge-specific slope on the generator's mean score
         keep = e > 0
-        X[rows[keep], col + e[keep] - 1] = quality[g[keep]] - np.nanmean(quality)
+        X[rows[keep], col + e[keep] - 1] = centred[g[keep]]
         col += m - 1
+    elif mode == "within":  # the same slope, estimated within generators (offset)
+        offset_basis = quality_basis_of(e, g, y, m)
     own = e == g
     X[rows[own], col + e[own]] = 1.0
     col += m
     family_col = np.cumsum(has_sibling) - 1 + col
     fam = sib[e, g]
     X[rows[fam], family_col[e[fam]]] = 1.0
-    return Design(y, X, columns, images, absorbed, e, g, n_dropped)
+    return Design(y, X, columns, images, absorbed, e, g, n_dropped, offset_basis)
+
+
+QUALITY_ITERATIONS = 100  # Q_g net of the fitted own/family points: contracts by ~|rho|/M
+
+
+def quality_basis_of(e: np.ndarray, g: np.ndarray, values: np.ndarray, m: int
+                     ) -> np.ndarray:
+    """N x M: column e holds Q_g - mean Q on judge e's rows (0 elsewhere), Q_g the mean
+    of `values` over g's rows: the regressors whose coefficients are the judges' slopes
+    on generator quality."""
+    counts = np.bincount(g, minlength=m)
+    quality = np.bincount(g, weights=values, minlength=m) / np.maximum(counts, 1)
+    centred = quality - quality[counts > 0].mean()
+    out = np.zeros((len(values), m))
+    out[np.arange(len(values)), e] = centred[g]
+    return out
+
+
+def quality_basis(design: Design, values: np.ndarray) -> np.ndarray:
+    """`quality_basis_of` on the design's rows."""
+    assert design.offset_basis is not None
+    return quality_basis_of(design.evaluator, design.generator, values,
+                            design.offset_basis.shape[1])
 
 
 def demean_within(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -237,6 +279,92 @@ def demean_within(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
     means = np.stack([np.bincount(groups, weights=values[:, j], minlength=len(counts))
                       for j in range(values.shape[1])], axis=1) / counts[:, None]
     return values - means[groups]
+
+
+@dataclass(frozen=True)
+class WithinSlopes:
+    """Stage 1 of slopes="within" (module docstring): rho_e = b_e / mean(b) - 1 per
+    evaluator, and each image's influence on rho (G x M; sums to 0 over images)."""
+
+    rho: np.ndarray
+    influence: np.ndarray
+    loadings: np.ndarray
+    n_free: int  # estimated parameters (counted in the degrees-of-freedom factor)
+
+
+def one_factor(cov: np.ndarray, iterations: int = 500, tol: float = 1e-12) -> np.ndarray:
+    """Loadings b of the one-factor fit of the off-diagonal entries of a covariance
+    matrix: argmin sum_{e != f} (C_ef - b_e b_f)^2 (the MINRES / principal-axis fit
+    that leaves the diagonal free; Harman 1976, "Modern Factor Analysis", ch. 9;
+    Spearman's one-factor model), by the fixed point b_e = sum_{f != e} C_ef b_f /
+    sum_{f != e} b_f^2. The diagonal (each judge's variance, which holds its own noise)
+    is never used, so the fit is free of the answer noise. NaN when no positive common
+    factor exists (mean off-diagonal covariance <= 0) or the panel has < 3 judges."""
+    m = len(cov)
+    off = ~np.eye(m, dtype=bool)
+    if m < 3 or not np.isfinite(cov[off]).all() or cov[off].mean() <= 0:
+        return np.full(m, np.nan)
+    b = np.full(m, np.sqrt(cov[off].mean()))
+    c = np.where(off, cov, 0.0)
+    for _ in range(iterations):
+        new = (c @ b) / ((b ** 2).sum() - b ** 2)
+        if np.max(np.abs(new - b)) <= tol * np.max(np.abs(b)):
+            b = new
+            break
+        b = new
+    return b if (b > 0).all() else np.full(m, np.nan)
+
+
+def within_slopes(design: Design, n_clusters: int) -> WithinSlopes:
+    """Each judge's slope on caption quality, from how its scores co-vary with the other
+    judges' scores of the same captions *within* each generator (module docstring,
+    "Judge slopes"): C_ef = mean over (g, k) of ytilde_egk ytilde_fgk with ytilde the
+    score minus its (judge, generator) cell mean, b = `one_factor`(C), rho_e = b_e /
+    mean(b) - 1. A judge's constant preference for (or against) a generator is a cell
+    mean and drops out of ytilde, so it cannot tilt rho. The influence of image k on rho
+    is J (S_k - n_k C) / n with S_k, n_k image k's sums and counts of the products and J
+    the Jacobian of C -> rho (central differences): the delta method, so that the
+    second step's covariance accounts for rho being estimated (Murphy & Topel 1985,
+    J. Business & Economic Statistics 3(4); Newey & McFadden 1994, Handbook of
+    Econometrics IV, §6). rho = 0 (no offset) where no factor can be fitted."""
+    m = int(max(design.evaluator.max(), design.generator.max())) + 1 if len(design.y) else 0
+    if design.offset_basis is not None:
+        m = design.offset_basis.shape[1]
+    e, g, k = design.evaluator, design.generator, design.images
+    tilde = demean_within(design.y, e * m + g)
+    values = np.zeros((m, m, n_clusters))
+    present = np.zeros((m, m, n_clusters))
+    values[e, g, k] = tilde
+    present[e, g, k] = 1.0
+    sums = np.einsum("egk,fgk->kef", values, values)  # image k's products, G x M x M
+    counts = np.einsum("egk,fgk->kef", present, present)
+    total = counts.sum(axis=0)
+    upper = np.triu_indices(m, 1)
+    if m < 3 or (total[upper] == 0).any():
+        return WithinSlopes(np.zeros(m), np.zeros((n_clusters, m)), np.full(m, np.nan), 0)
+    cov = sums.sum(axis=0) / np.where(total > 0, total, 1)
+
+    def rho_of(entries: np.ndarray) -> np.ndarray:
+        c = np.zeros((m, m))
+        c[upper] = entries
+        c = c + c.T
+        b = one_factor(c)
+        return b / b.mean() - 1.0
+
+    point = cov[upper]
+    rho = rho_of(point)
+    if not np.isfinite(rho).all():
+        return WithinSlopes(np.zeros(m), np.zeros((n_clusters, m)), np.full(m, np.nan), 0)
+    jacobian = np.empty((m, len(point)))
+    for j in range(len(point)):
+        step = 1e-6 * max(abs(point[j]), 1.0)
+        up, down = point.copy(), point.copy()
+        up[j] += step
+        down[j] -= step
+        jacobian[:, j] = (rho_of(up) - rho_of(down)) / (2 * step)
+    per_image = (sums[:, upper[0], upper[1]] - counts[:, upper[0], upper[1]] * point) / (
+        total[upper])
+    return WithinSlopes(rho, per_image @ jacobian.T, one_factor(cov), m - 1)
 
 
 @dataclass(frozen=True)
@@ -297,33 +425,46 @@ def fit_absorbed(design: Design, tol: float = 1e-9) -> ClusteredFit:
     `identified()` says which coefficients they move."""
     y = demean_within(design.y, design.absorbed)
     X = demean_within(design.X, design.absorbed)
+    n_clusters = int(design.images.max()) + 1 if len(y) else 0
     xtx = X.T @ X
     eigval, eigvec = np.linalg.eigh(xtx)
     small = eigval <= eigval[-1] * tol
     null = eigvec[:, small]
     bread = np.linalg.pinv(xtx, hermitian=True, rcond=tol)
-    params = bread @ (X.T @ y)
+    prefs = np.array([c.startswith(("own:", "family:")) for c in design.columns])
+    shift = np.eye(len(design.columns))
+    if null.shape[1]:
+        # move along the null directions to the smallest own/family coefficients
+        shift = shift - null @ np.linalg.pinv(null[prefs]) @ np.eye(len(shift))[prefs]
+    params = shift @ bread @ (X.T @ y)
+    extra = 0
+    if design.offset_basis is not None:
+        slopes = within_slopes(design, n_clusters)
+        extra = slopes.n_free
+        outcome = y
+        for _ in range(QUALITY_ITERATIONS):  # Q_g net of the fitted own/family points
+            planted = design.X[:, prefs] @ params[prefs]
+            basis = demean_within(quality_basis(design, design.y - planted), design.absorbed)
+            y = outcome - basis @ slopes.rho
+            previous, params = params, shift @ bread @ (X.T @ y)
+            if np.max(np.abs(params - previous), initial=0.0) < 1e-10:
+                break
     resid = y - X @ params
-    n_clusters = int(design.images.max()) + 1 if len(y) else 0
     scores = X * resid[:, None]
     sums = np.stack([np.bincount(design.images, weights=scores[:, j], minlength=n_clusters)
                      for j in range(X.shape[1])], axis=1)
-    n, k = len(y), int((~small).sum())
+    if design.offset_basis is not None:  # two-step (Murphy-Topel) correction
+        sums = sums - slopes.influence @ (X.T @ basis).T
+    n, k = len(y), int((~small).sum()) + extra
     factor = n_clusters / (n_clusters - 1) * (n - 1) / (n - k)
-    cov = factor * bread @ (sums.T @ sums) @ bread
-    if null.shape[1]:
-        # move along the null directions to the smallest own/family coefficients
-        prefs = np.array([c.startswith(("own:", "family:")) for c in design.columns])
-        shift = np.eye(len(params)) - null @ np.linalg.pinv(null[prefs]) @ np.eye(
-            len(params))[prefs]
-        params, cov = shift @ params, shift @ cov @ shift.T
+    cov = factor * shift @ bread @ (sums.T @ sums) @ bread @ shift.T
     return ClusteredFit(params, cov, null, n, n_clusters)
 
 
 def self_preference(scores: pd.DataFrame, models: Sequence[str],
                     families: Mapping[str, str | Sequence[str]], ci: float = 0.95,
                     scale: float = SCORE_SCALE, absorb: str = "caption",
-                    slopes: bool = True) -> pd.DataFrame:
+                    slopes: bool | str = True) -> pd.DataFrame:
     """Per evaluator: own-caption and family effects in score points with `ci` intervals,
     and own minus family (how much more it adds to its own captions than to its
     siblings'; identified in two-family panels too; NaN where it is not), beyond the paper
