@@ -2,11 +2,19 @@
 
     .venv/bin/python benchmarks/selfpref_coverage.py [--images 80] [--seeds 3] [--reps 200]
 
+    .venv/bin/python benchmarks/selfpref_coverage.py --slopes between --no-interactions
+        (the estimator before issue 40)
+    .venv/bin/python benchmarks/selfpref_coverage.py --default-card [--images 300]
+
 Why: `judgebias.studies.philautia.selfpref` gives each judge's own-caption and family
 effect in score points with a 95% interval (image-clustered OLS, beyond seed 000). Issue
 20 item 14 saw, on one planted 8-judge panel, 16 of 16 intervals cover in ``ref_based``
-but 13 of 16 in ``ref_free``. This measures the coverage of every effect's interval over
-many simulated data sets, in both settings, on planted worlds the default does not use.
+but 13 of 16 in ``ref_free``; issue 40 traced the misses to judges' preferences for
+*other* models (selfpref's docstring, "Judge slopes"). This measures the coverage of
+every effect's interval over many simulated data sets, in both settings, on planted
+worlds the default does not use, per judge and pooled per effect kind (own, family, own
+- family), the rate at which intervals exclude 0 where every truth is 0, and seed 000's
+philautia score (Phi~'s diagonal, §4.1) beside the planted own effects.
 
 Worlds (`WORLDS`; none is the default panel):
 
@@ -24,6 +32,19 @@ Worlds (`WORLDS`; none is the default panel):
   effect is not estimable). Cross-model preferences are not in the estimator's model;
   they leak into own/family through the judge's evaluator effect and slope (measured:
   corvid-lite's own effect, selfpref's docstring).
+* ``cross_eight`` (issue 40): eight_judges' shape with lumen's family preference +0.03,
+  own effects +0.04, 0, +0.02 (lumen), +0.05, none at all, -0.03 (corvid), +0.01, none at
+  all (finch), and `CROSS`: one to three preferences for or against other models
+  (+-0.01 to 0.02) for six of the eight judges (corvid-flash and finch-b: no preference
+  of any kind), one of them for a sibling; lumen-large's leniency 0.62 and finch-a's
+  0.65 put them near the top clip (`CROSS_SIM`); tokenizers mixed (whole numbers;
+  digits for lumen-base, corvid-flash, finch-a).
+* ``cross_only``: the same judges and `CROSS`, no self- or family preference: every own
+  truth is 0 (the issue's check: no own effect significant beyond the nominal rate).
+
+The tokenizer is in the worlds' configs but not in the scores below: the score layer
+takes the expected score exactly (next paragraph), which is what the parser estimates
+without bias for either tokenizer.
 
 Where the scores come from. Each world's panel is built in ``params.yaml`` form and
 validated; per seed, the synthetic images are built (`build_synthetic_dataset`), every
@@ -47,17 +68,89 @@ own-family preferences set to 0 (cross-model preferences kept), both averaged ov
 Gauss-Hermite quadrature. A planted bonus b is about 100 b points, less where the clip
 binds.
 
+Family truth: what the judge adds to its siblings' captions, a preference for one
+sibling included (the estimand, selfpref's docstring), so the counterfactual also
+removes the judge's preferences for its siblings; preferences for models outside its
+families stay.
+
 Columns: ``truth`` (points), ``bias`` (mean estimate - truth), ``coverage`` of the 95%
 interval over seeds x reps data sets, ``MC se`` = sqrt(0.95 * 0.05 / n), ``ok`` when
-|coverage - 0.95| <= 3 MC se. Prints Markdown. The full run's table (80 images, 2 seeds
-x 200 draws, about 19 minutes on two busy cores) is in the docstring of
-`judgebias.studies.philautia.selfpref`.
+|coverage - 0.95| <= 3 MC se; per effect kind the pooled coverage with its band, the
+lowest judge, and ``rejects 0`` (share of intervals excluding 0 where every truth of
+the kind is 0). The philautia check gives Spearman's rank correlation of the noise-
+averaged philautia score with the planted own effects and flags a judge whose score has
+the wrong sign for a planted |own| > 0.5 point, or |score| >= 1 sd for an own effect
+within 0.5 point of 0 (a description, not a test). ``--default-card`` instead runs the
+default panel through the pipeline's caption and score jobs and prints its table before
+and after issue 40, read as the card reads it. Prints Markdown.
+
+Results (issue 40; 300 images, 2 seeds x 100 draws per world and setting, about 40 s
+per world; pooled coverage of the 95% intervals, band 0.95 +- 3 MC se = 0.934-0.966 for
+1600 intervals, 0.929-0.971 for 1000; the lowest judge in brackets)::
+
+    after issue 40 (default: slopes within generators, interaction variance)
+    world           setting    own              family           own - family     own rejects 0
+    cross_eight     ref_based  0.963 [0.925]    0.939 [0.785]    0.946 [0.900]
+    cross_eight     ref_free   0.961 [0.940]    0.939 [0.770]    0.951 [0.875]
+    cross_only      ref_based  0.961 [0.925]    0.939 [0.780]    0.945 [0.895]    0.039
+    cross_only      ref_free   0.958 [0.925]    0.938 [0.760]    0.949 [0.860]    0.043
+    solo_and_cross  ref_based  0.959 [0.935]    0.951 [0.860]    0.956 [0.920]
+    solo_and_cross  ref_free   0.948 [0.900]    0.919* [0.795]   0.952 [0.930]
+    eight_judges    ref_based  0.951 [0.945]    0.949 [0.905]    0.951 [0.920]
+    eight_judges    ref_free   0.953 [0.935]    0.956 [0.930]    0.959 [0.930]
+    no_bias         ref_based  0.954 [0.945]    0.948 [0.905]    0.952 [0.930]    0.046
+    no_bias         ref_free   0.950 [0.940]    0.954 [0.930]    0.959 [0.920]    0.050
+
+    before issue 40 (--slopes between --no-interactions), same worlds and seeds
+    world           setting    own              family           own - family     own rejects 0
+    cross_eight     ref_based  0.876* [0.645]   0.841* [0.355]   0.848* [0.475]
+    cross_eight     ref_free   0.879* [0.695]   0.842* [0.405]   0.853* [0.460]
+    cross_only      ref_based  0.873* [0.735]   0.839* [0.400]   0.850* [0.520]   0.128
+    cross_only      ref_free   0.880* [0.790]   0.839* [0.420]   0.857* [0.505]   0.120
+    solo_and_cross  ref_based  0.893* [0.725]   0.905* [0.835]   0.930 [0.905]
+    solo_and_cross  ref_free   0.902* [0.730]   0.916* [0.870]   0.932 [0.920]
+
+    after issue 40, 80 images
+    world           setting    own              family           own - family     own rejects 0
+    cross_eight     ref_based  0.953 [0.930]    0.939 [0.850]    0.949 [0.915]
+    cross_eight     ref_free   0.946 [0.920]    0.934 [0.840]    0.938 [0.905]
+    cross_only      ref_based  0.949 [0.915]    0.942 [0.850]    0.949 [0.920]    0.051
+    cross_only      ref_free   0.945 [0.915]    0.934 [0.840]    0.937 [0.905]    0.055
+    solo_and_cross  ref_based  0.951 [0.930]    0.949 [0.925]    0.942 [0.910]
+    solo_and_cross  ref_free   0.947 [0.925]    0.947 [0.910]    0.948 [0.935]
+    eight_judges    ref_based  0.959 [0.940]    0.954 [0.940]    0.958 [0.940]
+    eight_judges    ref_free   0.946 [0.930]    0.947 [0.915]    0.944 [0.925]
+    no_bias         ref_based  0.957 [0.940]    0.954 [0.940]    0.958 [0.940]    0.043
+    no_bias         ref_free   0.944 [0.930]    0.945 [0.910]    0.944 [0.920]    0.056
+
+``*``: outside the band. The one miss after issue 40: solo_and_cross's family intervals in
+ref_free (0.919; with 4 seeds 0.928 against 0.935-0.965, ref_based 0.936), all of it
+lumen-base (0.80-0.86): the default's five +-1 point preferences for other models, in a
+six-model panel where each lumen judge's baseline is the three corvid generators, shift
+its family effect by -0.7 to -0.8 points (selfpref's docstring, "Preferences for other
+models"). ``rejects 0`` in cross_only (0.039-0.043; 0.120-0.128 before) is the issue's
+check: preferences for other models and none for self, no own effect significant beyond
+the nominal rate. The default panel's table before and after (``--default-card``, 300
+images): every own - family reading the card shows keeps its direction and significance
+(corvid-pro + in both settings, the five others not different from 0); own and family
+apart are not identified in the two-family default, before or after.
+
+Philautia score against the planted own effects (noise-averaged Phi, 300 images, both
+seeds and settings alike): Spearman +0.90 (eight_judges), +0.88 (cross_eight), +0.58
+(solo_and_cross). It ranks the planted self-preferences where they dominate, and misleads
+where they do not: in no_bias (no preference of any kind) scores reach -1.58 (finch-a)
+and +1.44 (corvid-flash) sd, because the double standardisation scales whatever judge x
+generator structure is left (here judges' different slopes on generators of different
+quality) to unit variance; in cross_only lumen-base, whose only relation is +2 points for
+corvid-flash, scores -2.1 to -2.5 sd (read: a judge that disfavours itself), and
+corvid-lite +1.1; in solo_and_cross lumen-base (+0.9 points for itself) scores -0.26.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import os
 import tempfile
 import time
@@ -73,30 +166,55 @@ if __name__ == "__main__":  # small matrices: BLAS threads only contend (set bef
 import numpy as np
 import pandas as pd
 import yaml
+from scipy import stats
 
+from judgebias.artifacts import write_table
 from judgebias.config import validate_params
 from judgebias.judging.tasks import build_requests
 from judgebias.models.registry import build_backend
 from judgebias.models.sim import score_logprobs
 from judgebias.studies.philautia.data import build_synthetic_dataset
-from judgebias.studies.philautia.jobs import caption_task, judge_task
+from judgebias.studies.philautia.jobs import (
+    caption_images,
+    caption_task,
+    judge_task,
+    score_captions,
+)
+from judgebias.studies.philautia.measures import phi_tilde, philautia_scores
 from judgebias.studies.philautia.params import model_families
-from judgebias.studies.philautia.selfpref import self_preference, siblings
+from judgebias.studies.philautia.selfpref import SLOPES, self_preference, siblings
 from judgebias.studies.philautia.sim import (
     evaluation,
     latent_mean,
     parse_evaluation_prompt,
     style_bonus,
 )
+from judgebias.studies.philautia.steps import analysis_scores
+from judgebias.studies.philautia.tables import CAPTIONS, IMAGES, SCORES
+from judgebias.study import study_models
 
 REPO = Path(__file__).resolve().parents[1]
 SETTINGS = ("ref_based", "ref_free")
 LUMEN = ["lumen-large", "lumen-base", "lumen-mini"]
 CORVID = ["corvid-pro", "corvid-flash", "corvid-lite"]
 FINCH = {"finch-a": ("boldly", 0.85, 0.5), "finch-b": ("calmly", 0.7, 0.55)}
-# world -> ({model: (self_preference, family preferences)}, keep cross-model preferences,
+# Issue 40's shape: a few preferences for or against *other* models per judge (+-0.01 to
+# 0.02, i.e. 1-2 points), two judges with no preference at all (corvid-flash, finch-b).
+# corvid-lite (the worst captions) likes lumen-large (the best): the case where a
+# judge-specific slope fitted on the generators' means is tilted most.
+CROSS = {"lumen-large": {"corvid-lite": 0.01, "finch-a": -0.02},
+         "lumen-base": {"corvid-flash": 0.02},
+         "lumen-mini": {"corvid-pro": -0.01, "finch-a": 0.01},
+         "corvid-pro": {"lumen-large": 0.02, "finch-b": -0.01},
+         "corvid-lite": {"lumen-large": 0.02, "corvid-flash": -0.01, "finch-a": 0.01},
+         "finch-a": {"corvid-pro": -0.02, "lumen-mini": 0.01}}
+# leniency near the top clip (m up to 0.62 + 0.25 + 0.07) and mixed tokenizers
+CROSS_SIM = {"lumen-large": {"leniency": 0.62}, "finch-a": {"leniency": 0.65,
+                                                            "tokenizer": "digits"}}
+# world -> ({model: (self_preference, family preferences[, preferences for other
+#            models[, other sim traits]])}, keep the default's cross-model preferences,
 #           models moved to a family of their own)
-WORLDS: dict[str, tuple[dict[str, tuple[float, dict[str, float]]], bool, list[str]]] = {
+WORLDS: dict[str, tuple[dict[str, tuple[Any, ...]], bool, list[str]]] = {
     "eight_judges": ({"lumen-large": (0.04, {"lumen": 0.04}),
                       "lumen-base": (0.0, {"lumen": 0.04}),
                       "lumen-mini": (0.02, {"lumen": 0.04}),
@@ -109,8 +227,20 @@ WORLDS: dict[str, tuple[dict[str, tuple[float, dict[str, float]]], bool, list[st
                         "lumen-mini": (0.0, {}), "corvid-pro": (0.05, {}),
                         "corvid-flash": (0.0, {}), "corvid-lite": (-0.02, {})},
                        True, ["corvid-lite"]),
+    "cross_eight": ({"lumen-large": (0.04, {"lumen": 0.03}),
+                     "lumen-base": (0.0, {"lumen": 0.03}),
+                     "lumen-mini": (0.02, {"lumen": 0.03}),
+                     "corvid-pro": (0.05, {}), "corvid-flash": (0.0, {}),
+                     "corvid-lite": (-0.03, {}), "finch-a": (0.01, {}),
+                     "finch-b": (0.0, {})}, False, []),
+    # preferences for other models only: every own and family truth is 0
+    "cross_only": ({m: (0.0, {}) for m in [*LUMEN, *CORVID, *FINCH]}, False, []),
 }
+for _world in ("cross_eight", "cross_only"):
+    WORLDS[_world] = ({m: (*plant[:2], CROSS.get(m, {}), CROSS_SIM.get(m, {}))
+                       for m, plant in WORLDS[_world][0].items()}, *WORLDS[_world][1:])
 SOLO_OPENERS = ("Pictured here is", "Visible here is")
+KINDS = ("own", "family", "own_vs_family")
 GRID = np.linspace(0.0, 1.0, 4001)  # opinions at which the expected score is tabulated
 NODES, WEIGHTS = np.polynomial.hermite_e.hermegauss(61)
 WEIGHTS = WEIGHTS / WEIGHTS.sum()
@@ -129,11 +259,13 @@ def world_params(name: str, seed: int) -> dict[str, Any]:
                         "leniency": leniency, "spread": 0.5, "noise": 0.08,
                         "tokenizer": "whole", "self_preference": 0.0}
         params["panel"][key] = model
-    for model, (self_p, family) in prefs.items():
+    for model, (self_p, family, *more) in prefs.items():
         sim = params["panel"][model]["sim"]
         cross = (sim.get("preferences") or {}).get("models", {}) if keep_cross else {}
+        cross = {**cross, **(more[0] if more else {})}
         sim.update(self_preference=self_p,
                    preferences={"models": dict(cross), "families": dict(family)})
+        sim.update(more[1] if len(more) > 1 else {})
     for i, model in enumerate(alone):
         params["families"][f"solo{i}"] = {"description": "benchmark",
                                           "sim": {"opener": SOLO_OPENERS[i]}}
@@ -144,17 +276,24 @@ def world_params(name: str, seed: int) -> dict[str, Any]:
 
 def without_own_preferences(config: Mapping[str, Any], models: Sequence[str]
                             ) -> dict[str, Any]:
-    """The same world with each judge's self-preference and its preference for its own
-    families at 0 (cross-model preferences kept): the truth's counterfactual."""
+    """The same world with each judge's self-preference, its preference for its own
+    families and its preferences for its siblings at 0 (preferences for models outside
+    its families kept): the truth's counterfactual. A preference for one sibling is
+    part of the family effect (what the judge adds to its siblings' captions on
+    average, whatever the reason), never of the own effect."""
     null = copy.deepcopy(dict(config))
     families = model_families(config, models)
-    for model in models:
+    sib = siblings(models, families)
+    for i, model in enumerate(models):
         own = families[model]
         own = {own} if isinstance(own, str) else set(own)
         sim = null["panel"][model]["sim"]
         prefs = dict(sim.get("preferences") or {})
         prefs["families"] = {f: b for f, b in (prefs.get("families") or {}).items()
                              if f not in own}
+        kin = {models[j] for j in np.flatnonzero(sib[i])}
+        prefs["models"] = {k: b for k, b in (prefs.get("models") or {}).items()
+                           if k not in kin}
         sim.update(self_preference=0.0, preferences=prefs)
     return null
 
@@ -273,23 +412,44 @@ def long_table(world: World, scores: np.ndarray) -> pd.DataFrame:
 
 
 def replicate(world: World, scorer: Scorer, setting: str, reps: int,
-              rng: np.random.Generator) -> pd.DataFrame:
+              rng: np.random.Generator, slopes: bool | str = True,
+              interactions: bool = True) -> pd.DataFrame:
     """`reps` data sets of one seed and setting: each effect's estimate, interval and
     whether it covers the truth."""
     target = truth(world, scorer, setting)
+    target["own_vs_family"] = target["own"] - target["family"]
     means = world.planted[setting]
     rows = []
     for rep in range(reps):
         scores = scorer(means, rng.standard_normal(means.shape))
-        fit = self_preference(long_table(world, scores), world.models, world.families)
-        for kind in ("own", "family"):
+        fit = self_preference(long_table(world, scores), world.models, world.families,
+                              slopes=slopes, interactions=interactions)
+        for kind in KINDS:
             true = target[kind].to_numpy()
             low, high = fit[f"{kind}_ci_low"].to_numpy(), fit[f"{kind}_ci_high"].to_numpy()
             rows.append(pd.DataFrame({
                 "rep": rep, "model": world.models, "effect": kind, "truth": true,
                 "estimate": fit[f"{kind}_effect"].to_numpy(),
-                "covered": (low <= true) & (true <= high)}).dropna(subset=["truth"]))
+                "covered": (low <= true) & (true <= high),
+                "rejects": (low > 0) | (high < 0)}).dropna(subset=["truth"]))
     return pd.concat(rows, ignore_index=True)
+
+
+def philautia_check(world: World, scorer: Scorer, setting: str) -> dict[str, Any]:
+    """Seed 000's philautia score (Phi~'s diagonal, §4.1; `measures.phi_tilde` on the
+    noise-averaged Phi) beside the planted own effects: Spearman's rank correlation
+    (scipy.stats.spearmanr) and the judges it misplaces in sign (a positive score for a
+    judge with no or a negative self-preference, or the reverse)."""
+    target = truth(world, scorer, setting)["own"]
+    mean = scorer.mean(world.planted[setting])  # [e, g, k] points
+    phi = mean.mean(axis=2).T / 100.0  # Phi[g, e]
+    score = pd.Series(philautia_scores(phi_tilde(phi)), index=world.models)
+    rho = stats.spearmanr(score, target).statistic if target.nunique() > 1 else np.nan
+    wrong = [m for m in world.models if (target[m] > 0.5 and score[m] <= 0)
+             or (target[m] < -0.5 and score[m] >= 0) or (abs(target[m]) <= 0.5
+                                                         and abs(score[m]) >= 1.0)]
+    return {"spearman": rho, "misread": ", ".join(
+        f"{m} ({target[m]:+.1f} pts, score {score[m]:+.2f})" for m in wrong)}
 
 
 def summarise(results: pd.DataFrame) -> pd.DataFrame:
@@ -297,30 +457,116 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
     keys = ["world", "setting", "model", "effect"]
     out = results.groupby(keys, sort=False).agg(
         truth=("truth", "mean"), estimate=("estimate", "mean"),
-        coverage=("covered", "mean"), n=("covered", "size")).reset_index()
+        coverage=("covered", "mean"), rejects=("rejects", "mean"),
+        n=("covered", "size")).reset_index()
     out["bias"] = out["estimate"] - out["truth"]
     out["mc_se"] = np.sqrt(0.95 * 0.05 / out["n"])
     out["ok"] = (out["coverage"] - 0.95).abs() <= 3 * out["mc_se"]
     return out
 
 
-def markdown(summary: pd.DataFrame) -> str:
+def markdown(summary: pd.DataFrame, checks: pd.DataFrame | None = None) -> str:
     lines = ["| world | setting | judge | effect | truth (pts) | bias (pts) | coverage | "
              "MC se | ok |", "|---|---|---|---|---:|---:|---:|---:|---|"]
     for row in summary.itertuples():
         lines.append(f"| {row.world} | {row.setting} | {row.model} | {row.effect} | "
                      f"{row.truth:.2f} | {row.bias:+.2f} | {row.coverage:.3f} | "
                      f"{row.mc_se:.3f} | {'yes' if row.ok else 'NO'} |")
-    pooled = summary.groupby(["world", "setting"], sort=False).apply(
-        lambda s: pd.Series({"coverage": np.average(s["coverage"], weights=s["n"]),
-                             "n": s["n"].sum(), "ok": s["ok"].sum(), "k": len(s)}),
-        include_groups=False).reset_index()
-    lines += ["", "| world | setting | pooled coverage | intervals | effects within 3 MC se |",
-              "|---|---|---:|---:|---:|"]
+    pooled = summary.groupby(["world", "setting", "effect"], sort=False).apply(
+        lambda s: pd.Series({
+            "coverage": np.average(s["coverage"], weights=s["n"]), "n": s["n"].sum(),
+            "ok": s["ok"].sum(), "k": len(s), "zero": (s["truth"].abs() < 1e-9).sum(),
+            "rejects": (np.average(s["rejects"], weights=s["n"])
+                        if (s["truth"].abs() < 1e-9).all() else np.nan),
+            "worst": s["coverage"].min()}), include_groups=False).reset_index()
+    pooled["mc_se"] = np.sqrt(0.95 * 0.05 / pooled["n"])
+    pooled["in_band"] = (pooled["coverage"] - 0.95).abs() <= 3 * pooled["mc_se"]
+    lines += ["", "Per effect kind (pooled over judges; band: 0.95 +- 3 MC se; rejects: "
+              "share of intervals excluding 0 where every truth is 0):", "",
+              "| world | setting | effect | pooled coverage | MC band | in band | "
+              "intervals | lowest judge | judges within 3 MC se | rejects 0 |",
+              "|---|---|---|---:|---|---|---:|---:|---:|---:|"]
     for row in pooled.itertuples():
-        lines.append(f"| {row.world} | {row.setting} | {row.coverage:.3f} | {int(row.n)} | "
-                     f"{int(row.ok)} of {int(row.k)} |")
+        band = f"{0.95 - 3 * row.mc_se:.3f}-{0.95 + 3 * row.mc_se:.3f}"
+        rejects = "" if np.isnan(row.rejects) else f"{row.rejects:.3f}"
+        lines.append(f"| {row.world} | {row.setting} | {row.effect} | {row.coverage:.3f} | "
+                     f"{band} | {'yes' if row.in_band else 'NO'} | {int(row.n)} | "
+                     f"{row.worst:.3f} | {int(row.ok)} of {int(row.k)} | {rejects} |")
+    if checks is not None and len(checks):
+        lines += ["", "Philautia score (seed 000 §4.1, noise-averaged Phi) against the "
+                  "planted own effects:", "",
+                  "| world | setting | seed | Spearman | misread (own truth, score) |",
+                  "|---|---|---:|---:|---|"]
+        for row in checks.itertuples():
+            lines.append(f"| {row.world} | {row.setting} | {row.seed} | "
+                         f"{row.spearman:+.2f} | {row.misread} |")
     return "\n".join(lines)
+
+
+ESTIMATORS = {"before": {"slopes": "between", "interactions": False},
+              "after": {"slopes": "within", "interactions": True}}
+
+
+def reading(row: pd.Series, kind: str) -> str:
+    """The card's reading of one effect: '+', '-' (interval excludes 0) or '0'."""
+    if pd.isna(row[f"{kind}_effect"]):
+        return "n/a"
+    if row[f"{kind}_ci_low"] > 0:
+        return "+"
+    return "-" if row[f"{kind}_ci_high"] < 0 else "0"
+
+
+def default_card(n_images: int) -> str:
+    """The default panel's effects before and after issue 40, read as the card reads
+    them (module docstring, "--default-card")."""
+    started = time.perf_counter()
+    config = validate_params(yaml.safe_load((REPO / "params.yaml").read_text()))
+    synthetic = config["philautia"]["dataset"]["synthetic"]
+    models = study_models(config, "philautia")
+    families = model_families(config, models)
+    lines = ["| setting | judge | effect | before | after | same reading |",
+             "|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        config["journal_dir"] = str(root / "journal")
+        images = build_synthetic_dataset(root / "dataset", n_images, synthetic["seed"],
+                                         synthetic["image_size"],
+                                         synthetic["n_references"])
+        images_path = str(root / "images.parquet")
+        write_table(images, images_path, IMAGES)
+        captions = {}
+        for g in models:
+            captions[g] = str(root / f"captions-{g}.parquet")
+            write_table(caption_images(config, g, images_path), captions[g], CAPTIONS)
+        for setting in config["philautia"]["settings"]:
+            paths = []
+            for e, g in itertools.product(models, models):
+                path = root / f"{setting}-{e}-{g}.parquet"
+                write_table(score_captions(config, e, setting, images_path, captions[g]),
+                            path, SCORES)
+                paths.append(str(path))
+            long = analysis_scores(paths, "expected")
+            fits = {name: self_preference(long, models, families, **kw).set_index("model")
+                    for name, kw in ESTIMATORS.items()}
+            for model in models:
+                for kind in ("own", "family", "own_vs_family"):
+                    cells = []
+                    for fit in fits.values():
+                        row = fit.loc[model]
+                        identified = kind == "own_vs_family" or row[f"{kind}_identified"]
+                        cells.append("not identified" if not identified or pd.isna(
+                            row[f"{kind}_effect"]) else
+                            f"{row[f'{kind}_effect']:+.2f} [{row[f'{kind}_ci_low']:+.2f}, "
+                            f"{row[f'{kind}_ci_high']:+.2f}]")
+                    same = [reading(fit.loc[model], kind) for fit in fits.values()]
+                    if cells[0] == "not identified":
+                        continue
+                    lines.append(f"| {setting} | {model} | {kind} | {cells[0]} | "
+                                 f"{cells[1]} | {'yes' if same[0] == same[1] else 'NO'} "
+                                 f"({same[0]} / {same[1]}) |")
+    return (f"default panel, {n_images} images ({time.perf_counter() - started:.0f} s)\n\n"
+            + "\n".join(lines))
+
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -331,21 +577,39 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--reps", type=int, default=200, help="noise draws per seed")
     parser.add_argument("--worlds", nargs="+", default=list(WORLDS), choices=list(WORLDS))
     parser.add_argument("--seed", type=int, default=0, help="seed of the noise draws")
+    parser.add_argument("--slopes", default="within", choices=list(SLOPES),
+                        help="judge slopes of the estimator (selfpref.SLOPES; 'between' "
+                             "is the estimator before issue 40)")
+    parser.add_argument("--no-interactions", action="store_true",
+                        help="leave the judge x generator interaction variance out of "
+                             "the intervals (with --slopes between: the estimator before "
+                             "issue 40)")
+    parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=SETTINGS)
+    parser.add_argument("--default-card", action="store_true",
+                        help="instead: the default panel's table before and after issue "
+                             "40 through the pipeline's path (--images images)")
     args = parser.parse_args(argv)
+    if args.default_card:
+        print(default_card(args.images))
+        return
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
-    results = []
+    results, checks = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.worlds:
             for seed in range(args.seeds):
                 world = build_world(name, 1000 + seed, args.images, Path(tmp))
                 scorer = Scorer(world.noise)
-                for setting in SETTINGS:
-                    results.append(replicate(world, scorer, setting, args.reps, rng)
+                for setting in args.settings:
+                    results.append(replicate(world, scorer, setting, args.reps, rng,
+                                             args.slopes, not args.no_interactions)
                                    .assign(world=name, setting=setting, seed=seed))
+                    checks.append({"world": name, "setting": setting, "seed": seed,
+                                   **philautia_check(world, scorer, setting)})
     print(f"{args.images} images, {args.seeds} seeds x {args.reps} draws per world and "
-          f"setting ({time.perf_counter() - started:.0f} s)\n")
-    print(markdown(summarise(pd.concat(results, ignore_index=True))))
+          f"setting, slopes={args.slopes}, interactions={not args.no_interactions} "
+          f"({time.perf_counter() - started:.0f} s)\n")
+    print(markdown(summarise(pd.concat(results, ignore_index=True)), pd.DataFrame(checks)))
 
 
 if __name__ == "__main__":

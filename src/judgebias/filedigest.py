@@ -13,6 +13,11 @@ system's timestamp granularity could keep every stamp (git's "racily clean" case
 
 Role: the core's helper for the caches that key model weights (FRAME's render cache and
 generated-image cache, MMB's embedding cache); deleting a memo folder changes no key.
+Without a memo, :func:`file_sha256` is the one plain digest of a file's bytes: every
+study's data table stores one per image it names (:func:`files_sha256`, the column named
+by :func:`sha256_column`), so that a replaced image changes the table, and `dvc repro`,
+which reruns a stage only when a dep's content changed, reruns the judges and analyses
+after it (a table of paths alone came out byte for byte the same; issue 39).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from judgebias.atomicfile import atomic_path
@@ -67,6 +73,34 @@ def file_sha256(path: str | Path, memo: str | Path | None = None) -> str:
         with atomic_path(entry, durable=False) as tmp:  # a lost entry is hashed again
             tmp.write_text(digest, encoding="ascii")
     return digest
+
+
+def sha256_column(column: str) -> str:
+    """The name of the column holding the sha256 of the image files named in `column`:
+    ``image`` -> ``image_sha256``, ``image_b`` -> ``image_b_sha256``, and a ``_path``
+    suffix dropped (``image_path`` -> ``image_sha256``, as philautia's images table and
+    MMB's embeddings name it)."""
+    return f"{column.removesuffix('_path')}_sha256"
+
+
+def files_sha256(paths: Iterable[object]) -> list[str | None]:
+    """:func:`file_sha256` (not remembered) of each of `paths`, in order, each distinct
+    file read once (a pair table names an image in many rows); None where the entry is no
+    path (None or NaN: a row without that image).
+
+    A data step's importer or synthetic builder calls it on each image column of its
+    table, so the table records what the images held when it was built."""
+    known: dict[str, str] = {}
+    digests: list[str | None] = []
+    for path in paths:
+        if not isinstance(path, (str, os.PathLike)) or not str(path):
+            digests.append(None)
+            continue
+        key = str(path)
+        if key not in known:
+            known[key] = file_sha256(key)
+        digests.append(known[key])
+    return digests
 
 
 def tree_sha256(folder: str | Path, memo: str | Path | None = None) -> str:

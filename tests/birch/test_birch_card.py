@@ -91,7 +91,8 @@ def write_study(root, p: dict, verdicts: dict[str, pd.DataFrame]) -> dict:
                 root / table_path("ds", "bias"))
     pairs = pd.DataFrame({
         "pair_id": list(INDEX), "source": "synthetic", "domain": "color", "query": "q",
-        "image": "i.png", "answer_a": "a", "answer_b": "b", "preference": PREFERENCE,
+        "image": "i.png", "image_sha256": "sha-i", "answer_a": "a", "answer_b": "b",
+        "preference": PREFERENCE,
         "file_order": "ab", "overridden": False, "model_a": None, "model_b": None,
         "correct_a": None, "correct_b": None, "details_a": None, "details_b": None,
         "padding_a": None, "padding_b": None, "scene": None})

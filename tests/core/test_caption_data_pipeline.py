@@ -299,12 +299,16 @@ def test_an_edited_caption_or_image_reruns_philautia_through_both_doors(tmp_path
                      settings={SETTING: philautia["settings"][SETTING]})
     project = recorded_project(tmp_path / "project", params)
     assert data_deps(project, "dataset") == {str(annotations.parent)}  # one folder
-    selected = pd.read_parquet(project / "data/dataset/images.parquet")["image_path"]
+    selected = pd.read_parquet(project / "data/dataset/images.parquet")
+    first = int(selected["image_id"][0].removeprefix("nocaps-"))
 
-    def recaption(data: dict) -> None:
-        data["annotations"][0]["caption"] += " (corrected)"
+    def recaption(data: dict) -> None:  # a reference the table holds: its image's first
+        used = min((a for a in data["annotations"] if a["image_id"] == first),
+                   key=lambda annotation: annotation["id"])
+        used["caption"] += " (corrected)"
 
-    for path, edit in ((annotations, edit_json(recaption)), (Path(selected[0]), repaint)):
+    for path, edit in ((annotations, edit_json(recaption)),
+                       (Path(selected["image_path"][0]), repaint)):
         assert_edit_reruns(project, path, edit, "dataset", "dataset")
 
 

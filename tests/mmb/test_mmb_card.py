@@ -83,7 +83,8 @@ def _pairs(preferences: dict[str, float]) -> pd.DataFrame:
     return pd.DataFrame([{"pair_id": pair, "group": "g", "prompt": "p", "image_a": "a.png",
                           "image_b": "b.png", "preference": preference, "split": "test",
                           "fold": None, "source": "synthetic", "style_a": None,
-                          "style_b": None} for pair, preference in preferences.items()])
+                          "style_b": None, "image_a_sha256": "sha-a",
+                          "image_b_sha256": "sha-b"} for pair, preference in preferences.items()])
 
 
 def _write(tmp_path, params: dict, judged: dict[str, pd.DataFrame],

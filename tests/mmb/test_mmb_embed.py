@@ -142,12 +142,14 @@ def test_support_set_per_k(tmp_path, default_params, mode, first):
     vectors = normalise(rng.normal(size=(8, 5)))  # 6 support images, 2 shown in a pair
     names = [f"img{i}.png" for i in range(8)]
     write_table(pd.DataFrame({"image_path": names[:6], "group": "g", "fold": None,
-                              "style": None}).astype({"fold": "Int64"}),
+                              "style": None, "image_sha256": names[:6]}
+                             ).astype({"fold": "Int64"}),
                 tmp_path / "support.parquet", SUPPORT)
     write_table(pd.DataFrame([{"pair_id": "p", "group": "t", "prompt": "x",
                                "image_a": names[6], "image_b": names[7], "preference": 1.0,
                                "split": "test", "fold": None, "source": "hpdv2",
-                               "style_a": None, "style_b": None}]).astype({"fold": "Int64"}),
+                               "style_a": None, "style_b": None, "image_a_sha256": names[6],
+                               "image_b_sha256": names[7]}]).astype({"fold": "Int64"}),
                 tmp_path / "pairs.parquet", PAIRS)
     write_table(pd.DataFrame({"image_path": names, "image_sha256": names,
                               "embedding": list(vectors)}), tmp_path / "emb.parquet", EMBEDDINGS)

@@ -14,6 +14,7 @@ import yaml
 
 from judgebias.artifacts import write_table
 from judgebias.config import ConfigError, validate_params
+from judgebias.filedigest import file_sha256
 from judgebias.judging.answers import LabelProbabilities
 from judgebias.models.base import ChatRequest, Sampling
 from judgebias.models.journal import TooManyFailures
@@ -120,7 +121,8 @@ def _inputs(config, tmp_path):
     pairs = pd.DataFrame([{"pair_id": "p1", "group": "g", "prompt": "a neon city",
                            "image_a": a, "image_b": b, "preference": 1.0, "split": "test",
                            "fold": None, "source": "synthetic", "style_a": None,
-                           "style_b": None}])
+                           "style_b": None, "image_a_sha256": file_sha256(a),
+                           "image_b_sha256": file_sha256(b)}])
     pairs_path, pool_path = tmp_path / "pairs.parquet", tmp_path / "pool.yaml"
     write_table(pairs, pairs_path, PAIRS)
     pool_path.write_text(yaml.safe_dump(builtin_pool()[:3]))

@@ -1,7 +1,11 @@
 """Self- and family-preference in score points (judgebias.studies.philautia.selfpref,
 beyond the paper): exact on a noise-free table, the absorbed fit equals statsmodels with
 explicit dummies, and on simulated panels with planted preferences the intervals cover
-the planted effects in points where seed 000's philautia score (§4.1) misreads them."""
+the planted effects in points where seed 000's philautia score (§4.1) misreads them.
+Issue 40: judge slopes estimated within generators are not tilted by a preference for
+another model, their two-step covariance matches a cluster bootstrap, the interaction
+variance is estimated from the unmodelled cells, and preferences for other models alone
+make no own effect significant beyond the nominal rate."""
 
 from __future__ import annotations
 
@@ -24,6 +28,8 @@ from judgebias.studies.philautia.params import model_families
 from judgebias.studies.philautia.selfpref import (
     build_design,
     fit_absorbed,
+    one_factor,
+    one_factor_jacobian,
     self_preference,
     siblings,
     with_philautia,
@@ -159,6 +165,34 @@ def test_a_preference_for_another_model_does_not_tilt_the_within_slope() -> None
     assert abs(between[3]) > 2.0 / 3
 
 
+def test_one_factor_jacobian_matches_finite_differences() -> None:
+    """The implicit-function Jacobian of the one-factor fit (delta method of the
+    two-step covariance) against central differences of the fit itself."""
+    rng = np.random.default_rng(2)
+    b = np.array([1.0, 0.8, 1.3, 1.1, 0.9])
+    cov = np.outer(b, b) + 0.05 * rng.normal(size=(5, 5))
+    cov = (cov + cov.T) / 2
+    fit = one_factor(cov)
+    upper = np.triu_indices(5, 1)
+    numeric = np.empty((5, len(upper[0])))
+    for j, (e, f) in enumerate(zip(*upper, strict=True)):
+        step = np.zeros((5, 5))
+        step[e, f] = step[f, e] = 1e-6
+        numeric[:, j] = (one_factor(cov + step) - one_factor(cov - step)) / 2e-6
+    assert np.allclose(one_factor_jacobian(cov, fit), numeric, atol=1e-4)
+
+
+def test_without_a_common_factor_the_slopes_are_left_out_and_said_so() -> None:
+    """Two judges cannot give a one-factor fit (one covariance, two loadings): the judge
+    slopes are left out (rho = 0, the same fit as slopes=False) with a warning."""
+    long = long_table(additive(6, [2.0, 0, 0, 0], [0, 0, 0, 0], noise=1.0))
+    long = long[long["evaluator"].isin(["a", "c"]) & long["generator"].isin(["a", "c"])]
+    with pytest.warns(RuntimeWarning, match="judge slopes left out"):
+        within = self_preference(long, ["a", "c"], FAMILIES)
+    plain = self_preference(long, ["a", "c"], FAMILIES, slopes=False)
+    assert np.allclose(within["own_effect"], plain["own_effect"], equal_nan=True)
+
+
 def test_two_step_covariance_matches_a_cluster_bootstrap() -> None:
     """The Murphy-Topel / delta-method covariance of slopes="within" against a cluster
     (image) bootstrap of the whole two-step estimator, on one noisy data set."""
@@ -169,6 +203,64 @@ def test_two_step_covariance_matches_a_cluster_bootstrap() -> None:
                              FAMILIES)["own_effect"].to_numpy() for _ in range(150)]
     ratio = np.std(draws, axis=0, ddof=1) / se
     assert ((ratio > 0.75) & (ratio < 1.33)).all(), ratio
+
+
+def test_interaction_variance_is_estimated_from_the_unmodelled_cells() -> None:
+    """Judge x generator interactions outside the model (preferences for other models)
+    as random effects: the method-of-moments tau^2 (`interaction_variance`) is near the
+    planted cells' variance when there are some, near 0 when there are none, and the
+    intervals widen by it."""
+    models = list("abcdefgh")
+    families = {"a": "x", "b": "x", "c": "x", "d": "y", "e": "y", "f": "y", "g": "z",
+                "h": "w"}
+    rng = np.random.default_rng(4)
+    n, m = 150, len(models)
+    caption = 50 + rng.normal(0, 10, (n, m, 1))
+    sib = siblings(models, families)
+    free = ~sib & ~np.eye(m, dtype=bool)
+    theta = np.where(free, rng.normal(0, 2.0, (m, m)), 0.0)  # [e, g]
+    noise = rng.normal(0, 8.0, (n, m, m))
+    found = {}
+    for name, cells in (("none", 0 * theta), ("planted", theta)):
+        long = long_table(caption + cells.T[None] + noise, models)
+        fit = fit_absorbed(build_design(long, models, families), interactions=True)
+        found[name] = fit.tau2
+    assert found["none"] < 0.5
+    assert 0.5 * theta[free].var() < found["planted"] < 2 * theta[free].var()
+    long = long_table(caption + theta.T[None] + noise, models)
+    wide = self_preference(long, models, families)["own_se"]
+    narrow = self_preference(long, models, families, interactions=False)["own_se"]
+    assert (wide > narrow).all()
+
+
+def test_preferences_for_other_models_alone_make_no_own_effect_significant() -> None:
+    """Issue 40's check on a fast additive world: eight judges with different slopes
+    and leniencies, generators of spread quality, and ten +-1-2 point preferences for
+    *other* models (most of them for the best or the worst generator, where a slope
+    fitted on the generator means is tilted most), none for self: the share of own
+    intervals that exclude 0 stays within the binomial band of the nominal 5%."""
+    models = list("abcdefgh")
+    families = {"a": "x", "b": "x", "c": "x", "d": "y", "e": "y", "f": "y", "g": "z",
+                "h": "w"}
+    m = len(models)
+    quality = np.linspace(12, -12, m)
+    slope = np.array([1.0, 0.8, 1.2, 0.9, 1.3, 0.7, 1.1, 1.0])
+    leniency = np.linspace(-5, 5, m)
+    cross = np.zeros((m, m))  # [e, g]
+    for e, g, points in [("a", "h", 2), ("b", "g", -2), ("c", "h", -2), ("d", "a", 2),
+                         ("d", "h", -1), ("e", "a", -2), ("f", "b", 2), ("g", "a", 2),
+                         ("g", "h", -1), ("h", "a", 2)]:
+        cross[models.index(e), models.index(g)] = points
+    rng = np.random.default_rng(0)
+    rejected = []
+    for _ in range(40):
+        caption = quality[None, :, None] + rng.normal(0, 10, (100, m, 1))
+        values = (50 + slope[None, None, :] * caption + leniency[None, None, :]
+                  + cross.T[None] + rng.normal(0, 8, (100, m, m)))
+        table = self_preference(long_table(values, models), models, families)
+        rejected += list((table["own_ci_low"] > 0) | (table["own_ci_high"] < 0))
+    band = 0.05 + 3 * np.sqrt(0.05 * 0.95 / len(rejected))
+    assert np.mean(rejected) <= band, np.mean(rejected)
 
 
 def test_two_family_panel_is_flagged_and_own_minus_family_is_identified() -> None:

@@ -25,6 +25,10 @@ PAIRS = table_schema("birch_pairs", [
     pa.field("domain", pa.string(), nullable=False),  # sub-dataset / question kind
     pa.field("query", pa.string(), nullable=False),
     pa.field("image", pa.string(), nullable=False),  # image file path
+    # sha256 of the image file's bytes (judgebias.filedigest): a replaced image changes
+    # the table, so `dvc repro` reruns the judges after it; None only where the file is
+    # missing, which the data step refuses (importers.check_images) before writing
+    pa.field("image_sha256", pa.string(), nullable=True),
     pa.field("answer_a", pa.string(), nullable=False),
     pa.field("answer_b", pa.string(), nullable=False),
     pa.field("preference", pa.string(), nullable=False),  # human: one of PREFERENCES

@@ -68,6 +68,7 @@ import pandas as pd
 from judgebias.artifacts import write_bytes
 from judgebias.data.paths import input_files, resolve_inside
 from judgebias.data.rows import csv_records, json_records, read_text, row_error
+from judgebias.filedigest import files_sha256, sha256_column
 from judgebias.judging.answers import STATUS_OK
 from judgebias.studies.frame.annotators import simulate_annotators
 from judgebias.studies.frame.concepts import VOCABULARY, perturb, sample_concepts
@@ -305,7 +306,11 @@ def attach_humans(generated: pd.DataFrame, *, sds: Sequence[float] = (0.6, 0.9),
 
 
 def _typed(items: pd.DataFrame) -> pd.DataFrame:
-    items = items[ITEMS.names].copy()
+    """The item table in :data:`ITEMS`' columns and types, with the sha256 of each image
+    file (constructed and imported alike: a replaced image must change the table, or
+    `dvc repro` would keep the judges' scores of the old one)."""
+    items = items.assign(**{sha256_column(c): files_sha256(items[c])
+                            for c in ("image", "image_b")})[ITEMS.names].copy()
     items["n_perturbed"] = pd.array(
         [None if v is None or pd.isna(v) else int(v) for v in items["n_perturbed"]],
         dtype="Int64")
@@ -338,7 +343,8 @@ def read_scores(path: str | Path, known: set[str] | None = None
 
 # -- the importer ------------------------------------------------------------------------------
 
-_KNOWN = frozenset(ITEMS.names) | {"status"}
+_DIGESTS = frozenset(sha256_column(c) for c in ("image", "image_b"))  # computed, not read
+_KNOWN = frozenset(ITEMS.names) - _DIGESTS | {"status"}
 
 
 def _missing(value: Any) -> bool:

@@ -29,6 +29,10 @@ ITEMS = table_schema("frame_items", [
     pa.field("n_perturbed", pa.int64(), nullable=True),
     pa.field("image", pa.string(), nullable=False),  # set A
     pa.field("image_b", pa.string(), nullable=True),  # set B (Fig. 3)
+    # sha256 of each image file's bytes (judgebias.filedigest; None without image_b): a
+    # replaced image changes the table, so `dvc repro` reruns the renders and judges
+    pa.field("image_sha256", pa.string(), nullable=False),
+    pa.field("image_b_sha256", pa.string(), nullable=True),
     pa.field("human_score", pa.float64(), nullable=True),  # 1-5
     pa.field("annotator_1", pa.float64(), nullable=True),
     pa.field("annotator_2", pa.float64(), nullable=True),

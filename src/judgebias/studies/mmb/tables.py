@@ -33,6 +33,10 @@ PAIRS = table_schema("mmb_pairs", [
     pa.field("source", pa.string(), nullable=False),  # hpdv2 | mjbench | synthetic
     pa.field("style_a", pa.string(), nullable=True),  # planted style (synthetic only)
     pa.field("style_b", pa.string(), nullable=True),
+    # sha256 of each image file's bytes (judgebias.filedigest): a replaced image changes
+    # the table, so `dvc repro` reruns the judges and embeddings after it
+    pa.field("image_a_sha256", pa.string(), nullable=False),
+    pa.field("image_b_sha256", pa.string(), nullable=False),
 ])
 
 # The unlabelled support set D_sup the clusters are fitted on (256 x K images).
@@ -41,6 +45,7 @@ SUPPORT = table_schema("mmb_support", [
     pa.field("group", pa.string(), nullable=False),
     pa.field("fold", pa.int64(), nullable=True),  # MJBench: the fold the image belongs to
     pa.field("style", pa.string(), nullable=True),  # planted style (synthetic only)
+    pa.field("image_sha256", pa.string(), nullable=False),  # as the pairs' (above)
 ])
 
 # One row per image: its CLIP embedding (L2-normalised), keyed by content hash.

@@ -27,7 +27,9 @@ from judgebias.card.text import signed_phrase
 from judgebias.studies.philautia.tables import SELFPREF, SELFPREF_TABLE, setting_file
 
 WALD = "Wald t, image-clustered SE"
-INTERVAL = "t 95%, image-clustered SE"
+# The interval carries the spread of the judges' preferences for other models (the
+# judge x generator interaction variance, selfpref.py) beside the image clusters.
+INTERVAL = "t 95%, image-clustered SE + judge x generator variance"
 EFFECTS = {  # measure -> (column prefix, label, phrases for the judge's reading: +, -)
     "self_preference": ("own", "Self-preference", "adds {} points to its own captions",
                         "takes {} points off its own captions"),

@@ -33,8 +33,10 @@ The pixels are Open Images files that the user downloads separately into `image_
 - image_id: "nocaps-<id>", unique across the project's datasets.
 - image_path: `str(image_dir / file_name)` (normalised; a `file_name` that is absolute or
   climbs out of `image_dir` with `..` is an error, `judgebias.data.paths.resolve_inside`).
-- image_sha256: hex SHA-256 of the image file's bytes, so a request key (docs/design.md
-  principle 5) and every derived artifact pin the exact pixels that were judged.
+- image_sha256: hex SHA-256 of the image file's bytes (judgebias.filedigest.file_sha256,
+  the one digest every study's data table stores), so a request key (docs/design.md
+  principle 5) and every derived artifact pin the exact pixels that were judged, and a
+  replaced image changes the table: `dvc repro` then reruns what follows.
 - references: the first `n_references` captions of the image in ascending annotation
   `id` order. Annotation ids are the file's own stable order, so the choice does not
   depend on how a JSON writer ordered the list, and it is the same for every run.
@@ -71,6 +73,7 @@ from judgebias.data.scenes import (
     scene_to_json,
     to_png_bytes,
 )
+from judgebias.filedigest import file_sha256
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +83,6 @@ NOCAPS_SOURCE = "nocaps"
 DOMAINS = ("in-domain", "near-domain", "out-domain")
 MISSING_MODES = ("error", "skip")
 _SHOWN_MISSING = 20
-_HASH_CHUNK = 1 << 20
 
 
 def dataset_files(spec: Mapping[str, Any]) -> list[str]:
@@ -367,15 +369,6 @@ def _sample(ids: list[int], n_images: int | None, seed: int) -> list[int]:
 # --------------------------------------------------------------------------- files
 
 
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file, read in chunks so large images never sit in memory twice."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for chunk in iter(lambda: handle.read(_HASH_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _resolve_missing(
     ids: list[int],
     images: dict[int, dict[str, Any]],
@@ -452,7 +445,7 @@ def _frame(
             {
                 "image_id": f"nocaps-{image_id}",
                 "image_path": str(file_path),
-                "image_sha256": sha256_file(file_path),
+                "image_sha256": file_sha256(file_path),
                 "references": list(captions[image_id][:n_references]),
                 "source": NOCAPS_SOURCE,
                 "scene": None,

@@ -102,7 +102,12 @@ def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path)
 SELFPREF_NOTE = (
     "Points vs philautia score: the point estimates say how many points (0-100) a judge "
     "adds to its own captions (own) and to its siblings' (family), compared with the "
-    "other judges' scores of the same caption and net of the judge's leniency. The "
+    "other judges' scores of the same caption and net of the judge's leniency and slope "
+    "(the slope fitted within generators, so a preference for another model does not "
+    "tilt it). A judge's own effect is relative to the generators it has no modelled "
+    "relation with; the intervals include the spread of judges' preferences for other "
+    "models (judge x generator variance), and a preference several judges share cannot "
+    "be told apart from that generator's captions being better. The "
     "philautia score is relative and the two disagree when (i) other judges favour "
     "themselves: a judge without self-preference then gets a positive philautia score "
     "(column standardisation lowers the other generators' entries); (ii) a judge favours "

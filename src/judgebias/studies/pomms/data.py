@@ -23,6 +23,10 @@ exactly the columns in `COLUMNS`:
   Without images a dataset still serves to measure agreement with scores computed
   elsewhere (e.g. by the authors' released metric outputs), but it cannot be scored by an
   MLLM judge, which has to see the pixels.
+- image_sha256 (str or None): the SHA-256 of that file's bytes
+  (judgebias.filedigest.file_sha256, each file read once), None with image_path. A
+  replaced image thus changes the table, and `dvc repro` (which reruns a stage only when
+  a dep's content changed) reruns the judges after it.
 - candidate (str): the caption that was rated.
 - references (list[str]): the human reference captions of the image, as given.
 - human_score (float): the rating on the source's own scale (Flickr8k-Expert 1..4,
@@ -60,6 +64,7 @@ import pandas as pd
 
 from judgebias.data import scenes
 from judgebias.data.paths import input_files, resolve_inside
+from judgebias.filedigest import files_sha256
 from judgebias.models.sim import SimModel
 from judgebias.studies.philautia.data import (
     MissingImagesError,
@@ -76,6 +81,7 @@ COLUMNS: tuple[str, ...] = (
     "dataset",
     "image_id",
     "image_path",
+    "image_sha256",
     "candidate",
     "references",
     "human_score",
@@ -87,6 +93,7 @@ ITEM_COLUMNS: tuple[str, ...] = (
     "dataset",
     "image_id",
     "image_path",
+    "image_sha256",
     "candidate",
     "references",
     "split",
@@ -247,25 +254,30 @@ def _resolve_images(
 
 
 def _frame(items: Iterable[_Item], dataset: str) -> pd.DataFrame:
-    """The rating table: one row per (item, rating), items in order, raters 0..k-1."""
+    """The rating table: one row per (item, rating), items in order, raters 0..k-1,
+    each with its image's sha256."""
+    items = list(items)
+    digests = files_sha256(item.image_path for item in items)
     rows = [
         {
             "item_id": item.item_id,
             "dataset": dataset,
             "image_id": item.image_id,
             "image_path": item.image_path,
+            "image_sha256": digest,
             "candidate": item.candidate,
             "references": list(item.references),
             "human_score": float(score),
             "rater": rater,
             "split": item.split,
         }
-        for item in items
+        for item, digest in zip(items, digests, strict=True)
         for rater, score in enumerate(item.scores)
     ]
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     # Keep None (not NaN) for "no image", and fixed dtypes even for an empty table.
     frame["image_path"] = frame["image_path"].astype(object)
+    frame["image_sha256"] = frame["image_sha256"].astype(object)
     frame["references"] = frame["references"].astype(object)
     frame["human_score"] = frame["human_score"].astype("float64")
     frame["rater"] = frame["rater"].astype("int64")

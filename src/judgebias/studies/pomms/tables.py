@@ -16,6 +16,9 @@ JUDGEMENTS = table_schema("judgements", [
     pa.field("dataset", pa.string(), nullable=False),
     pa.field("image_id", pa.string(), nullable=False),
     pa.field("image_path", pa.string(), nullable=True),  # None: no pixels imported
+    # sha256 of the image file's bytes (judgebias.filedigest; None with image_path): a
+    # replaced image changes the table, so `dvc repro` reruns the judges after it
+    pa.field("image_sha256", pa.string(), nullable=True),
     pa.field("candidate", pa.string(), nullable=False),
     pa.field("references", pa.list_(pa.string()), nullable=False),
     pa.field("human_score", pa.float64(), nullable=False),

@@ -19,7 +19,9 @@ comparisons; the spec (birch.md, "VL-RewardBench labels") fixes how their labels
 Every malformed row is an error naming the file, the row (1-based: JSON lines counted by
 line, a JSON array by element) and the key, before anything is judged;
 :func:`check_images` lists the pairs whose image file is missing, so that a run stops
-before any paid call.
+before any paid call. Each pair's ``image_sha256`` records the bytes of its image (the
+file is read, not decoded): DVC reruns what follows the data stage only when the table's
+content changes, and a replaced image must rerun the judges.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import yaml
 
 from judgebias.data.paths import resolve_inside
 from judgebias.data.rows import csv_records, json_records, read_text, row_error
+from judgebias.filedigest import files_sha256
 from judgebias.studies.birch.tables import PAIRS, PREFERENCES
 
 log = logging.getLogger(__name__)
@@ -125,7 +128,11 @@ def _pair_row(*, pair_id: str, source: str, domain: str, query: str, image: str,
 
 
 def _typed(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The pair table of `rows`, with the sha256 of each image file that exists (a
+    missing one is left None for :func:`check_images` to name)."""
     pairs = pd.DataFrame(rows, columns=PAIRS.names)
+    pairs["image_sha256"] = files_sha256(
+        image if Path(image).is_file() else None for image in pairs["image"])
     pairs["overridden"] = pairs["overridden"].astype(bool)
     for column in ("correct_a", "correct_b"):
         pairs[column] = pd.array(pairs[column], dtype="boolean")
@@ -187,7 +194,8 @@ def read_vl_rewardbench(path: str | Path, images_root: str, seed: int) -> pd.Dat
     images_root
         The folder holding the benchmark's ``images/`` folder: a pair's ``image`` is
         ``image_path`` inside it (an absolute ``image_path``, or one whose ``..`` climbs
-        out of it, is an error). Images are not opened here (see :func:`check_images`).
+        out of it, is an error). Images are hashed, not decoded; a missing one is
+        left for :func:`check_images` to name.
     seed
         The order seed (a non-negative integer): each pair's answers are shown swapped
         or not by a draw seeded by (seed, pair id).

@@ -22,6 +22,7 @@ import pandas as pd
 
 from judgebias.artifacts import atomic_path
 from judgebias.data.scenes import random_scene, render, scene_to_json, to_png_bytes
+from judgebias.filedigest import file_sha256
 from judgebias.studies.birch.vqa import draw_question, write_answer
 
 
@@ -62,7 +63,8 @@ def synthetic_pairs(options: Mapping[str, Any], seed: int, images: str | Path) -
             drawn["a"], drawn["b"]
         rows.append({
             "pair_id": pair_id, "source": "synthetic", "domain": truth.attribute,
-            "query": query, "image": str(path), "answer_a": text_a, "answer_b": text_b,
+            "query": query, "image": str(path), "image_sha256": file_sha256(path),
+            "answer_a": text_a, "answer_b": text_b,
             "preference": human_preference(correct_a, correct_b, details_a, details_b),
             "file_order": "ab", "overridden": False, "model_a": None, "model_b": None,
             "correct_a": correct_a, "correct_b": correct_b, "details_a": details_a,

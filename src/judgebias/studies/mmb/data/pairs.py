@@ -45,11 +45,12 @@ from PIL import Image
 from judgebias.artifacts import write_bytes
 from judgebias.config import input_errors
 from judgebias.data.paths import input_files, resolve_inside
+from judgebias.filedigest import files_sha256, sha256_column
 from judgebias.studies.mmb.data.synthetic import generate, planted_styles, png_bytes
 
 PAIR_COLUMNS = ["pair_id", "group", "prompt", "image_a", "image_b", "preference", "split",
-                "fold", "source", "style_a", "style_b"]
-SUPPORT_COLUMNS = ["image_path", "group", "fold", "style"]
+                "fold", "source", "style_a", "style_b", "image_a_sha256", "image_b_sha256"]
+SUPPORT_COLUMNS = ["image_path", "group", "fold", "style", "image_sha256"]
 
 
 def hpdv2_image_folders(hpdv2: Mapping[str, Any]) -> tuple[Path, Path]:
@@ -264,7 +265,9 @@ def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
     counterparts); it is created even when there are none (HPDv2 alone), because the rule
     declares it as an output. The summary names the files read (``files``) for the data
     checks' messages and the test pairs' orientation (``test_orientation``). A bad file is
-    a ConfigError naming its params key, the file and the row."""
+    a ConfigError naming its params key, the file and the row. Both tables hold the
+    sha256 of every image they name (judgebias.filedigest.files_sha256, each file read
+    once), so that a replaced image changes them and `dvc repro` reruns what follows."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     name = block["name"]
@@ -314,6 +317,8 @@ def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
     support_table["style"] = support_table["image_path"].map(styles)
     support_table["fold"] = support_table["fold"].astype("Int64")
     pairs["fold"] = pairs["fold"].astype("Int64")
+    for table, column in ((pairs, "image_a"), (pairs, "image_b"), (support_table, "image_path")):
+        table[sha256_column(column)] = files_sha256(table[column])
     summary = {"dataset": name, "pairs": pairs["split"].value_counts().to_dict(),
                "tied_pairs_dropped": tied, "test_groups": int(test["group"].nunique()),
                "test_orientation": {"mode": orientation,
