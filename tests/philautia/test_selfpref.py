@@ -28,13 +28,11 @@ from judgebias.studies.philautia.params import model_families
 from judgebias.studies.philautia.selfpref import (
     build_design,
     fit_absorbed,
-    one_factor,
-    one_factor_jacobian,
     self_preference,
     siblings,
     with_philautia,
-    within_slopes,
 )
+from judgebias.studies.philautia.slopes import one_factor, one_factor_jacobian, within_slopes
 from judgebias.studies.philautia.steps import analysis_scores
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES, SCORES, SELFPREF
 from judgebias.study import study_models
@@ -109,7 +107,7 @@ def test_absorbed_fit_equals_explicit_dummies(absorb: str, slopes: str) -> None:
     scale = (n - k) / (n - X.shape[1])
     assert np.allclose(fit.cov * scale, ref.cov_params()[:k, :k], atol=1e-8)
     # and statsmodels on the demeaned design itself gives our covariance
-    from judgebias.studies.philautia.selfpref import demean_within
+    from judgebias.studies.philautia.slopes import demean_within
 
     within = sm.OLS(demean_within(design.y, design.absorbed),
                     demean_within(design.X, design.absorbed)).fit(
