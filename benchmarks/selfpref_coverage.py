@@ -166,6 +166,7 @@ if __name__ == "__main__":  # small matrices: BLAS threads only contend (set bef
 import numpy as np
 import pandas as pd
 import yaml
+from expected_score_bias import estimates  # benchmarks/: the pipeline's parser on sim answers
 from scipy import stats
 
 from judgebias.artifacts import write_table
@@ -239,6 +240,23 @@ WORLDS: dict[str, tuple[dict[str, tuple[Any, ...]], bool, list[str]]] = {
 for _world in ("cross_eight", "cross_only"):
     WORLDS[_world] = ({m: (*plant[:2], CROSS.get(m, {}), CROSS_SIM.get(m, {}))
                        for m, plant in WORLDS[_world][0].items()}, *WORLDS[_world][1:])
+# cross_eight's own and family preferences, with each seed's own draw of the preferences
+# for other models (`random_relations`): coverage over many patterns of relations, the
+# average a random-effects interval promises, where a fixed world shows one pattern
+WORLDS["cross_random"] = WORLDS["cross_eight"]
+RANDOM_RELATIONS = {"cross_random"}
+
+
+def random_relations(models: Sequence[str], seed: int) -> dict[str, dict[str, float]]:
+    """Per judge, 0 to 3 preferences for or against other models (any but itself, a
+    sibling included), each +-0.01 or +-0.02 (1-2 points), drawn from the seed."""
+    rng = np.random.default_rng(10_000 + seed)
+    out = {}
+    for model in models:
+        others = [m for m in models if m != model]
+        chosen = rng.choice(others, size=rng.integers(0, 4), replace=False)
+        out[model] = {str(m): float(rng.choice([-0.02, -0.01, 0.01, 0.02])) for m in chosen}
+    return out
 SOLO_OPENERS = ("Pictured here is", "Visible here is")
 KINDS = ("own", "family", "own_vs_family")
 GRID = np.linspace(0.0, 1.0, 4001)  # opinions at which the expected score is tabulated
@@ -249,6 +267,9 @@ WEIGHTS = WEIGHTS / WEIGHTS.sum()
 def world_params(name: str, seed: int) -> dict[str, Any]:
     """The default params.yaml with the world's panel (validated), backend seed `seed`."""
     prefs, keep_cross, alone = WORLDS[name]
+    if name in RANDOM_RELATIONS:
+        drawn = random_relations(list(prefs), seed)
+        prefs = {m: (*plant[:2], drawn[m], *plant[3:]) for m, plant in prefs.items()}
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     params["seed"] = seed
     params["families"]["finch"] = {"description": "benchmark", "sim": {"opener": "Here we see"}}
@@ -307,6 +328,7 @@ class World:
     families: Mapping[str, Any]
     image_ids: np.ndarray
     noise: np.ndarray  # per evaluator
+    tokenizers: list[str]  # per evaluator: how its score is spelled (sim `tokenizer`)
     planted: Mapping[str, np.ndarray]
     null: Mapping[str, np.ndarray]
 
@@ -347,6 +369,7 @@ def judgements(config: Mapping[str, Any], null: Mapping[str, Any], evaluator: st
 def build_world(name: str, seed: int, n_images: int, workdir: Path) -> World:
     """Images, captions and judgements of one seed of a world (both settings)."""
     config = world_params(name, seed)
+    config["journal_dir"] = str(workdir / "journal")  # the sim's perception store
     models = list(config["philautia"]["models"])
     null = without_own_preferences(config, models)
     images = build_synthetic_dataset(workdir / f"{name}-{seed}", n_images, seed, 128, 5)
@@ -361,8 +384,9 @@ def build_world(name: str, seed: int, n_images: int, workdir: Path) -> World:
                 planted[setting][i, j], removed[setting][i, j] = judgements(
                     config, null, evaluator, setting, rows)
     noise = np.array([config["panel"][m]["sim"]["noise"] for m in models], dtype=float)
+    tokenizers = [config["panel"][m]["sim"]["tokenizer"] for m in models]
     return World(models, model_families(config, models),
-                 images["image_id"].to_numpy(), noise, planted, removed)
+                 images["image_id"].to_numpy(), noise, tokenizers, planted, removed)
 
 
 def expected_score_curve(noise: float) -> np.ndarray:
@@ -390,6 +414,54 @@ class Scorer:
         """The expected score averaged over z (Gauss-Hermite quadrature)."""
         return sum(w * self(means, np.full(means.shape, z))
                    for z, w in zip(NODES, WEIGHTS, strict=True))
+
+    def draw(self, means: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One data set: every answer's expected score at a fresh opinion draw."""
+        return self(means, rng.standard_normal(means.shape))
+
+
+ANSWER_GRID = np.linspace(0.0, 1.0, 401)  # opinions at which parsed answers are tabulated
+
+
+def answer_table(noise: float, tokenizer: str) -> tuple[np.ndarray, np.ndarray]:
+    """At each opinion of ANSWER_GRID: the parser's estimate for every sampled score n
+    (the pipeline's `IntegerScore.parse` of an answer spelling n with the sim's top-10
+    log-probs, benchmarks/expected_score_bias.py `estimates`) and the CDF of n."""
+    estimate, cdf = np.empty((len(ANSWER_GRID), 101)), np.empty((len(ANSWER_GRID), 101))
+    for i, opinion in enumerate(ANSWER_GRID):
+        logp = score_logprobs(float(opinion), noise)
+        estimate[i] = estimates(logp, tokenizer)[0]
+        cdf[i] = np.cumsum(np.exp(logp))
+    return estimate, cdf
+
+
+class SampledScorer(Scorer):
+    """As `Scorer`, but a data set's scores are what the pipeline reads from one sampled
+    answer per request: the score n drawn from p(n | opinion) (temperature 1, as the sim
+    answers) and parsed with its top-10 log-probs, so the parser's residual (discrete:
+    it depends on the sampled n, most for the digit-by-digit tokenizer) is in the data.
+    Truths stay the expected scores (`Scorer.mean`), which the parser estimates without
+    bias (benchmarks/expected_score_bias.py)."""
+
+    def __init__(self, noise: np.ndarray, tokenizers: Sequence[str]) -> None:
+        super().__init__(noise)
+        self.tokenizers = list(tokenizers)
+        self.tables = {(float(n), t): answer_table(float(n), t)
+                       for n, t in set(zip(noise, tokenizers, strict=True))}
+
+    def draw(self, means: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        out = np.empty(means.shape)
+        step = len(ANSWER_GRID) - 1
+        for e, (noise, tokenizer) in enumerate(zip(self.noise, self.tokenizers, strict=True)):
+            estimate, cdf = self.tables[(float(noise), tokenizer)]
+            opinion = np.clip(means[e] + noise * rng.standard_normal(means[e].shape), 0, 1)
+            low = np.minimum(np.floor(opinion * step).astype(int), step - 1)
+            weight = opinion * step - low
+            nearest = np.where(weight < 0.5, low, low + 1)
+            u = rng.random(opinion.shape)[..., None] * cdf[nearest, -1:]
+            score = np.minimum((cdf[nearest] < u).sum(axis=-1), 100)
+            out[e] = (1 - weight) * estimate[low, score] + weight * estimate[low + 1, score]
+        return out
 
 
 def truth(world: World, scorer: Scorer, setting: str) -> pd.DataFrame:
@@ -421,7 +493,7 @@ def replicate(world: World, scorer: Scorer, setting: str, reps: int,
     means = world.planted[setting]
     rows = []
     for rep in range(reps):
-        scores = scorer(means, rng.standard_normal(means.shape))
+        scores = scorer.draw(means, rng)
         fit = self_preference(long_table(world, scores), world.models, world.families,
                               slopes=slopes, interactions=interactions)
         for kind in KINDS:
@@ -584,6 +656,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="leave the judge x generator interaction variance out of "
                              "the intervals (with --slopes between: the estimator before "
                              "issue 40)")
+    parser.add_argument("--answers", default="sampled", choices=["sampled", "expected"],
+                        help="a data set's scores: parsed from one sampled answer per "
+                             "request (default), or the expected score exactly")
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=SETTINGS)
     parser.add_argument("--default-card", action="store_true",
                         help="instead: the default panel's table before and after issue "
@@ -599,7 +674,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         for name in args.worlds:
             for seed in range(args.seeds):
                 world = build_world(name, 1000 + seed, args.images, Path(tmp))
-                scorer = Scorer(world.noise)
+                scorer = (SampledScorer(world.noise, world.tokenizers)
+                          if args.answers == "sampled" else Scorer(world.noise))
                 for setting in args.settings:
                     results.append(replicate(world, scorer, setting, args.reps, rng,
                                              args.slopes, not args.no_interactions)
@@ -607,7 +683,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     checks.append({"world": name, "setting": setting, "seed": seed,
                                    **philautia_check(world, scorer, setting)})
     print(f"{args.images} images, {args.seeds} seeds x {args.reps} draws per world and "
-          f"setting, slopes={args.slopes}, interactions={not args.no_interactions} "
+          f"setting, answers {args.answers}, slopes={args.slopes}, "
+          f"interactions={not args.no_interactions} "
           f"({time.perf_counter() - started:.0f} s)\n")
     print(markdown(summarise(pd.concat(results, ignore_index=True)), pd.DataFrame(checks)))
 

@@ -124,7 +124,8 @@ def load_yaml(text: str) -> Any:
 
 @cache
 def params_schema() -> dict[str, Any]:
-    """The core schema plus each registered study's block (an optional top-level key)."""
+    """The core schema plus each registered study's block (an optional top-level key)
+    and each registered backend's part (:func:`_add_backends`)."""
     from judgebias.study import registered
 
     text = resources.files("judgebias.workflow").joinpath("params.schema.yaml").read_text()
@@ -136,7 +137,26 @@ def params_schema() -> dict[str, Any]:
                 raise RuntimeError(f"study {name}: schema definition {key!r} already exists")
             schema["$defs"][key] = definition
         schema["properties"][name] = fragment
+    _add_backends(schema)
     return schema
+
+
+def _add_backends(schema: dict[str, Any]) -> None:
+    """The backend registry's part of the schema (judgebias.models.backends): the names
+    a panel entry's ``backend`` may take, the fields each backend adds to a panel entry
+    (which of them a backend may use is checked in :func:`_model_errors`), and each
+    one's ``backends.<name>`` client settings. The core schema file names no backend."""
+    from judgebias.models.backends import registered_backends, schema_errors
+
+    clashes = schema_errors(schema)
+    if clashes:
+        raise RuntimeError("backend registry: " + "; ".join(clashes))
+    model, settings = schema["$defs"]["model"], schema["properties"]["backends"]
+    model["properties"]["backend"]["enum"] = list(registered_backends())
+    for spec in registered_backends().values():
+        model["properties"].update(spec.fields)
+        if spec.settings is not None:
+            settings["properties"][spec.name] = spec.settings
 
 
 def _key_path(parts: Iterable[Any]) -> str:
@@ -211,9 +231,9 @@ def _reference_errors(params: Mapping[str, Any]) -> list[str]:
     from judgebias.study import active
 
     errors = []
-    panel, families = params["panel"], params["families"]
+    panel = params["panel"]
     for key, model in panel.items():
-        errors += _model_errors(key, model, panel, families)
+        errors += _model_errors(key, model, params)
     errors += _sim_style_errors(params)
     errors += _sim_block_errors(panel)
     errors += [f"max_failures.{key}: model {key!r} is not defined under panel"
@@ -230,8 +250,12 @@ def _reference_errors(params: Mapping[str, Any]) -> list[str]:
     return errors
 
 
-def _model_errors(key: str, model: Mapping[str, Any], panel: Mapping[str, Any],
-                  families: Mapping[str, Any]) -> list[str]:
+def _model_errors(key: str, model: Mapping[str, Any], params: Mapping[str, Any]) -> list[str]:
+    """A panel entry's families, then its backend's rules (the registry's,
+    judgebias.models.backends.model_errors: fields, batch mode, the backend's check)."""
+    from judgebias.models.backends import model_errors
+
+    families = params["families"]
     errors = []
     if model["family"] not in families:
         errors.append(f"panel.{key}.family: family {model['family']!r} is not defined "
@@ -243,33 +267,7 @@ def _model_errors(key: str, model: Mapping[str, Any], panel: Mapping[str, Any],
         elif family == model["family"]:
             errors.append(f"panel.{key}.also_in[{i}]: {family!r} is already the model's "
                           f"family (panel.{key}.family); list only further families")
-    if (model["backend"] == "sim") != ("sim" in model):
-        errors.append(f"panel.{key}.sim: required exactly when backend is 'sim' "
-                      f"(backend is {model['backend']!r})")
-    if model.get("batch") and model["backend"] not in ("openai", "gemini"):
-        errors.append(f"panel.{key}.batch: batch mode is for the openai and gemini backends "
-                      f"(backend is {model['backend']!r})")
-    if "engine" in model and model["backend"] != "vllm":
-        errors.append(f"panel.{key}.engine: engine arguments are for the vllm backend "
-                      f"(backend is {model['backend']!r})")
-    if model["backend"] in ("sim", "vllm"):
-        errors += [f"panel.{key}.{field}: only for the openai and gemini backends "
-                   f"(backend is {model['backend']!r})"
-                   for field in ("base_url", "api_key_env") if field in model]
-    elif ((model["backend"] == "gemini" or "base_url" not in model)
-          and "api_key_env" not in model):
-        errors.append(f"panel.{key}.api_key_env: required for the provider's own "
-                      "endpoint (name the environment variable holding the key)")
-    if model["backend"] == "sim" and "sim" not in families.get(model["family"], {}):
-        errors.append(f"families.{model['family']}.sim: simulated model {key!r} needs "
-                      "its family's sim.opener")
-    prefs = model.get("sim", {}).get("preferences", {})
-    errors += [f"panel.{key}.sim.preferences.models.{other}: model {other!r} is not "
-               "defined under panel" for other in prefs.get("models", {}) if other not in panel]
-    errors += [f"panel.{key}.sim.preferences.families.{family}: family {family!r} is not "
-               "defined under families"
-               for family in prefs.get("families", {}) if family not in families]
-    return errors
+    return errors + model_errors(key, model, params)
 
 
 def _sim_style_errors(params: Mapping[str, Any]) -> list[str]:

@@ -18,9 +18,10 @@ template with its fields empty, where the study names the task (a lower bound: t
 fields' text is not known yet), else the mean of the model's other calls.
 
 Every priced model of a provider with a batch API (OpenAI's Batch API, Gemini's batch
-mode) is costed twice, side by side: at online prices and at batch prices (half, per
-`BATCH_PRICE`); the cost "as configured" takes the batch price where the panel entry sets
-`batch: true`. A vllm model is counted in calls, with the GPUs its jobs take; no
+mode) is costed twice, side by side: at online prices and at batch prices (the backend
+registry's batch price, half for both; judgebias.models.backends); the cost "as
+configured" takes the batch price where the panel entry sets `batch: true`. A model of a
+backend whose jobs take GPUs (vllm) is counted in calls, with the GPUs its jobs take; no
 GPU-hours are estimated (they depend on the GPU, the batch and the answers' lengths).
 """
 
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from judgebias import prompts
+from judgebias.models.backends import backend_spec, registered_backends
 from judgebias.models.base import ChatRequest
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.panel import PanelModel, panel_models
@@ -43,12 +45,6 @@ from judgebias.models.registry import backend_version
 
 if TYPE_CHECKING:
     from judgebias.judging.tasks import JudgeTask
-
-# The price of a provider's batch API as a share of its online price, per backend: 50 %
-# for both (../shared/specs/batch.md §1 OpenAI Batch API, "50 % off online"; §2 Gemini
-# batch mode, "50 % off online"). Other backends have none.
-BATCH_PRICE = {"openai": 0.5, "gemini": 0.5}
-
 
 @dataclass
 class PlannedCalls:
@@ -100,7 +96,7 @@ class ModelPlan:
     cost: float | None = None  # the needed calls at online prices (USD)
     cost_batch: float | None = None  # at the provider's batch prices (None: no batch API)
     batch: bool = False  # panel.<m>.batch: the run answers through the batch API
-    gpus: int = 0  # GPUs each job of a vllm model takes
+    gpus: int = 0  # GPUs each job takes (a backend whose jobs take GPUs: vllm)
     by_study: dict[str, Tally] = field(default_factory=dict)
 
     @property
@@ -222,7 +218,7 @@ def template_size(task: JudgeTask) -> tuple[int, int]:
 def estimate_cost(plan: ModelPlan, model: PanelModel, path: Path) -> None:
     """Tokens and cost of the needed calls: keyed ones by their prompts, estimated ones by
     their task's template (`sized`), the rest at the mean of those (1 image and no text
-    if none is known); online, and at the provider's batch price (BATCH_PRICE)."""
+    if none is known); online, and at the provider's batch price (the registry's)."""
     plan.output_tokens_each = _mean_output_tokens(path)
     if plan.output_tokens_each is None:
         plan.output_tokens_each = float(model.sampling.max_tokens)
@@ -237,8 +233,9 @@ def estimate_cost(plan: ModelPlan, model: PanelModel, path: Path) -> None:
     plan.cost = online_cost(chars / 4 + images * pricing.image_tokens,
                             plan.needed * plan.output_tokens_each,
                             pricing.input_per_mtok, pricing.output_per_mtok)
-    if model.backend in BATCH_PRICE:
-        plan.cost_batch = plan.cost * BATCH_PRICE[model.backend]
+    batch = backend_spec(model.backend).batch
+    if batch is not None:
+        plan.cost_batch = plan.cost * batch.price
 
 
 def online_cost(input_tokens: float, output_tokens: float, input_per_mtok: float,
@@ -258,20 +255,26 @@ def _usd(value: float | None) -> float | str:
 
 def plan_table(plan: Plan) -> pd.DataFrame:
     """One row per model: requests, journaled, needed, and how many of those are
-    estimated (not keyed yet), with budget, tokens, the GPUs a vllm job takes, and cost:
-    online, at batch prices, and as configured (`mode`: batch where the panel entry sets
-    `batch: true`)."""
-    return pd.DataFrame([{
+    estimated (not keyed yet), with budget, tokens, the GPUs a job takes (a backend whose
+    jobs take GPUs), and cost: online, at batch prices, and as configured (`mode`: batch
+    where the panel entry sets `batch: true`, online for a backend that calls a provider,
+    else local)."""
+    return pd.DataFrame([_plan_row(p) for p in plan.models], columns=PLAN_COLUMNS)
+
+
+def _plan_row(p: ModelPlan) -> dict[str, Any]:
+    spec = backend_spec(p.backend)
+    return {
         "model": p.model, "backend": p.backend, "requests": p.requests,
         "journaled": p.journaled, "needed": p.needed, "estimated": p.estimated,
         "budget_left": "-" if p.budget_left is None else p.budget_left,
         "over_budget": p.budget_left is not None and p.needed > p.budget_left,
         "est_output_tokens": round(p.needed * (p.output_tokens_each or 0)),
-        "gpus": p.gpus if p.backend == "vllm" else "-",
-        "mode": "batch" if p.batch else "online" if p.backend in BATCH_PRICE else "local",
+        "gpus": p.gpus if spec.gpus else "-",
+        "mode": "batch" if p.batch else "online" if spec.online else "local",
         "cost_online_usd": _usd(p.cost), "cost_batch_usd": _usd(p.cost_batch),
         "est_cost_usd": _usd(p.cost_configured),
-    } for p in plan.models], columns=PLAN_COLUMNS)
+    }
 
 
 def study_table(plan: Plan) -> pd.DataFrame:
@@ -340,17 +343,27 @@ def _cost_lines(plan: Plan, total: Mapping[str, Any]) -> list[str]:
         upper = any(p.output_is_upper_bound for p in plan.models if p.cost is not None)
         lines.append(
             f"cost of the new calls (priced models): ${total['cost_online_usd']:,.2f} "
-            f"online; ${total['cost_batch_usd']:,.2f} with every openai/gemini model at "
-            "its batch price (half; judgebias.plan.BATCH_PRICE); as configured "
+            f"online; ${total['cost_batch_usd']:,.2f} with {_batch_prices()}; as configured "
             f"(batch: {', '.join(batched) or 'none'}): ${total['cost_usd']:,.2f}"
             + ("; output at max_tokens where nothing is journaled yet (an upper bound)"
                if upper else ""))
     if total["not_priced"]:
         lines.append(f"not priced (no panel.<m>.pricing): {', '.join(total['not_priced'])}")
-    gpu = [p for p in plan.models if p.backend == "vllm" and p.needed]
+    gpu = [p for p in plan.models if backend_spec(p.backend).gpus and p.needed]
     if gpu:
-        lines.append(f"vllm: {len(gpu)} model(s), {sum(p.needed for p in gpu):,} new calls "
+        names = "/".join(dict.fromkeys(p.backend for p in gpu))
+        lines.append(f"{names}: {len(gpu)} model(s), {sum(p.needed for p in gpu):,} new calls "
                      "(each job takes the GPUs in `gpus`); GPU-hours are not estimated "
                      "(they depend on the GPU, the batch and the answers' lengths: time a "
                      "pilot run)")
     return lines
+
+
+def _batch_prices() -> str:
+    """Which backends have a batch API, at which share of the online price (the registry's
+    batch price: half for OpenAI's Batch API and Gemini's batch mode, specs/batch.md)."""
+    prices = {s.name: s.batch.price for s in registered_backends().values() if s.batch}
+    share = ("half" if set(prices.values()) == {0.5}
+             else ", ".join(f"{name} x{price:g}" for name, price in prices.items()))
+    return (f"every {'/'.join(prices)} model at its batch price ({share}; "
+            "judgebias.models.backends)")

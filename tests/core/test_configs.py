@@ -17,9 +17,10 @@ from helpers.project import REPO
 
 from judgebias.cli import main
 from judgebias.config import get_key
+from judgebias.models.backends import backend_spec
 from judgebias.models.base import Sampling
 from judgebias.models.panel import PanelModel, Pricing
-from judgebias.plan import BATCH_PRICE, ModelPlan, Plan, cost_totals, estimate_cost, plan_table
+from judgebias.plan import ModelPlan, Plan, cost_totals, estimate_cost, plan_table
 
 CONFIGS = REPO / "configs"
 
@@ -116,7 +117,9 @@ def test_plan_costs_every_api_model_online_and_at_batch_price(name, offline, cap
         online, batch = row["cost_online_usd"], row["cost_batch_usd"]
         assert online > 0
         # the provider's batch price is half the online one (specs/batch.md §1-2)
-        assert batch == pytest.approx(online * BATCH_PRICE[model["backend"]], abs=0.01)
+        price = backend_spec(model["backend"]).batch
+        assert price is not None and price.price == 0.5
+        assert batch == pytest.approx(online * price.price, abs=0.01)
         assert row["mode"] == ("batch" if model.get("batch") else "online")
         assert row["est_cost_usd"] == (batch if model.get("batch") else online)
     total = result["total"]

@@ -181,29 +181,32 @@ def test_random_failures_fail_their_jobs_until_a_rerun_completes(
         assert (pd.read_parquet(project / path)["status"] != "failed").all(), path
 
 
-def dead_endpoint(params: dict, model: str) -> dict:
-    """`model` answered over HTTP by an endpoint that is down (nothing listens on the
-    port), with its failures accepted (max_failures 1.0): every call of it fails, fast."""
-    params = copy.deepcopy(params)
-    entry = params["panel"][model]
-    entry.pop("sim")
-    entry.update(backend="openai", base_url="http://127.0.0.1:9/v1")
-    params["backends"] = {"openai": {"max_retries": 0, "timeout_s": 2}}
+def dead_endpoint(params: dict, model: str, url: str) -> dict:
+    """`model` answered by serve-sim at `url`, whose endpoint for it is down (503 on
+    every call, no retry), with its failures accepted (max_failures 1.0): every call of
+    it fails, fast. (A port with nothing listening is a wrong base_url, not an outage:
+    it stops the job at once, tests/core/test_fail_fast.py.)"""
+    params = api_params(params, "openai", url, [model])
+    params["backends"] = {"openai": {"max_retries": 0}}
     params["max_failures"] = {model: 1.0}
     return params
 
 
 @pytest.mark.slow
 def test_an_accepted_outage_runs_birch_to_the_report_with_the_counts(default_params,
-                                                                    tmp_path):
+                                                                    tmp_path, monkeypatch):
     """BIRCH with one of its two judges down and its failures accepted: every job runs,
     the analysis leaves the judge's rows out (it crashed with KeyError 'ds_mean' before)
     and the metrics and the report count them."""
     params = study_params(default_params, "birch", small=True)
     params["birch"]["datasets"]["synthetic"]["n_pairs"] = 20
     params["birch"]["models"] = ["corvid-pro", "lumen-large"]
-    project = make_project(tmp_path, dead_endpoint(params, "lumen-large"))
-    run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+    monkeypatch.setenv(KEY_ENV, KEY)
+    down = frozenset({default_params["panel"]["lumen-large"]["model_id"]})
+    with RecordingServer(validate_params(default_params), api_key=KEY,
+                         down_models=down) as server:
+        project = make_project(tmp_path, dead_endpoint(params, "lumen-large", server.url))
+        run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
     metrics = json.loads((project / "results/birch/synthetic/metrics.json").read_text())
     verdicts = pd.concat(pd.read_parquet(p) for p in
                          (project / "data/birch/synthetic/verdicts/lumen-large").glob("*.parquet"))

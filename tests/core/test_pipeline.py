@@ -24,6 +24,7 @@ from helpers.project import (
     PANEL,
     REPO,
     job,
+    job_resources,
     make_project,
     planned_jobs,
     run,
@@ -419,20 +420,6 @@ def test_bad_params_stop_snakemake_before_any_job(tmp_path, default_params):
     assert not (project / "data").exists() and not (project / ".judgebias").exists()
 
 
-def _job_resources(project: Path, extra: list[str] = ()) -> dict[tuple, dict[str, str]]:
-    """resources of each planned job (rule, sorted wildcards) from `snakemake --dry-run`."""
-    out = run([str(BIN / "snakemake"), "--dry-run", "--cores", "1", *extra], project).stdout
-    found, current = {}, None
-    for line in out.splitlines():
-        if match := re.match(r"^(?:local)?rule (\w+):$", line):
-            current = [match.group(1), ()]
-        elif current and (match := re.match(r"^\s+wildcards: (.*)$", line)):
-            current[1] = tuple(sorted(tuple(p.split("=", 1)) for p in match.group(1).split(", ")))
-        elif current and (match := re.match(r"^\s+resources: (.*)$", line)):
-            found[tuple(current)] = dict(p.split("=", 1) for p in match.group(1).split(", "))
-    return found
-
-
 @pytest.mark.slow  # two Snakemake dry runs of a project (11 s)
 def test_jobs_request_gpus_and_api_units_from_the_panel(tmp_path, default_params):
     """vllm jobs request their model's GPUs, API jobs a unit of their provider, sim and
@@ -452,7 +439,7 @@ def test_jobs_request_gpus_and_api_units_from_the_panel(tmp_path, default_params
     project = make_project(tmp_path, params)
     expected = {"lumen-mini": ("2", "0"), "corvid-pro": ("0", "1"), "lumen-large": ("0", "0")}
     for extra in ([], ["--profile", str(REPO / "workflow/profiles/slurm")]):
-        jobs = _job_resources(project, extra)
+        jobs = job_resources(project, *extra)
         for (rule, wildcards), resources in jobs.items():
             if rule not in ("caption", "score"):
                 continue

@@ -155,5 +155,20 @@ def planned_jobs(project: Path, *args: str) -> Counter:
     return jobs
 
 
+def job_resources(project: Path, *args: str) -> dict[tuple, dict[str, str]]:
+    """The resources of each job (rule, sorted wildcards) `snakemake --dry-run` plans,
+    with `args` added to its command line (e.g. ``--profile DIR``)."""
+    out = run([str(BIN / "snakemake"), "--dry-run", "--cores", "1", *args], project).stdout
+    found, current = {}, None
+    for line in out.splitlines():
+        if match := re.match(r"^(?:local)?rule (\w+):$", line):
+            current = [match.group(1), ()]
+        elif current and (match := re.match(r"^\s+wildcards: (.*)$", line)):
+            current[1] = tuple(sorted(tuple(p.split("=", 1)) for p in match.group(1).split(", ")))
+        elif current and (match := re.match(r"^\s+resources: (.*)$", line)):
+            found[tuple(current)] = dict(p.split("=", 1) for p in match.group(1).split(", "))
+    return found
+
+
 def job(rule: str, **wildcards: str) -> tuple:
     return (rule, tuple(sorted(wildcards.items())))

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from judgebias.config import (PARAMS_ENV, answer_keys, get_key, load_config, params_path,
                               result_keys)
+from judgebias.models.backends import backend_spec, concurrency_slots, registered_backends
 from judgebias.models.registry import world_params
 from judgebias.steps import command_arguments
 from judgebias.study import active
@@ -91,9 +92,11 @@ def figure_keys(models):
 
 
 def model_resources(role):
-    """Resources of a job run by the model named in wildcard `role`: GPUs for vllm
-    (Snakemake caps the total; judgebias assigns devices), one unit of its provider's
-    concurrency resource for API backends, nothing for sim. Memory where given."""
+    """Resources of a job run by the model named in wildcard `role`: GPUs for a backend
+    whose jobs take them (vllm; Snakemake caps the total, judgebias assigns devices), one
+    unit of its backend's concurrency slot for an online API job (api_openai, ...),
+    nothing for sim. Memory where given. Which backend takes what is the backend
+    registry's (judgebias.models.backends)."""
     return {name: (lambda wildcards, name=name: _resource(wildcards[role], name))
             for name in RESOURCE_NAMES}
 
@@ -103,19 +106,29 @@ def resources_of(model):
     return {name: _resource(model, name) for name in RESOURCE_NAMES}
 
 
-RESOURCE_NAMES = ("gpu", "api_openai", "api_gemini", "mem_mb")
+# Every registered backend's concurrency slot (the profiles cap each per run; a test
+# checks that they name every built-in backend's).
+SLOTS = concurrency_slots()
+RESOURCE_NAMES = ("gpu", *SLOTS, "mem_mb")
 
 
 def _resource(model_key, name):
     model = PARAMS["panel"][model_key]
-    backend, spec = model["backend"], model.get("resources", {})
-    return {
-        "gpu": spec.get("gpus", 0) if backend == "vllm" else 0,
-        # a batch-mode job only polls: it holds none of the provider's API slots
-        "api_openai": int(backend == "openai" and not model.get("batch", False)),
-        "api_gemini": int(backend == "gemini" and not model.get("batch", False)),
-        "mem_mb": spec.get("mem_mb", 4000),
-    }[name]
+    backend, wanted = backend_spec(model["backend"]), model.get("resources", {})
+    if name == "gpu":
+        return wanted.get("gpus", 0) if backend.gpus else 0
+    if name == "mem_mb":
+        return wanted.get("mem_mb", 4000)
+    # a batch-mode job only polls: it holds none of the provider's API slots
+    return int(name == backend.concurrency and not model.get("batch", False))
+
+
+def provider_slots(backend):
+    """The slots of a job that calls the provider of backend `backend` without a panel
+    model (FRAME's images through the OpenAI images API): one unit of that backend's
+    slot, none of the others' (none at all for a name no backend has)."""
+    slot = backend_spec(backend).concurrency if backend in registered_backends() else None
+    return {name: int(name == slot) for name in SLOTS}
 
 
 # When several jobs are ready, those on the run's longest chains of dependent jobs go
@@ -163,3 +176,14 @@ if workflow.is_main_process:
 
     for _line in params_warnings(PARAMS):
         _logger.warning(f"WARNING {PARAMS_FILE}: {_line}")
+    # A concurrency slot no profile or --resources caps lets every online job of that
+    # backend call its provider at once (a backend from another package has no line in
+    # our profiles; a plain `snakemake` run uses no profile).
+    _uncapped = dict.fromkeys(
+        backend_spec(m["backend"]).concurrency for m in PARAMS["panel"].values()
+        if not m.get("batch", False))
+    for _slot in [s for s in _uncapped if s is not None
+                  and s not in workflow.resource_settings.resources]:
+        _logger.warning(f"WARNING: no limit on the resource {_slot}: every job holding it "
+                        f"may call its provider at once; cap it with `--resources "
+                        f"{_slot}=N` or a profile (workflow/profiles/local)")

@@ -103,7 +103,8 @@ if FRAME_SYNTHETIC:
             **step_params(["frame.dataset.synthetic.images"]),
         resources:
             gpu=frame_gpus("images"),
-            api_openai=int(FRAME_IMAGES.get("backend") == "openai"),
+            # the OpenAI images API: a unit of the openai backend's slot
+            **provider_slots(FRAME_IMAGES.get("backend")),
         priority: LONG_CHAIN
         log:
             "logs/frame/images.log",

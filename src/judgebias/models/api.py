@@ -14,8 +14,40 @@ A job sends its requests concurrently (at most `concurrency` in flight, at most
   `max_rate_limited` such answers (a quota that never recovers still ends the job's
   wait). So a 429 storm costs time, never a request.
 * Permanent errors -- 400, 401, 403, 404, 422, a model that does not exist -- stop the
-  job at once with the model and the provider's reason, instead of a retry storm. What
-  had completed is already journaled.
+  job at once with the model, its base_url and the provider's reason, instead of a retry
+  storm. What had completed is already journaled.
+* A dead endpoint stops the job too (issue 41). No retry can tell a wrong `base_url`, or
+  a server that was never started, from one that will come back; a retry storm only
+  postpones the verdict (with the default limits, 8 retries of 1-60 s back-off: 138 s
+  per request, some 85 min for a job of 294 requests 8 at a time, every job of the
+  model alike). So the rule is: a connection refused, a host name that does not
+  resolve, a TLS handshake refused or a URL no transport can use, *before the endpoint
+  has answered this backend once* (any HTTP answer, even an error status, a torn body or
+  a dropped connection: something listens there), stops the job at once with one line
+  naming the model, its base_url and the operating system's words. The same failure
+  *after* such an answer is an outage of a server that was there (restarting,
+  overloaded): retried with back-off, counted as ``unreachable``. Timeouts stay
+  transient either way (a cold or busy server may be slow to accept).
+* No message of a stopped job holds the API key: the base_url is shown without user
+  info or query (where a key may sit), and the key is masked in the provider's words
+  (Gemini echoes it in some 403s).
+* The batch path (:meth:`ApiBackend.complete_batched`) retries nothing itself (a stopped
+  job resumes its batches on the rerun); what it raises is classified the same way, so a
+  dead endpoint or a permanent error ends it with the same line, not a traceback.
+
+How the SDKs surface these faults (checked against openai 3.63.0, google-genai 3.6.1
+over aiohttp 3.14.5 (async) and httpx2 2.17.0 (sync), the versions pinned here):
+openai raises ``APIConnectionError`` whose ``__cause__`` is ``httpx2.ConnectError``
+(refused: ``ConnectionRefusedError`` below it; unresolvable: ``socket.gaierror``; a
+scheme-less URL: ``httpx2.UnsupportedProtocol``), ``APITimeoutError`` (a subclass) for
+timeouts, and ``AuthenticationError`` 401, ``PermissionDeniedError`` 403,
+``NotFoundError`` 404 (all ``APIStatusError``, the body's ``error.message`` the
+provider's words). google-genai raises ``errors.ClientError``/``ServerError`` with
+``code`` and ``message`` for HTTP errors, and lets the transport's own errors through
+unwrapped: ``aiohttp.ClientConnectorError`` (``ClientConnectorDNSError`` for a name)
+async, ``httpx2.ConnectError`` sync. :func:`unreachable` reads the whole exception
+chain (``__cause__``, else ``__context__``), so the SDKs' wrappers do not hide the
+cause.
 """
 
 from __future__ import annotations
@@ -24,11 +56,14 @@ import asyncio
 import base64
 import logging
 import random
+import socket
+import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from judgebias.models.base import ChatRequest, ChatResponse, OnResponse
 
@@ -68,7 +103,58 @@ class TransientError(Exception):
 
 
 class PermanentError(RuntimeError):
-    """A fault no retry can fix (bad request, bad key, unknown model): stop the job."""
+    """A fault no retry can fix (bad request, bad key, unknown model, an endpoint that
+    never answered): stop the job."""
+
+
+# Exceptions of a request that reached no server, as (module, class): looked up only in
+# modules already imported (an exception of a transport never loaded cannot occur), so
+# importing this module -- every `judgebias` command does -- loads no HTTP stack.
+_CONNECT_FAILURES = (("httpx", "ConnectError"), ("httpx2", "ConnectError"),
+                     ("aiohttp", "ClientConnectorError"))
+_UNUSABLE_URLS = (("httpx", "UnsupportedProtocol"), ("httpx2", "UnsupportedProtocol"),
+                  ("aiohttp", "InvalidURL"), ("aiohttp", "NonHttpUrlClientError"))
+
+
+def _loaded(names: Sequence[tuple[str, str]]) -> tuple[type[BaseException], ...]:
+    return tuple(getattr(sys.modules[module], attr) for module, attr in names
+                 if hasattr(sys.modules.get(module), attr))
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and its causes, outermost first: ``__cause__``, else ``__context__`` even
+    where a traceback hides it (httpcore re-raises a connect failure ``from None``)."""
+    links: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and all(link is not seen for seen in links):
+        links.append(link)
+        link = link.__cause__ or link.__context__
+    return links
+
+
+def unreachable(exc: BaseException) -> str | None:
+    """What kept `exc`'s request from reaching any server (a refused connection, a name
+    that does not resolve, a failed connect or TLS handshake, an unusable URL) with the
+    operating system's or transport's words; None if the request may have reached one
+    (an HTTP error, a timeout, a connection dropped mid-request)."""
+    chain = _chain(exc)
+    root = chain[-1]
+    words = str(root) or type(root).__name__
+    kinds = ((_loaded(_UNUSABLE_URLS), "the URL cannot be used"),
+             ((socket.gaierror,), "the host name does not resolve"),
+             ((ConnectionRefusedError,), "connection refused"),
+             (_loaded(_CONNECT_FAILURES), "cannot connect"))
+    for types, what in kinds:
+        if any(isinstance(link, types) for link in chain):
+            return f"{what} ({words})"
+    return None
+
+
+def redact_url(url: str) -> str:
+    """`url` without user info, query and fragment: the parts that may carry a key."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 class RateLimiter:
@@ -198,6 +284,7 @@ class ApiBackend:
         self._base_url, self._api_key = base_url, api_key
         self.retry_counts: Counter[str] = Counter()
         self._jitter = random.Random(seed)
+        self._reached = False  # the endpoint has answered this backend (module docstring)
 
     async def _open(self) -> Any:
         """Create the provider client inside the running event loop."""
@@ -228,9 +315,53 @@ class ApiBackend:
         and a failure retried ``online`` goes through :meth:`complete`."""
         from judgebias.models.batch import answer_in_batches
 
-        answer_in_batches(self._batch_provider(), self.label, self.limits,
-                          lambda requests, each: self.complete(requests, on_response=each),
-                          pending, journal, on_response, reserve)
+        try:
+            answer_in_batches(self._batch_provider(), self.label, self.limits,
+                              lambda requests, each: self.complete(requests,
+                                                                   on_response=each),
+                              pending, journal, on_response, reserve)
+        except PermanentError:
+            raise
+        except Exception as exc:  # the batch path retries nothing: it ends the job anyway
+            reason = unreachable(exc)
+            fault = self.cannot_reach(reason) if reason else self._classify(exc)
+            if isinstance(fault, PermanentError):
+                raise fault from exc
+            raise
+
+    @property
+    def endpoint(self) -> str:
+        """The base_url as a message may show it (:func:`redact_url`)."""
+        return (redact_url(self._base_url) if self._base_url
+                else f"(unset: the {self.name} SDK's default endpoint)")
+
+    def _stop(self, message: str) -> PermanentError:
+        """The error that stops the job, the API key masked wherever it was echoed (keys
+        shorter than 4 characters, e.g. a local server's "x", are no secret to mask)."""
+        if len(self._api_key) >= 4:
+            message = message.replace(self._api_key, "***")
+        return PermanentError(message)
+
+    def refused(self, provider: str, status: int | str, reason: str) -> PermanentError:
+        """The provider answered with a permanent error (`reason`: its own words)."""
+        return self._stop(f"{self.label}: {provider} at {self.endpoint} refused the "
+                          f"request ({status}): {reason[:500]}")
+
+    def cannot_reach(self, reason: str) -> PermanentError:
+        """The endpoint cannot be reached (`reason`: from :func:`unreachable`)."""
+        return self._stop(f"{self.label}: cannot reach base_url {self.endpoint}: {reason}; "
+                          "check base_url and that the server is up, then rerun "
+                          "(journaled answers are kept)")
+
+    def _fault(self, exc: BaseException) -> TransientError | PermanentError | None:
+        """How the retry loop treats `exc` (module docstring); None: a bug, re-raised."""
+        if isinstance(exc, TimeoutError):
+            return TransientError("timeout", "no answer in time")
+        reason = unreachable(exc)
+        if reason is None:
+            return self._classify(exc)
+        return TransientError("unreachable", reason) if self._reached else \
+            self.cannot_reach(reason)
 
     async def _complete(self, requests: list[ChatRequest],
                         on_response: OnResponse | None) -> list[ChatResponse]:
@@ -281,12 +412,12 @@ class ApiBackend:
                 response = await asyncio.wait_for(self._call(client, request),
                                                   timeout=self.limits.timeout_s * 2)
             except Exception as exc:  # classified below; anything unknown is re-raised
-                fault = (TransientError("timeout", "no answer in time")
-                         if isinstance(exc, TimeoutError) else self._classify(exc))
+                fault = self._fault(exc)
                 if fault is None:
                     raise
                 if isinstance(fault, PermanentError):
                     raise fault from exc
+                self._reached |= fault.reason not in ("timeout", "unreachable")
                 self.retry_counts[fault.reason] += 1
                 last = str(fault)
                 if fault.reason == "429" and fault.retry_after is not None:
@@ -302,12 +433,9 @@ class ApiBackend:
                 log.debug("%s: %s; retry %d in %.2f s", self.label, fault, attempt, delay)
                 await asyncio.sleep(delay)
             else:
+                self._reached = True
                 limiter.succeeded(started)
                 return response
         return ChatResponse(text="", status="failed", finish_reason="error",
                             error=f"gave up after {attempt} retries and {rate_limited} "
                                   f"rate-limit refusals: {last}")
-
-
-def permanent(label: str, provider: str, status: int | str, reason: str) -> PermanentError:
-    return PermanentError(f"{label}: {provider} refused the request ({status}): {reason}")

@@ -7,8 +7,10 @@ a rerun finds them. What differs between providers (the line format, the SDK's f
 batches calls, the states, the result rows) is a :class:`BatchProvider`:
 :class:`judgebias.models.openai_batch.OpenAIBatches` (OpenAI's Batch API, and servers
 that implement it) and :class:`judgebias.models.gemini_batch.GeminiBatches` (Gemini's
-batch mode). Each line carries the request's journal key (``custom_id`` / ``key``), and
-results are matched by it, never by position.
+batch mode). Each backend's registry entry names its provider and its price
+(``BackendSpec.batch``, judgebias.models.backends): the config accepts ``batch: true``
+only for those, and `judgebias plan` prices them. Each line carries the request's journal
+key (``custom_id`` / ``key``), and results are matched by it, never by position.
 
 **Never lose, never pay twice.** The journal records a batch and the keys it carries
 *before* each provider call, and moves its state after each:

@@ -38,7 +38,6 @@ from judgebias.models.api import (
     TransientError,
     image_mime_type,
     parse_retry_after,
-    permanent,
 )
 from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
 
@@ -216,7 +215,7 @@ class GeminiBackend(ApiBackend):
         if isinstance(exc, genai_errors.APIError):
             reason = exc.message or str(exc)
             if exc.code in PERMANENT_STATUS:
-                return permanent(self.label, "Gemini", exc.code, reason)
+                return self.refused("Gemini", exc.code, reason)
             headers = getattr(exc.response, "headers", None) or {}
             return TransientError(str(exc.code), reason,
                                   parse_retry_after(headers.get("retry-after")))

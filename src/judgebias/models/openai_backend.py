@@ -24,7 +24,6 @@ from judgebias.models.api import (
     TransientError,
     openai_chat_messages,
     parse_retry_after,
-    permanent,
 )
 from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
 
@@ -91,8 +90,7 @@ class OpenAIBackend(ApiBackend):
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             if status in PERMANENT_STATUS:
-                return permanent(self.label, "the OpenAI-compatible server", status,
-                                 _reason(exc))
+                return self.refused("the OpenAI-compatible server", status, _reason(exc))
             retry_after = parse_retry_after(exc.response.headers.get("retry-after"),
                                             exc.response.headers.get("retry-after-ms"))
             return TransientError(str(status), _reason(exc), retry_after)

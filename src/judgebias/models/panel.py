@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from judgebias.models.backends import backend_spec
 from judgebias.models.base import Sampling
 
-BackendName = Literal["sim", "openai", "gemini", "vllm"]
+BackendName = str  # a registered backend (judgebias.models.backends), checked by the schema
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,8 @@ class Pricing:
 
 @dataclass(frozen=True)
 class Resources:
-    """What a job of the model takes from the machine (GPUs count for vllm only)."""
+    """What a job of the model takes from the machine (GPUs count only for a backend
+    whose jobs take them, the registry's ``gpus``: vllm)."""
 
     gpus: int = 0
     mem_mb: int | None = None
@@ -56,9 +58,12 @@ class PanelModel:
     engine: Mapping[str, Any] = field(default_factory=dict)
     pricing: Pricing | None = None
     max_requests: int | None = None
-    batch: bool = False  # answered through the provider's batch API (openai, gemini)
+    batch: bool = False  # answered through the provider's batch API (the registry's `batch`)
     resources: Resources = field(default_factory=Resources)
     sim: Mapping[str, Any] | None = None  # planted traits; present exactly for `sim`
+    # The fields its backend adds to a panel entry (the registry's `fields`), as stated:
+    # how a backend from another package reads its own settings.
+    fields: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any], key: str) -> PanelModel:
@@ -72,7 +77,8 @@ class PanelModel:
             base_url=entry.get("base_url"), api_key_env=entry.get("api_key_env"),
             engine=entry.get("engine", {}), pricing=None if pricing is None else Pricing(**pricing),
             max_requests=entry.get("max_requests"), batch=bool(entry.get("batch", False)),
-            resources=Resources(**entry.get("resources", {})), sim=entry.get("sim"))
+            resources=Resources(**entry.get("resources", {})), sim=entry.get("sim"),
+            fields={k: entry[k] for k in backend_spec(entry["backend"]).fields if k in entry})
 
     @property
     def label(self) -> str:
@@ -81,8 +87,9 @@ class PanelModel:
 
     @property
     def gpus(self) -> int:
-        """The GPUs a job of this model takes (only the vllm backend runs on them)."""
-        return self.resources.gpus if self.backend == "vllm" else 0
+        """The GPUs a job of this model takes (only a backend whose registry entry says
+        ``gpus`` runs on them: vllm)."""
+        return self.resources.gpus if backend_spec(self.backend).gpus else 0
 
     @property
     def engine_args(self) -> dict[str, Any]:

@@ -1,9 +1,12 @@
 """Building the backend for a panel model from params.yaml.
 
-A job builds only what it needs: the backend of the model it runs, and for the `sim`
-backend the part of the simulated world that the model's planted traits refer to in its
-role (as a judge: the models and family styles it prefers), which are exactly the params
-the job declares, so adding a model to the panel does not rerun other models' jobs.
+How a panel entry's backend is built and which version string keys its answers is the
+backend registry's to say (judgebias.models.backends); this module builds from it, and
+holds the built-in backends' builders, which the registry names by string. A job builds
+only what it needs: the backend of the model it runs, and for the `sim` backend the part
+of the simulated world that the model's planted traits refer to in its role (as a judge:
+the models and family styles it prefers), which are exactly the params the job declares,
+so adding a model to the panel does not rerun other models' jobs.
 """
 
 from __future__ import annotations
@@ -16,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from judgebias.config import ConfigError, fingerprint
 from judgebias.models.api import ApiLimits
-from judgebias.models.base import Backend
+from judgebias.models.backends import backend_spec, load
+from judgebias.models.base import Backend, BatchBackend
 from judgebias.models.panel import PanelModel
 
 if TYPE_CHECKING:
-    from judgebias.models.gemini_backend import GeminiBackend
-    from judgebias.models.openai_backend import OpenAIBackend
+    from judgebias.models.api import ApiBackend
 
 log = logging.getLogger(__name__)
 
@@ -80,19 +83,60 @@ def api_key(model: PanelModel) -> str:
 
 
 def backend_version(model: PanelModel) -> str:
-    """The version string in the model's journal keys, known without building the backend."""
-    if model.backend == "sim":
-        from judgebias.models.sim import SIM_VERSION
+    """The version string in the model's journal keys, known without building the backend
+    (the registry's ``version``: a string, or a function of the panel model)."""
+    version = load(backend_spec(model.backend).version)
+    return version if isinstance(version, str) else str(version(model))
 
-        return SIM_VERSION
-    if model.backend == "openai":
-        from judgebias.models.openai_backend import PROTOCOL_VERSION
 
-        return PROTOCOL_VERSION
-    if model.backend == "gemini":
-        from judgebias.models.gemini_backend import PROTOCOL_VERSION as GEMINI_PROTOCOL
+def build_backend(config: Mapping[str, Any], model: PanelModel | str,
+                  role: str) -> tuple[Backend, str]:
+    """The backend answering for panel model `model` (or its key) in `role`, and its
+    version string (part of every journal key: a change in what answers must never reuse
+    old answers). Built by the registry's ``backend`` (judgebias.models.backends), which
+    is imported only now; a backend with a batch API answers through it where the panel
+    entry sets ``batch``."""
+    if isinstance(model, str):
+        model = PanelModel.from_params(config, model)
+    spec = backend_spec(model.backend)
+    backend = load(spec.backend)(config, model, role)
+    if backend.name != spec.name:  # the journal keys carry the backend's own name
+        raise RuntimeError(f"{model.label}: {spec.backend} built a backend named "
+                           f"{backend.name!r}, registered as {spec.name!r}")
+    if isinstance(backend, BatchBackend):
+        backend.batch = model.batch
+    return backend, backend_version(model)
 
-        return GEMINI_PROTOCOL
+
+# --- the built-in backends' builders (judgebias.models.backends.BUILTIN names them) -----
+
+def build_sim(config: Mapping[str, Any], model: PanelModel, role: str) -> Backend:
+    """The simulated world `model` needs in `role` (:func:`sim_world`), and only that."""
+    from judgebias.models.sim import SimBackend, SimModel
+
+    models, families = sim_world(config, model, role)
+    world = {m.model_id: SimModel.from_params(m.key, m.family,
+                                              m.sim_traits(_opener(config, m.family)))
+             for m in models}
+    openers = {f: _opener(config, f) for f in families}
+    return SimBackend(world, seed=config["seed"], family_openers=openers,
+                      perception_dir=Path(config["journal_dir"]) / "sim-perception")
+
+
+def build_vllm(config: Mapping[str, Any], model: PanelModel, role: str) -> Backend:
+    """An in-process vLLM engine with the model's engine arguments (loaded on first use)."""
+    from judgebias.models.vllm_backend import VllmBackend
+
+    log.info("%s: vLLM engine arguments %s", model.label, model.engine_args)
+    try:
+        return VllmBackend(model.model_id, model.revision, engine_args=model.engine_args)
+    except ImportError as exc:  # the job's environment (a GPU node's) lacks the extra
+        raise ConfigError(f"{model.label}: {exc}") from exc
+
+
+def vllm_version(model: PanelModel) -> str:
+    """The vllm backend's version: the installed engine's, its protocol and its engine
+    arguments."""
     from importlib.metadata import PackageNotFoundError, version
 
     from judgebias.models.vllm_backend import PROTOCOL_VERSION as VLLM_PROTOCOL
@@ -109,44 +153,21 @@ def backend_version(model: PanelModel) -> str:
     return f"vllm-{engine_version}-{VLLM_PROTOCOL}-{fingerprint(model.engine_args)}"
 
 
-def build_backend(config: Mapping[str, Any], model: PanelModel | str,
-                  role: str) -> tuple[Backend, str]:
-    """The backend answering for panel model `model` (or its key) in `role`, and its
-    version string (part of every journal key: a change in what answers must never reuse
-    old answers)."""
-    if isinstance(model, str):
-        model = PanelModel.from_params(config, model)
-    if model.backend == "sim":
-        from judgebias.models.sim import SIM_VERSION, SimBackend, SimModel
+def build_openai(config: Mapping[str, Any], model: PanelModel, role: str) -> Backend:
+    from judgebias.models.openai_backend import OpenAIBackend
 
-        models, families = sim_world(config, model, role)
-        world = {m.model_id: SimModel.from_params(m.key, m.family,
-                                                  m.sim_traits(_opener(config, m.family)))
-                 for m in models}
-        openers = {f: _opener(config, f) for f in families}
-        backend = SimBackend(world, seed=config["seed"], family_openers=openers,
-                             perception_dir=Path(config["journal_dir"]) / "sim-perception")
-        return backend, SIM_VERSION
-    if model.backend == "vllm":
-        from judgebias.models.vllm_backend import VllmBackend
+    return _api_client(OpenAIBackend, config, model)
 
-        log.info("%s: vLLM engine arguments %s", model.label, model.engine_args)
-        try:
-            engine = VllmBackend(model.model_id, model.revision, engine_args=model.engine_args)
-        except ImportError as exc:  # the job's environment (a GPU node's) lacks the extra
-            raise ConfigError(f"{model.label}: {exc}") from exc
-        return engine, backend_version(model)
+
+def build_gemini(config: Mapping[str, Any], model: PanelModel, role: str) -> Backend:
+    from judgebias.models.gemini_backend import GeminiBackend
+
+    return _api_client(GeminiBackend, config, model)
+
+
+def _api_client(cls: type[ApiBackend], config: Mapping[str, Any],
+                model: PanelModel) -> ApiBackend:
+    """An HTTP backend with its ``backends.<name>`` client settings and its key."""
     limits = ApiLimits(**config.get("backends", {}).get(model.backend, {}))
-    client: OpenAIBackend | GeminiBackend
-    if model.backend == "openai":
-        from judgebias.models.openai_backend import OpenAIBackend
-
-        client = OpenAIBackend(model.model_id, model.label, limits, base_url=model.base_url,
-                               api_key=api_key(model))
-    else:
-        from judgebias.models.gemini_backend import GeminiBackend
-
-        client = GeminiBackend(model.model_id, model.label, limits, base_url=model.base_url,
-                               api_key=api_key(model))
-    client.batch = model.batch
-    return client, client.version
+    return cls(model.model_id, model.label, limits, base_url=model.base_url,
+               api_key=api_key(model))

@@ -200,8 +200,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse, stats
+from scipy import stats
 
+from judgebias.studies.philautia.interactions import interaction_variance
 from judgebias.studies.philautia.measures import family_groups
 from judgebias.studies.philautia.slopes import demean_within, within_slopes
 from judgebias.studies.philautia.tables import EFFECT_FIELDS, SCORE_SCALE, SELFPREF
@@ -333,48 +334,6 @@ def quality_basis(design: Design, values: np.ndarray) -> np.ndarray:
                             design.offset_basis.shape[1])
 
 
-def interaction_variance(design: Design, X: np.ndarray, bread: np.ndarray,
-                         resid: np.ndarray, cells: np.ndarray, free: np.ndarray, m: int
-                         ) -> tuple[float, np.ndarray]:
-    """tau^2, the variance of the judge x generator interactions the model leaves out
-    (a judge's preference for or against another model), treated as random effects
-    theta_c on the cells without a modelled relation, and the K x K matrix
-    sum_c s_c s_c' (s_c = the cell's sum of the demeaned regressors X), so that
-    they add tau^2 bread (sum_c s_c s_c') bread to the coefficients' covariance.
-
-    Method of moments on the cells' mean residuals r_c (the ANOVA / Henderson estimator
-    of a variance component, Searle, Casella & McCulloch 1992, "Variance Components",
-    ch. 4-5; truncated at 0 as DerSimonian & Laird 1986, Controlled Clinical Trials 7,
-    do for between-study variance): E sum_c r_c^2 = tau^2 sum_{c, c'} R_cc'^2 + sum_c
-    Var(r_c | theta), R the cells' residual-maker (r = R theta + noise), Var(r_c | theta)
-    estimated by the spread of the cell's rows (one per image, independent) over their
-    count."""
-    n_cells = m * m
-    count = np.bincount(cells, minlength=n_cells).astype(float)
-    mean = np.bincount(cells, weights=resid, minlength=n_cells) / np.maximum(count, 1)
-    var = (np.bincount(cells, weights=resid ** 2, minlength=n_cells)
-           - count * mean ** 2) / np.maximum(count - 1, 1)
-    free_cells = np.unique(cells[free])
-    if len(free_cells) == 0:
-        return 0.0, np.zeros((X.shape[1], X.shape[1]))
-    # R = D - Xbar bread S': D the cell means of the caption-demeaned cell indicators,
-    # S the cells' sums of the demeaned regressors X, Xbar their means
-    groups = design.absorbed
-    size = np.bincount(groups).astype(float)
-    incidence = sparse.csr_matrix((np.ones(len(cells)), (cells, groups)),
-                                  shape=(n_cells, len(size)))
-    share = (incidence @ sparse.diags(1.0 / size) @ incidence.T).toarray()
-    demeaned = np.diag((count > 0).astype(float)) - share / np.maximum(count, 1)[:, None]
-    s = np.stack([np.bincount(cells, weights=X[:, j], minlength=n_cells)
-                  for j in range(X.shape[1])], axis=1)
-    xbar = s / np.maximum(count, 1)[:, None]
-    maker = demeaned - xbar @ bread @ s.T
-    block = maker[np.ix_(free_cells, free_cells)]
-    excess = (mean[free_cells] ** 2).sum() - (var[free_cells] / count[free_cells]).sum()
-    tau2 = max(0.0, float(excess / (block ** 2).sum()))
-    return tau2, s[free_cells].T @ s[free_cells]
-
-
 @dataclass(frozen=True)
 class ClusteredFit:
     """OLS coefficients with their image-clustered covariance (module docstring) and the
@@ -478,7 +437,8 @@ def fit_absorbed(design: Design, tol: float = 1e-9, interactions: bool = False
     cov = factor * shift @ bread @ (sums.T @ sums) @ bread @ shift.T
     tau2 = 0.0
     if interactions:
-        tau2, spread = interaction_variance(design, X, bread, resid, cells, free, m)
+        tau2, spread = interaction_variance(X, bread, resid, cells, free, design.absorbed,
+                                            design.evaluator, m)
         cov = cov + tau2 * shift @ bread @ spread @ bread @ shift.T
     return ClusteredFit(params, cov, null, n, n_clusters, tau2)
 
