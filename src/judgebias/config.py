@@ -247,6 +247,10 @@ def _reference_errors(params: Mapping[str, Any]) -> list[str]:
         validate = study.load("validate")
         if validate is not None:
             errors += validate(params)
+    if not errors:  # what each study needs of its judges, once its own keys are sound
+        from judgebias.abilities import unmet_needs
+
+        errors += unmet_needs(params)
     return errors
 
 

@@ -6,6 +6,8 @@ A study is a package under judgebias.studies, named by one line of the registry
 - its params block (``schema``: a JSON-Schema fragment file in the package, validated as
   the top-level key named after the study; a study runs exactly when its block is there),
 - its cross-reference and file checks (``validate``: params -> list of error lines),
+- what each role needs from its judges (``needs``: params -> list of
+  `judgebias.abilities.Need`; checked against every model's abilities before any call),
 - what runs but quietly falls back to defaults (``warnings``: params -> list of lines that
   ``judgebias validate`` prints, e.g. a simulated judge without its trait block),
 - its Snakemake rules file (``rules``, relative to the project root),
@@ -82,6 +84,7 @@ class Study:
     sim_traits: bool = True
     sim_images: str | None = None
     requires: tuple[str, ...] = field(default_factory=tuple)
+    needs: str | None = None  # "module:function": params -> [judgebias.abilities.Need]
 
     def load(self, attribute: str) -> Any:
         """What a ``"module:name"`` attribute names (None if not declared): a function,

@@ -110,6 +110,8 @@ SIM_EDITS = {
     "panel.*.max_requests": lambda p: p["panel"]["corvid-pro"].update(max_requests=10**6),
     "panel.*.resources.mem_mb": lambda p: p["panel"]["corvid-pro"].setdefault(
         "resources", {}).update(mem_mb=12000),
+    "panel.*.abilities": lambda p: p["panel"]["corvid-pro"].update(
+        abilities={"n_samples": True}),
     "panel.*.base_url": None,
     "panel.*.api_key_env": None,
     "panel.*.batch": None,

@@ -25,7 +25,10 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from judgebias.models.panel import PanelModel
 
 GROUP = "judgebias.backends"  # the entry-point group of backends shipped elsewhere
 SLOT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # a Snakemake resource name
@@ -84,6 +87,9 @@ class BackendSpec:
     batch: BatchApi | None = None
     check: Check | None = None
     abilities: Abilities = field(default_factory=Abilities)
+    # "module:function" (abilities, panel entry) -> abilities: what one model's own
+    # settings change (a reasoning effort that refuses log-probs); judgebias.abilities
+    model_abilities: str | None = None
 
     @property
     def online(self) -> bool:
@@ -167,7 +173,72 @@ API_FIELDS: Mapping[str, Any] = {
 }
 API_SETTINGS: Mapping[str, Any] = {"$ref": "#/$defs/api_limits"}  # judgebias.models.api
 HALF_PRICE = 0.5  # specs/batch.md: OpenAI Batch API and Gemini batch mode, "50 % off online"
+# (and Anthropic's Message Batches: "50% of standard API prices", its batch-processing guide)
 _REGISTRY = "judgebias.models.registry"  # the built-ins' builders
+
+# Claude: judgebias.models.anthropic_backend says why each rule holds (anthropic 2.17.0).
+LEGACY_ANTHROPIC_API = "2023-06-01"  # the API version that still takes sampling parameters
+ANTHROPIC_FIELDS: Mapping[str, Any] = {**API_FIELDS, "thinking": {
+    "type": "object", "additionalProperties": False,
+    "properties": {"type": {"enum": ["enabled", "adaptive", "disabled"]},
+                   "budget_tokens": {"type": "integer", "minimum": 1024}},
+    "description": "Claude's thinking: {budget_tokens: N} (type enabled, manual: N >= 1024 "
+                   "and below sampling.max_tokens, which it counts toward), {type: adaptive} "
+                   "or {type: disabled}; absent: the model's default. Billed as output."},
+    "anthropic_version": {
+        "enum": ["2026-10-21", LEGACY_ANTHROPIC_API],
+        "description": "The Messages API version; default the SDK's (2026-10-21: no "
+                       "temperature or top_p at all). 2023-06-01 (models before Claude 4.7) "
+                       "sends a temperature or top_p other than 1.0."}}
+
+
+def _anthropic_rules(key: str, model: Mapping[str, Any], params: Mapping[str, Any]
+                     ) -> list[str]:
+    """A key as for openai; sampling the API version takes (with thinking on: no
+    temperature, top_p in [0.95, 1]); a thinking budget below max_tokens."""
+    where, sampling = f"panel.{key}", model.get("sampling", {})
+    thinking, legacy = model.get("thinking"), model.get("anthropic_version") == \
+        LEGACY_ANTHROPIC_API
+    thinks = thinking is not None and thinking.get("type", "enabled") != "disabled"
+    errors = _own_endpoint_key(key, model, params)
+    for name in ("temperature", "top_p"):
+        value = sampling.get(name, 1.0)
+        if value != 1.0 and not legacy:
+            errors.append(f"{where}.sampling.{name}: Claude's Messages API (2026-10-21, the "
+                          f"anthropic SDK's) refuses sampling parameters at any value: leave "
+                          f"it 1.0 (Claude's default), or set {where}.anthropic_version: "
+                          f"'{LEGACY_ANTHROPIC_API}' (models before Claude 4.7)")
+        elif value != 1.0 and thinks and (name == "temperature" or value < 0.95):
+            errors.append(f"{where}.sampling.{name}: with thinking on, Claude takes no "
+                          f"temperature and a top_p only in [0.95, 1] (got {value})")
+    if thinking is not None:
+        kind, budget = thinking.get("type", "enabled"), thinking.get("budget_tokens")
+        most = sampling.get("max_tokens", 512)
+        if kind == "enabled" and budget is None:
+            errors.append(f"{where}.thinking.budget_tokens: required for thinking type "
+                          "enabled")
+        elif kind != "enabled" and budget is not None:
+            errors.append(f"{where}.thinking.budget_tokens: only for thinking type enabled "
+                          f"(type is {kind!r})")
+        elif budget is not None and budget >= most:
+            errors.append(f"{where}.thinking.budget_tokens: {budget} must be below "
+                          f"{where}.sampling.max_tokens ({most}): thinking counts toward it")
+    return errors
+
+
+def anthropic_version(model: PanelModel) -> str:
+    """Claude's journal version: the protocol, and what else changes its answers (the
+    thinking asked for, the older API version)."""
+    parts = ["anthropic-messages-1"]
+    thinking = model.fields.get("thinking")
+    if thinking is not None:
+        kind = thinking.get("type", "enabled")
+        parts.append(f"thinking-{kind}" + (f"-{thinking['budget_tokens']}"
+                                           if kind == "enabled" else ""))
+    if model.fields.get("anthropic_version") == LEGACY_ANTHROPIC_API:
+        parts.append(f"api-{LEGACY_ANTHROPIC_API}")
+    return "+".join(parts)
+
 
 BUILTIN: dict[str, BackendSpec] = {spec.name: spec for spec in (
     BackendSpec("sim", backend=f"{_REGISTRY}:build_sim",
@@ -191,6 +262,13 @@ BUILTIN: dict[str, BackendSpec] = {spec.name: spec for spec in (
                 fields={"engine": {"type": "object", "description": "vllm engine arguments "
                                    "(max_model_len, dtype, gpu_memory_utilization, ...)."}},
                 abilities=Abilities(answer_logprobs=True, n_samples=True)),
+    BackendSpec("anthropic", backend="judgebias.models.anthropic_backend:build",
+                version="judgebias.models.backends:anthropic_version",
+                fields=ANTHROPIC_FIELDS, settings=API_SETTINGS, concurrency="api_anthropic",
+                batch=BatchApi("judgebias.models.anthropic_batch:AnthropicBatches",
+                               HALF_PRICE),
+                check=_anthropic_rules,  # samples at its default temperature 1 (> 0):
+                abilities=Abilities(answer_logprobs=False, images_per_request=100)),
 )}
 
 

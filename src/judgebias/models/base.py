@@ -150,6 +150,12 @@ class ChatResponse:
     and never turned into a number downstream. "failed" means no answer came back (the
     only status a job's `max_failures` counts); "empty" and "refused" are the model's or
     provider's answer.
+
+    `raw` is the provider's answer as received (JSON), where it holds more than `text`
+    and `tokens` say and a later reading may need it (Claude's thinking blocks with their
+    signatures: judgebias.models.anthropic_backend). The journal keeps it beside the
+    answer (principle 5: raw responses are kept); it never takes part in a comparison, as
+    it carries the provider's own ids.
     """
 
     text: str
@@ -158,6 +164,7 @@ class ChatResponse:
     finish_reason: str = "stop"
     status: str = "ok"
     error: str = ""
+    raw: str = field(default="", compare=False, repr=False)
 
     @property
     def ok(self) -> bool:

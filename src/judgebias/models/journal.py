@@ -74,6 +74,10 @@ CREATE TABLE IF NOT EXISTS batch_items (
     key TEXT NOT NULL,
     PRIMARY KEY (local_id, key)
 );
+CREATE TABLE IF NOT EXISTS raw_responses (
+    key TEXT PRIMARY KEY,
+    raw TEXT NOT NULL
+);
 """
 BATCH_FIELDS = ("local_id", "provider", "model", "state", "input_sha256", "n_items",
                 "file_id", "batch_id", "output_file_id", "error_file_id", "created")
@@ -167,9 +171,18 @@ class Journal:
                     (key, request.model, request_summary(request), response.text,
                      response.logprobs_json(), json.dumps(response.usage),
                      response.finish_reason, now))
+                if response.raw:  # a table of its own: journals written before it stay valid
+                    self._db.execute("INSERT OR IGNORE INTO raw_responses VALUES (?,?)",
+                                     (key, response.raw))
             else:
                 self._db.execute("INSERT INTO failures VALUES (?,?,?,?,?)",
                                  (key, request.model, response.status, response.error, now))
+
+    def raw(self, key: str) -> str | None:
+        """The provider's raw answer journaled with the answer of `key`, if it kept one
+        (ChatResponse.raw)."""
+        row = self._db.execute("SELECT raw FROM raw_responses WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
 
     def calls_started(self, model: str) -> int:
         row = self._db.execute("SELECT started FROM calls WHERE model=?", (model,)).fetchone()
@@ -225,6 +238,14 @@ class Journal:
             f"SELECT {', '.join(BATCH_FIELDS)} FROM batches WHERE provider=? AND model=? "
             "AND state != ? ORDER BY local_id", (provider, model, BATCH_DONE))
         return [dict(zip(BATCH_FIELDS, row, strict=True)) for row in rows]
+
+    def batch_ids(self, provider: str, model: str) -> set[str]:
+        """The provider ids of every batch of the model this journal recorded, ingested
+        ones included: a provider whose batches carry no tag of ours tells its own batches
+        from a stopped job's by them (judgebias.models.anthropic_batch)."""
+        return {i for (i,) in self._db.execute(
+            "SELECT batch_id FROM batches WHERE provider=? AND model=? AND batch_id IS NOT "
+            "NULL", (provider, model))}
 
     def batch_keys(self, local_id: int) -> list[str]:
         return [k for (k,) in self._db.execute(

@@ -18,6 +18,7 @@ STUDY = Study(
     package=__name__,
     rules="workflow/rules/_template.smk",
     validate=f"{__name__}.params:validate",
+    needs=f"{__name__}.params:needs",
     plan=f"{__name__}.plan:planned_calls",
     power=f"{__name__}.plan:power_sizes",
     report=f"{__name__}.report:report_section",

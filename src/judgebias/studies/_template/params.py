@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from judgebias.abilities import Need
 from judgebias.study import study_models
 
 
@@ -33,3 +34,13 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     block = params["_template"]
     return [f"_template.models: {m!r} is not a panel model"
             for m in block.get("models", []) if m not in params["panel"]]
+
+
+def needs(params: Mapping[str, Any]) -> list[Need]:
+    """What each role needs from its models, checked before any call
+    (judgebias.abilities): the template's judges get text only and read the parsed
+    score, so nothing beyond a text answer. A study that reads the answer token's
+    log-probs says ``answer_logprobs=True``; one that shows two images,
+    ``images_per_request=2``."""
+    return [Need("_template", "judge", study_models(params, "_template"),
+                 fallback="leave the model out of _template.models")]

@@ -12,6 +12,7 @@ STUDY = Study(
     package=__name__,
     rules="workflow/rules/birch.smk",
     validate=f"{__name__}.params:validate",
+    needs=f"{__name__}.params:needs",
     warnings=f"{__name__}.params:warnings",
     plan=f"{__name__}.plan:planned_calls",
     power=f"{__name__}.plan:power_sizes",

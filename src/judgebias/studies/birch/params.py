@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+from judgebias.abilities import Need
 from judgebias.config import path_errors
 from judgebias.prompts import available_prompts
 from judgebias.studies.birch.traits import Traits
@@ -208,3 +209,17 @@ def warnings(params: Mapping[str, Any]) -> list[str]:
             f"{key!r} runs on the default traits ({defaults}); plant its own in that block"
             for key, jobs in roles.items()
             if panel[key]["backend"] == "sim" and "birch" not in panel[key]["sim"]]
+
+
+def needs(params: Mapping[str, Any]) -> list[Need]:
+    """BIRCH's judges see one image per verdict (none in the no-image variant); repeats
+    beyond the first are new samples, meaningful only at a temperature above 0. The
+    labeller and the lengthener get text only."""
+    block = params["birch"]
+    return [Need("birch", "judge", study_models(params, "birch"), images_per_request=1,
+                 temperature=block["repeats"] > 1,
+                 why={"temperature": "birch.repeats > 1 asks each verdict again"},
+                 fallback="birch.repeats: 1, or leave the model out of birch.models"),
+            Need("birch", "labeller", [block["labeller"]], fallback="another birch.labeller"),
+            Need("birch", "lengthener", [block["lengthener"]],
+                 fallback="another birch.lengthener")]

@@ -13,6 +13,7 @@ STUDY = Study(
     rules="workflow/rules/frame.smk",
     gpus=f"{__name__}.tables:gpu_need",
     validate=f"{__name__}.params:validate",
+    needs=f"{__name__}.params:needs",
     warnings=f"{__name__}.params:warnings",
     plan=f"{__name__}.plan:planned_calls",
     power=f"{__name__}.plan:power_sizes",

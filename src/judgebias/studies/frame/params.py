@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from judgebias.abilities import Need
 from judgebias.config import path_errors
 from judgebias.models.gpu import device_errors
 from judgebias.prompts import available_prompts, fields
@@ -361,3 +362,14 @@ def _combination_errors(sizes: list[int], manipulations: Mapping[str, Any]) -> l
     return [f"frame.combinations: {size} combines {size} manipulations, but "
             f"frame.manipulations runs {len(manipulations)}" for size in sizes
             if size > len(manipulations)]
+
+
+def needs(params: Mapping[str, Any]) -> list[Need]:
+    """FRAME's judges score one image under a system prompt (seed 004's scoring prompt);
+    the analysis judge also compares two images in one request (Fig. 3's pairwise)."""
+    block = params["frame"]
+    judges = dict.fromkeys([*block["models"], *block.get("preset_judges", [])])
+    return [Need("frame", "judge", list(judges), images_per_request=1, system_prompt=True,
+                 fallback="leave the model out of frame.models"),
+            Need("frame", "analysis judge", [block["analysis_judge"]], images_per_request=2,
+                 system_prompt=True, fallback="another frame.analysis_judge")]

@@ -12,6 +12,7 @@ STUDY = Study(
     rules="workflow/rules/mmb.smk",
     gpus=f"{__name__}.tables:gpu_need",
     validate=f"{__name__}.params:validate",
+    needs=f"{__name__}.params:needs",
     plan=f"{__name__}.plan:planned_calls",
     power=f"{__name__}.plan:power_sizes",
     report=f"{__name__}.report:report_section",

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import yaml
 
+from judgebias.abilities import Need
 from judgebias.config import load_yaml, path_errors
 from judgebias.models.gpu import device_errors
 from judgebias.prompts import available_prompts, fields
@@ -299,3 +300,19 @@ DOWNLOADS = {
                      "github.com/MJ-Bench/MJ-Bench)"),
     "mjbench.image_root": "the folder MJ-Bench's images_dir paths are relative to",
 }
+
+
+def needs(params: Mapping[str, Any]) -> list[Need]:
+    """MMB's judges compare two images in one request and are read through p(y | x, a),
+    the answer token's probability (seed 002 §3); the writer rephrases text only."""
+    block = params["mmb"]
+    out = [Need("mmb", "judge", study_models(params, "mmb"), images_per_request=2,
+                answer_logprobs=True,
+                why={"answer_logprobs": "p(y | x, a) is the answer token's probability"},
+                fallback="leave the model out of mmb.models (MMB has no route without "
+                         "log-probs yet)")]
+    grow = (block.get("instructions") or {}).get("grow")
+    if grow:
+        out.append(Need("mmb", "writer", [grow["writer"]],
+                        fallback="another mmb.instructions.grow.writer"))
+    return out

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from judgebias.abilities import Need
 from judgebias.config import path_errors
 from judgebias.prompts import available_prompts, fields
 from judgebias.study import simulated_models, study_models
@@ -143,3 +144,18 @@ def models_key(params: Mapping[str, Any]) -> str:
 def setting_prompt_id(params: Mapping[str, Any], setting: str) -> str:
     """The evaluator prompt of a philautia setting (a score job depends on it only)."""
     return params["philautia"]["settings"][setting]["prompt"]
+
+
+def needs(params: Mapping[str, Any]) -> list[Need]:
+    """What philautia needs from its models (judgebias.abilities): a caption of one image
+    per generator request; one image per evaluator request, and with ``score: expected``
+    (FLEUR / G-VEval's log-prob weighted score, seed 000 §4.1) the score token's log-probs."""
+    models = study_models(params, "philautia")
+    expected = params["philautia"]["score"] == "expected"
+    return [Need("philautia", "generator", models, images_per_request=1,
+                 fallback="leave the model out of philautia.models"),
+            Need("philautia", "evaluator", models, images_per_request=1,
+                 answer_logprobs=expected,
+                 why={"answer_logprobs": "philautia.score: expected weighs the score by them"},
+                 fallback="philautia.score: parsed (the $NN$ integer), or leave the model "
+                          "out of philautia.models")]

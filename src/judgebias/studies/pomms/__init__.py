@@ -11,6 +11,7 @@ STUDY = Study(
     rules="workflow/rules/pomms.smk",
     cli=f"{__name__}.cli:register",
     validate=f"{__name__}.params:validate",
+    needs=f"{__name__}.params:needs",
     plan=f"{__name__}.plan:planned_calls",
     report=f"{__name__}.report:report_section",
     card=f"{__name__}.card:rows",

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from judgebias.abilities import Need
 from judgebias.config import path_errors
 from judgebias.study import simulated_models, study_models
 
@@ -131,3 +132,14 @@ DOWNLOADS = {
         "the folder the table's image_file names are relative to (Nebula: its images, "
         "Matsuda et al. 2024, DENEB)"),
 }
+
+
+def needs(params: Mapping[str, Any]) -> list[Need]:
+    """Pomms' judges score the judgement datasets' captions (one image) the way philautia
+    scores: with its ``score: expected`` they need the score token's log-probs."""
+    expected = params["philautia"]["score"] == "expected"
+    return [Need("pomms", "judge", study_models(params, "pomms"), images_per_request=1,
+                 answer_logprobs=expected,
+                 why={"answer_logprobs": "philautia.score: expected weighs the score by them"},
+                 fallback="philautia.score: parsed, or leave the model out of "
+                          "philautia.models")]
