@@ -76,14 +76,9 @@ def missing(need: Need, abilities: Abilities) -> list[str]:
 
 def study_needs(params: Mapping[str, Any]) -> list[Need]:
     """Every active study's declared needs."""
-    from judgebias.study import active
+    from judgebias.study import gathered
 
-    needs: list[Need] = []
-    for study in active(params):
-        declared = study.load("needs")
-        if declared is not None:
-            needs += declared(params)
-    return needs
+    return gathered(params, "needs")
 
 
 def unmet_needs(params: Mapping[str, Any]) -> list[str]:

@@ -321,14 +321,9 @@ def params_warnings(params: Mapping[str, Any]) -> list[str]:
     preferences for real models, then each active study's ``warnings``), for every
     front door to print (`judgebias validate`, a Snakemake run, DVC's params stage):
     nothing here stops a run."""
-    from judgebias.study import active
+    from judgebias.study import gathered
 
-    lines = _sim_preference_warnings(params)
-    for study in active(params):
-        warn = study.load("warnings")
-        if warn is not None:
-            lines += warn(params)
-    return lines
+    return _sim_preference_warnings(params) + gathered(params, "warnings")
 
 
 def _sim_preference_warnings(params: Mapping[str, Any]) -> list[str]:

@@ -122,6 +122,17 @@ def active(params: Mapping[str, Any]) -> list[Study]:
     return [s for name, s in registered().items() if params.get(name) is not None]
 
 
+def gathered(params: Mapping[str, Any], attribute: str) -> list[Any]:
+    """What every active study's ``attribute`` hook (a function of the params returning
+    a list: ``warnings``, ``needs``) returns, concatenated in registry order."""
+    out: list[Any] = []
+    for study in active(params):
+        hook = study.load(attribute)
+        if hook is not None:
+            out += hook(params)
+    return out
+
+
 def study_models(params: Mapping[str, Any], name: str) -> list[str]:
     """The panel models a study uses: its own `models:` subset, else those of the study
     it builds on (Pomms uses philautia's), else the whole panel."""

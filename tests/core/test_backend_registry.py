@@ -19,7 +19,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from helpers.project import BIN, REPO, job_resources, make_project, run, study_params
+from helpers.project import (
+    BIN,
+    REPO,
+    job_resources,
+    make_project,
+    run,
+    study_params,
+    write_params,
+)
 
 from judgebias.config import ConfigError, fingerprint, load_yaml, params_schema, validate_params
 from judgebias.models import backends
@@ -69,7 +77,7 @@ SPEC = BackendSpec(
     "echo", backend="echo_backend:EchoBackend", version="echo_backend:version",
     fields={"reply": {"type": "string", "minLength": 1, "description": "what it says"}},
     required=("reply",), concurrency="api_echo",
-    abilities=Abilities(images_per_request=0, temperature=False))
+    abilities=Abilities(answer_logprobs=False, images_per_request=None, temperature=False))
 '''
 REPLY = "Some shapes on a plain background"
 
@@ -121,8 +129,12 @@ def test_the_journal_versions_of_the_builtins_are_unchanged(params):
     config = validate_params(params)
     model = PanelModel.from_params(config, "lumen-large")
     assert backend_version(model) == "sim-2"
-    for name, version in (("openai", "openai-chat-1"), ("gemini", "gemini-generate-1")):
+    for name, version in (("openai", "openai-chat-1"), ("gemini", "gemini-generate-1"),
+                          ("anthropic", "anthropic-messages-1")):
         assert backend_version(PanelModel(**{**vars(model), "backend": name})) == version
+    claude = PanelModel(**{**vars(model), "backend": "anthropic",
+                           "fields": {"thinking": {"budget_tokens": 2048}}})
+    assert backend_version(claude) == "anthropic-messages-1+thinking-enabled-2048"
     vllm = PanelModel(**{**vars(model), "backend": "vllm", "sim": None,
                          "engine": {"dtype": "half"}})
     installed = "not-installed"
@@ -157,7 +169,7 @@ def test_the_profiles_cap_every_builtin_slot():
     """Snakemake's profiles are YAML and cannot ask the registry: each must cap every
     built-in backend's concurrency slot, and name no slot that no backend has."""
     slots = {spec.concurrency for spec in BUILTIN.values() if spec.concurrency}
-    assert slots == {"api_openai", "api_gemini"}
+    assert slots == {"api_openai", "api_gemini", "api_anthropic"}
     for profile in ("local", "slurm"):
         text = (REPO / "workflow/profiles" / profile / "config.yaml").read_text()
         capped = set(yaml.safe_load(text)["resources"]) - {"gpu"}
@@ -206,7 +218,8 @@ def test_the_entry_point_is_found_as_importlib_metadata_finds_it(plugged):
     assert [e.name for e in importlib.metadata.entry_points(group=GROUP)] == ["echo"]
     assert list(registered_backends()) == [*BUILTIN, "echo"]
     assert backend_spec("echo").concurrency == "api_echo"
-    assert backends.concurrency_slots() == ["api_openai", "api_gemini", "api_echo"]
+    assert backends.concurrency_slots() == ["api_openai", "api_gemini", "api_anthropic",
+                                            "api_echo"]
 
 
 def test_a_plugin_backend_is_validated_built_and_keyed(plugged, params):
@@ -229,9 +242,9 @@ def test_a_plugin_backend_is_validated_built_and_keyed(plugged, params):
             in error(lambda p: p["echo"].pop("reply")))
     assert ("panel.lumen-large.reply: required exactly when backend is 'echo' (backend is "
             "'sim')" in error(lambda p: p["lumen-large"].update(reply="hi")))
-    assert ("panel.echo.batch: batch mode is for the openai and gemini backends (backend is "
-            "'echo')" in error(lambda p: p["echo"].update(batch=True)))
-    assert ("'sim', 'openai', 'gemini', 'vllm', 'echo'" in
+    assert ("panel.echo.batch: batch mode is for the openai, gemini and anthropic backends "
+            "(backend is 'echo')" in error(lambda p: p["echo"].update(batch=True)))
+    assert ("'sim', 'openai', 'gemini', 'vllm', 'anthropic', 'echo'" in
             error(lambda p: p["echo"].update(backend="ecco")))
 
 
@@ -280,6 +293,12 @@ def test_a_throwaway_backend_runs_through_the_pipeline(tmp_path, default_params,
     project = make_project(tmp_path / "project", params)
     monkeypatch.setenv("PYTHONPATH", str(plugin))  # every process of the run finds it
 
+    # its abilities come from its entry: no log-probs, so the expected score is refused
+    refused = run([str(BIN / "judgebias"), "validate"], project, check=False)
+    assert "philautia (evaluator): panel.echo cannot give the answer token's log-probs" \
+        in refused.stdout + refused.stderr
+    params["philautia"]["score"] = "parsed"
+    write_params(project, params)
     assert "valid" in run([str(BIN / "judgebias"), "validate"], project).stdout
     plan = json.loads(run([str(BIN / "judgebias"), "plan", "--json"], project).stdout)
     echo = next(row for row in plan["models"] if row["model"] == "echo")

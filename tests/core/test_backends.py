@@ -128,7 +128,7 @@ def test_batch_mode_answers_the_jobs_as_online_and_a_rerun_pays_nothing(
         assert server.stats["outcomes"]["batch"] == 12
     params["panel"]["corvid-pro"]["batch"] = True  # a sim model cannot batch
     with pytest.raises(ConfigError, match=r"panel\.corvid-pro\.batch: batch mode is for "
-                                          r"the openai and gemini backends"):
+                                          r"the openai, gemini and anthropic backends"):
         validate_params(params)
 
 

@@ -1,8 +1,9 @@
 """A batch-mode job killed with SIGKILL at each moment of specs/batch.md §4, then run
 again: every answer present, one file and one batch on the provider, every line answered
-(paid) once (issue 23, "How it is checked").
+(paid) once (issue 23, "How it is checked"), for each provider: OpenAI, Gemini and
+Anthropic.
 
-The job is a process of its own (tests/helpers/batch_job.py: the openai backend with
+The job is a process of its own (tests/helpers/batch_job.py: the provider's backend with
 ``batch: true`` through run_requests, as a pipeline job); serve-sim carries the action
 out and then holds its reply back (``BatchFaults.hold``), and the test kills the job
 while it waits for that reply: the provider has acted, the job never heard of it.
@@ -17,6 +18,11 @@ finished   the poll that     ``submitted``; the provider finished it (answered, 
            completes it
 downloading output download  ``finished``: output file ids, no answer yet
 ========== ================= ============================================================
+
+Anthropic's Message Batches take their requests inline: there is no upload (so no
+``uploading`` moment), and ``creating`` leaves a batch the provider does not name after
+us, which the resumed job finds by its requests (judgebias.models.anthropic_batch); its
+``content`` is the results download.
 """
 
 from __future__ import annotations
@@ -31,8 +37,17 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers.api import KEY, KEY_ENV, api_params, gemini_client, openai_client, sim_server
+from helpers.api import (
+    KEY,
+    KEY_ENV,
+    anthropic_client,
+    api_params,
+    gemini_client,
+    openai_client,
+    sim_server,
+)
 from helpers.batch import MODEL, batch_requests, on_provider
+from helpers.claude import philautia_parsed
 
 from judgebias.config import load_config
 from judgebias.devtools.serve_sim.faults import BatchFaults
@@ -48,9 +63,14 @@ MOMENTS = {  # moment: (held action, seconds until the provider finishes a batch
     "finished": ("retrieve", 0.0),
     "downloading": ("content", 0.0),
 }
+PROVIDERS = {"openai": openai_client, "gemini": gemini_client, "anthropic": anthropic_client}
+CASES = [(provider, moment) for provider in PROVIDERS for moment in sorted(MOMENTS)
+         if (provider, moment) != ("anthropic", "uploading")]  # nothing is uploaded
 
 
 def _params(config: dict[str, Any], provider: str, url: str, folder: Path) -> Path:
+    if provider == "anthropic":  # a study Claude judges without log-probs
+        config = philautia_parsed(config)
     params = api_params(config, provider, url, models=["corvid-pro"])
     params["panel"]["corvid-pro"]["batch"] = True
     params.setdefault("backends", {})[provider] = {"batch_poll_s": 0.2,
@@ -69,15 +89,15 @@ def _job(params: Path, journal: Path) -> subprocess.Popen[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("provider", ["openai", "gemini"])
-@pytest.mark.parametrize("moment", sorted(MOMENTS))
+@pytest.mark.parametrize(("provider", "moment"), CASES)
 def test_a_killed_batch_job_resumes_without_paying_twice(config, tmp_path, moment,
                                                          provider):
     action, completion_s = MOMENTS[moment]
     faults = BatchFaults(hold=(action,), hold_s=30.0)
     with sim_server(config, batch_faults=faults, batch_completion_s=completion_s) as server:
         params = _params(config, provider, server.url, tmp_path)
-        store = server.batches if provider == "openai" else server.gemini_batches
+        store = {"openai": server.batches, "gemini": server.gemini_batches,
+                 "anthropic": server.anthropic_batches}[provider]
         journal = tmp_path / "journal.sqlite"
         job = _job(params, journal)
         try:
@@ -93,7 +113,7 @@ def test_a_killed_batch_job_resumes_without_paying_twice(config, tmp_path, momen
         assert again.returncode == 0, err[-3000:]
         assert json.loads(out)["ok"] == 6
         # adopted or polled, never made twice; every line paid once
-        client = (openai_client if provider == "openai" else gemini_client)(server)
+        client = PROVIDERS[provider](server)
         assert on_provider(provider, client) == (1, 1)
         assert server.stats["outcomes"]["batch"] == 6
     version = backend_version(panel_models(load_config(params))["corvid-pro"])

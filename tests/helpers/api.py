@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import anthropic
 import openai
 from google import genai
 from google.genai import types
@@ -56,6 +57,11 @@ def sim_server(config: dict[str, Any], **options: Any) -> Iterator[SimServer]:
 def openai_client(server: SimServer) -> openai.OpenAI:
     """The openai SDK against `server`, its own retries off (a test counts every call)."""
     return openai.OpenAI(base_url=server.url + "/v1", api_key=KEY, max_retries=0)
+
+
+def anthropic_client(server: SimServer) -> anthropic.Anthropic:
+    """The anthropic SDK against `server`, its own retries off (a test counts every call)."""
+    return anthropic.Anthropic(base_url=server.url, api_key=KEY, max_retries=0)
 
 
 def gemini_client(server: SimServer) -> genai.Client:

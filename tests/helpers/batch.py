@@ -92,7 +92,11 @@ class Landing:
 
 def on_provider(provider: str, client: Any) -> tuple[int, int]:
     """(input files, batches) the provider holds for the client's key: what a resumed job
-    must not have made twice."""
+    must not have made twice. A Message Batch carries its requests (Anthropic has no input
+    file): each counts as both."""
+    if provider == "anthropic":
+        made = len(list(client.messages.batches.list()))
+        return made, made
     if provider == "openai":
         return (len(client.files.list(purpose="batch").data),
                 len(list(client.batches.list())))
@@ -102,12 +106,14 @@ def on_provider(provider: str, client: Any) -> tuple[int, int]:
     return len(uploaded), len(list(client.batches.list()))
 
 
-def keyed(requests: list[ChatRequest], provider: str) -> dict[str, ChatRequest]:
-    """The requests by their journal key on `provider`'s backend (openai or gemini)."""
+def keyed(requests: list[ChatRequest], provider: str, version: str | None = None
+          ) -> dict[str, ChatRequest]:
+    """The requests by their journal key on `provider`'s backend (openai, gemini, or
+    anthropic with its `version`, which depends on the panel entry)."""
     from judgebias.models.gemini_backend import PROTOCOL_VERSION as GEMINI
     from judgebias.models.openai_backend import PROTOCOL_VERSION as OPENAI
 
-    version = OPENAI if provider == "openai" else GEMINI
+    version = version or (OPENAI if provider == "openai" else GEMINI)
     return {request_key(r, provider, version): r for r in requests}
 
 

@@ -1,7 +1,7 @@
 """A model job in batch mode as a process of its own, for tests that kill it (kill -9).
 
 ``python tests/helpers/batch_job.py PARAMS JOURNAL`` answers :func:`batch_requests`
-with the panel model ``corvid-pro`` of PARAMS (an openai model with ``batch: true``, its
+with the panel model ``corvid-pro`` of PARAMS (an API model with ``batch: true``, its
 key in the environment) through :func:`judgebias.models.runner.run_requests`, as a
 pipeline job does, and prints the run's stats as JSON.
 """

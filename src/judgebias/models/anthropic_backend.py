@@ -137,8 +137,9 @@ def to_response(message: Message) -> ChatResponse:
 def error_reason(exc: anthropic.APIStatusError) -> str:
     """The provider's words: the body's ``error.type: error.message``."""
     body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error") if isinstance(body.get("error"), dict) else {}
-    kind, message = error.get("type"), error.get("message")
+    error = body.get("error")
+    kind, message = (error.get("type"), error.get("message")) if isinstance(error, dict) \
+        else (None, None)
     return f"{kind}: {message}" if kind and message else str(message or exc.message)
 
 

@@ -267,7 +267,9 @@ BUILTIN: dict[str, BackendSpec] = {spec.name: spec for spec in (
                 fields=ANTHROPIC_FIELDS, settings=API_SETTINGS, concurrency="api_anthropic",
                 batch=BatchApi("judgebias.models.anthropic_batch:AnthropicBatches",
                                HALF_PRICE),
-                check=_anthropic_rules,  # samples at its default temperature 1 (> 0):
+                check=_anthropic_rules,
+                # no log-probs; 100 images a request (600 past 200k context); a system
+                # prompt; it samples, at its default temperature 1
                 abilities=Abilities(answer_logprobs=False, images_per_request=100)),
 )}
 

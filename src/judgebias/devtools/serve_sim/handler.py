@@ -4,7 +4,8 @@ key, the outage, the quota and the fault draw, in that order.
 A fault draws once per generation request after the authentication check; ``latency_s``
 is slept by every generation request that is not failed fast by a 429/500 fault, each in
 its own thread. An outage of one model's endpoint (``SimServer.down_models``) answers
-every generation request for those model ids with 503, counted as ``down``.
+every generation request for those model ids with 503 (Anthropic's overload: 529),
+counted as ``down``.
 
 The API key is compared in constant time and never logged or echoed; the standard
 library's per-request log line (which would include a ``?key=`` query) is switched off.
@@ -24,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+from judgebias.devtools.serve_sim.anthropic_wire import MESSAGES as ANTHROPIC_MESSAGES
+from judgebias.devtools.serve_sim.anthropic_wire import OVERLOADED, anthropic_error
 from judgebias.devtools.serve_sim.gemini_wire import MESSAGES as GEMINI_MESSAGES
 from judgebias.devtools.serve_sim.gemini_wire import gemini_error, gemini_route
 from judgebias.devtools.serve_sim.openai_wire import MESSAGES as OPENAI_MESSAGES
@@ -36,7 +39,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("judgebias.serve_sim")
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
-_MESSAGES = {"openai": OPENAI_MESSAGES, "gemini": GEMINI_MESSAGES}
+_MESSAGES = {"openai": OPENAI_MESSAGES, "gemini": GEMINI_MESSAGES,
+             "anthropic": ANTHROPIC_MESSAGES}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -91,6 +95,10 @@ class _Handler(BaseHTTPRequestHandler):
             api, route = "openai", "images"
         elif path == "/v1/models" and method == "GET":
             api, route = "openai", "models"
+        elif path == "/v1/messages" and method == "POST":
+            api, route = "anthropic", "messages"
+        elif sim.anthropic_batches.owns(path):
+            api, route = "anthropic", "batch"
         elif gemini_route(path, method) is not None:
             api, route = "gemini", "generate" if method == "POST" else "models"
         elif sim.gemini_batches.owns(method, path, bool(
@@ -115,6 +123,9 @@ class _Handler(BaseHTTPRequestHandler):
             found = (sim.batches.route(method, path, parts.query, body,
                                        self.headers.get("Content-Type", ""))
                      if api == "openai" else
+                     sim.anthropic_batches.route(method, path, parts.query, body,
+                                                 self.headers)
+                     if api == "anthropic" else
                      sim.gemini_batches.route(method, path, parts.query, body, self.headers))
             self._send(api, found or Reply(404, self._error(
                 api, 404, f"No route for {method} {path}", "unknown_url")),
@@ -122,8 +133,9 @@ class _Handler(BaseHTTPRequestHandler):
                 str(found.status) if found is not None else "404")
             return
         if sim.down_models and (down := self._peek_model(api, path, body)) in sim.down_models:
-            self._send(api, Reply(503, self._error(api, 503, _MESSAGES[api][503]), down),
-                       "down")
+            status = OVERLOADED if api == "anthropic" else 503  # Anthropic's overload: 529
+            self._send(api, Reply(status, self._error(api, status, _MESSAGES[api][status]),
+                                  down), "down")
             return
         wait = sim.quota.take() if sim.quota is not None else None
         if wait is not None:
@@ -153,6 +165,8 @@ class _Handler(BaseHTTPRequestHandler):
             reply = sim.handle_openai(body)
         elif route == "images":
             reply = sim.handle_images(body)
+        elif route == "messages":
+            reply = sim.handle_anthropic(body, self.headers.get("anthropic-version"))
         else:
             reply = sim.handle_gemini(gemini_route(path, method) or "", body)
         outcome = fault or ("ok" if reply.status == 200 else str(reply.status))
@@ -174,9 +188,11 @@ class _Handler(BaseHTTPRequestHandler):
         key = self.server.sim.api_key
         if key is None:
             return True
-        if api == "openai":
+        if api in ("openai", "anthropic"):  # Anthropic: x-api-key first, as the API reads
             header = self.headers.get("Authorization", "")
             given = header[7:] if header[:7].lower() == "bearer " else ""
+            if api == "anthropic" and self.headers.get("x-api-key"):
+                given = self.headers.get("x-api-key", "")
         else:
             given = self.headers.get("x-goog-api-key") or ""
             if not given:
@@ -188,6 +204,8 @@ class _Handler(BaseHTTPRequestHandler):
                ) -> dict[str, Any]:
         if api == "openai":
             return openai_error(status, message, code)
+        if api == "anthropic":
+            return anthropic_error(status, message)
         return gemini_error(status, message)
 
     # -- I/O ------------------------------------------------------------------------------

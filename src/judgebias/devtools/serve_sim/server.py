@@ -19,6 +19,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from judgebias.devtools.serve_sim.anthropic_batch import AnthropicBatches
+from judgebias.devtools.serve_sim.anthropic_wire import (
+    anthropic_error,
+    anthropic_message,
+    parse_anthropic,
+)
 from judgebias.devtools.serve_sim.errors import BadRequest, ServeSimError
 from judgebias.devtools.serve_sim.faults import BatchFaults, FaultDrawer, Faults
 from judgebias.devtools.serve_sim.gemini_batch import GeminiBatches
@@ -75,7 +81,7 @@ def image_study(config: Mapping[str, Any]) -> Study | None:
 
 
 class SimServer:
-    """The simulated panel served over HTTP on loopback (OpenAI and Gemini APIs).
+    """The simulated panel served over HTTP on loopback (OpenAI, Gemini and Anthropic APIs).
 
     Start with :meth:`start` (or ``with SimServer(config) as server:``), point a client
     at :attr:`url`, read :attr:`stats`. Each HTTP request runs in its own thread; the sim
@@ -118,6 +124,10 @@ class SimServer:
                                             self.model_ids, completion_s=batch_completion_s,
                                             faults=batch_faults, seed=seed,
                                             state_dir=batch_state_dir)
+        self.anthropic_batches = AnthropicBatches(
+            self.handle_anthropic, lambda model: self.stats_.record(model, ANSWERED),
+            completion_s=batch_completion_s, faults=batch_faults, seed=seed,
+            state_dir=batch_state_dir)
         self._sim_lock = threading.Lock()
         self._httpd: SimHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -202,6 +212,19 @@ class SimServer:
         if not answer.ok:
             return Reply(400, openai_error(400, answer.error), request.model)
         return Reply(200, openai_completion(request, answer, logprobs), request.model)
+
+    def handle_anthropic(self, raw: bytes, version: str | None) -> Reply:
+        """A Messages answer (serve_sim.anthropic_wire), under API version `version`."""
+        try:
+            request, thinking = parse_anthropic(json_body(raw), version)
+        except BadRequest as exc:
+            return Reply(400, anthropic_error(400, str(exc)))
+        if request.model not in self.backend.models:
+            return Reply(404, anthropic_error(404, f"model: {request.model}"), request.model)
+        answer = self.answer(request)
+        if not answer.ok:
+            return Reply(400, anthropic_error(400, answer.error), request.model)
+        return Reply(200, anthropic_message(request, answer, thinking), request.model)
 
     def handle_images(self, raw: bytes) -> Reply:
         """An OpenAI images answer: the PNG the image study's ``sim_images`` hook draws of

@@ -8,9 +8,9 @@ from typing import Any
 
 OUTCOMES = ("ok", "rate_limited", "429", "500", "stall", "drop", "garbled", "down", "401", "400",
             "404", "batch", "files")
-"""``batch``: a request answered inside an OpenAI batch or a Gemini batch job (one per
-line, for its model); ``files``: a files or batches bookkeeping call (upload or one of its
-chunks, create, retrieve, list, cancel, download)."""
+"""``batch``: a request answered inside an OpenAI batch, a Gemini batch job or an Anthropic
+Message Batch (one per line, for its model); ``files``: a files or batches bookkeeping
+call (upload or one of its chunks, create, retrieve, list, cancel, download)."""
 
 
 class ServerStats:
