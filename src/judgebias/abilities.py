@@ -8,7 +8,8 @@ judge without log-probs). Here each study declares, per role, what its requests 
 at a temperature above 0, several samples of one request); each panel model's abilities
 are its backend's defaults (the registry's `Abilities`, judgebias.models.backends), then
 what the backend makes of the model's own settings (``BackendSpec.model_abilities``),
-then the user's ``panel.<key>.abilities``; and `unmet_needs` lists every (study, role,
+then what `judgebias probe` saw the provider do (judgebias.probe_record), then the
+user's ``panel.<key>.abilities``; and `unmet_needs` lists every (study, role,
 model) whose need is not met, naming all three, what is missing and the fallback the user
 can choose. `judgebias.config.validate_params` calls it, so `judgebias validate`, `plan`,
 every Snakemake run and every job refuse such a configuration before paying.
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from judgebias.models.backends import Abilities, backend_spec, load
+from judgebias.probe_record import probed
 
 
 @dataclass(frozen=True)
@@ -49,12 +51,15 @@ class Need:
 
 def model_abilities(params: Mapping[str, Any], key: str) -> Abilities:
     """Panel model `key`'s abilities: its backend's defaults, what its own settings
-    change (the backend's ``model_abilities``), then ``panel.<key>.abilities``."""
+    change (the backend's ``model_abilities``), what `judgebias probe` found its provider
+    do (a record made for its present settings: judgebias.probe_record), then
+    ``panel.<key>.abilities``, the user's word, last."""
     entry = params["panel"][key]
     spec = backend_spec(entry["backend"])
     abilities = spec.abilities
     if spec.model_abilities is not None:
         abilities = load(spec.model_abilities)(abilities, entry)
+    abilities = probed(params, key, abilities)
     return dataclasses.replace(abilities, **entry.get("abilities", {}))
 
 
@@ -95,7 +100,8 @@ def unmet_needs(params: Mapping[str, Any]) -> list[str]:
             reasons = "; ".join(need.why[k] for k in need.why if _WORDS.get(k) in lacks)
             errors.append(
                 f"{need.study} ({need.role}): panel.{key} cannot give "
-                f"{' and '.join(lacks)}{f' ({reasons})' if reasons else ''}, which its "
-                f"{backend} backend does not offer for it; instead: {need.fallback} (or "
-                f"state panel.{key}.abilities if the provider does offer it)")
+                f"{' and '.join(lacks)}{f' ({reasons})' if reasons else ''}, as far as its "
+                f"{backend} backend's defaults, its settings and any `judgebias probe "
+                f"{key}` record say; instead: {need.fallback} (or state "
+                f"panel.{key}.abilities if the provider does offer it)")
     return errors

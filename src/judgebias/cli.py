@@ -128,16 +128,29 @@ def _cmd_card(args: argparse.Namespace) -> None:
 
 def _cmd_plan(args: argparse.Namespace) -> None:
     from judgebias.plan import plan_calls, plan_json, plan_text
+    from judgebias.probe import probe_lines, probe_summaries
 
     if args.power:
         _power(args)
         return
-    plan = plan_calls(load_config(args.params, data=False))  # counts absent data by size
-    print(json.dumps(plan_json(plan), indent=1, default=str) if args.json else plan_text(plan))
+    config = load_config(args.params, data=False)  # counts absent data by size
+    plan = plan_calls(config)
+    probes = probe_summaries(config, [p.model for p in plan.models])
+    print(json.dumps({**plan_json(plan), "probes": probes}, indent=1, default=str)
+          if args.json else "\n".join([plan_text(plan), *probe_lines(probes)]))
     over = [p.model for p in plan.models if p.budget_left is not None
             and p.needed > p.budget_left]
     if over:
         raise ConfigError(f"over budget (max_requests): {', '.join(over)}")
+
+
+def _cmd_probe(args: argparse.Namespace) -> None:
+    """The abilities' measure needs no data and must run where validate refuses a study's
+    judge for want of one (a table too pessimistic is what it corrects)."""
+    from judgebias.probe import probe_model, probe_text
+
+    config = load_config(args.params, data=False, needs=False)
+    print(probe_text(config, probe_model(config, args.model)))
 
 
 def _power(args: argparse.Namespace) -> None:
@@ -289,6 +302,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--power: the power wanted (default %(default)s)")
     p.add_argument("--target", nargs="*", default=[], metavar="MEASURE=EFFECT",
                    help="--power: the size each target effect needs (in the measure's unit)")
+    p = add("probe", _cmd_probe,
+            "one cheap call per ability to a panel model; records what its provider did "
+            "(log-probs, system prompt, temperature, images), which validate then uses")
+    p.add_argument("model", help="a panel model (its key in the params file)")
     p = add("serve-sim", _cmd_serve_sim,
             "serve the simulated panel as an OpenAI/Gemini-compatible API on loopback")
     from judgebias.devtools.serve_sim.args import add_arguments

@@ -226,8 +226,9 @@ def _fill_defaults(instance: Any, schema: Mapping[str, Any], root: Mapping[str, 
     return instance
 
 
-def _reference_errors(params: Mapping[str, Any]) -> list[str]:
-    """Cross-references the schema cannot express (the core's; each study adds its own)."""
+def _reference_errors(params: Mapping[str, Any], needs: bool = True) -> list[str]:
+    """Cross-references the schema cannot express (the core's; each study adds its own),
+    and with `needs`, what each study needs of its judges (judgebias.abilities)."""
     from judgebias.study import active
 
     errors = []
@@ -247,7 +248,7 @@ def _reference_errors(params: Mapping[str, Any]) -> list[str]:
         validate = study.load("validate")
         if validate is not None:
             errors += validate(params)
-    if not errors:  # what each study needs of its judges, once its own keys are sound
+    if needs and not errors:  # what each study needs of its judges, once its keys are sound
         from judgebias.abilities import unmet_needs
 
         errors += unmet_needs(params)
@@ -366,21 +367,23 @@ def path_errors(where: str, path: str | None, *, directory: bool = False,
 
 
 def validate_params(params: Any, source: str = "params.yaml", *,
-                    data: bool = True) -> dict[str, Any]:
+                    data: bool = True, needs: bool = True) -> dict[str, Any]:
     """Validate a parsed params mapping and return it with schema defaults filled in.
 
     Raises ConfigError listing every problem, each prefixed by the dotted key path; if
     the only problems are files that do not exist (MissingPath), DataNotDownloaded, which
     explains each one. With ``data=False`` those are not problems: everything else is
     checked (`judgebias validate --no-data`; `judgebias plan`, which counts a dataset not
-    downloaded yet from its declared size).
+    downloaded yet from its declared size). With ``needs=False`` the studies' needs of their
+    judges are not checked (`judgebias probe`, which measures what a judge can give: a
+    table too pessimistic must not keep it from correcting it).
     """
     if not isinstance(params, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level")
     errors = _schema_errors(params)
     if not errors:
         params = _fill_defaults(copy.deepcopy(params), params_schema(), params_schema())
-        errors = _reference_errors(params)
+        errors = _reference_errors(params, needs)
     missing: list[str] = [e for e in errors if isinstance(e, MissingPath)]
     broken = [e for e in errors if not isinstance(e, MissingPath)]
     if broken:
@@ -407,9 +410,10 @@ def params_path() -> str:
     return os.environ.get(PARAMS_ENV) or "params.yaml"
 
 
-def load_config(path: str | Path = "params.yaml", *, data: bool = True) -> dict[str, Any]:
+def load_config(path: str | Path = "params.yaml", *, data: bool = True,
+                needs: bool = True) -> dict[str, Any]:
     """Read and validate params.yaml (``data=False``: files it names need not exist yet;
-    see validate_params)."""
+    ``needs=False``: the studies' needs of their judges unchecked; see validate_params)."""
     path = Path(path)
     try:
         params = load_yaml(path.read_text())
@@ -419,7 +423,7 @@ def load_config(path: str | Path = "params.yaml", *, data: bool = True) -> dict[
         raise ConfigError(f"{path}: {exc}") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
-    return validate_params(params, str(path), data=data)
+    return validate_params(params, str(path), data=data, needs=needs)
 
 
 @contextmanager

@@ -11,11 +11,17 @@ assumes (an upper bound where an earlier model answer can fail or be dropped). W
 study counts (text-to-image generation, CLIP embeddings) is listed as not counted.
 
 Where a model has `pricing`, it estimates tokens and cost: input from the prompt length
-(about 4 characters a token) plus `image_tokens` per image, output from the mean
-completion length already journaled for that model (or `max_tokens`, an upper bound, when
-nothing is journaled yet). Calls not keyed yet take the prompt size of their task's
-template with its fields empty, where the study names the task (a lower bound: the
-fields' text is not known yet), else the mean of the model's other calls.
+(about 4 characters a token) plus `image_tokens` per image, output from the mean billed
+output already journaled for that model's calls (its journal's last answers where none of
+them is journaled yet), else from `pricing.answer_tokens` plus `pricing.reasoning_tokens`
+where stated, else `max_tokens`, an upper bound. Output is every token billed as output:
+a reasoning or thinking model's hidden tokens (issue 41) count against `max_tokens` and
+are billed as output, so they are inside the bound and inside the journaled
+``completion_tokens``; their share is shown apart (``est_reasoning_tokens``: journaled
+``reasoning_tokens``, else `pricing.reasoning_tokens`). Calls not keyed yet take the
+prompt size of their task's template with its fields empty, where the study names the task
+(a lower bound: the fields' text is not known yet), else the mean of the model's other
+calls.
 
 Every priced model of a provider with a batch API (OpenAI's Batch API, Gemini's batch
 mode) is costed twice, side by side: at online prices and at batch prices (the backend
@@ -38,7 +44,7 @@ import pandas as pd
 
 from judgebias import prompts
 from judgebias.models.backends import backend_spec, registered_backends
-from judgebias.models.base import ChatRequest
+from judgebias.models.base import ChatRequest, hidden_tokens
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.panel import PanelModel, panel_models
 from judgebias.models.registry import backend_version
@@ -90,8 +96,10 @@ class ModelPlan:
     prompt_chars: int = 0
     images: int = 0
     budget_left: int | None = None
-    output_tokens_each: float | None = None
+    output_tokens_each: float | None = None  # billed output per call, hidden included
     output_is_upper_bound: bool = False
+    reasoning_tokens_each: float = 0.0  # of which hidden (reasoning, thinking)
+    measured: tuple[float, float] | None = None  # (output, hidden) of its journaled calls
     sized: int = 0  # estimated calls whose prompt size comes from their task's template
     cost: float | None = None  # the needed calls at online prices (USD)
     cost_batch: float | None = None  # at the provider's batch prices (None: no batch API)
@@ -114,14 +122,22 @@ class Plan:
     not_counted: list[tuple[str, str]]  # (study, what)
 
 
-def _mean_output_tokens(path: Path) -> float | None:
+def _means(usages: list[dict[str, Any]]) -> tuple[float, float] | None:
+    """The mean billed output and hidden tokens of answers' usage (None if none counts)."""
+    counted = [u for u in usages if isinstance(u.get("completion_tokens"), int)]
+    if not counted:
+        return None
+    return (sum(u["completion_tokens"] for u in counted) / len(counted),
+            sum(hidden_tokens(u) for u in counted) / len(counted))
+
+
+def _journal_means(path: Path) -> tuple[float, float] | None:
+    """:func:`_means` of the journal's last 2,000 answers (any request of the model)."""
     if not path.exists():
         return None
     with sqlite3.connect(path) as db:
         rows = db.execute("SELECT usage FROM responses ORDER BY rowid DESC LIMIT 2000")
-        counts = [json.loads(u).get("completion_tokens") for (u,) in rows]
-    counts = [c for c in counts if isinstance(c, int)]
-    return sum(counts) / len(counts) if counts else None
+        return _means([json.loads(u) for (u,) in rows])
 
 
 def _collect(config: Mapping[str, Any]) -> tuple[dict[str, dict[str, list[PlannedCalls]]],
@@ -168,7 +184,9 @@ def _plan_model(plan: ModelPlan, journal: Journal | None, version: str,
                 key = request_key(request, plan.backend, version)
                 keys.add(key)
                 requests.setdefault(key, request)
-    done = set(journal.lookup(requests)) if journal is not None and requests else set()
+    answers = journal.lookup(requests) if journal is not None and requests else {}
+    done = set(answers)
+    plan.measured = _means([a.usage for a in answers.values()])
     for study, keys in study_keys.items():
         tally = plan.by_study[study]
         tally.journaled = len(keys & done)
@@ -215,14 +233,30 @@ def template_size(task: JudgeTask) -> tuple[int, int]:
     return len(text) + len(system), len(task.images)
 
 
+def estimate_output(plan: ModelPlan, model: PanelModel, path: Path) -> None:
+    """Output tokens per call, and the hidden ones among them: measured on the model's
+    journaled calls (else its journal's last answers), else `pricing`'s estimates, else
+    the `max_tokens` bound (hidden tokens count against it: the answer gets what they
+    leave)."""
+    measured = plan.measured or _journal_means(path)
+    if measured is not None:
+        plan.output_tokens_each, plan.reasoning_tokens_each = measured
+        return
+    limit = model.sampling.max_tokens
+    pricing = model.pricing
+    hidden = min(limit, pricing.reasoning_tokens or 0) if pricing else 0
+    answer = pricing.answer_tokens if pricing else None
+    plan.reasoning_tokens_each = float(hidden)
+    plan.output_is_upper_bound = answer is None
+    plan.output_tokens_each = float(limit if answer is None else min(limit, answer + hidden))
+
+
 def estimate_cost(plan: ModelPlan, model: PanelModel, path: Path) -> None:
     """Tokens and cost of the needed calls: keyed ones by their prompts, estimated ones by
     their task's template (`sized`), the rest at the mean of those (1 image and no text
-    if none is known); online, and at the provider's batch price (the registry's)."""
-    plan.output_tokens_each = _mean_output_tokens(path)
-    if plan.output_tokens_each is None:
-        plan.output_tokens_each = float(model.sampling.max_tokens)
-        plan.output_is_upper_bound = True
+    if none is known); output by :func:`estimate_output`, hidden tokens priced as output;
+    online, and at the provider's batch price (the registry's)."""
+    estimate_output(plan, model, path)
     pricing = model.pricing
     if pricing is None or not plan.needed:
         return
@@ -231,7 +265,7 @@ def estimate_cost(plan: ModelPlan, model: PanelModel, path: Path) -> None:
     chars = plan.prompt_chars + (unknown * plan.prompt_chars / known if known else 0)
     images = plan.images + unknown * (plan.images / known if known else 1)
     plan.cost = online_cost(chars / 4 + images * pricing.image_tokens,
-                            plan.needed * plan.output_tokens_each,
+                            plan.needed * (plan.output_tokens_each or 0.0),
                             pricing.input_per_mtok, pricing.output_per_mtok)
     batch = backend_spec(model.backend).batch
     if batch is not None:
@@ -245,8 +279,8 @@ def online_cost(input_tokens: float, output_tokens: float, input_per_mtok: float
 
 
 PLAN_COLUMNS = ["model", "backend", "requests", "journaled", "needed", "estimated",
-                "budget_left", "over_budget", "est_output_tokens", "gpus", "mode",
-                "cost_online_usd", "cost_batch_usd", "est_cost_usd"]
+                "budget_left", "over_budget", "est_output_tokens", "est_reasoning_tokens",
+                "gpus", "mode", "cost_online_usd", "cost_batch_usd", "est_cost_usd"]
 
 
 def _usd(value: float | None) -> float | str:
@@ -255,7 +289,8 @@ def _usd(value: float | None) -> float | str:
 
 def plan_table(plan: Plan) -> pd.DataFrame:
     """One row per model: requests, journaled, needed, and how many of those are
-    estimated (not keyed yet), with budget, tokens, the GPUs a job takes (a backend whose
+    estimated (not keyed yet), with budget, output tokens (the hidden ones among them
+    apart), the GPUs a job takes (a backend whose
     jobs take GPUs), and cost: online, at batch prices, and as configured (`mode`: batch
     where the panel entry sets `batch: true`, online for a backend that calls a provider,
     else local)."""
@@ -270,6 +305,7 @@ def _plan_row(p: ModelPlan) -> dict[str, Any]:
         "budget_left": "-" if p.budget_left is None else p.budget_left,
         "over_budget": p.budget_left is not None and p.needed > p.budget_left,
         "est_output_tokens": round(p.needed * (p.output_tokens_each or 0)),
+        "est_reasoning_tokens": round(p.needed * p.reasoning_tokens_each),
         "gpus": p.gpus if spec.gpus else "-",
         "mode": "batch" if p.batch else "online" if spec.online else "local",
         "cost_online_usd": _usd(p.cost), "cost_batch_usd": _usd(p.cost_batch),
@@ -345,8 +381,8 @@ def _cost_lines(plan: Plan, total: Mapping[str, Any]) -> list[str]:
             f"cost of the new calls (priced models): ${total['cost_online_usd']:,.2f} "
             f"online; ${total['cost_batch_usd']:,.2f} with {_batch_prices()}; as configured "
             f"(batch: {', '.join(batched) or 'none'}): ${total['cost_usd']:,.2f}"
-            + ("; output at max_tokens where nothing is journaled yet (an upper bound)"
-               if upper else ""))
+            + ("; output at max_tokens where nothing is journaled yet and no "
+               "pricing.answer_tokens is stated (an upper bound)" if upper else ""))
     if total["not_priced"]:
         lines.append(f"not priced (no panel.<m>.pricing): {', '.join(total['not_priced'])}")
     gpu = [p for p in plan.models if backend_spec(p.backend).gpus and p.needed]

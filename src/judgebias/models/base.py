@@ -140,6 +140,24 @@ class TokenLogprob:
 # The status of a call that produced no answer (network, server, quota: after the
 # backend's retries): what a job's `max_failures` counts (judgebias.models.runner).
 STATUS_FAILED = "failed"
+# The finish reason of an answer cut off by its output limit (every backend maps its
+# provider's to it): the answer is kept, and read as truncated (judgebias.judging.answers).
+FINISH_LENGTH = "length"
+
+# Usage keys every backend journals alike: `completion_tokens` is every output token
+# billed, hidden ones included; REASONING_TOKENS the hidden part of it (OpenAI's
+# reasoning tokens, Gemini's thoughts; Claude's backend journals `thinking_tokens`).
+REASONING_TOKENS = "reasoning_tokens"
+_HIDDEN = (REASONING_TOKENS, "thinking_tokens")
+
+
+def hidden_tokens(usage: Mapping[str, Any]) -> int:
+    """The hidden (reasoning, thinking) output tokens of an answer's usage; 0 if none."""
+    for name in _HIDDEN:
+        value = usage.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return 0
 
 
 @dataclass(frozen=True)
@@ -149,7 +167,9 @@ class ChatResponse:
     `status` is "ok" for a completed answer; anything else is kept with its `error` text
     and never turned into a number downstream. "failed" means no answer came back (the
     only status a job's `max_failures` counts); "empty" and "refused" are the model's or
-    provider's answer.
+    provider's answer. An answer cut off by its output limit is "ok" with `finish_reason`
+    FINISH_LENGTH, its text possibly empty (hidden reasoning can spend the whole limit):
+    journaled like any answer, so a rerun never pays for it again, and read as truncated.
 
     `raw` is the provider's answer as received (JSON), where it holds more than `text`
     and `tokens` say and a later reading may need it (Claude's thinking blocks with their

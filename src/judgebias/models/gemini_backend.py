@@ -7,7 +7,26 @@ log-probs off for the rest of the job (detected once, logged once), the request 
 again without them, and every row records whether it had log-probs
 (`logprobs_available`), so the parsed score is used for those rows.
 
+Log-prob availability is the model's own setting: a panel entry whose abilities say it
+gives none (``abilities: {answer_logprobs: false}``, judgebias.abilities) is never asked
+for them, so no request is refused first.
+
 google-genai's own retries are off (`attempts=1`): judgebias.models.api retries.
+
+**Thinking** (``panel.<m>.thinking_config``, judgebias.models.reasoning), as google-genai
+3.6.1 spells it (``types.py``): ``GenerateContentConfig(thinking_config=ThinkingConfig(
+thinking_budget=..., thinking_level=...))``, the budget in tokens ("0 is DISABLED. -1 is
+AUTOMATIC. The default values and allowed ranges are model dependent"), the level a
+``ThinkingLevel`` (MINIMAL, LOW, MEDIUM, HIGH, XHIGH). Thoughts are reported as
+``usage_metadata.thoughts_token_count`` ("the number of tokens that were part of the
+model's generated thoughts"; ``total_token_count`` is "the sum of prompt_token_count,
+candidates_token_count, tool_use_prompt_token_count, and thoughts_token_count") and billed
+as output, so ``completion_tokens`` is journaled as candidates plus thoughts (every billed
+output token, as OpenAI's is) and the thoughts apart as ``reasoning_tokens``. They count
+against ``max_output_tokens`` (../shared/specs/judges.md; the SDK's types say nothing of
+it): an answer they leave no room for comes back with finish reason ``MAX_TOKENS`` and no
+text, which is mapped, as every cut answer, to ``length`` and read as truncated, never
+parsed. A model without thinking_config is asked exactly as before (its keys unchanged).
 
 What a request asks (:func:`generation`), and the REST body it becomes
 (:func:`request_json`), are built here once, for the online call and for each line of a
@@ -39,7 +58,14 @@ from judgebias.models.api import (
     image_mime_type,
     parse_retry_after,
 )
-from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
+from judgebias.models.base import (
+    FINISH_LENGTH,
+    REASONING_TOKENS,
+    ChatRequest,
+    ChatResponse,
+    TokenLogprob,
+)
+from judgebias.models.reasoning import Thinking
 
 if TYPE_CHECKING:
     from judgebias.models.gemini_batch import GeminiBatches
@@ -75,10 +101,11 @@ def build_contents(request: ChatRequest) -> list[Any]:
     return [types.Content(role="user", parts=parts)]
 
 
-def generation(request: ChatRequest, logprobs: bool
+def generation(request: ChatRequest, logprobs: bool, thinking: Thinking | None = None
                ) -> tuple[list[Any], types.GenerateContentConfig]:
     """The contents and config that ask `request` (log-probs if `logprobs` and the
-    sampling wants them): the online call's arguments, and each batch line's."""
+    sampling wants them; the model's thinking config where it has one): the online call's
+    arguments, and each batch line's."""
     sampling = request.sampling
     config = types.GenerateContentConfig(
         temperature=sampling.temperature, top_p=sampling.top_p,
@@ -87,16 +114,20 @@ def generation(request: ChatRequest, logprobs: bool
     if logprobs and sampling.top_logprobs > 0:
         config.response_logprobs = True
         config.logprobs = sampling.top_logprobs
+    if thinking is not None:
+        level = types.ThinkingLevel(thinking.level.upper()) if thinking.level else None
+        config.thinking_config = types.ThinkingConfig(thinking_budget=thinking.budget,
+                                                      thinking_level=level)
     return build_contents(request), config
 
 
-def request_json(client: genai.Client, request: ChatRequest, logprobs: bool
-                 ) -> dict[str, Any]:
+def request_json(client: genai.Client, request: ChatRequest, logprobs: bool,
+                 thinking: Thinking | None = None) -> dict[str, Any]:
     """The ``GenerateContentRequest`` JSON the online call sends for `request`: the body
     of ``models.generate_content``, converted by google-genai's own code (the SDK builds no
     JSONL lines for batch files, and a hand-written twin of its conversion would drift
     from what online asks). A batch line's ``request`` (specs/batch.md §2)."""
-    contents, config = generation(request, logprobs)
+    contents, config = generation(request, logprobs, thinking)
     parameters = types._GenerateContentParameters(model=request.model, contents=contents,
                                                   config=config)
     body = genai_models._GenerateContentParameters_to_mldev(
@@ -132,14 +163,29 @@ def to_response(result: types.GenerateContentResponse) -> ChatResponse:
                          tuple((alt.token or "", alt.log_probability or 0.0)
                                for alt in (tops[i].candidates or [] if i < len(tops) else [])))
             for i, chosen in enumerate(logprobs.chosen_candidates))
-    usage = result.usage_metadata
-    counts = {} if usage is None else {
-        "prompt_tokens": usage.prompt_token_count or 0,
-        "completion_tokens": usage.candidates_token_count or 0,
-        "total_tokens": usage.total_token_count or 0,
-    }
-    finish = candidate.finish_reason.value.lower() if candidate.finish_reason else "stop"
-    return ChatResponse(text=text, tokens=tokens, usage=counts, finish_reason=finish)
+    return ChatResponse(text=text, tokens=tokens, usage=usage_counts(result.usage_metadata),
+                        finish_reason=finish_reason(candidate.finish_reason))
+
+
+def usage_counts(usage: types.GenerateContentResponseUsageMetadata | None) -> dict[str, int]:
+    """Usage as journaled (module docstring): thoughts billed as output, and apart."""
+    if usage is None:
+        return {}
+    thoughts = usage.thoughts_token_count
+    counts = {"prompt_tokens": usage.prompt_token_count or 0,
+              "completion_tokens": (usage.candidates_token_count or 0) + (thoughts or 0),
+              "total_tokens": usage.total_token_count or 0}
+    if thoughts is not None:
+        counts[REASONING_TOKENS] = thoughts
+    return counts
+
+
+def finish_reason(reason: types.FinishReason | None) -> str:
+    """The finish reason as journaled: ``MAX_TOKENS`` is every backend's ``length`` (an
+    answer cut off, judgebias.judging.answers reads it as truncated), the rest lowercase."""
+    if reason is None:
+        return "stop"
+    return FINISH_LENGTH if reason == types.FinishReason.MAX_TOKENS else reason.value.lower()
 
 
 def refuses_logprobs(code: object, message: str) -> bool:
@@ -156,17 +202,23 @@ def rejects_logprobs(exc: BaseException) -> bool:
 class GeminiBackend(ApiBackend):
     name = "gemini"
     version = PROTOCOL_VERSION
+    thinking: Thinking | None = None  # panel.<m>.thinking_config (judgebias.models.registry)
+
     def __init__(self, model_id: str, label: str, limits: ApiLimits, *,
                  base_url: str | None, api_key: str):
         super().__init__(model_id, label, limits, base_url=base_url, api_key=api_key)
-        self.logprobs_supported: bool | None = None  # unknown until the first answer
+        # unknown until the first answer; False where the model's abilities say so
+        self.logprobs_supported: bool | None = None
         self._probe: asyncio.Lock | None = None
 
     def _batch_provider(self) -> GeminiBatches:
         from judgebias.models.gemini_batch import GeminiBatches
 
-        return GeminiBatches(genai.Client(api_key=self._api_key,
-                                          http_options=self._http_options()), self.model_id)
+        batches = GeminiBatches(genai.Client(api_key=self._api_key,
+                                             http_options=self._http_options()),
+                                self.model_id, thinking=self.thinking)
+        batches.logprobs = self.logprobs_supported is not False
+        return batches
 
     def _http_options(self) -> types.HttpOptions:
         """The client's options, online and batch: the timeout, the endpoint, and the
@@ -195,7 +247,8 @@ class GeminiBackend(ApiBackend):
         return await self._send(client, request)
 
     async def _send(self, client: genai.Client, request: ChatRequest) -> ChatResponse:
-        contents, config = generation(request, self.logprobs_supported is not False)
+        contents, config = generation(request, self.logprobs_supported is not False,
+                                      self.thinking)
         try:
             result = await client.aio.models.generate_content(
                 model=request.model, contents=contents, config=config)

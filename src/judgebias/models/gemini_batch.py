@@ -4,8 +4,9 @@ HTTP client.
 
 A line is ``{"key": <journal key>, "request": <GenerateContentRequest>}``, the request
 being the JSON the online call sends (:func:`judgebias.models.gemini_backend.request_json`),
-so batch and online ask the same. Log-probs are asked for as online (where the sampling
-wants them). A model that does not offer them answers each such line with a 400 row
+so batch and online ask the same (the model's thinking config included). Log-probs are
+asked for as online (where the sampling wants them and the model's abilities do not say it
+gives none). A model that does not offer them answers each such line with a 400 row
 (``"Logprobs is not supported …"``), and then, as online (gemini_backend), log-probs are
 switched off for the rest of the job (logged once) and the request is sent again without
 them: the row is a failure whose reason begins ``logprobs: 400: …`` (not a bare 4xx, which
@@ -50,6 +51,7 @@ from judgebias.models.gemini_backend import (
     response_from_json,
     to_response,
 )
+from judgebias.models.reasoning import Thinking
 
 log = logging.getLogger(__name__)
 
@@ -73,16 +75,19 @@ class GeminiBatches:
 
     name = "gemini"
 
-    def __init__(self, client: genai.Client, model: str) -> None:
+    def __init__(self, client: genai.Client, model: str, thinking: Thinking | None = None
+                 ) -> None:
         self.client = client
         self.model = model
+        self.thinking = thinking  # panel.<m>.thinking_config: the line asks as online
         self.logprobs = True  # until a row says the model refuses them (module docstring)
 
     def line(self, key: str, request: ChatRequest) -> bytes:
         if request.model != self.model:
             raise ValueError(f"a Gemini batch asks one model ({self.model}); this request "
                              f"is for {request.model}")
-        body = request_json(self.client, request, logprobs=self.logprobs)
+        body = request_json(self.client, request, logprobs=self.logprobs,
+                            thinking=self.thinking)
         return json.dumps({"key": key, "request": body},
                           separators=(",", ":")).encode() + b"\n"
 

@@ -1,8 +1,9 @@
 """OpenAI's Batch API as a :class:`judgebias.models.batch.BatchProvider` (specs/batch.md §1),
 through the ``openai`` SDK's files and batches resources, never a hand-made HTTP client.
 
-A line is the online request body (:func:`judgebias.models.openai_backend.chat_body`)
-with the journal key as its ``custom_id``, so batch and online ask the same. A stopped
+A line is the online request body (:func:`judgebias.models.openai_backend.chat_body`,
+a reasoning model's effort and ``max_completion_tokens`` included) with the journal key as
+its ``custom_id``, so batch and online ask the same. A stopped
 job finds its file by name (``jb-<local id>.jsonl``, adopted only if its bytes are ours)
 and its batch by metadata ``{"jb": local id}`` on that file (the API has no metadata
 filter: the list is matched here). Output and error rows are matched by ``custom_id``
@@ -23,6 +24,7 @@ from openai.types.chat import ChatCompletion
 from judgebias.models.base import STATUS_FAILED, ChatRequest, ChatResponse
 from judgebias.models.batch import BatchStatus
 from judgebias.models.openai_backend import chat_body, to_response
+from judgebias.models.reasoning import Reasoning
 
 ENDPOINT: Final = "/v1/chat/completions"
 TERMINAL = ("completed", "failed", "expired", "cancelled")
@@ -33,12 +35,14 @@ class OpenAIBatches:
 
     name = "openai"
 
-    def __init__(self, client: openai.OpenAI) -> None:
+    def __init__(self, client: openai.OpenAI, reasoning: Reasoning | None = None) -> None:
         self.client = client
+        self.reasoning = reasoning  # panel.<m>.reasoning: the body asks as online
 
     def line(self, key: str, request: ChatRequest) -> bytes:
         return json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT,
-                           "body": chat_body(request)}, separators=(",", ":")).encode() + b"\n"
+                           "body": chat_body(request, self.reasoning)},
+                          separators=(",", ":")).encode() + b"\n"
 
     def find_file(self, tag: str, digest: str) -> str | None:
         for found in self.client.files.list(purpose="batch"):

@@ -26,11 +26,15 @@ BackendName = str  # a registered backend (judgebias.models.backends), checked b
 
 @dataclass(frozen=True)
 class Pricing:
-    """USD per million tokens, for `judgebias plan` estimates."""
+    """USD per million tokens, for `judgebias plan` estimates, and the output tokens one
+    call is expected to bill until the journal measures them: the answer's, and the
+    hidden reasoning's (judgebias.plan.estimate_cost)."""
 
     input_per_mtok: float
     output_per_mtok: float
     image_tokens: int = 765
+    answer_tokens: int | None = None
+    reasoning_tokens: int | None = None
 
 
 @dataclass(frozen=True)

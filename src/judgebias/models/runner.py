@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from judgebias.models.base import (
+    FINISH_LENGTH,
     STATUS_FAILED,
     Backend,
     BatchBackend,
@@ -90,7 +91,11 @@ def check_failures(responses: Sequence[ChatResponse], max_share: float, label: s
 
 
 def _empty_as_failure(response: ChatResponse) -> ChatResponse:
-    if response.ok and not response.text.strip():
+    """An answer with no text is "empty", unless its output limit cut it off (hidden
+    reasoning spent it all): that one stays an answer, truncated, journaled and never
+    paid for again (judgebias.models.base.FINISH_LENGTH)."""
+    if (response.ok and not response.text.strip()
+            and response.finish_reason != FINISH_LENGTH):
         return ChatResponse(text="", status="empty", error="the model returned no text",
                             usage=response.usage)
     return response

@@ -129,6 +129,13 @@ _DEFAULTS: dict[str, Any] = {
 }
 _KNOWN = {"caption_quality", "style", "preferences", *_DEFAULTS}
 
+# The question of `judgebias probe` (judgebias.probe), which no study asks: every
+# simulated model answers it as a real one would, "4" (with its top-k log-probs where asked),
+# whatever the request attaches, so a probe of a sim model, or of serve-sim through an
+# SDK, measures what the backend passes on, not what a study's task makes of it.
+PROBE_PROMPT = "Reply with the single digit 4."
+_PROBE_TOP = (("4", math.log(0.98)), ("3", math.log(0.01)), ("5", math.log(0.01)))
+
 
 # ------------------------------------------------------------------------------ models
 
@@ -251,6 +258,9 @@ class SimBackend:
         model = self.models.get(request.model)
         if model is None:
             return _failed(f"sim: unknown model id {request.model!r}")
+        if request.prompt == PROBE_PROMPT:
+            top = _PROBE_TOP[:request.sampling.top_logprobs]
+            return _response([TokenLogprob("4", _PROBE_TOP[0][1], top)], request)
         task = next((t for t in self.tasks if t.recognise(request.prompt)), None)
         if task is None:
             known = ", ".join(t.name for t in self.tasks)

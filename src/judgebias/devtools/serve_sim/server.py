@@ -9,6 +9,7 @@ hook (judgebias.study; FRAME's offline renderer); with none, the route answers 4
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import ipaddress
 import json
 import os
@@ -35,6 +36,7 @@ from judgebias.devtools.serve_sim.gemini_wire import (
     parse_gemini,
 )
 from judgebias.devtools.serve_sim.handler import SimHTTPServer
+from judgebias.devtools.serve_sim.hidden import ServedModels, within
 from judgebias.devtools.serve_sim.openai_batch import ANSWERED, OpenAIBatches
 from judgebias.devtools.serve_sim.openai_wire import (
     OPENAI_NO_LOGPROBS,
@@ -95,7 +97,8 @@ class SimServer:
                  quota: RequestQuota | None = None, seed: int = 0,
                  down_models: frozenset[str] = frozenset(),
                  batch_completion_s: float = 0.0, batch_faults: BatchFaults | None = None,
-                 batch_state_dir: Path | None = None) -> None:
+                 batch_state_dir: Path | None = None,
+                 client_params: Mapping[str, Any] | None = None) -> None:
         self.host = check_loopback(host)
         if not 0 <= int(port) <= 65535:
             raise ServeSimError(f"serve-sim: bad port {port}")
@@ -107,6 +110,11 @@ class SimServer:
         self.no_compute = bool(no_compute)
         self.faults = faults
         self.no_logprobs_models = frozenset(no_logprobs_models)
+        # What the clients' panel says of each model id (reasoning, thinking, log-probs:
+        # serve_sim.hidden); `config`'s own panel where no client params are given.
+        # Reassign to serve another panel (a test's, which names this server's url).
+        self.served = ServedModels.from_params(config if client_params is None
+                                               else client_params)
         # Model ids whose endpoint is down (503); reassign to switch an outage on or off.
         self.down_models = frozenset(down_models)
         self.backend = sim_panel(config)
@@ -196,22 +204,51 @@ class SimServer:
             {"name": f"models/{m}", "version": SIM_VERSION, "displayName": m,
              "supportedGenerationMethods": ["generateContent"]} for m in self.model_ids]}
 
+    def refuses_logprobs(self, model: str) -> bool:
+        """Whether `model` refuses log-prob requests (``--no-logprobs-models``, or its
+        clients' panel entry says it gives none)."""
+        return model in self.no_logprobs_models or model in self.served.no_logprobs
+
+    def answer_within(self, request: ChatRequest, hidden: int | None
+                      ) -> tuple[ChatResponse, int | None]:
+        """The answer within what `hidden` tokens (a reasoning or thinking model's,
+        serve_sim.hidden) left of the output limit, and the hidden tokens spent: with
+        nothing left, the answer is cut off with no text (its prompt still counted)."""
+        if hidden is None:
+            return self.answer(request), None
+        fits = within(request, hidden)
+        if fits is not None:
+            return self.answer(fits), hidden
+        one = dataclasses.replace(request.sampling, max_tokens=1)
+        prompt = self.answer(dataclasses.replace(request, sampling=one)).usage.get(
+            "prompt_tokens", 0)
+        return ChatResponse(text="", usage={"prompt_tokens": prompt, "completion_tokens": 0,
+                                            "total_tokens": prompt},
+                            finish_reason="length"), request.sampling.max_tokens
+
     def handle_openai(self, raw: bytes) -> Reply:
         try:
-            request, logprobs = parse_openai(json_body(raw))
+            body = json_body(raw)
+            request, logprobs = parse_openai(body)
         except BadRequest as exc:
             return Reply(400, openai_error(400, str(exc)))
         if request.model not in self.backend.models:
             return Reply(404, openai_error(
                 404, f"The model `{request.model}` does not exist or you do not have access "
                 "to it.", "model_not_found"), request.model)
-        if logprobs and request.model in self.no_logprobs_models:
+        refused = self.served.openai_refusal(body)
+        if refused is not None:
+            message, param, code = refused
+            return Reply(400, openai_error(400, message, code, param), request.model)
+        if logprobs and self.refuses_logprobs(request.model):
             return Reply(400, openai_error(400, OPENAI_NO_LOGPROBS, param="logprobs"),
                          request.model)
-        answer = self.answer(request)
+        answer, hidden = self.answer_within(request, self.served.reasoning_tokens(body,
+                                                                                  request))
         if not answer.ok:
             return Reply(400, openai_error(400, answer.error), request.model)
-        return Reply(200, openai_completion(request, answer, logprobs), request.model)
+        return Reply(200, openai_completion(request, answer, logprobs, hidden),
+                     request.model)
 
     def handle_anthropic(self, raw: bytes, version: str | None) -> Reply:
         """A Messages answer (serve_sim.anthropic_wire), under API version `version`."""
@@ -246,19 +283,21 @@ class SimServer:
     def handle_gemini(self, model: str, raw: bytes) -> Reply:
         model = model.removeprefix("models/")
         try:
-            request, logprobs = parse_gemini(model, json_body(raw))
+            body = json_body(raw)
+            request, logprobs = parse_gemini(model, body)
+            thoughts = self.served.thoughts(body, request)
         except BadRequest as exc:
             return Reply(400, gemini_error(400, str(exc)), model or None)
         if model not in self.backend.models:
             return Reply(404, gemini_error(
                 404, f"models/{model} is not found for API version v1beta, or is not "
                 "supported for generateContent."), model)
-        if logprobs and model in self.no_logprobs_models:
+        if logprobs and self.refuses_logprobs(model):
             return Reply(400, gemini_error(400, GEMINI_NO_LOGPROBS), model)
-        answer = self.answer(request)
+        answer, thoughts = self.answer_within(request, thoughts)
         if not answer.ok:
             return Reply(400, gemini_error(400, answer.error), model)
-        return Reply(200, gemini_response(request, answer, logprobs), model)
+        return Reply(200, gemini_response(request, answer, logprobs, thoughts), model)
 
 
 # ---------------------------------------------------------------------------------- CLI
@@ -292,7 +331,20 @@ def server_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> Sim
                          duplicate_rows=args.batch_duplicate_rows,
                          foreign_rows=args.batch_foreign_rows),
                      batch_state_dir=Path(args.batch_state_dir) if args.batch_state_dir
-                     else None)
+                     else None, client_params=_client_params(args.client_params))
+
+
+def _client_params(path: str | None) -> Mapping[str, Any] | None:
+    """The clients' params file (``--client-params``) as YAML: only its panel entries'
+    model settings are read (serve_sim.hidden), so it need not validate here."""
+    if path is None:
+        return None
+    import yaml
+
+    try:
+        return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ServeSimError(f"serve-sim: --client-params {path}: {exc}") from exc
 
 
 def run_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> int:
