@@ -212,9 +212,9 @@ class AnthropicBackend(ApiBackend):
 def build(config: Mapping[str, Any], model: PanelModel, role: str) -> AnthropicBackend:
     """The registry's builder: an HTTP backend with its client settings and key
     (judgebias.models.registry), and the panel entry's thinking and API version."""
-    from judgebias.models.registry import _api_client
+    from judgebias.models.registry import api_client
 
-    backend = _api_client(AnthropicBackend, config, model)
+    backend = api_client(AnthropicBackend, config, model)
     assert isinstance(backend, AnthropicBackend)
     backend.thinking = model.fields.get("thinking")
     backend.api_version = model.fields.get("anthropic_version")

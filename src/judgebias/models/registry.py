@@ -175,7 +175,7 @@ def build_openai(config: Mapping[str, Any], model: PanelModel, role: str) -> Bac
     from judgebias.models.openai_backend import OpenAIBackend
     from judgebias.models.reasoning import Reasoning
 
-    backend = _api_client(OpenAIBackend, config, model)
+    backend = api_client(OpenAIBackend, config, model)
     assert isinstance(backend, OpenAIBackend)
     backend.reasoning = Reasoning.of(model.fields)
     return backend
@@ -188,7 +188,7 @@ def build_gemini(config: Mapping[str, Any], model: PanelModel, role: str) -> Bac
     from judgebias.models.gemini_backend import GeminiBackend
     from judgebias.models.reasoning import Thinking
 
-    backend = _api_client(GeminiBackend, config, model)
+    backend = api_client(GeminiBackend, config, model)
     assert isinstance(backend, GeminiBackend)
     backend.thinking = Thinking.of(model.fields)
     if model.key in config["panel"] and not model_abilities(config, model.key).answer_logprobs:
@@ -196,7 +196,7 @@ def build_gemini(config: Mapping[str, Any], model: PanelModel, role: str) -> Bac
     return backend
 
 
-def _api_client(cls: type[ApiBackend], config: Mapping[str, Any],
+def api_client(cls: type[ApiBackend], config: Mapping[str, Any],
                 model: PanelModel) -> ApiBackend:
     """An HTTP backend with its ``backends.<name>`` client settings and its key."""
     limits = ApiLimits(**config.get("backends", {}).get(model.backend, {}))
