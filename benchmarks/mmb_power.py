@@ -68,6 +68,7 @@ from joblib import Parallel, delayed
 from scipy.special import expit
 
 from judgebias.studies.mmb.data.synthetic import STYLES
+from judgebias.studies.mmb.jobs import sampled_p_first
 from judgebias.studies.mmb.measures.comparison import (
     cell_predictions,
     compare_brier,
@@ -120,6 +121,7 @@ NOISE: dict[str, Callable[[np.random.Generator, tuple[int, int]], np.ndarray]] =
     "normal": lambda rng, shape: rng.normal(0.0, 0.5, shape),
     "skewed": lambda rng, shape: rng.exponential(0.7, shape) - 0.7,
     "discrete": lambda rng, shape: rng.normal(0.0, 0.5, shape),
+    **{f"sampled n={n}": lambda rng, shape: rng.normal(0.0, 0.5, shape) for n in (4, 8, 16)},
 }
 SCALES = {"baseline logit x 2": 2.0, "baseline logit x 1/2": 0.5}
 
@@ -129,7 +131,10 @@ def dataset(rng: np.random.Generator, noise: str, base_scale: float, groups: int
     """(MMB runs, baseline runs, y, groups): RUNS runs each on groups x PER_GROUP pairs;
     the baseline's logits are the truth times base_scale (1: the null). Discrete noise
     answers expit(scale ln 2) or its complement (2/3 or 1/3 at scale 1, the smoothed
-    choice), so a planted scale changes its confidence, not its side."""
+    choice), so a planted scale changes its confidence, not its side. ``sampled n=N``: the
+    run's probability is read from N verdicts drawn with it, (k + 1) / (N + 2) as
+    mmb.probability's samples route (studies/mmb/jobs.py), so the binomial noise of the
+    samples is in every run and in the truth."""
     x = rng.normal(0.0, 1.5, groups * PER_GROUP)
     y = (rng.random(len(x)) < expit(x)).astype(int)
 
@@ -138,6 +143,10 @@ def dataset(rng: np.random.Generator, noise: str, base_scale: float, groups: int
         if noise == "discrete":
             confident = expit(scale * np.log(2))
             return np.where(logit > 0, confident, 1 - confident)
+        if noise.startswith("sampled"):
+            n = int(noise.rpartition("=")[2])
+            return sampled_p_first(rng.binomial(n, expit(logit)), np.full(logit.shape, n),
+                                   1.0)
         return expit(logit)
 
     return runs(1.0), runs(base_scale), y, np.repeat(np.arange(groups), PER_GROUP)
@@ -171,6 +180,8 @@ def null_table(args: argparse.Namespace) -> pd.DataFrame:
     rows = []
     for groups in args.groups:
         for stream, noise in enumerate(NOISE):
+            if noise not in args.noises:
+                continue
             found = comparisons(args, noise, 1.0, 100 + 10 * groups + stream, groups)
             rows.append({"groups": groups, "noise": noise, "data sets": args.worlds,
                          "t-test": rejection_rate(found, "p_value"),
@@ -190,17 +201,24 @@ def true_brier_difference(noise: str, scale: float, rng: np.random.Generator,
 def coverage_table(args: argparse.Namespace) -> pd.DataFrame:
     """Coverage of the Brier t-interval on planted worlds, at every --groups."""
     rows = []
-    for groups in args.groups:
-        for label, scale in SCALES.items():
-            for noise in NOISE:
-                rng = np.random.default_rng([args.seed, 3, len(rows)])
-                truth = true_brier_difference(noise, scale, rng, args.truth_groups)
-                found = comparisons(args, noise, scale, 300 + len(rows), groups)
-                rows.append({"groups": groups, "world": label, "noise": noise,
-                             "true D": truth, "data sets": args.worlds,
-                             "coverage of 95 %": float(np.mean(
-                                 [f["low"] <= truth <= f["high"] for f in found])),
-                             "MC se": float(np.sqrt(0.95 * 0.05 / args.worlds))})
+    cells = [(groups, label, scale, noise) for groups in args.groups
+             for label, scale in SCALES.items() for noise in NOISE]
+    # each row's streams as before the sampled noises came (theirs are numbered from
+    # 10,000), so the docstring's rows reproduce, with or without --noises
+    plain = [cell for cell in cells if not cell[3].startswith("sampled")]
+    for cell in cells:
+        groups, label, scale, noise = cell
+        if noise not in args.noises:
+            continue
+        row = plain.index(cell) if cell in plain else 10_000 + cells.index(cell)
+        truth = true_brier_difference(noise, scale, np.random.default_rng([args.seed, 3, row]),
+                                      args.truth_groups)
+        found = comparisons(args, noise, scale, 300 + row, groups)
+        rows.append({"groups": groups, "world": label, "noise": noise,
+                     "true D": truth, "data sets": args.worlds,
+                     "coverage of 95 %": float(np.mean(
+                         [f["low"] <= truth <= f["high"] for f in found])),
+                     "MC se": float(np.sqrt(0.95 * 0.05 / args.worlds))})
     return pd.DataFrame(rows).set_index(["groups", "world", "noise"]).round(4)
 
 
@@ -208,6 +226,8 @@ def ece_null_table(args: argparse.Namespace) -> pd.DataFrame:
     """The approximate ECE bootstrap test under the null (30 groups)."""
     rows = []
     for stream, noise in enumerate(NOISE):
+        if noise not in args.noises:
+            continue
         found = comparisons(args, noise, 1.0, 100 + stream, statistic="ece")
         rows.append({"noise": noise, "data sets": args.worlds,
                      "rejection at 0.05": rejection_rate(found, "p_value"),
@@ -255,6 +275,8 @@ def main() -> None:
                         help="groups drawn for the true Brier difference")
     parser.add_argument("--truth-draws", type=int, default=10_000,
                         help="data sets averaged for the true ECE difference")
+    parser.add_argument("--noises", nargs="+", default=list(NOISE), choices=list(NOISE),
+                        help="the null and coverage tables' noises")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--sections", nargs="+", default=list(SECTIONS), choices=SECTIONS)

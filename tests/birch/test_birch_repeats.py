@@ -7,6 +7,7 @@ fair coin scores its chance floor."""
 from __future__ import annotations
 
 import copy
+import json
 
 import pandas as pd
 import pytest
@@ -16,7 +17,6 @@ from judgebias.config import validate_params
 from judgebias.position import position_bias
 from judgebias.studies.birch import steps
 from judgebias.studies.birch.card import position_verdicts
-from judgebias.studies.birch.jobs import repeat_config
 from judgebias.studies.birch.params import BirchParams
 from judgebias.studies.birch.tables import REPEATS, VERDICTS
 
@@ -73,10 +73,10 @@ def test_each_repeat_is_its_own_request_and_resume_pays_nothing(judged):
     again = root / "again.parquet"
     steps.repeat(params, birch_judge="coin", pairs=pairs, repeats=again)
     pd.testing.assert_frame_equal(read_table(again, REPEATS), repeats)  # the journal's
-    moved = repeat_config(params, "coin", 2)
-    assert moved["panel"]["coin"]["sampling"]["seed"] == (
-        params["panel"]["coin"]["sampling"]["seed"] + 2)
-    assert moved["panel"]["steady"] == params["panel"]["steady"]  # only that judge moves
+    seed = params["panel"]["coin"]["sampling"]["seed"]
+    asked = repeats["sampling"].map(lambda s: json.loads(s)["seed"])
+    assert (asked == seed + repeats["repeat"]).all()  # repeat r: the seed + r
+    assert (base["sampling"].map(lambda s: json.loads(s)["seed"]) == seed).all()
 
 
 def test_rs_recovers_a_steady_judge_and_a_coin(judged):

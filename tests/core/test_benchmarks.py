@@ -42,6 +42,7 @@ SMOKE = {
     "mmb_power.py": ["--worlds", "10", "--boot", "50", "--perm", "99", "--power-worlds", "1",
                      "--per-cluster", "0", "5", "--truth-draws", "20",
                      "--truth-groups", "200"],
+    "mmb_sampling.py": ["--judges", "1", "--samples", "1", "4"],
     "plan_scale.py": ["--images", "20", "--models", "3", "--settings", "1", "--repeat", "1"],
     "power_check.py": ["--reps", "10"],
     "position_bias.py": ["--datasets", "20", "--power-datasets", "10", "--coverage-datasets",

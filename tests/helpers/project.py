@@ -66,15 +66,8 @@ def small_all_studies(default_params: dict) -> dict:
     philautia["dataset"]["synthetic"]["n_images"] = 6
     philautia.update(models=["lumen-large", *SMALL_JUDGES], n_bootstrap=20, n_permutations=100)
     params["pomms"]["datasets"]["synthetic"]["n_items"] = 40
-    mmb = params["mmb"]
-    mmb["dataset"]["synthetic"].update(n_test_groups=4, images_per_test_group=3,
-                                       n_train_groups=24, n_mjb_groups=4,
-                                       images_per_mjb_group=2)
-    mmb["dataset"]["mjbench_protocol"]["n_folds"] = 2
-    mmb["instructions"]["grow"] = {"writer": "lumen-large", "n": 3}
-    mmb["clustering"].update(ks=[1, 2], seeds=1, support_per_cluster=8)
-    mmb["design"].update(n_prompts=[5], n_val=[4], train_seeds=1, sampling_seeds=2)
-    mmb["report"] = {"n_prompts": 5, "n_val": 4, "k": 2}
+    small_mmb(params)
+    params["mmb"]["instructions"]["grow"] = {"writer": "lumen-large", "n": 3}
     frame = params["frame"]
     frame["models"] = SMALL_JUDGES
     frame["dataset"]["synthetic"].update(n_per_domain=2, writer="lumen-large")
@@ -85,6 +78,19 @@ def small_all_studies(default_params: dict) -> dict:
     birch["datasets"]["synthetic"]["n_pairs"] = 24
     birch["downsampling"]["draws"] = 2
     return params
+
+
+def small_mmb(params: dict) -> None:
+    """The `mmb:` block of `params` at its smallest useful size (in place): 12 test
+    pairs, 24 validation candidates, K of 1 and 2, one cell of the design."""
+    mmb = params["mmb"]
+    mmb["dataset"]["synthetic"].update(n_test_groups=4, images_per_test_group=3,
+                                       n_train_groups=24, n_mjb_groups=4,
+                                       images_per_mjb_group=2)
+    mmb["dataset"]["mjbench_protocol"]["n_folds"] = 2
+    mmb["clustering"].update(ks=[1, 2], seeds=1, support_per_cluster=8)
+    mmb["design"].update(n_prompts=[5], n_val=[4], train_seeds=1, sampling_seeds=2)
+    mmb["report"] = {"n_prompts": 5, "n_val": 4, "k": 2}
 
 
 def write_params(project: Path, params: dict) -> None:

@@ -70,7 +70,7 @@ def _judgements(rows: list[tuple[str, str, str, float | None]], judge: str) -> p
     """JUDGEMENTS rows from (pair, instruction, order, p_a); None: a failed answer."""
     return pd.DataFrame([{
         "pair_id": pair, "instruction": instruction, "judge": judge, "order": order,
-        "p_a": p_a, "p_source": "none" if p_a is None else "logprobs", "value": None,
+        "sample": 0, "p_a": p_a, "p_source": "none" if p_a is None else "logprobs", "value": None,
         "label": None, "expected": None, "mass": None, "probs": "",
         "logprobs_available": p_a is not None, "model_id": f"sim/{judge}", "revision": "1",
         "backend": "sim", "prompt_id": "mmb_pairwise", "sampling": "{}",

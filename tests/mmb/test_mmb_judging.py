@@ -11,10 +11,9 @@ import math
 import pandas as pd
 import pytest
 import yaml
+from helpers.mmb import judge_inputs
 
-from judgebias.artifacts import write_table
 from judgebias.config import ConfigError, validate_params
-from judgebias.filedigest import file_sha256
 from judgebias.judging.answers import LabelProbabilities
 from judgebias.models.base import ChatRequest, Sampling
 from judgebias.models.journal import TooManyFailures
@@ -31,7 +30,6 @@ from judgebias.studies.mmb.sim import (
     slope,
 )
 from judgebias.studies.mmb.sim import JudgeTraits as Traits
-from judgebias.studies.mmb.tables import PAIRS
 
 JUDGE = "corvid-pro"
 
@@ -41,12 +39,6 @@ def config(default_params, tmp_path):
     params = copy.deepcopy(default_params)
     params["journal_dir"] = str(tmp_path / "journal")
     return validate_params(params)
-
-
-def _image(tmp_path, name, style, quality, seed):
-    path = tmp_path / f"{name}.png"
-    path.write_bytes(synthetic.png_bytes(synthetic.render(style, quality, 32, seed)))
-    return str(path)
 
 
 def test_the_pool_has_forty_instructions_and_one_expert_per_planted_style(default_params):
@@ -115,23 +107,9 @@ def test_writer_rewords_an_instruction():
     assert "\n" not in answer.text
 
 
-def _inputs(config, tmp_path):
-    a = _image(tmp_path, "a", "neon sci-fi", 0.9, 1)
-    b = _image(tmp_path, "b", "neon sci-fi", 0.2, 2)
-    pairs = pd.DataFrame([{"pair_id": "p1", "group": "g", "prompt": "a neon city",
-                           "image_a": a, "image_b": b, "preference": 1.0, "split": "test",
-                           "fold": None, "source": "synthetic", "style_a": None,
-                           "style_b": None, "image_a_sha256": file_sha256(a),
-                           "image_b_sha256": file_sha256(b)}])
-    pairs_path, pool_path = tmp_path / "pairs.parquet", tmp_path / "pool.yaml"
-    write_table(pairs, pairs_path, PAIRS)
-    pool_path.write_text(yaml.safe_dump(builtin_pool()[:3]))
-    return str(pairs_path), str(pool_path)
-
-
 def test_both_orders_map_back_to_image_a(config, tmp_path):
     config["mmb"]["order"] = "both"
-    rows = judge_pairs(config, JUDGE, *_inputs(config, tmp_path))
+    rows = judge_pairs(config, JUDGE, *judge_inputs(tmp_path))
     assert len(rows) == 6 and set(rows["p_source"]) == {"logprobs"}
     for _, group in rows.groupby("instruction"):
         shown = group.set_index("order")
@@ -139,13 +117,13 @@ def test_both_orders_map_back_to_image_a(config, tmp_path):
         first_ba = json.loads(shown.loc["ba", "probs"])["A"]
         assert shown.loc["ab", "p_a"] == pytest.approx(first_ab)
         assert shown.loc["ba", "p_a"] == pytest.approx(1 - first_ba)
-    again = judge_pairs(config, JUDGE, *_inputs(config, tmp_path))  # from the journal
+    again = judge_pairs(config, JUDGE, *judge_inputs(tmp_path))  # from the journal
     pd.testing.assert_series_equal(rows["p_a"], again["p_a"])
 
 
 def test_no_logprobs_degrades_to_the_smoothed_choice(config, tmp_path):
     config["panel"][JUDGE]["sampling"]["top_logprobs"] = 0
-    rows = judge_pairs(config, JUDGE, *_inputs(config, tmp_path))
+    rows = judge_pairs(config, JUDGE, *judge_inputs(tmp_path))
     assert set(rows["status"]) == {"no_logprobs"}
     assert set(rows["p_source"]) == {"smoothed_choice"}
     assert set(rows["p_a"].round(6)) <= {round(2 / 3, 6), round(1 / 3, 6)}
@@ -154,9 +132,9 @@ def test_no_logprobs_degrades_to_the_smoothed_choice(config, tmp_path):
 def test_a_failed_answer_keeps_its_status_and_no_number(config, tmp_path):
     config["panel"][JUDGE]["sim"].pop("mmb")  # the sim cannot answer: failed, not a number
     with pytest.raises(TooManyFailures):  # a failed call never satisfies the job ...
-        judge_pairs(config, JUDGE, *_inputs(config, tmp_path))
+        judge_pairs(config, JUDGE, *judge_inputs(tmp_path))
     config["max_failures"] = {JUDGE: 1.0}  # ... unless the user accepts failures
-    rows = judge_pairs(config, JUDGE, *_inputs(config, tmp_path))
+    rows = judge_pairs(config, JUDGE, *judge_inputs(tmp_path))
     assert set(rows["status"]) == {"failed"} and rows["p_a"].isna().all()
     assert set(rows["p_source"]) == {"none"}
 

@@ -4,6 +4,7 @@
 # changing K, tau or the design reruns no judge call and no embedding.
 from judgebias.studies.mmb import tables as mmb
 from judgebias.studies.mmb.data.pairs import dataset_files as mmb_dataset_files
+from judgebias.studies.mmb.params import probability_keys
 
 MMB_JUDGES = PARAMS["mmb"]["models"]
 MMB_GROW = PARAMS["mmb"]["instructions"]["grow"]
@@ -74,7 +75,8 @@ rule mmb_judge:
         judgements=mmb.judgements_path("{judge}"),
     params:
         **step_params(lambda w: model_keys(w.judge, "judge", "mmb.prompt", "mmb.order",
-                                           "mmb.order_seed")),
+                                           "mmb.order_seed",
+                                           *probability_keys(PARAMS, w.judge))),
     resources:
         **model_resources("judge"),
     log:

@@ -12,6 +12,7 @@ caption upstream, an image that was not imported) get no request and keep their 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -129,11 +130,27 @@ def _image_paths(row: Mapping[str, Any], columns: Sequence[str]) -> list[str] | 
 
 
 def build_requests(config: Mapping[str, Any], model_key: str, task: JudgeTask,
-                   items: pd.DataFrame) -> tuple[list[ChatRequest | None], list[str]]:
+                   items: pd.DataFrame, samples: Sequence[int] = (0,)
+                   ) -> tuple[list[ChatRequest | None], list[str]]:
     """The request to panel model `model_key` for each item (None where nothing can be
     asked) and each item's status before asking: an item's own `status` column if it has
-    one ("ok" otherwise), or "no_image" where an image path is missing."""
-    return _requests(PanelModel.from_params(config, model_key), task, items)
+    one ("ok" otherwise), or "no_image" where an image path is missing. With `samples`,
+    as :func:`run_samples` asks them: the items sample after sample."""
+    model = PanelModel.from_params(config, model_key)
+    first, statuses = _requests(model, task, items)
+    return ([q for _, per in _sampled(model, first, samples) for q in per],
+            statuses * len(samples))
+
+
+def _sampled(model: PanelModel, requests: list[ChatRequest | None], samples: Sequence[int]
+             ) -> list[tuple[PanelModel, list[ChatRequest | None]]]:
+    """Per sample r: the model with its sampling seed + r and `requests` asked with it."""
+    out = []
+    for r in samples:
+        asked = resampled(model, r)
+        out.append((asked, [None if q is None else dataclasses.replace(q, sampling=asked.sampling)
+                            for q in requests]))
+    return out
 
 
 def _requests(model: PanelModel, task: JudgeTask,
@@ -250,10 +267,39 @@ def run_task(config: Mapping[str, Any], model_key: str, role: str, task: JudgeTa
     Returns one row per item, in order, with the call and answer columns; the caller adds
     its key columns. Identical requests are called once; journaled ones not at all.
     """
+    return run_samples(config, model_key, role, task, items, (0,)).drop(columns="sample")
+
+
+def run_samples(config: Mapping[str, Any], model_key: str, role: str, task: JudgeTask,
+                items: pd.DataFrame, samples: Sequence[int]) -> pd.DataFrame:
+    """`run_task` asking every item once per sample r of `samples`, with the model's
+    sampling seed + r (:func:`resampled`).
+
+    The seed is part of every request's journal key (judgebias.models.journal), so sample
+    r > 0 is a new call rather than a cache hit of sample 0, answered (and paid) once and
+    kept on resume; a provider that honours a seed (OpenAI's ``seed``, vLLM, the sim)
+    draws a fresh sample with it, one that takes none (Anthropic) samples afresh anyway.
+    Every sample goes in one run (one provider batch in batch mode). Rows are the items
+    in order, sample after sample, with a ``sample`` column: BIRCH's repeats and MMB's
+    sampled p(y | x, a) ask through it.
+    """
     model = PanelModel.from_params(config, model_key)  # resolved once for the whole task
-    requests, statuses = _requests(model, task, items)
-    to_call = [r for r in requests if r is not None]
-    answered, _, version = answer_requests(config, model, role, to_call)
+    first, statuses = _requests(model, task, items)
+    asked = _sampled(model, first, samples)
+    answered, _, version = answer_requests(
+        config, model, role, [q for _, per in asked for q in per if q is not None])
     answers = iter(answered)
-    responses = [None if r is None else next(answers) for r in requests]
-    return pd.DataFrame(answer_rows(model, task, requests, statuses, responses, version))
+    frames = []
+    for r, (sampled, requests) in zip(samples, asked, strict=True):
+        responses = [None if q is None else next(answers) for q in requests]
+        frames.append(pd.DataFrame(answer_rows(sampled, task, requests, statuses, responses,
+                                               version)).assign(sample=r))
+    return pd.concat(frames, ignore_index=True)
+
+
+def resampled(model: PanelModel, sample: int) -> PanelModel:
+    """`model` with its sampling seed moved on by `sample` (itself for 0)."""
+    if not sample:
+        return model
+    return dataclasses.replace(model, sampling=dataclasses.replace(
+        model.sampling, seed=model.sampling.seed + sample))

@@ -26,15 +26,14 @@ and samples are the panel model's sampling block (spec: default temperature 0, o
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from judgebias.judging.answers import STATUS_OK, STATUS_TIE, Choice
-from judgebias.judging.tasks import FreeText, JudgeTask, run_task
+from judgebias.judging.tasks import FreeText, JudgeTask, run_samples, run_task
 
 VARIANTS = ("base", "no_image", "caption", "standard_ref", "birch", "equalised")
 STEPS = ("reference", "caption", "anchor")
@@ -121,36 +120,25 @@ def with_texts(pairs: pd.DataFrame, texts: pd.DataFrame | None) -> pd.DataFrame:
 
 
 def judge(config: Mapping[str, Any], judge_key: str, variant: str, pairs: pd.DataFrame,
-          texts: pd.DataFrame | None = None, repeat: int = 0) -> pd.DataFrame:
-    """Every pair judged by `judge_key` in one variant: the verdicts table's rows.
+          texts: pd.DataFrame | None = None, repeats: Sequence[int] = (0,)) -> pd.DataFrame:
+    """Every pair judged by `judge_key` in one variant: the verdicts table's rows, with
+    their ``repeat``.
 
-    `repeat` r > 0 asks the same requests again with the judge's sampling seed + r
-    (:func:`repeat_config`), so each repeat is its own journal entry, answered (and paid)
-    once and kept on resume, and a sampling judge may answer differently: the repeats
-    behind the judge card's repetition stability (``birch.repeats``).
+    A repeat r > 0 asks the same requests again with the judge's sampling seed + r
+    (judgebias.judging.tasks.run_samples), so each repeat is its own journal entry,
+    answered (and paid) once and kept on resume, and a sampling judge may answer
+    differently: the repeats behind the judge card's repetition stability
+    (``birch.repeats``).
     """
     orders = ORDERS if config["birch"]["swap_order"] else ORDERS[:1]
     items = shown(with_texts(pairs, texts), orders)
-    asked = repeat_config(config, judge_key, repeat) if repeat else config
-    answers = run_task(asked, judge_key, "judge", judge_task(variant), items)
-    keys = pd.DataFrame({"pair_id": items["pair_id"], "judge": judge_key, "variant": variant,
-                         "order": items["order"],
+    answers = run_samples(config, judge_key, "judge", judge_task(variant), items, repeats)
+    asked = pd.concat([items] * len(repeats), ignore_index=True)
+    keys = pd.DataFrame({"pair_id": asked["pair_id"], "judge": judge_key, "variant": variant,
+                         "order": asked["order"],
                          "verdict": to_pair_side(answers["status"], answers["label"],
-                                                 items["order"])})
-    return pd.concat([keys, answers], axis=1)
-
-
-def repeat_config(config: Mapping[str, Any], judge_key: str, repeat: int
-                  ) -> dict[str, Any]:
-    """`config` with `judge_key`'s sampling seed moved on by `repeat`.
-
-    The seed is part of every request's journal key (judgebias.models.journal), so a
-    repeat is a new call rather than a cache hit of repeat 0; a provider that honours a
-    seed (OpenAI's ``seed``) and the sim draw a fresh sample with it.
-    """
-    asked = copy.deepcopy(dict(config))
-    asked["panel"][judge_key]["sampling"]["seed"] += repeat
-    return asked
+                                                 asked["order"])})
+    return pd.concat([keys, answers.rename(columns={"sample": "repeat"})], axis=1)
 
 
 def label(config: Mapping[str, Any], labeller: str, pairs: pd.DataFrame) -> pd.DataFrame:

@@ -65,8 +65,9 @@ def _pairs(config: Mapping[str, Any], name: str) -> pd.DataFrame | tuple[int, st
     return load_pairs(name, dataset, Path(images_dir(name)), config["seed"])  # no image written
 
 
-def _built(config: Mapping[str, Any], model: str, task: Any, items: pd.DataFrame) -> list:
-    requests, _ = build_requests(config, model, task, items)
+def _built(config: Mapping[str, Any], model: str, task: Any, items: pd.DataFrame,
+           samples: range = range(1)) -> list:
+    requests, _ = build_requests(config, model, task, items, samples)
     return [r for r in requests if r is not None]
 
 
@@ -91,6 +92,7 @@ def _keyed(config: Mapping[str, Any], name: str, pairs: pd.DataFrame) -> list[Pl
     from judgebias.studies.birch.jobs import (
         NEEDS,
         ORDERS,
+        judge_task,
         label_task,
         lengthen_items,
         shown,
@@ -105,6 +107,10 @@ def _keyed(config: Mapping[str, Any], name: str, pairs: pd.DataFrame) -> list[Pl
     for judge in block["models"]:
         planned += [_variant(config, name, judge, v, pairs, orders)
                     for v in block["variants"]]
+        if block["repeats"] > 1:  # the Base judgement asked again (steps.repeat)
+            planned.append(PlannedCalls(judge, _built(
+                config, judge, judge_task("base"), shown(pairs, orders),
+                range(1, block["repeats"]))))
         planned += [PlannedCalls(judge, _built(config, judge,
                                                text_task(step, block["caption_prompt"]),
                                                shown(pairs, ORDERS[:1]))) for step in steps]
@@ -127,6 +133,10 @@ def _counted(config: Mapping[str, Any], n: int, why: str) -> list[PlannedCalls]:
     for judge in block["models"]:
         planned += [PlannedCalls(judge, estimated=n * orders, note=note,
                                  task=judge_task(variant)) for variant in block["variants"]]
+        if block["repeats"] > 1:
+            planned.append(PlannedCalls(judge, estimated=n * orders * (block["repeats"] - 1),
+                                        note=f"{why} (birch.repeats)",
+                                        task=judge_task("base")))
         planned += [PlannedCalls(judge, estimated=n, note=note,
                                  task=text_task(step, block["caption_prompt"]))
                     for step in steps]

@@ -113,7 +113,7 @@ def judge(params: Mapping[str, Any], *, birch_judge: str, birch_variant: str, pa
 
     prepared = read_table(texts, TEXTS) if texts else None
     judged = judge_pairs(params, birch_judge, birch_variant, read_table(pairs, PAIRS),
-                         prepared)
+                         prepared).drop(columns="repeat")
     write_table(judged, verdicts, VERDICTS)
     log.info("%s %s: %s", birch_judge, birch_variant,
              judged["status"].value_counts().to_dict())
@@ -122,19 +122,17 @@ def judge(params: Mapping[str, Any], *, birch_judge: str, birch_variant: str, pa
 def repeat(params: Mapping[str, Any], *, birch_judge: str, pairs: Path, repeats: Path
            ) -> None:
     """The Base judgement of every pair asked again, repeats 1..``birch.repeats`` - 1
-    (jobs.judge with `repeat`), for the judge card's repetition stability."""
-    import pandas as pd
-
+    (jobs.judge with `repeats`, all in one run), for the judge card's repetition
+    stability."""
     from judgebias.artifacts import read_table, write_table
     from judgebias.studies.birch.jobs import judge as judge_pairs
 
-    table = read_table(pairs, PAIRS)
-    asked = [judge_pairs(params, birch_judge, "base", table, repeat=r).assign(repeat=r)
-             for r in range(1, params["birch"]["repeats"])]
+    asked = range(1, params["birch"]["repeats"])
     if not asked:
         raise ValueError(f"{repeats}: birch.repeats is {params['birch']['repeats']}; the "
                          "repeats job runs only with 2 or more")
-    judged = pd.concat(asked, ignore_index=True)
+    judged = judge_pairs(params, birch_judge, "base", read_table(pairs, PAIRS),
+                         repeats=asked)
     write_table(judged[list(REPEATS.names)], repeats, REPEATS)
     log.info("%s base, repeats 1-%d: %s", birch_judge, params["birch"]["repeats"] - 1,
              judged["status"].value_counts().to_dict())

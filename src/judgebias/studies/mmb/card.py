@@ -35,8 +35,11 @@ without a number (failed, unparsed). p(first shown) is ``p_a`` for order "ab" an
 one-order measures, randomised, with the human preference as gold (the first-slot rate
 and the gold-slot gap then treat the (pair, instruction) verdicts as independent: under
 the null each is a fair coin of its own drawn order). PF's bootstrap uses the study's
-``mmb.report.n_boot`` and ``seed``. Each judgement is asked once, so RS has a row saying
-it is not identifiable.
+``mmb.report.n_boot`` and ``seed``. Read from log-probs, each judgement is asked once, so
+RS has a row saying it is not identifiable. Read from samples (``mmb.probability``), each
+sample is a verdict of its own: slot = the image its answer picked, repeat = the sample;
+the slot measures use sample 0 (one verdict, as a judge asked once gives it) and RS is
+the modal verdict's share over the samples (judgebias.position), as BIRCH's repeats.
 """
 
 from __future__ import annotations
@@ -102,8 +105,8 @@ def rows(params: Mapping[str, Any], files: Mapping[str, Path]) -> pd.DataFrame:
     for judge in mmb.models:
         out += calibration_rows(judge, mmb, table2, table4, comparisons, files)
         path = files[f"judgements.{judge}"]
-        judgements = read_columns(path, JUDGEMENTS,
-                                  ["pair_id", "instruction", "order", "p_a", "status"])
+        judgements = read_columns(path, JUDGEMENTS, ["pair_id", "instruction", "order",
+                                                     "sample", "p_a", "p_source", "label"])
         out += position_rows(judge, mmb, verdicts(judgements, gold), str(path))
     return pd.DataFrame(out)
 
@@ -267,18 +270,21 @@ def _confidence_row(judge: str, key: str, method: str | None, table: pd.DataFram
 
 def verdicts(judgements: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     """The judgements as judgebias.position's verdict table (module docstring): item,
-    order, slot, and gold (the slot of the image people preferred; missing for a
-    no-preference pair)."""
+    order, repeat (the sample), slot, and gold (the slot of the image people preferred;
+    missing for a no-preference pair)."""
     p_a = pd.to_numeric(judgements["p_a"], errors="coerce").astype(float).to_numpy()
     ab = (judgements["order"] == "ab").to_numpy()
     first = np.where(ab, p_a, 1 - p_a)
     slot = np.select([first > 0.5, first < 0.5, first == 0.5], ["A", "B", "tie"], "")
+    sampled = (judgements["p_source"] == "samples").to_numpy()
+    slot = np.where(sampled, judgements["label"].fillna("").to_numpy(), slot)
     preference = judgements["pair_id"].map(pairs.set_index("pair_id")["preference"])
     preferred_first = np.where(ab, preference == 1.0, preference == 0.0)
     gold = np.where(preference.isin([0.0, 1.0]), np.where(preferred_first, "A", "B"), "")
     return pd.DataFrame({
         "item": (judgements["pair_id"] + "|" + judgements["instruction"]).to_numpy(),
         "order": judgements["order"].to_numpy(),
+        "repeat": judgements["sample"].to_numpy(),
         "slot": _missing_where_empty(slot),
         "gold": _missing_where_empty(gold),
     })
@@ -330,7 +336,9 @@ def position_rows(judge: str, mmb: MmbParams, table: pd.DataFrame, source: str
               f"mmb.order: random (one order per (pair, instruction), drawn with "
               f"order_seed {mmb.order_seed})")
     mapping = ("item = (pair, instruction); slot = the shown image with p > 0.5, tie at "
-               "0.5, no verdict where the answer has no number")
+               "0.5, no verdict where the answer has no number" if judge not in mmb.sampled
+               else "item = (pair, instruction); slot = the shown image a sampled verdict "
+                    "picked (sample 0; RS over the samples), none where it was not usable")
     counts = measures.iloc[0][["n_consistent", "n_primacy", "n_recency", "n_unparsed"]] \
         if len(measures) else None
     pair_counts = ("" if counts is None or pd.isna(counts["n_consistent"]) else

@@ -10,12 +10,26 @@ p(shown first preferred) = (1 + [choice = first]) / 3, i.e. 2/3 or 1/3 (spec mmb
 from the parsed choice with a documented smoothing"); its ``p_source`` says so and the
 report counts such answers. Any other status (failed, unparseable, truncated) keeps its
 status and no number.
+
+A judge read from samples (``mmb.probability``: a judge without log-probs, such as Claude
+or a reasoning model) is asked each (pair, instruction, order) n times, sample r with its
+sampling seed + r (judgebias.judging.tasks.resampled_config: each sample its own journaled
+call), and p(shown first preferred) is estimated from the k of its m usable verdicts that
+chose the first image as ``(k + prior) / (m + 2 prior)``: the posterior mean under a
+symmetric Beta(prior, prior) prior, Laplace's rule of succession at prior = 1, which is
+the single-vote smoothing above at n = 1. At temperature 1 a verdict is drawn with the
+label probabilities the log-prob route reads, so k / m estimates the same p(y | x, a)
+(seed 002 §3); the prior shrinks it towards 1/2 by a factor m / (m + 2 prior), which
+benchmarks/mmb_sampling.py measures against the log-prob route. Each sample keeps its own
+row (``sample`` r, its raw answer and status); ``p_a`` is the (pair, instruction, order)'s
+estimate, on each of its usable samples' rows. A failed or unparseable sample is not a
+vote; a (pair, instruction, order) with no usable sample has no number.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +37,8 @@ import pandas as pd
 
 from judgebias.artifacts import read_table
 from judgebias.judging.answers import STATUS_NO_LOGPROBS, STATUS_OK, LabelProbabilities
-from judgebias.judging.tasks import FreeText, JudgeTask, run_task
+from judgebias.judging.tasks import FreeText, JudgeTask, run_samples, run_task
+from judgebias.studies.mmb.params import sampled
 from judgebias.studies.mmb.tables import PAIRS, read_pool
 
 ORDERS = ("ab", "ba")
@@ -84,21 +99,50 @@ def judge_items(config: Mapping[str, Any], pairs_path: str, pool_path: str) -> p
     return items
 
 
+def sampled_p_first(first: np.ndarray, usable: np.ndarray, prior: float) -> np.ndarray:
+    """p(the image shown first is preferred) from sampled verdicts (module docstring):
+    ``(k + prior) / (m + 2 prior)`` with k (`first`) of the m (`usable`) verdicts of each
+    item choosing the first image; NaN where none is usable."""
+    first, usable = np.asarray(first, dtype=float), np.asarray(usable, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(usable > 0, (first + prior) / (usable + 2 * prior), np.nan)
+
+
 def judge_pairs(config: Mapping[str, Any], judge: str, pairs_path: str,
                 pool_path: str) -> pd.DataFrame:
-    """One judgements row per (pair, instruction, order shown) for `judge`."""
+    """One judgements row per (pair, instruction, order shown, sample) for `judge`: one
+    sample (0) when read from log-probs, ``mmb.probability.samples`` when sampled."""
     items = judge_items(config, pairs_path, pool_path)
-    swapped = items["order"] == "ba"
-    answers = run_task(config, judge, "judge", judge_task(config), items)
-    read = [p_first(s, p, lab) for s, p, lab in
-            zip(answers["status"], answers["probs"], answers["label"], strict=True)]
-    p_shown = pd.array([r[0] for r in read], dtype="Float64")
-    p_a = p_shown.copy()
-    p_a[swapped.to_numpy()] = 1 - p_shown[swapped.to_numpy()]
+    how = sampled(config, judge)
+    if how is None:
+        answers = run_samples(config, judge, "judge", judge_task(config), items, (0,))
+        read = [p_first(s, p, lab) for s, p, lab in
+                zip(answers["status"], answers["probs"], answers["label"], strict=True)]
+        return _rows(items, judge, [r[0] for r in read], [r[1] for r in read], answers)
+    answers = run_samples(config, judge, "judge", judge_task(config), items, range(how.n))
+    usable = ((answers["status"].isin([STATUS_OK, STATUS_NO_LOGPROBS]))
+              & answers["label"].isin(["A", "B"])).to_numpy()
+    votes = usable.reshape(how.n, len(items))
+    first = (answers["label"] == "A").to_numpy().reshape(how.n, len(items)) & votes
+    p_shown = sampled_p_first(first.sum(axis=0), votes.sum(axis=0), how.prior)
+    asked = pd.concat([items] * how.n, ignore_index=True)
+    return _rows(asked, judge, np.where(usable, np.tile(p_shown, how.n), np.nan),
+                 np.where(usable, "samples", "none"), answers)
+
+
+def _rows(items: pd.DataFrame, judge: str, p_shown: Sequence[float | None] | np.ndarray,
+          sources: Sequence[str] | np.ndarray, answers: pd.DataFrame) -> pd.DataFrame:
+    """The judgements rows: `items` (one per answer), p(A preferred) mapped back from the
+    order shown, where it came from, and the answers (with their ``sample``)."""
+    swapped = (items["order"] == "ba").to_numpy()
+    p_a = pd.array([None if p is None or p != p else float(p) for p in p_shown],
+                   dtype="Float64")
+    p_a[swapped] = 1 - p_a[swapped]
     return pd.DataFrame({"pair_id": items["pair_id"].to_numpy(),
                          "instruction": items["instruction"].to_numpy(), "judge": judge,
-                         "order": items["order"].to_numpy(), "p_a": p_a,
-                         "p_source": [r[1] for r in read], **answers})
+                         "order": items["order"].to_numpy(), "sample": answers["sample"],
+                         "p_a": p_a, "p_source": list(sources),
+                         **answers.drop(columns="sample")})
 
 
 def rephrase_sources(base: pd.DataFrame, n_new: int, seed: int) -> pd.DataFrame:

@@ -39,6 +39,37 @@ class Instructions:
 
 
 @dataclass(frozen=True)
+class Sampled:
+    """``mmb.probability`` for a judge read from samples: `n` verdicts per (pair,
+    instruction, order), `prior` pseudo-counts per label (jobs.sampled_p_first)."""
+
+    n: int
+    prior: float
+
+
+def sampled(params: Mapping[str, Any], judge: str) -> Sampled | None:
+    """How `judge`'s p(y | x, a) is read: from samples (its `Sampled`), or from the
+    answer token's log-probs (None). ``mmb.probability.by_judge`` overrides ``source``."""
+    block = params["mmb"].get("probability") or {}
+    source = (block.get("by_judge") or {}).get(judge, block.get("source", "logprobs"))
+    if source != "samples":
+        return None
+    return Sampled(n=int(block.get("samples", 8)), prior=float(block.get("prior", 1.0)))
+
+
+def probability_keys(params: Mapping[str, Any], judge: str) -> list[str]:
+    """The ``mmb.probability`` keys `judge`'s judgements depend on: its source, and n and
+    the prior only where it is sampled (a log-prob judge's step is not rerun by them)."""
+    block = params["mmb"].get("probability") or {}
+    keys = ["mmb.probability.source"] if "source" in block else []
+    if judge in (block.get("by_judge") or {}):
+        keys.append(f"mmb.probability.by_judge.{judge}")
+    if sampled(params, judge):
+        keys += [f"mmb.probability.{key}" for key in ("samples", "prior") if key in block]
+    return keys
+
+
+@dataclass(frozen=True)
 class Clustering:
     """``mmb.clustering``: the cluster counts `ks`, the clustering `seeds` per K, D_sup's
     size (`support_per_cluster` x K, or x max K for every K with `support` max_k), the
@@ -131,6 +162,8 @@ class MmbParams:
     experts : Mapping
         Each simulated judge's planted experts (``panel.<judge>.sim.mmb.experts``: style
         -> instruction phrase), which the top prompts are checked against.
+    sampled : Mapping
+        The judges read from samples (``mmb.probability``) and how (`Sampled`).
     """
 
     models: tuple[str, ...]
@@ -146,6 +179,7 @@ class MmbParams:
     report: Report
     simulated: frozenset[str]
     experts: Mapping[str, Mapping[str, str]]
+    sampled: Mapping[str, Sampled]
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> MmbParams:
@@ -181,7 +215,9 @@ class MmbParams:
                 "n_prompts", "n_val", "k", "n_resamples", "alpha", "n_boot", "seed")}),
             simulated=simulated,
             experts={judge: params["panel"][judge]["sim"]["mmb"]["experts"]
-                     for judge in models if judge in simulated})
+                     for judge in models if judge in simulated},
+            sampled={judge: how for judge in models
+                     if (how := sampled(params, judge)) is not None})
 
 
 def builtin_pool() -> list[dict[str, str]]:
@@ -196,6 +232,7 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     mmb, panel = params["mmb"], params["panel"]
     errors = [f"mmb.models[{i}]: model {key!r} is not defined under panel"
               for i, key in enumerate(mmb["models"]) if key not in panel]
+    errors += _probability_errors(params)
     for key in mmb["models"]:
         if key in panel and panel[key]["backend"] == "sim":
             errors += _sim_trait_errors(f"panel.{key}.sim.mmb", panel[key]["sim"].get("mmb"))
@@ -216,6 +253,23 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     errors += path_errors("mmb.embedding.checkpoint", embedding["checkpoint"])
     errors += device_errors("mmb.embedding", embedding["device"], embedding["gpus"])
     errors += path_errors("mmb.instructions.extra", mmb["instructions"]["extra"])
+    return errors
+
+
+def _probability_errors(params: Mapping[str, Any]) -> list[str]:
+    """``by_judge`` names MMB judges; a sampled judge samples at a temperature above 0
+    (at 0 its n verdicts would repeat one answer and p would be 1/(n+2) or (n+1)/(n+2))."""
+    mmb, panel = params["mmb"], params["panel"]
+    by_judge = (mmb.get("probability") or {}).get("by_judge") or {}
+    errors = [f"mmb.probability.by_judge.{key}: {key!r} is not one of mmb.models"
+              for key in by_judge if key not in mmb["models"]]
+    for key in mmb["models"]:
+        temperature = panel.get(key, {}).get("sampling", {}).get("temperature")
+        if sampled(params, key) and temperature is not None and temperature <= 0:
+            errors.append(f"mmb.probability: judge {key!r} is read from samples, but "
+                          f"panel.{key}.sampling.temperature is {temperature}: its "
+                          "verdicts would all be one answer; sample at a temperature "
+                          "above 0")
     return errors
 
 
@@ -306,11 +360,24 @@ def needs(params: Mapping[str, Any]) -> list[Need]:
     """MMB's judges compare two images in one request and are read through p(y | x, a),
     the answer token's probability (seed 002 §3); the writer rephrases text only."""
     block = params["mmb"]
-    out = [Need("mmb", "judge", study_models(params, "mmb"), images_per_request=2,
-                answer_logprobs=True,
-                why={"answer_logprobs": "p(y | x, a) is the answer token's probability"},
-                fallback="leave the model out of mmb.models (MMB has no route without "
-                         "log-probs yet)")]
+    judges = study_models(params, "mmb")
+    by_logprobs = [j for j in judges if not sampled(params, j)]
+    by_samples = [j for j in judges if sampled(params, j)]
+    out = []
+    if by_logprobs:
+        out.append(Need("mmb", "judge", by_logprobs, images_per_request=2,
+                        answer_logprobs=True,
+                        why={"answer_logprobs": "p(y | x, a) is the answer token's "
+                                                "probability (mmb.probability.source: "
+                                                "logprobs)"},
+                        fallback="mmb.probability.by_judge.<model>: samples (p(y | x, a) "
+                                 "from n sampled verdicts, n calls each), or leave the "
+                                 "model out of mmb.models"))
+    if by_samples:
+        out.append(Need("mmb", "judge", by_samples, images_per_request=2, temperature=True,
+                        why={"temperature": "p(y | x, a) is estimated from verdicts "
+                                            "sampled at a temperature above 0"},
+                        fallback="leave the model out of mmb.models"))
     grow = (block.get("instructions") or {}).get("grow")
     if grow:
         out.append(Need("mmb", "writer", [grow["writer"]],

@@ -24,6 +24,7 @@ from typing import Any
 
 from judgebias.judging.tasks import build_requests
 from judgebias.plan import NotCounted, PlannedCalls
+from judgebias.studies.mmb.params import sampled
 from judgebias.studies.mmb.tables import INSTRUCTIONS_PATH, PAIRS_PATH
 
 
@@ -123,7 +124,8 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
     if Path(PAIRS_PATH).exists() and Path(INSTRUCTIONS_PATH).exists():
         items = judge_items(config, PAIRS_PATH, INSTRUCTIONS_PATH)
         for judge in mmb["models"]:
-            requests, _ = build_requests(config, judge, judge_task(config), items)
+            requests, _ = build_requests(config, judge, judge_task(config), items,
+                                         _samples(config, judge))
             planned.append(PlannedCalls(judge, [r for r in requests if r is not None]))
     else:
         if Path(PAIRS_PATH).exists():
@@ -142,13 +144,22 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
 
             pool_size = len(read_pool(INSTRUCTIONS_PATH))
         orders = 2 if mmb["order"] == "both" else 1
-        note = (f"pairs or instruction pool not built: {n_pairs} pairs x {pool_size} "
-                f"instructions x {orders} order(s)")
-        planned += [PlannedCalls(judge, estimated=n_pairs * pool_size * orders, note=note,
-                                 task=judge_task(config)) for judge in mmb["models"]]
+        for judge in mmb["models"]:
+            samples = len(_samples(config, judge))
+            note = (f"pairs or instruction pool not built: {n_pairs} pairs x {pool_size} "
+                    f"instructions x {orders} order(s) x {samples} sample(s)")
+            planned.append(PlannedCalls(judge, estimated=n_pairs * pool_size * orders * samples,
+                                        note=note, task=judge_task(config)))
     planned.append(NotCounted("CLIP image embeddings (mmb.embedding: a local model, "
                               "not a panel model; cached per image)"))
     return planned
+
+
+def _samples(config: Mapping[str, Any], judge: str) -> range:
+    """The samples asked per (pair, instruction, order): 1, or ``mmb.probability.samples``
+    for a judge read from samples (jobs.judge_pairs)."""
+    how = sampled(config, judge)
+    return range(1 if how is None else how.n)
 
 
 POWERED = ("mmb_vs_avg_ece", "mmb_vs_bpe_ece", "mmb_vs_avg_brier", "mmb_vs_bpe_brier")

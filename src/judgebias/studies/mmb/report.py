@@ -155,8 +155,8 @@ def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path
         intro=intro(config, summary),
         tables=[comparison_table(read["comparisons"], mmb["report"], k, cell),
                 Table(answers, "Answers per judge: status and where p(y | x, a) came from "
-                      "(log-probs, or the parsed choice smoothed to 2/3 or 1/3 when the "
-                      "backend gave none)", "{:.0f}")],
+                      "(log-probs; the parsed choice smoothed to 2/3 or 1/3 when an answer "
+                      "carried none; or n sampled verdicts, mmb.probability)", "{:.0f}")],
         notes=protocol_notes(config, summary),
         subsections=subsections,
     )
@@ -242,6 +242,17 @@ def judge_notes(summary: Mapping[str, Any]) -> list[str]:
     notes.append(f"{summary['pairs_used']} pairs with a usable answer for every instruction; "
                  f"{summary['pairs_dropped']} left out (a failed or unparseable answer is "
                  "never imputed).")
+    probability = summary.get("probability", {})
+    if probability.get("source") == "samples":
+        notes.append(
+            f"p(y | x, a) is estimated from {probability['samples']} verdicts sampled per "
+            f"(pair, instruction, order) at the judge's temperature, (k + "
+            f"{probability['prior']:g}) / (n + {2 * probability['prior']:g}) with k of the "
+            "n usable verdicts choosing the image (mmb.probability; the judge gives no "
+            "log-probs). The estimate is shrunk towards 1/2 and noisier than the log-prob "
+            "route's, so ECE, Brier and NLL describe the judge as sampled; the comparison's "
+            "intervals resample test groups, whose sampling noise they carry "
+            "(benchmarks/mmb_sampling.py).")
     if summary.get("smoothed_answers"):
         notes.append(f"{summary['smoothed_answers']} answers had no log-probs: p comes from "
                      "the parsed choice (2/3 or 1/3), so calibration metrics are coarse.")

@@ -55,14 +55,19 @@ EMBEDDINGS = table_schema("mmb_embeddings", [
     pa.field("embedding", pa.list_(pa.float32()), nullable=False),
 ])
 
-# One row per (pair, instruction) for one judge: the answer and p(A preferred).
+# One row per (pair, instruction, order shown, sample) for one judge: the answer and
+# p(A preferred) (jobs.py). Read from log-probs: one sample (0); from samples
+# (mmb.probability): n, each its own call, p_a the (pair, instruction, order)'s estimate
+# on each usable sample's row.
 JUDGEMENTS = table_schema("mmb_judgements", [
     pa.field("pair_id", pa.string(), nullable=False),
     pa.field("instruction", pa.string(), nullable=False),
     pa.field("judge", pa.string(), nullable=False),
     pa.field("order", pa.string(), nullable=False),  # "ab" or "ba": the order shown
+    pa.field("sample", pa.int64(), nullable=False),  # r: asked with the sampling seed + r
     pa.field("p_a", pa.float64(), nullable=True),  # p(A preferred); None unless usable
-    pa.field("p_source", pa.string(), nullable=False),  # logprobs | smoothed_choice | none
+    # logprobs | smoothed_choice | samples | none
+    pa.field("p_source", pa.string(), nullable=False),
     *ANSWER_FIELDS,
     *CALL_FIELDS,
 ])

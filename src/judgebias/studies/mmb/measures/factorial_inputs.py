@@ -21,8 +21,10 @@ if TYPE_CHECKING:
 
 def pair_probabilities(judgements: pd.DataFrame, pool: list[str]) -> pd.DataFrame:
     """p(A preferred | pair, instruction) as a pairs x instructions frame (the mean over
-    orders when both were asked); NaN where no usable answer exists."""
-    usable = judgements[judgements["p_a"].notna()]
+    orders when both were asked); NaN where no usable answer exists. A sampled judge's
+    estimate stands on each usable sample's row (jobs.py): it counts once per order."""
+    usable = judgements[judgements["p_a"].notna()].drop_duplicates(
+        ["pair_id", "instruction", "order"])
     wide = usable.pivot_table(index="pair_id", columns="instruction", values="p_a",
                               aggfunc="mean")
     return wide.reindex(columns=pool)

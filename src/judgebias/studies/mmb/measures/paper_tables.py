@@ -144,6 +144,11 @@ def section_tables(params: MmbParams, pairs: pd.DataFrame, pool: pd.DataFrame,
         tables["power"].append(power_curve(inputs, top, k=k, n_prompts=cell[0]).assign(
             judge=judge))
         summary[judge] = judge_summary(second, top, inputs)
+        how = params.sampled.get(judge)
+        summary[judge]["probability"] = (
+            {"source": "logprobs"} if how is None else
+            {"source": "samples", "samples": how.n, "prior": how.prior,
+             "usable_samples": int((judgements["p_source"] == "samples").sum())})
     if not tables["table1"]:
         raise ValueError("mmb.models: no judge has enough pairs with a usable answer for "
                          "every instruction (every one was left out by its failed calls)")
