@@ -44,3 +44,9 @@ def failed_note(counts: Mapping[str, Mapping[str, int]]) -> list[str]:
     parts = ", ".join(f"{model} {c['failed']} of {c['rows']}" for model, c in counts.items())
     return [f"Failed calls accepted by max_failures (no answer; left out of every "
             f"statistic): {parts} rows."]
+
+
+# Issue 41 item 7: a study read from each answer's parsed verdict needs no log-probs, so a
+# judge without them (Claude, a reasoning model) is read as any other; the report says so.
+PARSED_VERDICTS = ("Every verdict is the answer's parsed choice (no token log-probs are "
+                   "read), so judges with and without log-probs are measured alike.")

@@ -45,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--down-models", default="", metavar="IDS",
                         help="comma-separated model ids whose endpoint is down: every "
                              "generation request for them gets 503 (an outage)")
+    parser.add_argument("--fresh-samples", action="store_true",
+                        help="Claude (no seed) samples anew on every call: the k-th answer "
+                             "to one Messages request draws with seed k")
     parser.add_argument("--fault-seed", type=int, default=0, help="seed of the fault draws")
     parser.add_argument("--batch-completion", type=float, default=0.0, metavar="S",
                         help="seconds an OpenAI or Gemini batch stays in progress before "

@@ -16,6 +16,7 @@ import os
 import signal
 import socket
 import threading
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ from judgebias.devtools.serve_sim.quotas import RequestQuota
 from judgebias.devtools.serve_sim.stats import ServerStats
 from judgebias.devtools.serve_sim.wire import Reply, json_body
 from judgebias.models.base import ChatRequest, ChatResponse
+from judgebias.models.journal import request_key
 from judgebias.models.sim import SIM_VERSION
 from judgebias.study import Study, active, registered
 
@@ -98,7 +100,8 @@ class SimServer:
                  down_models: frozenset[str] = frozenset(),
                  batch_completion_s: float = 0.0, batch_faults: BatchFaults | None = None,
                  batch_state_dir: Path | None = None,
-                 client_params: Mapping[str, Any] | None = None) -> None:
+                 client_params: Mapping[str, Any] | None = None,
+                 fresh_samples: bool = False) -> None:
         self.host = check_loopback(host)
         if not 0 <= int(port) <= 65535:
             raise ServeSimError(f"serve-sim: bad port {port}")
@@ -117,6 +120,12 @@ class SimServer:
                                                else client_params)
         # Model ids whose endpoint is down (503); reassign to switch an outage on or off.
         self.down_models = frozenset(down_models)
+        # Claude takes no seed and samples anew on every call; with fresh_samples the k-th
+        # answer to one Messages request draws with seed k (k = 0 first), so repeated
+        # identical requests (MMB's sampled verdicts) differ as the provider's would.
+        # Off by default: a resumed batch answered twice then answers alike.
+        self.fresh_samples = bool(fresh_samples)
+        self._answered: Counter[str] = Counter()
         self.backend = sim_panel(config)
         self.model_ids = tuple(self.backend.models)
         self.image_study = image_study(config)
@@ -258,10 +267,21 @@ class SimServer:
             return Reply(400, anthropic_error(400, str(exc)))
         if request.model not in self.backend.models:
             return Reply(404, anthropic_error(404, f"model: {request.model}"), request.model)
+        if self.fresh_samples:
+            request = self._afresh(request)
         answer = self.answer(request)
         if not answer.ok:
             return Reply(400, anthropic_error(400, answer.error), request.model)
         return Reply(200, anthropic_message(request, answer, thinking), request.model)
+
+    def _afresh(self, request: ChatRequest) -> ChatRequest:
+        """`request` with the seed of its next fresh sample (``fresh_samples``)."""
+        key = request_key(request, "anthropic")
+        with self._sim_lock:
+            drawn = self._answered[key]
+            self._answered[key] += 1
+        return dataclasses.replace(request, sampling=dataclasses.replace(request.sampling,
+                                                                         seed=drawn))
 
     def handle_images(self, raw: bytes) -> Reply:
         """An OpenAI images answer: the PNG the image study's ``sim_images`` hook draws of
@@ -324,6 +344,7 @@ def server_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> Sim
                      latency_s=args.latency, no_compute=args.no_compute, faults=faults,
                      no_logprobs_models=no_logprobs, quota=quota, seed=args.fault_seed,
                      down_models=down, batch_completion_s=args.batch_completion,
+                     fresh_samples=args.fresh_samples,
                      batch_faults=BatchFaults(
                          fail_share=args.batch_fail_share,
                          expire_share=args.batch_expire_share,

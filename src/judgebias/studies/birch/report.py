@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgebias.judging.values import failed_note
+from judgebias.judging.values import PARSED_VERDICTS, failed_note
 from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.birch.measures.inference import EXACT_BELOW
 from judgebias.studies.birch.tables import (
@@ -249,7 +249,8 @@ def dataset_section(config: Mapping[str, Any], name: str, out: Path, summary_fil
         for table in section.tables:
             table.frame = _readable(table.frame)
     return Section(f"{name} ({summary['source']})", headline=headline(metrics), intro=intro,
-                   subsections=sections, notes=failed_note(metrics.get("failed_calls", {})))
+                   subsections=sections,
+                   notes=[PARSED_VERDICTS, *failed_note(metrics.get("failed_calls", {}))])
 
 
 TITLE = "BIRCH: image reliance, informativeness bias and the truthful anchor"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgebias.judging.values import failed_note
+from judgebias.judging.values import PARSED_VERDICTS, failed_note
 from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.frame import presets
 from judgebias.studies.frame.recipes import DOMAIN_TITLES, SHORT_NAMES, TABLE_ORDER
@@ -169,7 +169,7 @@ def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path
                         "cross-fitted gain, per cell"),
                  Figure(out / "figures/fig3.png", "Fig. 3 analogue: pairwise win rates")],
         tables=tables,
-        notes=failed_note(metrics.get("failed_calls", {})),
+        notes=[PARSED_VERDICTS, *failed_note(metrics.get("failed_calls", {}))],
         subsections=[gallery, *judges, *presets.report_section(config, out)],
     )
 

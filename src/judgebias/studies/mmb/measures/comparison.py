@@ -83,6 +83,33 @@ Every row is within 2 MC se of 0.95 (the group means of a bounded score are clos
 normal already at 10 pairs per group). A planted sharpness change need not favour MMB:
 a sharper discrete baseline (0.8 instead of 2/3) scores better here (D > 0).
 
+Judges read from samples (``mmb.probability``, jobs.py: p = (k + 1) / (n + 2) from n
+sampled verdicts). The sampling noise of a pair's probabilities is drawn with the pair,
+so the group differences carry it and the t-interval over groups covers the difference
+of the methods *as sampled* (its estimand: D with each pair's n-sample estimates; the
+true D below comes from fresh groups with fresh samples). ``benchmarks/mmb_power.py
+--sections null coverage --noises "sampled n=4" "sampled n=8" "sampled n=16" --worlds
+2000`` (03:25 UTC, 2026-12-06; normal noise on the logit, then n verdicts drawn with
+it); MC se 0.0049 for every rate.
+
+Null rejection at 0.05 (t-test, sign flip) and coverage of the 95 % t-interval (true D
+in brackets) when the baseline's logit is the truth x 2 or x 1/2:
+
+======  ==  ======  =========  ===============  ===============
+groups  n   t-test  sign flip  logit x 2        logit x 1/2
+======  ==  ======  =========  ===============  ===============
+30      4   0.0545  0.0545     0.948 (0.0148)   0.948 (-0.0243)
+30      8   0.0495  0.0475     0.951 (0.0082)   0.950 (-0.0225)
+30      16  0.0525  0.0475     0.947 (0.0022)   0.951 (-0.0202)
+10      4   0.0540  0.0500     0.940 (0.0147)   0.948 (-0.0242)
+10      8   0.0575  0.0560     0.949 (0.0082)   0.949 (-0.0226)
+10      16  0.0455  0.0460     0.950 (0.0024)   0.942 (-0.0203)
+======  ==  ======  =========  ===============  ===============
+
+Every rate is within about 2 MC se of its target (the lowest coverage, 0.940, is 2.0 se
+below 0.95). How far the sampled route's ECE and Brier lie from the log-prob route's:
+benchmarks/mmb_sampling.py.
+
 The approximate ECE bootstrap (30 groups, 200 resamples; ``--boot 200 --worlds 2000
 --sections ece-null`` and ``--boot 200 --worlds 1000 --truth-draws 4000 --sections
 ece-coverage``; MC se 0.0049 and 0.0069). Its inverted test (p = 2 min(#{D* <= 0} + 1,
