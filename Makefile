@@ -40,7 +40,7 @@ else ifneq ($(TORCH),)
 $(error TORCH must be cpu or empty (PyPI's CUDA build), not "$(TORCH)")
 endif
 
-.PHONY: run test test-fast setup dvc-repro lint
+.PHONY: run test test-fast setup dvc-repro lint docs
 
 $(BIN)/judgebias: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -74,6 +74,11 @@ FAST := not slow and not slurm and not remote and not browser and not vllm_cpu a
 test-fast: setup
 	$(BIN)/ruff check src tests benchmarks
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(CORES) -q -m "$(FAST)" --durations=10
+
+# Set up and build the documentation site (mkdocs.yml, docs/) into site/; any warning (a
+# broken link or anchor, a page left out of the nav) fails the build.
+docs: setup
+	$(BIN)/mkdocs build --strict
 
 # The same pipeline through DVC's front door; Snakemake's records follow (nothing left to do).
 dvc-repro: setup

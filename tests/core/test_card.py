@@ -17,8 +17,8 @@ from judgebias.artifacts import ArtifactError, write_table
 from judgebias.card.build import _checked, adjust, card_metrics
 from judgebias.card.compare import Z, compare, load_card
 from judgebias.card.schema import CARD, ROW_FIELDS
-from judgebias.card.section import card_section
-from judgebias.card.text import card_json, card_text, reading, signed_phrase
+from judgebias.card.section import card_section, estimated, headline
+from judgebias.card.text import card_json, card_text, estimate_text, reading, signed_phrase
 from judgebias.report.html import Report, render_report
 
 
@@ -142,6 +142,142 @@ def test_the_card_section_links_every_cell_to_its_study_and_colours_significant_
     # one significant cell in the compact table, and its row in the table of every row
     assert html.count('<td class="significant">') == 2
     assert '<section id="judge-card">' in html
+
+
+def unestimated(model: str, measure: str, note: str, **values) -> dict:
+    """A card row a study could not estimate: no number but its n, and the reason."""
+    return row(model, measure, **{"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                                  "p_value": np.nan, "headline": False, "reading": "",
+                                  "note": note, "n": 0, **values})
+
+
+def test_the_card_folds_every_row_and_gives_each_judge_one_line_of_unestimated_measures():
+    """Under the compact table the card's every row is folded (issue 42): the rows with a
+    number one line each, the rows without one (no estimate, interval, p-value or chance
+    level) one line per judge, each reason once, with every n; nothing is lost."""
+    card = adjust(frame(
+        row(p_value=1e-6),
+        unestimated("judge-a", "pc", "one order only", label="PC", setting="synthetic"),
+        unestimated("judge-a", "pf", "one order only", label="PF"),
+        unestimated("judge-a", "rs", "not identifiable: no repeats.", label="RS", n=12),
+        unestimated("judge-a", "first_slot", "no answer", chance=0.5),  # has a number
+        row(model="judge-b", estimate=2.5, ci_low=0.25, ci_high=4.75, p_value=0.5),
+        unestimated("judge-b", "frame_cells", "no cell could be tested", study="frame",
+                    label="Cells")))
+    section = card_section(card, ["judge-b", "judge-a"])
+    rows = section.subsections[0]
+    assert rows.fold == ("Show every measure on the card (7 rows): 3 estimates, each with "
+                         "its test, adjusted p-value and n, and 4 measures without an "
+                         "estimate, one line per judge with the reason")
+    full, missing = (table.frame for table in rows.tables)
+    assert sorted(full["measure"]) == ["First_Slot", "Self_Preference", "Self_Preference"]
+    assert list(missing.index) == ["judge-b", "judge-a"]  # panel order
+    assert list(missing.columns) == ["philautia", "frame"]  # registry order
+    assert missing.loc["judge-a", "philautia"] == (
+        "PC [synthetic], PF: one order only. RS (n 12): not identifiable: no repeats.")
+    assert missing.loc["judge-b", "frame"] == "Cells: no cell could be tested."
+    assert missing.isna().sum().sum() == 2  # judge-a has no frame row, judge-b no philautia
+    html = render_report(Report(title="t", sections=[section]))
+    folded = html[html.index("<details><summary>Show every measure"):]
+    assert folded.index("</details>") > folded.index("no cell could be tested")
+    for _, kept in card[estimated(card)].iterrows():  # every number of every row
+        assert f">{estimate_text(kept)}</td>" in folded, kept["measure"]
+        p = kept["p_adjusted"]
+        assert np.isnan(p) or f'<td class="num">{p:.3g}</td>' in folded, kept["measure"]
+    assert "<td>0.5</td>" in folded  # the chance level of the row without an estimate
+    assert "n/a" not in html[:html.index("<details>")]  # no headline is unestimated here
+    assert adjust(frame(row())).pipe(card_section, ["judge-a"]).subsections[0].fold == (
+        "Show every measure on the card (1 row): 1 estimate, each with its test, "
+        "adjusted p-value and n")
+    assert len(card_section(adjust(frame(row())), ["judge-a"]).subsections[0].tables) == 1
+
+
+def test_the_card_headline_counts_each_judges_findings_over_the_card():
+    """The card's sentence: how many judges have significant findings and how many each
+    (the findings themselves are the readings table's), or that none has, or no test."""
+    card = adjust(frame(row(p_value=1e-6), row(measure="other", p_value=1e-6),
+                        row(measure="fix", p_value=1e-6, reading="", recommendation="x"),
+                        row(model="judge-b", p_value=0.5), row(model="judge-c", p_value=0.9)))
+    models = ["judge-a", "judge-b", "judge-c"]
+    assert headline(card, models) == (
+        "1 of 3 judges has significant findings (Benjamini-Yekutieli FDR 5% over the card's "
+        "5 tests): judge-a 2; none for judge-b, judge-c. Each judge's findings in words: the "
+        "table of readings under the card.")
+    calm = adjust(frame(row(p_value=0.5)))
+    assert headline(calm, ["judge-a"]) == (
+        "No judge has a significant finding (Benjamini-Yekutieli FDR 5% over the card's "
+        "1 test).")
+    untested = adjust(frame(row(p_value=np.nan)))
+    assert headline(untested, ["judge-a"]) == "No test of bias could be run on this panel."
+    assert card_section(card, models).headline == headline(card, models)
+
+
+FULL_CARD = {  # study: (rows, rows without an estimate, headline rows) per judge
+    "philautia": (8, 4, 1), "pomms": (3, 0, 0), "mmb": (18, 3, 3), "frame": (7, 3, 3),
+    "birch": (11, 1, 3)}
+"""The shape of the five-study card of a five-judge panel (235 rows, 50 of them without
+an estimate), which pushed the first study some 19,000 px down before it was folded."""
+
+SUBSECTIONS = {"philautia": 2, "pomms": 0, "mmb": 5, "frame": 6, "birch": 7}
+"""How many subsections each study's section has there (one contents line each)."""
+
+
+def full_card(models: list[str]) -> pd.DataFrame:
+    """A card of `FULL_CARD`'s shape, each judge significant on two headline measures."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for model in models:
+        for study, (n_rows, n_missing, n_headline) in FULL_CARD.items():
+            for k in range(n_rows):
+                measure, label = f"{study}_m{k}", f"{study.title()} measure {k} of its kind"
+                if k >= n_rows - n_missing:
+                    rows.append(unestimated(model, measure, f"{study} cannot estimate it "
+                                            "from this design: " + "a reason " * 20,
+                                            study=study, label=label, n=k))
+                    continue
+                estimate = float(rng.normal())
+                rows.append(row(model, measure, study=study, label=label, estimate=estimate,
+                                ci_low=estimate - 1, ci_high=estimate + 1,
+                                p_value=1e-9 if k < 2 and n_headline else rng.uniform(),
+                                headline=k < n_headline, setting="synthetic" * (k % 2),
+                                reading=f"shifts {label.lower()} by {estimate:.2g} points"))
+    return adjust(frame(*rows))
+
+
+@pytest.mark.browser
+def test_a_full_card_leaves_the_first_study_within_two_screens(tmp_path: Path, browser):
+    """A report with a card of the five-study default's size: in headless Chromium its
+    first study starts within two screens of the top, and its card passes the browser
+    checks with the fold open (tests/helpers/report_browser.py); unfolded, the same card
+    fails the top-down check."""
+    from helpers.report_browser import check_card, check_report
+
+    from judgebias.report.figures import heatmap
+    from judgebias.report.html import Figure, Section, Table, write_report
+
+    models = ["lumen-large", "lumen-mini", "corvid-pro", "corvid-flash", "corvid-lite"]
+    matrix = pd.DataFrame(np.arange(25.0).reshape(5, 5), index=models, columns=models)
+    figure = heatmap(matrix, tmp_path / "figures" / "phi.png", "Phi", diverging=True)
+    studies = [Section(title=f"{name.title()}: a study of the five-study report", anchor=
+                       f"study-{name}", figures=[Figure(figure, "Phi")],
+                       tables=[Table(matrix, "Phi")],
+                       subsections=[Section(title=f"Part {k}") for k in range(parts)])
+               for name, parts in SUBSECTIONS.items()]
+    card = card_section(full_card(models), models)
+    assert len(card.subsections[0].tables[0].frame) == 5 * (47 - 11)
+
+    def report(name: str) -> Path:
+        return write_report(Report(title="judgebias report", sections=[card, *studies],
+                                   simulated_models=models), tmp_path / f"{name}.html")
+
+    titles = ["Judge card", *(s.title.partition(":")[0] for s in studies)]
+    check_report(browser, report("folded"), titles, "full-card")
+    assert check_card(browser, report("folded"), "full-card") == [
+        f"#study-{name}" for name in sorted(SUBSECTIONS) if FULL_CARD[name][2]]
+    card.subsections[0].fold = ""
+    with pytest.raises(AssertionError, match=r"the first section after the judge card, "
+                       r"'Philautia: a study of the five-study report', starts \d+ px down"):
+        check_report(browser, report("unfolded"), titles, "full-card-unfolded")
 
 
 def test_the_report_opens_with_the_card(tmp_path: Path):

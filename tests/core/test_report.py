@@ -309,6 +309,28 @@ def test_html_layout_toc_and_provenance(report: Report) -> None:
     assert '<td class="num">1.200</td>' in text and '<td class="num">0.80</td>' in text
 
 
+def test_a_folded_section_keeps_its_title_and_headline_out_and_folds_the_rest() -> None:
+    """`Section.fold`: title and headline stay in view; intro, tables, notes and
+    subsections go into one collapsed <details> whose summary is the (escaped) fold text;
+    the tables keep their numbers, and the contents still link to the section."""
+    inner = Section(title="Inner", anchor="inner", tables=[Table(_matrix(2), "inner")])
+    folded = Section(title="Rows", anchor="rows", headline="in short", intro="why",
+                     tables=[Table(_matrix(3), "every row")], notes=["a note"],
+                     subsections=[inner], fold="Show <all> rows")
+    text = render_report(Report(title="t", sections=[Section(title="Top"), folded]))
+    section = text[text.index('<section id="rows">'):text.index('<section id="provenance">')]
+    details = section[section.index("<details>"):]
+    assert section.index("<h2>Rows</h2>") < section.index('class="headline">in short')
+    assert section.index('class="headline">') < section.index("<details>")
+    assert details.startswith("<details><summary>Show &lt;all&gt; rows</summary>")
+    assert details.rstrip().endswith("</details>\n</section>")
+    for part in ("<p>why</p>", "Table 1. every row", "<li>a note</li>",
+                 '<section id="inner">', "Table 2. inner"):
+        assert part in details
+    assert 'href="#rows"' in text and 'href="#inner"' in text
+    assert "<details" not in render_report(Report(title="t", sections=[Section(title="Top")]))
+
+
 def test_html_is_deterministic_and_written_atomically(report: Report, tmp_path: Path) -> None:
     assert render_report(report) == render_report(report)
     out_dir = tmp_path / "out"

@@ -7,10 +7,12 @@ judge (a thinking budget, no log-probs, batch).
 
 What each study reads from a judge without log-probs is the fallback its needs name:
 philautia and Pomms the parsed score, BIRCH and FRAME the parsed verdict, MMB n sampled
-verdicts (``mmb.probability``), with the GPT-5 judge at effort none still read from its
-log-probs. serve-sim refuses what each provider refuses (a reasoning model's max_tokens,
-temperature or log-probs; Claude's seed-less sampling is drawn afresh per call), so a
-run with no 4xx proves that no refused request was sent."""
+verdicts (``mmb.probability``: Claude online and o3 in batch), with the GPT-5 judge at
+effort none read from its log-probs. Each study has an online and a batch judge, each
+judge runs in three studies or more (:data:`STUDY_JUDGES`). serve-sim refuses what each provider
+refuses (a reasoning model's max_tokens, temperature or log-probs; Claude's seed-less
+sampling is drawn afresh per call), so a run with no 4xx proves that no refused request
+was sent."""
 
 from __future__ import annotations
 
@@ -37,6 +39,16 @@ JUDGES = {
                               "abilities": {"answer_logprobs": False}}, True),
 }
 LOGPROBS = "lumen-large"  # the one judge MMB reads from log-probs
+# Each study's judges: every study has an online and a batch judge and every judge runs in
+# at least three studies, all five in BIRCH; a job per (judge, unit of work) is what the
+# run's time goes to, so not every study takes every judge. MMB: Claude sampled online,
+# o3 sampled in batch, GPT-5 at none from its log-probs.
+STUDY_JUDGES = {
+    "philautia": ["corvid-pro", "corvid-flash", "lumen-mini"],  # Pomms scores with these
+    "mmb": ["corvid-pro", "corvid-lite", LOGPROBS],
+    "frame": [LOGPROBS, "corvid-lite", "lumen-mini"],
+    "birch": list(JUDGES),
+}
 TRAITS = ("mmb", "frame", "birch")  # the study traits the sim answers a model with
 
 
@@ -57,19 +69,19 @@ def todays_panel(default_params: dict, url: str) -> dict:
     for backend in ("anthropic", "openai", "gemini"):
         params = api_params(params, backend, url,
                             [k for k, (b, _, _) in JUDGES.items() if b == backend])
-    judges = list(JUDGES)
     for key, (_, settings, batch) in JUDGES.items():
         entry = params["panel"][key]
         entry.update(copy.deepcopy(settings), batch=batch)
         entry["sampling"] = {"max_tokens": 1024, "seed": 0, "top_logprobs": 5}
-    params["philautia"].update(models=judges, score="parsed")
+    params["philautia"].update(models=STUDY_JUDGES["philautia"], score="parsed")
     mmb = params["mmb"]
-    mmb.update(models=judges, probability={"source": "samples", "samples": 2,
-                                           "by_judge": {LOGPROBS: "logprobs"}})
+    mmb.update(models=STUDY_JUDGES["mmb"], probability={"source": "samples", "samples": 2,
+                                               "by_judge": {LOGPROBS: "logprobs"}})
     mmb["instructions"]["grow"] = {"writer": "lumen-base", "n": 3}  # the sim writes
-    params["frame"].update(models=judges, analysis_judge="corvid-pro")
+    params["frame"].update(models=STUDY_JUDGES["frame"], analysis_judge=LOGPROBS)
     params["frame"]["dataset"]["synthetic"]["writer"] = "lumen-base"
-    params["birch"].update(models=judges, labeller="corvid-lite", lengthener="lumen-mini")
+    params["birch"].update(models=STUDY_JUDGES["birch"], labeller="corvid-lite",
+                           lengthener="lumen-mini")
     params["backends"] = {name: {"batch_poll_s": 0.1, "batch_poll_max_s": 0.5,
                                  "backoff_initial_s": 0.05, "backoff_max_s": 0.2}
                           for name in ("anthropic", "openai", "gemini")}
@@ -100,8 +112,8 @@ def test_every_study_runs_with_todays_judges(default_params, tmp_path, monkeypat
     for study in ("philautia/ref_free", "pomms", "mmb", "frame", "birch/synthetic"):
         assert (project / f"results/{study}/metrics.json").exists(), study
     mmb = json.loads((project / "results/mmb/metrics.json").read_text())["judges"]
-    assert {j: mmb[j]["probability"]["source"] for j in JUDGES} == {
-        j: "logprobs" if j == LOGPROBS else "samples" for j in JUDGES}
+    assert {j: mmb[j]["probability"]["source"] for j in STUDY_JUDGES["mmb"]} == {
+        j: "logprobs" if j == LOGPROBS else "samples" for j in STUDY_JUDGES["mmb"]}
     claude = pd.read_parquet(project / "data/mmb/judgements/corvid-pro.parquet")
     by_item = claude.groupby(["pair_id", "instruction"])["label"].nunique()
     assert (by_item == 2).any()  # Claude's two samples of one request can differ

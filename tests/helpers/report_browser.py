@@ -11,6 +11,11 @@ the report links each figure to its file, and the browser says how wide it shows
 figure, which scales those boxes to what the reader sees. No two lines may overlap, and
 no line may be shown smaller than `MIN_TEXT_PX`.
 
+Top-down (issue 42): the first section after the judge card (a study's, or the first of
+any report without a card) must start within `SCREENS` window heights of the top, as the
+report opens (folds closed); the folds are then opened, so the tables and images in them
+are checked like the rest.
+
 Each study's pipeline test opens the report its own project already built (tests marked
 ``browser``), so no pipeline runs twice for this. Chromium is driven over the DevTools
 protocol (one websocket, `websockets`' synchronous client), so nothing but Debian's
@@ -51,6 +56,11 @@ def artifacts_dir() -> Path:
 
 CHROMIUM = Path("/usr/bin/chromium")
 WIDTH, HEIGHT = 1280, 900  # a laptop-sized window
+
+SCREENS = 2
+"""How many window heights down the first section after the judge card may start: the
+card summarises, the studies explain, and a reader should reach them by scrolling a
+screen or two, not a wall of card rows (issue 42)."""
 
 
 # --------------------------------------------------------------------------- Chromium
@@ -182,6 +192,21 @@ _SECTIONS = """Array.from(document.querySelectorAll('body > section')).map(s => 
 })"""
 
 
+# The first section after the judge card (not the provenance): its heading's offset from
+# the top of the page, and the window's height.
+_FIRST_SECTION = """(() => {
+  const s = Array.from(document.querySelectorAll('body > section'))
+    .find(s => s.id !== 'judge-card' && s.id !== 'provenance');
+  if (!s) return null;
+  const h = s.querySelector('h2');
+  return {title: h.textContent, top: h.getBoundingClientRect().top + window.scrollY,
+          screen: window.innerHeight};
+})()"""
+
+_OPEN_FOLDS = ("document.querySelectorAll('details').forEach(d => { d.open = true; });"
+               " document.body.getBoundingClientRect().height")
+
+
 def _open(browser: Browser, path: Path, width: int = WIDTH) -> None:
     browser.page("Emulation.setDeviceMetricsOverride", width=width, height=HEIGHT,
                  deviceScaleFactor=1, mobile=False)
@@ -278,12 +303,25 @@ def figure_text_problems(images: list[dict], limit: int = 8) -> list[str]:
     return problems
 
 
+def first_section_problem(browser: Browser) -> str | None:
+    """Why the open page does not read top-down: its first section after the judge card
+    starts more than `SCREENS` window heights down; None when it does (or has none)."""
+    first = browser.evaluate(_FIRST_SECTION)
+    if first is None or first["top"] <= SCREENS * first["screen"]:
+        return None
+    return (f"the first section after the judge card, {first['title']!r}, starts "
+            f"{first['top']:.0f} px down, more than {SCREENS} screens of "
+            f"{first['screen']} px: fold what stands before it")
+
+
 def check_report(browser: Browser, report: Path, studies: list[str], name: str) -> None:
     """Open `report`: the sections of `studies` are there and photographed (into
-    ``<artifacts>/<name>/``), images load, text in figures is readable as shown, tables
-    fit their column, headers are words, rows are not labelled 0, 1, 2, ... and no cell
-    says True or False."""
+    ``<artifacts>/<name>/``), the first after the judge card starts within `SCREENS`
+    screens of the top, images load, text in figures is readable as shown, tables fit
+    their column (folded ones opened), headers are words, rows are not labelled 0, 1,
+    2, ... and no cell says True or False."""
     _open(browser, report)
+    too_far = first_section_problem(browser)  # as the report opens: folds closed
     out = artifacts_dir() / name
     shots = _screenshots(browser, out)  # before the checks, so a failure has its pictures
     shutil.copy(report, out / "report.html")
@@ -295,7 +333,9 @@ def check_report(browser: Browser, report: Path, studies: list[str], name: str) 
     assert len(shots) == len(titles) - 1  # every section but provenance
     for shot in shots:
         assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 5_000
+    assert too_far is None, too_far
 
+    browser.evaluate(_OPEN_FOLDS)  # what a fold holds must fit and load like the rest
     images = browser.evaluate(_IMAGES)
     assert images
     broken = [i for i in images if not (i["complete"] and i["width"] > 0 and i["shown"] > 0)]

@@ -140,27 +140,49 @@ def _sim_references(key: str, model: Mapping[str, Any], params: Mapping[str, Any
     return errors
 
 
-_UNIT = {"type": "number", "minimum": 0, "maximum": 1}
-_WEIGHTS = {"type": "object", "additionalProperties": {"type": "number", "minimum": -1,
-                                                       "maximum": 1}}
+def _unit(description: str) -> dict[str, Any]:
+    return {"type": "number", "minimum": 0, "maximum": 1, "description": description}
+
+
+def _weights(whose: str) -> dict[str, Any]:
+    return {"type": "object", "description": f"Planted liking of other {whose}: "
+            f"{whose[:-1]} -> score bonus in [-1, 1] (0-1 units, negative disfavours).",
+            "additionalProperties": {"type": "number", "minimum": -1, "maximum": 1,
+                                     "description": "The score bonus (0-1 units)."}}
+
+
 SIM_FIELDS: Mapping[str, Any] = {"sim": {
     "type": "object",
-    "additionalProperties": {"type": "object"},
+    "additionalProperties": {"type": "object", "description": "A block of traits a study "
+                             "plants (e.g. mmb:, frame:, birch:), checked by that study."},
     "description": "Planted traits of a simulated model (see judgebias.models.sim). Any "
                    "other key is a block of traits a study plants (e.g. `mmb:`), checked "
                    "by that study.",
     "required": ["caption_quality", "signature", "leniency", "spread", "self_preference",
                  "noise"],
     "properties": {
-        "caption_quality": _UNIT,
-        "signature": {"type": "string", "minLength": 1},
-        "leniency": _UNIT,
-        "spread": {"type": "number", "minimum": 0, "maximum": 2},
-        "self_preference": {"type": "number", "minimum": -1, "maximum": 1},
+        "caption_quality": _unit("How accurate its captions are (0 worst, 1 best)."),
+        "signature": {"type": "string", "minLength": 1,
+                      "description": "The model's own word, in every caption it writes "
+                                     "(what evaluators recognise as its style)."},
+        "leniency": _unit("Its mean score (0-1 units) for a caption of accuracy 0.5 "
+                          "with no style it is biased about."),
+        "spread": {"type": "number", "minimum": 0, "maximum": 2,
+                   "description": "Slope of its mean score in caption accuracy (0-1 "
+                                  "score units per unit of accuracy; 0 flat)."},
+        "self_preference": {"type": "number", "minimum": -1, "maximum": 1,
+                            "description": "Score bonus (0-1 units) for captions carrying "
+                                           "its own signature (0 none, < 0 self-critical)."},
         "preferences": {"type": "object", "additionalProperties": False,
-                        "properties": {"models": _WEIGHTS, "families": _WEIGHTS}},
-        "noise": _UNIT,
-        "tokenizer": {"enum": ["whole", "digits"], "default": "whole"},
+                        "description": "Planted liking of other models or families' "
+                                       "captions (issue 40).",
+                        "properties": {"models": _weights("models"),
+                                       "families": _weights("families")}},
+        "noise": _unit("Its per-answer inconsistency (0-1 units): the sd of its opinion "
+                       "around its systematic judgement, and of the score token."),
+        "tokenizer": {"enum": ["whole", "digits"], "default": "whole",
+                      "description": "How it spells a score: one token (whole) or one "
+                                     "digit per token (digits), as real tokenizers do."},
     },
 }}
 # The HTTP backends' endpoint and key: where a call goes, never what is answered.
@@ -195,8 +217,12 @@ def _gemini_rules(key: str, model: Mapping[str, Any], params: Mapping[str, Any]
 LEGACY_ANTHROPIC_API = "2023-06-01"  # the API version that still takes sampling parameters
 ANTHROPIC_FIELDS: Mapping[str, Any] = {**API_FIELDS, "thinking": {
     "type": "object", "additionalProperties": False,
-    "properties": {"type": {"enum": ["enabled", "adaptive", "disabled"]},
-                   "budget_tokens": {"type": "integer", "minimum": 1024}},
+    "properties": {"type": {"enum": ["enabled", "adaptive", "disabled"],
+                            "description": "enabled (a token budget), adaptive (Claude "
+                                           "decides) or disabled; default enabled."},
+                   "budget_tokens": {"type": "integer", "minimum": 1024,
+                                     "description": "Thinking tokens allowed (type "
+                                                    "enabled), below sampling.max_tokens."}},
     "description": "Claude's thinking: {budget_tokens: N} (type enabled, manual: N >= 1024 "
                    "and below sampling.max_tokens, which it counts toward), {type: adaptive} "
                    "or {type: disabled}; absent: the model's default. Billed as output."},
@@ -256,13 +282,19 @@ def anthropic_version(model: PanelModel) -> str:
 
 
 # vLLM: judgebias.models.vllm_settings says why each setting exists and how it is keyed.
-_ADAPTER = {"type": "string", "minLength": 1}
+def _adapter(serves: str) -> dict[str, Any]:
+    return {"type": "string", "minLength": 1,
+            "description": f"The LoRA adapter for {serves}: a folder of the model's "
+                           "repository or a local path."}
+
+
 VLLM_FIELDS: Mapping[str, Any] = {
     "engine": {"type": "object", "description": "vllm engine arguments "
                "(max_model_len, dtype, gpu_memory_utilization, ...)."},
     "lora": {
         "type": "object", "additionalProperties": False, "minProperties": 1,
-        "properties": {"image": _ADAPTER, "text": _ADAPTER},
+        "properties": {"image": _adapter("requests with an image"),
+                       "text": _adapter("text-only requests")},
         "description": "LoRA adapters by the requests they serve: image (any image in the "
                        "request; Phi-4-multimodal: vision-lora), text (text only). A folder "
                        "of the model's repository, or a path starting with /, ./, ../ or "

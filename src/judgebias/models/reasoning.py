@@ -61,7 +61,8 @@ DEFAULT = 1.0  # the only temperature and top_p a reasoning model takes without 
 REASONING_FIELDS: Mapping[str, Any] = {"reasoning": {
     "type": "object", "additionalProperties": False, "required": ["effort"],
     "properties": {
-        "effort": {"enum": list(EFFORTS)},
+        "effort": {"enum": list(EFFORTS), "description": "reasoning_effort sent with "
+                   "every request (which values a model takes varies: check the model)."},
         "sampling": {"type": "boolean", "description": "This model at this effort takes "
                      "temperature, top_p and log-probs (GPT-5.x at none); default false."}},
     "description": "An OpenAI reasoning model (o-series, GPT-5): sent reasoning_effort and "
@@ -74,7 +75,8 @@ THINKING_FIELDS: Mapping[str, Any] = {"thinking_config": {
         "thinking_budget": {"type": "integer", "minimum": -1,
                             "description": "Thought tokens (0: off where the model allows "
                                            "it; -1: the model decides)."},
-        "thinking_level": {"enum": list(LEVELS)}},
+        "thinking_level": {"enum": list(LEVELS),
+                           "description": "A thinking level (later Gemini models)."}},
     "description": "Gemini's thinking (google-genai ThinkingConfig): a budget (2.5 models) "
                    "or a level (later models), one of them. Thoughts are billed as output "
                    "and count against sampling.max_tokens: an answer they leave no room "

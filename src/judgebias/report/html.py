@@ -17,6 +17,12 @@ Why it is built this way:
 - Simulated models are announced in a banner at the top and marked " (sim)" wherever their
   names appear in a table, because reports must say plainly when a model is simulated
   (docs/design.md principle 7).
+- The contents run in two columns on a wide screen (one on a narrow one), each
+  section's subsections on its line: a study with many subsections must not push the
+  report's first section a screen down.
+- A section may be folded (`Section.fold`): its body in a collapsed <details> under its
+  title, so a reference table hundreds of rows long (every row of the judge card) does
+  not push the study sections screens down; the report still holds every number.
 - All text passes through `html.escape`; captions and model names come from configs and
   model output and must never be able to inject markup.
 - Output is a pure function of the `Report` (no timestamps, stable ids), so an unchanged
@@ -71,6 +77,12 @@ p.headline { font-weight: 600; background: #eef4fb; border-left: 4px solid #2b6c
               padding: 0.8rem 1rem; font-weight: 600; margin: 1rem 0; border-radius: 4px; }
 nav.toc { background: #f6f6f6; border: 1px solid #ddd; padding: 0.6rem 1.2rem; }
 nav.toc ul { margin: 0.2rem 0; padding-left: 1.2rem; }
+nav.toc > ul { columns: 2 24rem; column-gap: 2rem; }
+nav.toc > ul > li { break-inside: avoid; margin-bottom: 0.15rem; }
+nav.toc li ul { display: inline; margin: 0; padding: 0; }
+nav.toc li ul::before { content: " \\2014  "; }
+nav.toc li li { display: inline; }
+nav.toc li li + li::before { content: " \\00b7  "; }
 .pair { display: flex; flex-wrap: wrap; gap: 1.5rem; align-items: flex-start; margin: 1rem 0; }
 figure { margin: 0; flex: 1 1 480px; max-width: 100%; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
@@ -91,6 +103,7 @@ td.significant { background: #fde2c8; font-weight: 600; }
 td a { color: inherit; }
 .sim { color: #8a5a00; font-style: italic; }
 ul.notes { font-size: 0.9rem; color: #333; }
+details > summary { cursor: pointer; color: #2b6cb0; font-weight: 600; margin: 0.6rem 0; }
 dl.provenance { display: grid; grid-template-columns: max-content auto; gap: 0.2rem 1rem;
                 font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.85rem; }
 dl.provenance dt { font-weight: 600; }
@@ -143,6 +156,12 @@ class Section:
     subsections: list[Section] = field(default_factory=list)
     headline: str = ""
     anchor: str = ""  # the section's id, where others link to it; else positional
+    fold: str = ""
+    """Where given, the text of a <summary>: the section's body (all but its title and
+    headline) is folded in a collapsed <details>, so a long reference table (every row
+    of the judge card) waits for a click instead of standing between the reader and
+    the sections after it. Nothing in the fold is dropped: it is in the file, and
+    opening it shows it."""
 
 
 @dataclass
@@ -396,20 +415,21 @@ def _section_html(
     section: Section, path: tuple[int, ...], counter: _Counter, simulated: frozenset[str]
 ) -> str:
     level = min(len(path) + 1, 6)
-    parts = [
+    body = [_paragraphs(section.intro), _pairs_html(section, counter, simulated)]
+    if section.notes:
+        items = "".join(f"<li>{_esc(note)}</li>" for note in section.notes)
+        body.append(f'<ul class="notes">{items}</ul>\n')
+    for k, sub in enumerate(section.subsections, start=1):
+        body.append(_section_html(sub, (*path, k), counter, simulated))
+    if section.fold:
+        body = [f"<details><summary>{_esc(section.fold)}</summary>\n", *body, "</details>\n"]
+    return "".join([
         f'<section id="{_esc(section.anchor or _section_id(path))}">\n',
         f"<h{level}>{_esc(section.title)}</h{level}>\n",
         f'<p class="headline">{_esc(section.headline)}</p>\n' if section.headline else "",
-        _paragraphs(section.intro),
-        _pairs_html(section, counter, simulated),
-    ]
-    if section.notes:
-        items = "".join(f"<li>{_esc(note)}</li>" for note in section.notes)
-        parts.append(f'<ul class="notes">{items}</ul>\n')
-    for k, sub in enumerate(section.subsections, start=1):
-        parts.append(_section_html(sub, (*path, k), counter, simulated))
-    parts.append("</section>\n")
-    return "".join(parts)
+        *body,
+        "</section>\n",
+    ])
 
 
 def _toc_html(sections: Sequence[Section], path: tuple[int, ...] = ()) -> str:

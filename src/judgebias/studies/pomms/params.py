@@ -113,8 +113,8 @@ def validate(params: Mapping[str, Any]) -> list[str]:
 
 # What belongs at an imported judgement dataset's `path` and `image_dir`, and where to get
 # it (seed 000 §6.3, Appendix A.2), for `judgebias validate` to say beside a path that does
-# not exist yet (configs/philautia_eval.yaml ships placeholders). README "Human judgements
-# and agreement" gives the formats.
+# not exist yet (configs/philautia_eval.yaml ships placeholders). docs/studies/pomms.md
+# ("Human judgements and agreement") gives the formats.
 DOWNLOADS = {
     "flickr8k_expert": (
         "Flickr8k-Expert's judgements in FLEUR's format (16,992 expert ratings of 5,664 "
