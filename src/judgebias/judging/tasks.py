@@ -148,8 +148,9 @@ def _sampled(model: PanelModel, requests: list[ChatRequest | None], samples: Seq
     out = []
     for r in samples:
         asked = resampled(model, r)
-        out.append((asked, [None if q is None else dataclasses.replace(q, sampling=asked.sampling)
-                            for q in requests]))
+        out.append((asked, requests if asked is model else  # sample 0: the requests as built
+                    [None if q is None else dataclasses.replace(q, sampling=asked.sampling)
+                     for q in requests]))
     return out
 
 
