@@ -57,7 +57,7 @@ setup: $(BIN)/judgebias
 run: setup
 	$(BIN)/judgebias validate
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/judgebias-warm -- $(BIN)/snakemake --cores $(CORES)
-	@echo "report: results/report.html   metrics: results/philautia/*/metrics.json"
+	@echo "report: results/report.html   card: .venv/bin/judgebias card JUDGE   headline metrics: results/card/"
 
 # Set up and run the linter and the whole test suite (slow end-to-end tests included; the
 # type checker, `mypy src`, is one of them: tests/core/test_types.py). `--dist loadfile`: each test file runs whole on one worker, longest

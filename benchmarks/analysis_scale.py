@@ -7,7 +7,7 @@ to every philautia output (seed 000 §5: 12 models x 4,500 images x 2 settings =
 Writes the score artifacts the pipeline's ``score`` jobs write (the SCORES schema, one
 Parquet file per (setting, evaluator, generator), 1% failed answers) for the scale
 configuration of :func:`dag_scale.scale_params`, then runs, per setting, exactly the
-pipeline's commands: ``judgebias step philautia.phi`` (reads the 144 score files into
+pipeline's commands: ``judgebias plumbing step philautia.phi`` (reads the 144 score files into
 Phi), ``philautia.philautia`` (Phi-tilde, philautia scores, tests, 1,000 bootstrap
 replicates, 10,000 permutations), ``philautia.selfpref`` (the score-unit regression) and
 ``philautia.heatmaps``. Each command is its own process, as a
@@ -96,7 +96,7 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
 
 def steps(setting: str, models: list[str]) -> dict[str, list[str]]:
     """The pipeline's philautia commands for one setting (workflow/rules/philautia.smk)."""
-    jb = [str(BIN / "judgebias"), "--params", "params.yaml", "step"]
+    jb = [str(BIN / "judgebias"), "--params", "params.yaml", "plumbing", "step"]
     file = {name: setting_file(setting, name)
             for name in ("scores", "phi", "counts", "phi_tilde", "philautia", "selfpref")}
     named = {

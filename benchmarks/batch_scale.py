@@ -36,8 +36,8 @@ import openai
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.batch import BatchRunner, BatchSettings
 from judgebias.models.journal import Journal, request_key
-from judgebias.models.openai_backend import PROTOCOL_VERSION
 from judgebias.models.openai_batch import OpenAIBatches
+from judgebias.models.openai_wire import PROTOCOL_VERSION
 
 MODEL = "sim/corvid-pro"
 KEY_ENV = "JUDGEBIAS_BENCH_KEY"

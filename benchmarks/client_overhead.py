@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from judgebias.data.scenes import random_scene, render, to_png_bytes
-from judgebias.models.api import ApiLimits
 from judgebias.models.base import ChatRequest, Sampling
+from judgebias.models.limits import ApiLimits
 from judgebias.models.openai_backend import OpenAIBackend
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,7 +78,7 @@ def bare_throughput(url: str, concurrency: int, n: int) -> float:
 
     import openai
 
-    from judgebias.models.api import openai_chat_messages
+    from judgebias.models.openai_wire import openai_chat_messages
 
     request = ChatRequest(model="sim/lumen-large", prompt="Rate caption.",
                           images=(bench_image(),), sampling=Sampling(top_logprobs=5))

@@ -152,7 +152,7 @@ def per_rule_code(stages: dict) -> dict:
     before = {name: stage for name, stage in stages.items() if name != CODE_STAGE}
     for stamp, files in stamps_of(stage_args(stages[CODE_STAGE]).out).items():
         before[f"{CODE_STAGE}__{Path(stamp).stem}"] = {
-            "cmd": shlex.join(["judgebias", "code-stamp", "--out", stamp, *files]),
+            "cmd": shlex.join(["judgebias", "plumbing", "code-stamp", "--out", stamp, *files]),
             "deps": files, "outs": [{stamp: {"cache": True}}]}
     return dict(sorted(before.items()))
 

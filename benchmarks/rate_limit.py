@@ -32,8 +32,8 @@ import time
 
 from client_overhead import bench_image, start_server
 
-from judgebias.models.api import ApiLimits
 from judgebias.models.base import ChatRequest, Sampling
+from judgebias.models.limits import ApiLimits
 from judgebias.models.openai_backend import OpenAIBackend
 
 CONCURRENCY = 64

@@ -61,11 +61,11 @@ from judgebias.models.api import PermanentError, unreachable
 from judgebias.models.backends import backend_spec
 from judgebias.models.base import (
     Backend,
-    BatchBackend,
     ChatRequest,
     ChatResponse,
     hidden_tokens,
 )
+from judgebias.models.batch import BatchBackend
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.panel import PanelModel
 from judgebias.models.registry import backend_version, build_backend

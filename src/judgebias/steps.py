@@ -30,16 +30,28 @@ A step that can compute on a GPU (the study's ``gpus`` declaration says which, a
 many devices its rule asks for) runs inside judgebias.models.gpu.job_gpus: the job holds
 devices of its own, and ``CUDA_VISIBLE_DEVICES`` names exactly them before the step
 imports torch (issue 39: no two jobs share a device behind Snakemake's back).
+
+With ``$JUDGEBIAS_RECORD_PARAMS`` set to a folder, the step receives its params through a
+recording mapping (judgebias.workflow.paramsread) and its job writes there which keys it
+read, so that a check can hold them against the keys its rule declares: a key read but not
+declared would change the step's answer without either front door rerunning it. The
+typed views it is handed or builds (its module's) and the panel models the judging core
+resolves (PanelModel) read, field by field, what the step uses of them. Which GPUs a job
+holds is read from the plain params: it is the job's resources, like the rule's ``gpu``
+resource, not its answer.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from judgebias.workflow.paramsread import RECORD_ENV
 
 if TYPE_CHECKING:
     from judgebias.models.gpu import GpuNeed
@@ -144,7 +156,8 @@ def bind(function: Callable[..., Any], files: Mapping[str, Sequence[str]],
 def run_step(target: str, params: Mapping[str, Any], inputs: Sequence[Sequence[str]],
              outputs: Sequence[Sequence[str]], wildcards: Sequence[Sequence[str]]) -> None:
     """Call step `target` with the named values of ``--in``, ``--out`` and ``--wildcard``
-    (each a list of ``[NAME, VALUE, ...]`` groups, as argparse collects them)."""
+    (each a list of ``[NAME, VALUE, ...]`` groups, as argparse collects them); with
+    ``$JUDGEBIAS_RECORD_PARAMS`` set, the job writes there which params keys it read."""
     files: dict[str, list[str]] = {}
     for name, *values in [*inputs, *outputs]:
         if name in files:
@@ -156,8 +169,32 @@ def run_step(target: str, params: Mapping[str, Any], inputs: Sequence[Sequence[s
             raise StepError(f"{target}: --wildcard {name} takes one value, not {values}")
         named_wildcards[name] = values[0]
     function = step_function(target)
-    arguments = bind(function, files, named_wildcards, params)
-    need = step_gpus(target, params, named_wildcards)
+    record = os.environ.get(RECORD_ENV)
+    if not record:
+        _call(target, function, bind(function, files, named_wildcards, params), params,
+              named_wildcards)
+        return
+    from judgebias.models.panel import PanelModel
+    from judgebias.workflow.paramsread import (
+        Reads,
+        RecordingParams,
+        recording_views,
+        views_of,
+        write_record,
+    )
+
+    reads = Reads()
+    with recording_views({*views_of(function.__globals__), PanelModel}):
+        arguments = bind(function, files, named_wildcards, RecordingParams(params, reads))
+        _call(target, function, arguments, params, named_wildcards)
+    write_record(Path(record), target, [path for _, *paths in outputs for path in paths],
+                 named_wildcards, reads)
+
+
+def _call(target: str, function: Callable[..., Any], arguments: Mapping[str, Any],
+          params: Mapping[str, Any], wildcards: Mapping[str, str]) -> None:
+    """Run the step, inside the GPUs it takes (step_gpus) where it takes any."""
+    need = step_gpus(target, params, wildcards)
     if need is None:
         function(**arguments)
         return

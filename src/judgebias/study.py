@@ -1,41 +1,66 @@
 """What a study plug-in declares, and how the core finds the studies a params file runs.
 
 A study is a package under judgebias.studies, named by one line of the registry
-(judgebias.studies.STUDIES), whose ``__init__`` defines ``STUDY = Study(...)``. It owns:
+(judgebias.studies.STUDIES), whose ``__init__`` defines ``STUDY = Study(...)``. Besides its
+name, title, package, rules file (``rules``, relative to the project root) and params
+block (``schema``: a JSON-Schema fragment file in the package, validated as the top-level
+key named after the study; a study runs exactly when its block is there), it fills roles,
+each a hook at a conventional place in its package (``ROLES``, below). The standard roles:
 
-- its params block (``schema``: a JSON-Schema fragment file in the package, validated as
-  the top-level key named after the study; a study runs exactly when its block is there),
-- its cross-reference and file checks (``validate``: params -> list of error lines),
-- what each role needs from its judges (``needs``: params -> list of
-  `judgebias.abilities.Need`; checked against every model's abilities before any call),
-- what runs but quietly falls back to defaults (``warnings``: params -> list of lines that
-  ``judgebias validate`` prints, e.g. a simulated judge without its trait block),
-- its Snakemake rules file (``rules``, relative to the project root),
-- its rules' steps: the functions of its ``steps`` module (judgebias.steps),
-- which of them can compute on a GPU (``gpus``: (params, step name, wildcards) ->
-  judgebias.models.gpu.GpuNeed, or None for a step that never does; the step's rule asks
-  for ``.gpus`` as its ``gpu`` resource, and the ``judgebias step`` dispatch gives the
-  job that many devices of its own before the step runs, judgebias.models.gpu.job_gpus),
-- extra commands, if any (``cli``: a function given ``add(name, function, help)``),
-- the model calls it will make (``plan``: params -> list of PlannedCalls, keyed or
-  estimated, and NotCounted lines, for `judgebias plan`),
-- how its powered card measures grow with its params (``power``: params -> {card measure:
-  design size}, the units the measure's ``n`` is proportional to: images, pairs, items;
-  `judgebias plan --power`, judgebias.power),
-- its report section (``report``: (params, results folder, named data files) -> report
-  Section; the files it reads are its ``tables.report_inputs``, a ReportInputs),
-- its rows of the judge card (``card``: (params, named files) -> card rows, the columns of
-  judgebias.card.schema.CARD_ROWS; ``card_inputs``: params -> the named files it reads,
-  which the card rule declares), conventionally its ``card`` module,
-- the kinds of prompt the ``sim`` backend must answer for it, if no other study's tasks
-  cover them (``sim``: a list of judgebias.models.sim.SimTask); their traits are read from
-  a simulated panel model's ``sim.<study name>`` block (``sim_traits``; philautia's tasks
-  read the core traits instead, and it has no block),
-- the pictures ``serve-sim`` draws for the OpenAI images API, if the study generates
-  images over HTTP (``sim_images``: (prompt, width in px, seed) -> PNG bytes).
+- ``validate`` (params:validate): its cross-reference and file checks, params -> list of
+  error lines,
+- ``needs`` (params:needs): what each role needs from its judges, params -> list of
+  `judgebias.abilities.Need`, checked against every model's abilities before any call,
+- ``plan`` (plan:planned_calls): the model calls it will make, params -> list of
+  PlannedCalls, keyed or estimated, and NotCounted lines, for `judgebias plan`,
+- ``power`` (plan:power_sizes): how its powered card measures grow with its params,
+  params -> {card measure: design size}, the units the measure's ``n`` is proportional
+  to: images, pairs, items (`judgebias plan --power`, judgebias.power),
+- ``report`` (report:report_section): its report section, (params, results folder, named
+  data files) -> report Section,
+- ``report_inputs`` (tables:report_inputs): the files that section reads, params ->
+  ReportInputs, which the report rule declares (workflow/rules/report.smk),
+- ``card`` (card:rows): its rows of the judge card, (params, named files) -> card rows,
+  the columns of judgebias.card.schema.CARD_ROWS,
+- ``card_inputs`` (card:inputs): the named files those rows read, params -> {name: path},
+  which the card rule declares (workflow/rules/card.smk),
+- ``sim`` (sim:TASKS): the kinds of prompt the ``sim`` backend must answer for it, a list
+  of judgebias.models.sim.SimTask; their traits are read from a simulated panel model's
+  ``sim.<study name>`` block (``sim_traits``; philautia's tasks read the core traits
+  instead, and it has no block).
 
-The callables are named as ``"module:function"`` strings and imported only when used, so
-declaring a study costs nothing, and its steps import only what they use.
+The optional roles, which few studies fill:
+
+- ``warnings`` (params:warnings): what runs but quietly falls back to defaults, params ->
+  list of lines that ``judgebias validate`` prints (a simulated judge without its trait
+  block),
+- ``gpus`` (tables:gpu_need): which steps can compute on a GPU, (params, step name,
+  wildcards) -> judgebias.models.gpu.GpuNeed, or None for a step that never does; the
+  step's rule asks for ``.gpus`` as its ``gpu`` resource, and the ``judgebias plumbing
+  step`` dispatch gives the job that many devices of its own before the step runs
+  (judgebias.models.gpu.job_gpus),
+- ``cli`` (cli:register): extra commands, a function given ``add(name, function, help)``,
+- ``sim_images`` (imagegen:served_image): the pictures ``serve-sim`` draws for the OpenAI
+  images API, (prompt, width in px, seed) -> PNG bytes.
+
+Its rules' steps are the functions of its ``steps`` module (judgebias.steps), found by
+name, not declared.
+
+A declaration states only where a study departs from the table: the standard roles it
+``lacks``, the optional ones it ``has``, and the ``targets`` of roles it fills elsewhere
+in its package. Which roles a study fills is declared, not found by importing its modules:
+declaring a study imports nothing, the rules files test ``if study.card`` and name
+``study.report``'s module as a code dependency while every ``snakemake`` call parses
+them (which must not import a report's or a statistics library's code), and a misspelt
+hook is an error when it is loaded rather than a role silently missing. Each role is an
+attribute holding ``"module:name"`` (the module's full dotted name) or None, and ``load``
+imports it only when it is used, so a study's steps import only what they use.
+tests/core/test_structure.py checks every declaration against its package: each declared
+hook loads, and no undeclared one is there.
+
+A report section's results live in the study's results folder, ``results/<study name>``
+(``Study.results``, which the report rule hands the section); its ``report_inputs`` names
+those files and, by name, any outside it (a data summary).
 """
 
 from __future__ import annotations
@@ -47,10 +72,32 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+# role -> its conventional place in the study's package, "module:name" (module docstring)
+STANDARD_ROLES = {
+    "validate": "params:validate",
+    "needs": "params:needs",
+    "plan": "plan:planned_calls",
+    "power": "plan:power_sizes",
+    "report": "report:report_section",
+    "report_inputs": "tables:report_inputs",
+    "card": "card:rows",
+    "card_inputs": "card:inputs",
+    "sim": "sim:TASKS",
+}
+OPTIONAL_ROLES = {
+    "warnings": "params:warnings",
+    "gpus": "tables:gpu_need",
+    "cli": "cli:register",
+    "sim_images": "imagegen:served_image",
+}
+ROLES = {**STANDARD_ROLES, **OPTIONAL_ROLES}
+# A rule declares the files its hook reads: a study fills both roles of a pair or neither.
+PAIRED_ROLES = (("report", "report_inputs"), ("card", "card_inputs"))
+
 
 @dataclass(frozen=True)
 class ReportInputs:
-    """The files a study's report section reads (its ``tables.report_inputs``), all of
+    """The files a study's report section reads (its ``report_inputs`` hook), all of
     which the report rule declares: those in its results folder, and named files outside
     it (a data summary, an instruction pool) that `judgebias report --data
     STUDY.NAME=PATH` hands the section by name, so no section reads a path constant."""
@@ -64,31 +111,63 @@ class ReportInputs:
 
 @dataclass(frozen=True)
 class Study:
-    """A study plug-in's declaration (see the module docstring)."""
+    """A study plug-in's declaration (see the module docstring): its departures from the
+    role table (``lacks``, ``has``, ``targets``: role -> "module:name" in its package),
+    from which each role's attribute is resolved."""
 
     name: str
     title: str
     package: str
     rules: str
-    cli: str | None = None
-    gpus: str | None = None
+    lacks: tuple[str, ...] = ()
+    has: tuple[str, ...] = ()
+    targets: Mapping[str, str] = field(default_factory=dict, hash=False)
     schema: str = "schema.yaml"
-    validate: str | None = None
-    warnings: str | None = None
-    plan: str | None = None
-    power: str | None = None
-    report: str | None = None
-    card: str | None = None
-    card_inputs: str | None = None
-    sim: str | None = None
     sim_traits: bool = True
-    sim_images: str | None = None
-    requires: tuple[str, ...] = field(default_factory=tuple)
-    needs: str | None = None  # "module:function": params -> [judgebias.abilities.Need]
+    requires: tuple[str, ...] = ()
+    # Each role's hook, "module:name" with the module's full name, or None where the study
+    # does not fill the role: resolved by __post_init__, never given.
+    validate: str | None = field(init=False, default=None)
+    needs: str | None = field(init=False, default=None)
+    plan: str | None = field(init=False, default=None)
+    power: str | None = field(init=False, default=None)
+    report: str | None = field(init=False, default=None)
+    report_inputs: str | None = field(init=False, default=None)
+    card: str | None = field(init=False, default=None)
+    card_inputs: str | None = field(init=False, default=None)
+    sim: str | None = field(init=False, default=None)
+    warnings: str | None = field(init=False, default=None)
+    gpus: str | None = field(init=False, default=None)
+    cli: str | None = field(init=False, default=None)
+    sim_images: str | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        problems = [f"{r!r} is not a role" for r in
+                    sorted({*self.lacks, *self.has, *self.targets} - ROLES.keys())]
+        problems += [f"{r!r} is a standard role: it needs no `has`" for r in self.has
+                     if r in STANDARD_ROLES]
+        problems += [f"{r!r} is an optional role: it needs no `lacks`" for r in self.lacks
+                     if r in OPTIONAL_ROLES]
+        problems += [f"{r!r} both lacked and given a target" for r in self.lacks
+                     if r in self.targets]
+        filled = ({r for r in STANDARD_ROLES if r not in self.lacks} | set(self.has)
+                  | set(self.targets))
+        problems += [f"{a!r} and {b!r} go together" for a, b in PAIRED_ROLES
+                     if (a in filled) != (b in filled)]
+        if problems:
+            raise ValueError(f"study {self.name!r}: " + "; ".join(problems))
+        for role in filled:
+            object.__setattr__(self, role,
+                               f"{self.package}.{self.targets.get(role, ROLES[role])}")
+
+    @property
+    def results(self) -> str:
+        """The folder of its results, which its report section reads."""
+        return f"results/{self.name}"
 
     def load(self, attribute: str) -> Any:
-        """What a ``"module:name"`` attribute names (None if not declared): a function,
-        or for ``sim`` the study's list of sim tasks."""
+        """What a role's ``"module:name"`` names (None where the study does not fill the
+        role): a function, or for ``sim`` the study's list of sim tasks."""
         target = getattr(self, attribute)
         if target is None:
             return None

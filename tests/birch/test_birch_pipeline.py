@@ -13,10 +13,20 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
-from helpers.project import BIN, job, make_project, planned_jobs, run, study_params, write_params
+from helpers.project import (
+    BIN,
+    job,
+    make_project,
+    planned_jobs,
+    run,
+    study_params,
+    undeclared_reads,
+    write_params,
+)
 from statsmodels.stats.multitest import multipletests
 
 from judgebias.studies.birch import vqa
+from judgebias.workflow.paramsread import RECORD_ENV
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +46,11 @@ def test_default_run_writes_every_table_and_the_report(birch_project):
         assert (results / f"{name}.parquet").exists(), name
     for name in FIGURES:
         assert (results / "figures" / f"{name}.png").stat().st_size > 1000, name
+    # Fig. 4's curve per judge, a DVC plot: one row per CDS share, its analytic line exact
+    for judge in ("corvid-pro", "lumen-large", "lumen-mini", "corvid-lite"):
+        curve = pd.read_csv(results / "curves" / "cds_share" / f"{judge}.csv")
+        assert list(curve.columns) == ["target_ratio", "accuracy", "analytic"], judge
+        assert curve["target_ratio"].is_monotonic_increasing and curve.notna().all().all()
     metrics = json.loads((results / "metrics.json").read_text())
     assert metrics["counts"]["pairs"] == 200
     assert set(metrics["judges"]) == {"corvid-pro", "lumen-large", "lumen-mini",
@@ -70,7 +85,7 @@ def test_default_run_writes_every_table_and_the_report(birch_project):
 
 @pytest.mark.slow
 def test_a_new_labeller_reruns_labelling_and_the_measures_never_a_judge_call(
-        birch_project, default_params):
+        birch_project, default_params, tmp_path, monkeypatch):
     assert planned_jobs(birch_project) == Counter()
     logs = birch_project / "logs/birch/synthetic/judge"
     judge_logs = {p: p.read_text() for p in logs.rglob("*.log")}
@@ -92,8 +107,11 @@ def test_a_new_labeller_reruns_labelling_and_the_measures_never_a_judge_call(
     assert planned_jobs(birch_project) == Counter([
         *(job("birch_repeat", birch_dataset="synthetic", birch_judge=j) for j in judges),
         job("card"), job("report")])
+    monkeypatch.setenv(RECORD_ENV, str(tmp_path / "reads"))  # the params each step reads
     run([str(BIN / "snakemake"), "results/judges.parquet", "--cores", "2", "--quiet"],
         birch_project)
+    monkeypatch.delenv(RECORD_ENV)
+    assert undeclared_reads(birch_project, tmp_path / "reads", every_step=False)[0] == {}
     card = pd.read_parquet(birch_project / "results/judges.parquet")
     rs = card[(card["study"] == "birch") & (card["measure"] == "rs")].set_index("model")
     assert set(rs.index) == set(judges)
@@ -140,8 +158,9 @@ def test_card_has_the_default_panels_rows_copied_from_the_study(birch_project):
     tests = _by(birch_project, "tests", variant="birch", pair_set="labelled")
     for judge in judges:
         assert rows.loc[(judge, "birch_gain"), "p_value"] == tests.loc[judge, "p_value"]
-    assert "birch" in json.loads((birch_project / "results/judges.json").read_text())[
-        "corvid-pro"]
+    # the card's headline cells, DVC's metrics (results/card/): IB per judge, as on the card
+    assert json.loads((birch_project / "results/card/birch.ib.json").read_text()) == {
+        judge: rows.loc[(judge, "ib"), "estimate"] for judge in judges}
 
 
 # --------------------------------------------------------------------- planted panels

@@ -24,9 +24,10 @@ from judgebias.config import ConfigError, validate_params
 from judgebias.devtools.serve_sim.faults import Faults
 from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.anthropic_backend import AnthropicBackend
-from judgebias.models.api import ApiLimits, PermanentError
+from judgebias.models.api import PermanentError
 from judgebias.models.base import ChatRequest
 from judgebias.models.journal import Journal, journal_path, request_key
+from judgebias.models.limits import ApiLimits
 from judgebias.models.registry import backend_version, build_backend
 from judgebias.models.runner import run_requests
 

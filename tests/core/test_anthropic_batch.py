@@ -19,12 +19,12 @@ from helpers.batch import MODEL, Stop, keyed, on_provider, recorded, stop_at
 from helpers.claude import THINKING, claude, expected
 
 from judgebias.devtools.serve_sim.faults import BatchFaults
-from judgebias.models.anthropic_backend import message_params
 from judgebias.models.anthropic_batch import AnthropicBatches
-from judgebias.models.api import ApiLimits
+from judgebias.models.anthropic_wire import message_params
 from judgebias.models.base import ChatRequest, Sampling
 from judgebias.models.batch import BatchRunner, BatchSettings, retryable
 from judgebias.models.journal import BATCH_DONE, Journal
+from judgebias.models.limits import ApiLimits
 from judgebias.models.registry import build_backend
 from judgebias.models.runner import run_requests
 

@@ -30,10 +30,12 @@ from judgebias.data.scenes import random_scene, render, to_png_bytes
 from judgebias.devtools.serve_sim.faults import Faults
 from judgebias.devtools.serve_sim.quotas import RequestQuota
 from judgebias.devtools.serve_sim.server import SimServer
-from judgebias.models.api import ApiLimits, PermanentError, RateLimiter
+from judgebias.models.api import PermanentError, RateLimiter
 from judgebias.models.base import ChatRequest, Sampling
 from judgebias.models.journal import BudgetExceeded, Journal, journal_path, request_key
-from judgebias.models.openai_backend import PROTOCOL_VERSION, OpenAIBackend
+from judgebias.models.limits import ApiLimits
+from judgebias.models.openai_backend import OpenAIBackend
+from judgebias.models.openai_wire import PROTOCOL_VERSION
 from judgebias.studies.philautia import jobs
 from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES
@@ -286,7 +288,8 @@ def test_kill_9_resumes_without_paying_twice(default_params, tmp_path, key_env):
             path.write_text(yaml.safe_dump(params))
             return subprocess.Popen(
                 [str(Path(sys.executable).parent / "judgebias"), "--params", str(path),
-                 "step", "philautia.caption", "--wildcard", "generator", "lumen-large",
+                 "plumbing", "step", "philautia.caption", "--wildcard", "generator",
+                 "lumen-large",
                  "--in", "images", str(table), "--out", "captions", str(out)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 

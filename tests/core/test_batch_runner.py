@@ -27,11 +27,11 @@ from helpers.batch import (
 from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.batch import BatchPending, BatchRunner, BatchSettings
-from judgebias.models.gemini_backend import PROTOCOL_VERSION as GEMINI_PROTOCOL
 from judgebias.models.gemini_batch import GeminiBatches
+from judgebias.models.gemini_wire import PROTOCOL_VERSION as GEMINI_PROTOCOL
 from judgebias.models.journal import BATCH_DONE, BudgetExceeded, Journal, request_key
-from judgebias.models.openai_backend import PROTOCOL_VERSION
 from judgebias.models.openai_batch import OpenAIBatches
+from judgebias.models.openai_wire import PROTOCOL_VERSION
 from judgebias.models.registry import build_backend
 from judgebias.models.runner import run_requests
 

@@ -1,6 +1,7 @@
 """The judge card's core (judgebias.card): checks of study rows, the FDR adjustment over
-the whole card, judges.json, the one-line reading, the terminal card and two runs
-compared. Hand-made rows; each study's own rows are tested with its pipeline."""
+the whole card, its JSON, its headline cells (the DVC metrics), the one-line reading, the
+terminal card and two runs compared. Hand-made rows; each study's own rows are tested
+with its pipeline."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from judgebias.artifacts import ArtifactError, write_table
-from judgebias.card.build import _checked, adjust, card_metrics
+from judgebias.card.build import _checked, adjust, card_metrics, headline_cells, write_headline
 from judgebias.card.compare import Z, compare, load_card
 from judgebias.card.schema import CARD, ROW_FIELDS
 from judgebias.card.section import card_section, estimated, headline
@@ -68,14 +69,40 @@ def test_duplicate_rows_and_missing_columns_are_errors():
     assert len(_checked(explained, "philautia", {"judge-a"})) == 1
 
 
-def test_judges_json_nests_model_study_measure_and_keeps_missing_numbers_null():
+def test_card_json_nests_model_study_measure_and_keeps_missing_numbers_null():
     card = adjust(frame(row(), row(measure="pf", setting="synthetic", ci_low=np.nan,
                                    ci_high=np.nan, p_value=np.nan)))
     metrics = card_metrics(card)
     assert set(metrics["judge-a"]["philautia"]) == {"self_preference", "pf[synthetic]"}
     assert metrics["judge-a"]["philautia"]["pf[synthetic]"] == {
         "estimate": 1.0, "ci_low": None, "ci_high": None, "p_adjusted": None}
-    json.dumps(metrics, allow_nan=False)  # a valid DVC metric: no NaN literals
+    json.dumps(metrics, allow_nan=False)  # valid JSON: no NaN literals
+
+
+def test_headline_cells_are_one_file_per_headline_measure_one_number_per_judge(tmp_path):
+    """`dvc metrics show` reads the card on its side (issue 42 item 7): a file per
+    headline measure (study.measure, and the setting where the study headlines the
+    measure in two), a key per judge, null where the study gives no estimate; rows
+    that are no headline are left out."""
+    card = adjust(frame(
+        row(), row(model="judge-b", estimate=np.nan, note="not identified"),
+        row(measure="philautia_score", headline=False),
+        row(study="birch", measure="ib", setting="synthetic", estimate=0.5),
+        row(study="birch", measure="ib", setting="vlrb", estimate=0.25),
+        row(study="birch", measure="irs", setting="synthetic", estimate=0.1)))
+    cells = headline_cells(card)
+    assert cells == {"philautia.self_preference": {"judge-a": 1.0, "judge-b": None},
+                     "birch.ib.synthetic": {"judge-a": 0.5},
+                     "birch.ib.vlrb": {"judge-a": 0.25}, "birch.irs": {"judge-a": 0.1}}
+    folder = tmp_path / "card"
+    folder.mkdir()
+    (folder / "birch.pf.json").write_text("{}")  # a measure this card does not headline
+    write_headline(card, folder)
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "birch.ib.synthetic.json", "birch.ib.vlrb.json", "birch.irs.json",
+        "philautia.self_preference.json"]
+    assert json.loads((folder / "philautia.self_preference.json").read_text()) == {
+        "judge-a": 1.0, "judge-b": None}
 
 
 def test_reading_lists_significant_findings_headline_first_then_fixes():

@@ -298,7 +298,7 @@ def test_reasoning_and_thinking_models_are_asked_as_such(name, key, version, off
     refuses); its journal version says so, and every other model's keys are as before,
     the Gemini 2.5 models' included (no thinking budget set)."""
     from judgebias.config import validate_params
-    from judgebias.models.openai_backend import chat_body
+    from judgebias.models.openai_wire import chat_body
     from judgebias.models.reasoning import Reasoning
     from judgebias.models.registry import backend_version
 

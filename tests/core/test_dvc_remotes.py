@@ -5,7 +5,7 @@ dvc.lock without recomputing (`judgebias dvc-record`), pushed to a local-folder 
 to an SSH remote on loopback, and cloned afresh for each remote: after the one command the
 README gives (`judgebias dvc pull`: `dvc pull`, then every job's Snakemake record) neither
 DVC nor Snakemake has anything to do. The metrics of the committed revision stay
-readable (`dvc metrics diff`).
+readable (`dvc metrics diff`): the judge card's headline cells, a column per judge.
 
 The SSH server is Debian's openssh-server, installed if missing (under a lock, for
 pytest-xdist), with a private sshd_config (its own host key, port and authorized_keys,
@@ -222,25 +222,29 @@ def test_snakemake_outputs_travel_through_dvc_remotes(tmp_path, default_params, 
         assert (clone / ".judgebias/code/caption.json").is_file()
         assert (clone / stamp).is_file()
 
-    # 3. Readable metrics: the study metrics, and the committed revision's values
+    # 3. Readable metrics: the judge card's headline cells only (a file per headline
+    # measure, a number per judge: issue 42 item 7), and the committed revision's values
     # (read from the cache through dvc.lock) next to the workspace's after a change.
     metrics = env.dvc_json(clone, "metrics", "show")[""]["data"]
-    assert set(metrics) == {"results/philautia/ref_free/metrics.json",
-                            "results/pomms/metrics.json", "results/judges.json"}
-    assert set(metrics["results/philautia/ref_free/metrics.json"]["data"]["philautia"]) == set(
-        PANEL)
+    assert metrics and all(path.startswith("results/card/philautia.") for path in metrics)
+    by_judge = {path: entry["data"] for path, entry in metrics.items()}
+    judges = set().union(*by_judge.values())
+    assert judges and judges <= set(PANEL)  # a judge without an estimate is left out
+    shown = env.run([str(BIN / "dvc"), "metrics", "show"], clone).stdout.splitlines()
+    assert set(shown[0].split()) == {"Path", *judges}  # a column per judge
+    assert max(map(len, shown)) <= 120, "\n".join(shown)
+    plots = env.dvc_json(clone, "plots", "show")
+    assert not plots.get("errors") and plots["data"]  # the figures, as image plots
     params = remote_params(default_params)
     params["philautia"]["ddof"] = 1
     write_params(clone, params)
     assert env.planned(clone) == ["card", "heatmaps", "philautia", "pomms", "pomms_heatmap",
                                   "report", "selfpref"]
     env.run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], clone)
-    diff = env.dvc_json(clone, "metrics", "diff")
-    changed = diff["results/philautia/ref_free/metrics.json"]
-    assert changed["ddof"] == {"old": 0, "new": 1, "diff": 1}
-    score = changed["philautia.corvid-pro.score"]
-    assert score["old"] == json.loads(by_origin)["philautia"]["corvid-pro"]["score"]
-    assert score["new"] != score["old"]
+    diff = env.dvc_json(clone, "metrics", "diff", "--all")
+    assert set(diff) == set(by_judge)
+    for path, values in by_judge.items():
+        assert {judge: change["old"] for judge, change in diff[path].items()} == values
     table = env.run([str(BIN / "dvc"), "exp", "show", "--no-pager", "--only-changed", "--csv"],
                     clone).stdout
     header = table.splitlines()[0].split(",")

@@ -38,8 +38,9 @@ from judgebias.devtools.serve_sim.openai_wire import MESSAGES as OPENAI_MESSAGES
 from judgebias.devtools.serve_sim.openai_wire import openai_error
 from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.devtools.serve_sim.wire import Reply
-from judgebias.models.api import ApiLimits, PermanentError
+from judgebias.models.api import PermanentError
 from judgebias.models.journal import Journal, journal_path
+from judgebias.models.limits import ApiLimits
 from judgebias.models.openai_backend import OpenAIBackend
 from judgebias.studies.philautia.tables import captions_path
 

@@ -35,8 +35,9 @@ from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.batch import NO_ROW, BatchSettings
-from judgebias.models.gemini_backend import GeminiBackend, generation
+from judgebias.models.gemini_backend import GeminiBackend
 from judgebias.models.gemini_batch import GeminiBatches
+from judgebias.models.gemini_wire import generation
 from judgebias.models.journal import Journal
 from judgebias.models.registry import build_backend
 from judgebias.models.runner import run_requests

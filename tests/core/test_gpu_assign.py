@@ -27,7 +27,6 @@ import pytest
 from PIL import Image
 
 from judgebias.judging.answers import STATUS_OK, STATUS_TRUNCATED, parse_score
-from judgebias.models.api import image_data_url, image_mime_type
 from judgebias.models.base import ChatRequest, Sampling
 from judgebias.models.gpu import (
     ENV,
@@ -37,6 +36,7 @@ from judgebias.models.gpu import (
     lock_path,
     visible_devices,
 )
+from judgebias.models.openai_wire import image_data_url
 from judgebias.models.vllm_backend import (
     INSTALL_HINT,
     chat_messages,
@@ -46,6 +46,7 @@ from judgebias.models.vllm_backend import (
     map_output,
     sampling_kwargs,
 )
+from judgebias.models.wire import image_mime_type
 
 DEVICES = ["0", "1", "2"]
 CTX = multiprocessing.get_context("fork")  # flock is POSIX-only anyway; fork starts fast
@@ -387,7 +388,7 @@ def test_jobs_share_gpu_locks_only_within_one_slurm_allocation(monkeypatch, tmp_
 
 # ------------------------------------------- one device assignment for every GPU rule
 # Issue 39: every rule that can compute on a GPU takes its devices through one path
-# (judgebias.models.gpu.job_gpus, entered by the `judgebias step` dispatch for the torch
+# (judgebias.models.gpu.job_gpus, entered by the `judgebias plumbing step` dispatch for the torch
 # steps and by the judging core for vllm), so no two jobs share a device unless
 # JUDGEBIAS_GPU_SLOTS says they may. The new API is looked up at call time, so the
 # tests above still run where it is missing.
@@ -450,7 +451,7 @@ def test_jobs_share_a_device_only_where_the_user_allows_it(monkeypatch, tmp_path
 
 def test_the_step_dispatch_sets_the_devices_before_the_step_runs(monkeypatch, tmp_path,
                                                                   default_params):
-    """`judgebias step mmb.embed` takes the GPUs mmb.embedding asks for before the step
+    """`judgebias plumbing step mmb.embed` takes the GPUs mmb.embedding asks for before the step
     imports torch: CUDA_VISIBLE_DEVICES names the job's own device inside the step."""
     import copy
 

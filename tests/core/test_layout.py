@@ -26,10 +26,10 @@ from judgebias.devtools.serve_sim.gemini_wire import parse_gemini
 from judgebias.devtools.serve_sim.openai_wire import parse_openai
 from judgebias.judging.answers import IntegerScore
 from judgebias.judging.tasks import FreeText, JudgeTask, build_requests
-from judgebias.models.api import openai_chat_messages
 from judgebias.models.base import ChatRequest
-from judgebias.models.gemini_backend import build_contents
+from judgebias.models.gemini_wire import build_contents
 from judgebias.models.journal import request_key
+from judgebias.models.openai_wire import openai_chat_messages
 from judgebias.models.vllm_backend import chat_messages as vllm_chat_messages
 from judgebias.studies.birch.jobs import judge_task as birch_judge_task
 from judgebias.studies.frame.jobs import pairwise_task, score_task

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers.project import BIN, make_project, run
+from helpers.project import BIN, make_project, run, undeclared_reads
+
+from judgebias.workflow.paramsread import RECORD_ENV
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -53,7 +55,10 @@ def test_a_new_study_from_the_template_runs_end_to_end(tmp_path, default_params,
     (project / "params.yaml").write_text(yaml.safe_dump(_toy_params(default_params)))
     monkeypatch.setenv("PYTHONPATH", str(project / "src"))  # the copy's new package
     run([str(BIN / "judgebias"), "validate"], project)
+    monkeypatch.setenv(RECORD_ENV, str(tmp_path / "reads"))  # the template's steps' reads
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+    monkeypatch.delenv(RECORD_ENV)
+    assert undeclared_reads(project, tmp_path / "reads")[0] == {}
     slopes = pd.read_parquet(project / "results/toy/slopes.parquet").set_index("judge")
     assert slopes.loc["lumen-large", "ci_low"] > 0  # planted: 0.5 points per ten words
     assert slopes.loc["lumen-large", "ci_low"] < 0.5 < slopes.loc["lumen-large", "ci_high"]

@@ -34,7 +34,7 @@ from judgebias.config import validate_params
 from judgebias.devtools.serve_sim.faults import Faults
 from judgebias.models.base import ChatResponse
 from judgebias.models.journal import TooManyFailures, request_key
-from judgebias.models.openai_backend import PROTOCOL_VERSION
+from judgebias.models.openai_wire import PROTOCOL_VERSION
 from judgebias.models.runner import check_failures
 from judgebias.studies.philautia.measures import analyse
 from judgebias.studies.philautia.tables import captions_path, scores_path

@@ -132,11 +132,11 @@ def _outs(stage: dict) -> set[str]:
 
 def code_stamps(stages: dict[str, dict]) -> dict[str, list[str]]:
     """Each rule's code stamp and the files it hashes, from the `code` stage's command
-    (`judgebias code-stamp --out STAMP FILE... --out STAMP FILE...`)."""
+    (`judgebias plumbing code-stamp --out STAMP FILE... --out STAMP FILE...`)."""
     from judgebias.workflow.codestamp import stamps_of
     from judgebias.workflow.dvcsync import stage_args
 
-    assert stages[CODE_STAGE]["cmd"].startswith("judgebias code-stamp ")
+    assert stages[CODE_STAGE]["cmd"].startswith("judgebias plumbing code-stamp ")
     return stamps_of(stage_args(stages[CODE_STAGE]).out)
 
 
@@ -259,8 +259,8 @@ def test_job_stages_depend_on_the_stamps_of_their_params():
     used = {d for job_stage in stages.values() for d in job_stage["deps"]
             if d.startswith(PARAMS_DIR + "/")}
     cmd = stage["cmd"].split()
-    assert cmd[:4] == ["judgebias", "params-stamp", "--out", PARAMS_DIR]
-    sets = {stamp_path(keys.split(SEPARATOR)): keys.split(SEPARATOR) for keys in cmd[4:]}
+    assert cmd[:5] == ["judgebias", "plumbing", "params-stamp", "--out", PARAMS_DIR]
+    sets = {stamp_path(keys.split(SEPARATOR)): keys.split(SEPARATOR) for keys in cmd[5:]}
     assert list(sets) == sorted(sets) == sorted(used)
     assert stage["outs"] == [{stamp: {"cache": True}} for stamp in sets]
     assert stage["params"] == sorted({k.split(".")[0] for keys in sets.values() for k in keys})
@@ -284,7 +284,7 @@ def test_params_stamp_changes_with_its_keys_only(tmp_path, monkeypatch):
 
     def stamp() -> list[tuple[str, int]]:
         (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
-        assert main(["params-stamp", "--out", "s", *(",".join(k) for k in sets)]) == 0
+        assert main(["plumbing", "params-stamp", "--out", "s", *(",".join(k) for k in sets)]) == 0
         return [(Path(stamp_path(k, "s")).read_text(), Path(stamp_path(k, "s")).stat()
                  .st_mtime_ns) for k in sets]
 
@@ -306,7 +306,7 @@ def test_code_stamp_changes_with_a_listed_file(tmp_path, monkeypatch, capsys):
         (tmp_path / name).write_text(name)
 
     def stamp() -> tuple[dict[str, str], dict[str, str], int]:
-        assert main(["code-stamp", "--out", "code/x.json", "a.py", "b.py",
+        assert main(["plumbing", "code-stamp", "--out", "code/x.json", "a.py", "b.py",
                      "--out", "code/y.json", "a.py"]) == 0
         y = tmp_path / "code/y.json"
         return (json.loads((tmp_path / "code/x.json").read_text()),
@@ -322,7 +322,7 @@ def test_code_stamp_changes_with_a_listed_file(tmp_path, monkeypatch, capsys):
     for bad, said in ((["--out", "x.json"], "x.json: names no file"),
                       (["--out", "x.json", "a.py", "--out", "x.json", "b.py"],
                        "x.json: given twice")):
-        assert main(["code-stamp", *bad]) == 2
+        assert main(["plumbing", "code-stamp", *bad]) == 2
         assert said in capsys.readouterr().err
 
 
@@ -339,7 +339,7 @@ def test_one_code_stamp_per_rule_needs_the_same_code_in_every_job():
                          job("score", "b", ["y.py", "x.py"]), job("phi", "a", ["z.py"]),
                          job("pomms", "a", [])])[CODE_STAGE]
     assert stage == {
-        "cmd": "judgebias code-stamp --out .judgebias/code/phi.json z.py "
+        "cmd": "judgebias plumbing code-stamp --out .judgebias/code/phi.json z.py "
                "--out .judgebias/code/score.json x.py y.py",
         "deps": ["x.py", "y.py", "z.py"],
         "outs": [{".judgebias/code/phi.json": {"cache": True}},
@@ -390,7 +390,7 @@ def test_exported_commands_survive_dvc_lock_folding():
 
 
 def test_every_rule_has_a_log_and_declares_params():
-    """Every study rule runs its step through `judgebias step` with the files it names
+    """Every study rule runs its step through `judgebias plumbing step` with the files it names
     (judgebias.steps), declares the params it reads and derives its code; the report and
     the judge card rules are the core's commands."""
     blocks = [block for path in sorted((REPO / "workflow/rules").glob("*.smk"))

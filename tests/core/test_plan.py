@@ -5,7 +5,11 @@ call estimated from params and data sizes) is compared, study by study and model
 model, with the plan made after the Snakemake run (every call keyed, by the jobs' own
 request-building code) and with the journal's counts of the calls the run made. A second
 plan after the run needs no new call. Each single-study params file plans its study's
-calls as the whole one does (a BIRCH-only project plans more than "0 of 0")."""
+calls as the whole one does (a BIRCH-only project plans more than "0 of 0").
+
+The run, the one of every study on the default sim panel, also records which params keys
+each step job reads (``$JUDGEBIAS_RECORD_PARAMS``, judgebias.workflow.paramsread): every
+read must be one its rule declares (issue 42 item 5: else a changed key reruns nothing)."""
 
 from __future__ import annotations
 
@@ -14,9 +18,19 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers.project import BIN, STUDIES, make_project, run, small_all_studies, study_params
+from helpers.project import (
+    BIN,
+    STUDIES,
+    UNDECLARED_READS,
+    make_project,
+    run,
+    small_all_studies,
+    study_params,
+    undeclared_reads,
+)
 
 from judgebias.models.journal import journal_path
+from judgebias.workflow.paramsread import RECORD_ENV
 
 
 def project_of(dest: Path, params: dict) -> Path:
@@ -46,7 +60,7 @@ def journal_counts(project: Path, params: dict) -> dict[str, int]:
 
 
 @pytest.mark.slow
-def test_plan_matches_the_calls_the_run_makes(tmp_path, default_params):
+def test_plan_matches_the_calls_the_run_makes(tmp_path, default_params, monkeypatch):
     params = small_all_studies(default_params)
     project = project_of(tmp_path / "all", params)
     before = plan(project)
@@ -60,7 +74,12 @@ def test_plan_matches_the_calls_the_run_makes(tmp_path, default_params):
         assert {k: v for k, v in single.items() if k[0] == study} == whole, study
         assert sum(row["requests"] for row in whole.values()) > 0, study
 
+    monkeypatch.setenv(RECORD_ENV, str(tmp_path / "reads"))
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+    monkeypatch.delenv(RECORD_ENV)
+    unexpected, known = undeclared_reads(project, tmp_path / "reads")
+    assert unexpected == {}
+    assert known == set(UNDECLARED_READS), "a listed read is gone: drop it from the list"
     after = plan(project)
     made = journal_counts(project, params)
     assert after["total"]["needed"] == 0 and after["total"]["estimated"] == 0

@@ -61,9 +61,11 @@ def test_readme_names_only_commands_that_exist():
     """Every `judgebias <command>` and `make <target>` the README and the docs pages tell a
     user to type (in a code block or a code span) exists (issue 19: the README tells the
     truth)."""
-    from judgebias.cli import build_parser
+    from judgebias.commands import build_parser
 
-    commands = set(build_parser()._subparsers._group_actions[0].choices)  # argparse's table
+    # the commands `judgebias` offers (its usage's `{a,b,...}`; plumbing is one of them)
+    commands = set(re.search(r"\{([^}]*)\}", build_parser().format_usage()).group(1)
+                   .split(","))
     targets = set(re.findall(r"^([a-z-]+):", (REPO / "Makefile").read_text(), re.M))
     unknown, all_named, all_made = [], set(), set()
     for page in PAGES:

@@ -32,9 +32,9 @@ from judgebias.config import ConfigError, validate_params
 from judgebias.devtools.serve_sim.hidden import DYNAMIC, ServedModels, hidden_tokens
 from judgebias.devtools.serve_sim.panel import sim_panel
 from judgebias.devtools.serve_sim.server import SimServer
-from judgebias.models.api import openai_chat_messages
 from judgebias.models.base import ChatRequest, ChatResponse
 from judgebias.models.journal import Journal, journal_path, request_key
+from judgebias.models.openai_wire import openai_chat_messages
 from judgebias.models.panel import PanelModel
 from judgebias.models.registry import backend_version, build_backend
 from judgebias.models.runner import run_requests

@@ -367,7 +367,7 @@ def _step(target: str, inputs: dict, outputs: dict, **wildcards: str) -> None:
     """Run a study step through the CLI, with the arguments its rule would pass."""
     from judgebias.steps import command_arguments
 
-    _run("step", target, *command_arguments(inputs, outputs, wildcards).split())
+    _run("plumbing", "step", target, *command_arguments(inputs, outputs, wildcards).split())
 
 
 def _philautia_steps(config: dict) -> None:
@@ -446,19 +446,38 @@ def project(tmp_path: Path, params: dict, monkeypatch) -> tuple[Path, dict]:
     return tmp_path, validate_params(params)
 
 
+def test_each_study_reports_from_its_results_folder(params) -> None:
+    """A study's report_inputs hook names files in its results folder (Study.results, the
+    folder `judgebias report --results` hands its section) and named files outside it."""
+    import importlib
+
+    from judgebias.config import validate_params
+    from judgebias.study import registered
+
+    params["frame"]["presets"] = "paper"  # its results add the presets' table
+    config = validate_params(params)
+    studies = [*registered().values(),
+               importlib.import_module("judgebias.studies._template").STUDY]
+    inputs = {s.name: s.load("report_inputs")(config) for s in studies}
+    for study in studies:
+        folder, named = f"{study.results}/", inputs[study.name]
+        assert named.results and all(p.startswith(folder) for p in named.results), study.name
+        assert not any(p.startswith(folder) for p in named.data.values()), study.name
+    assert "results/frame/presets.parquet" in inputs["frame"].results
+
+
 @pytest.mark.slow
 def test_report_has_a_section_per_study(project) -> None:
     """`judgebias report --results study=folder ...`: one section per active study, from
     the results folder each study's steps wrote, with provenance and simulated models."""
-    from judgebias.studies.philautia.tables import report_inputs as philautia_inputs
-    from judgebias.studies.pomms.tables import report_inputs as pomms_inputs
+    from judgebias.study import registered
 
     root, config = project
     _philautia_steps(config)
     _pomms_steps(config)
-    for path in [*philautia_inputs(config, "results/philautia").files(),
-                 *pomms_inputs(config, "results/pomms").files()]:
-        assert (root / path).is_file(), path  # every file the report rule declares
+    for name in ("philautia", "pomms"):
+        for path in registered()[name].load("report_inputs")(config).files():
+            assert (root / path).is_file(), path  # every file the report rule declares
     _card(config)
     _run("report", "--out", "results/report.html", "--card", "results/judges.parquet",
          "--results", "philautia=results/philautia", "pomms=results/pomms")
@@ -541,13 +560,14 @@ def test_report_reads_well_in_chromium(project, browser) -> None:
 
 
 def _card(config: dict) -> None:
-    """`judgebias card-build` with every study's named card inputs, as the card rule."""
+    """`judgebias plumbing card-build` with every study's named card inputs, as the card
+    rule."""
     from judgebias.study import active
 
     named = [f"{s.name}.{name}={path}" for s in active(config) if s.card
              for name, path in s.load("card_inputs")(config).items()]
-    _run("card-build", "--table", "results/judges.parquet", "--metrics",
-         "results/judges.json", "--in", *named)
+    _run("plumbing", "card-build", "--table", "results/judges.parquet", "--metrics",
+         "results/card", "--in", *named)
 
 
 def _planted_unreadable_figure(path: Path) -> Path:

@@ -1,13 +1,20 @@
 """The core knows no study (issue 21): no module of judgebias outside judgebias/studies/
 imports a study package, at the top level, inside a function or through
 importlib.import_module. The walker is judgebias.devtools.structure (benchmarks/structure.py
-reports the same)."""
+reports the same). And every study fills the same roles alike (judgebias.study.ROLES): its
+declaration states its departures from the role table, and they are true of its package."""
 
 from __future__ import annotations
 
+import importlib
+import re
+from importlib.util import find_spec
 from pathlib import Path
 
+import pytest
+
 from judgebias.devtools.structure import core_study_imports, imports, role_problems
+from judgebias.study import ROLES, Study, registered
 
 
 def test_the_core_imports_no_study() -> None:
@@ -19,6 +26,47 @@ def test_every_study_has_the_same_module_roles() -> None:
     """docs/adding-a-study.md, "Module roles": the same name means the same thing in every
     study, and no study keeps a module under a retired, ambiguous name."""
     assert not role_problems()
+
+
+def _defines(package: str, target: str) -> bool:
+    module, _, name = target.partition(":")
+    return (find_spec(f"{package}.{module}") is not None
+            and hasattr(importlib.import_module(f"{package}.{module}"), name))
+
+
+def test_each_declaration_is_true_of_its_package() -> None:
+    """Every hook a study (or the template) fills loads, and no hook sits at a role's
+    conventional place unless the study declares the role: an undeclared `params.warnings`
+    would otherwise never be called."""
+    template = importlib.import_module("judgebias.studies._template").STUDY
+    problems = []
+    for study in [*registered().values(), template]:
+        for role, target in ROLES.items():
+            if getattr(study, role) is not None:
+                try:
+                    study.load(role)
+                except (ImportError, AttributeError) as error:
+                    problems.append(f"{study.name}.{role}: {error}")
+            elif _defines(study.package, target):
+                problems.append(f"{study.name}: {target} is there but not its role {role!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_a_declaration_states_its_departures_from_the_role_table() -> None:
+    base = {"name": "toy", "title": "Toy", "package": "pkg.toy", "rules": "toy.smk"}
+    toy = Study(**base, lacks=("sim",), has=("cli",), targets={"report_inputs": "report:files"})
+    assert (toy.validate, toy.card_inputs) == ("pkg.toy.params:validate", "pkg.toy.card:inputs")
+    assert (toy.cli, toy.report_inputs) == ("pkg.toy.cli:register", "pkg.toy.report:files")
+    assert toy.sim is None and toy.gpus is None and toy.load("sim") is None
+    assert toy.results == "results/toy"
+    for departures, message in [
+            ({"lacks": ("sims",)}, "'sims' is not a role"),
+            ({"has": ("card",)}, "'card' is a standard role"),
+            ({"lacks": ("gpus",)}, "'gpus' is an optional role"),
+            ({"lacks": ("card",), "targets": {"card": "a:b"}}, "'card' both lacked"),
+            ({"lacks": ("report",)}, "'report' and 'report_inputs' go together")]:
+        with pytest.raises(ValueError, match=re.escape(f"study 'toy': {message}")):
+            Study(**base, **departures)
 
 
 def test_the_walker_sees_every_kind_of_import(tmp_path: Path) -> None:

@@ -22,12 +22,13 @@ import json
 import pandas as pd
 import pytest
 from helpers.api import KEY, KEY_ENV, api_params
-from helpers.project import BIN, make_project, run, small_all_studies
+from helpers.project import BIN, make_project, run, small_all_studies, undeclared_reads
 
 from judgebias.config import validate_params
 from judgebias.devtools.serve_sim.hidden import ServedModels
 from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.journal import Journal, journal_path
+from judgebias.workflow.paramsread import RECORD_ENV
 
 # panel key -> (backend, settings, batch); every key keeps its sim model id (sim/<key>)
 JUDGES = {
@@ -96,8 +97,17 @@ def test_every_study_runs_with_todays_judges(default_params, tmp_path, monkeypat
         params = todays_panel(default_params, server.url)
         server.served = ServedModels.from_params(params)
         project = make_project(tmp_path, params)
+        monkeypatch.setenv(RECORD_ENV, str(tmp_path / "reads"))  # the params each step reads
         run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+        monkeypatch.delenv(RECORD_ENV)
         outcomes = dict(server.stats["outcomes"])
+    # every step reads only its rule's keys, the API judges' included, but for one: a
+    # sim writer (lumen-base) prefers the API judge corvid-flash, and its world holds that
+    # judge only if simulated (judgebias.models.registry.sim_world): the writer's
+    # declared keys (world_params) follow corvid-flash's backend without declaring it
+    unexpected, _ = undeclared_reads(project, tmp_path / "reads")
+    assert [line for (_, key), line in unexpected.items()
+            if key != "panel.corvid-flash.backend"] == []
     refused = {o: n for o, n in outcomes.items() if o.startswith("4") and n}
     assert refused == {} and outcomes["ok"] > 0 and outcomes["batch"] > 0
     journals = project / ".judgebias/journal"

@@ -302,13 +302,13 @@ def test_a_plain_snakemake_run_shows_validates_warnings(tmp_path, params):
 
 
 def test_dvc_repro_shows_validates_warnings(tmp_path, params, capsys):
-    """Issue 39: under `dvc repro` the params stage (`judgebias params-stamp`, run
+    """Issue 39: under `dvc repro` the params stage (`judgebias plumbing params-stamp`, run
     whenever params.yaml changed, which is when its warnings can change) prints them."""
     from judgebias.cli import main
 
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(_frame_warning_params(params)))
-    assert main(["--params", str(path), "params-stamp", "--out", str(tmp_path / "stamps"),
-                 "seed"]) == 0
+    assert main(["--params", str(path), "plumbing", "params-stamp", "--out",
+                 str(tmp_path / "stamps"), "seed"]) == 0
     err = capsys.readouterr().err
     assert f"WARNING judgebias: {path}: panel.corvid-pro.sim.frame.pairwise: not given" in err

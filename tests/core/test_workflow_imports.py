@@ -24,7 +24,7 @@ def test_reading_the_workflow_imports_no_statistics_library(tmp_path, default_pa
         "import sys\n"
         "from snakemake.cli import main\n"
         "try:\n"
-        "    main(['--dry-run', '--quiet', '--cores', '1', '--nolock', 'results/judges.json'])\n"
+        "    main(['--dry-run', '--quiet', '--cores', '1', '--nolock', 'results/card'])\n"
         "except SystemExit as done:\n"
         "    assert not done.code, done.code\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))\n")

@@ -11,12 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from helpers.project import BIN, REPO, make_project, run, study_params
+from helpers.project import BIN, REPO, make_project, run, study_params, undeclared_reads
 from scipy import stats
 
 from judgebias.studies.frame import presets
 from judgebias.studies.frame.measures.presets import paired_effects, preset_effects, sign_flip_p
 from judgebias.studies.frame.presets import paper_judges, paper_table, preset_recipes
+from judgebias.workflow.paramsread import RECORD_ENV
 
 
 def _setting(table: pd.DataFrame, judge: str, domain: str, manipulation: str) -> str:
@@ -164,11 +165,14 @@ def tiny_presets_params(default_params: dict) -> dict:
 
 @pytest.mark.slow
 def test_presets_through_the_pipeline_find_nothing_in_a_judge_without_bias(
-        tmp_path, default_params):
+        tmp_path, default_params, monkeypatch):
     params = tiny_presets_params(default_params)
     assert params["panel"]["lumen-mini"]["sim"]["frame"].get("susceptibility") is None
     project = make_project(tmp_path, params)
+    monkeypatch.setenv(RECORD_ENV, str(tmp_path / "reads"))  # the params each step reads
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+    monkeypatch.delenv(RECORD_ENV)
+    assert undeclared_reads(project, tmp_path / "reads")[0] == {}  # presets' steps too
     table = pd.read_parquet(project / "results/frame/presets.parquet")
     assert len(table) == 2 * 6  # 2 domains x 6 manipulations
     assert set(table["source"]) == {"Table 9, GPT-4.1-mini"}

@@ -110,8 +110,8 @@ def keyed(requests: list[ChatRequest], provider: str, version: str | None = None
           ) -> dict[str, ChatRequest]:
     """The requests by their journal key on `provider`'s backend (openai, gemini, or
     anthropic with its `version`, which depends on the panel entry)."""
-    from judgebias.models.gemini_backend import PROTOCOL_VERSION as GEMINI
-    from judgebias.models.openai_backend import PROTOCOL_VERSION as OPENAI
+    from judgebias.models.gemini_wire import PROTOCOL_VERSION as GEMINI
+    from judgebias.models.openai_wire import PROTOCOL_VERSION as OPENAI
 
     version = version or (OPENAI if provider == "openai" else GEMINI)
     return {request_key(r, provider, version): r for r in requests}

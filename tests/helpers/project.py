@@ -8,6 +8,7 @@ copies the workflow beside it; `run` and `planned_jobs` drive the project's Snak
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import shutil
@@ -26,6 +27,31 @@ BIN = Path(sys.executable).parent
 PANEL = ["lumen-large", "lumen-mini", "corvid-pro"]
 SMALL_JUDGES = ["corvid-pro", "lumen-mini"]  # small_all_studies' judges
 WARM = [str(BIN / "judgebias-warm"), "--"]  # prefix: COMMAND's jobs forked warm (make run)
+# Reads of params keys that judgebias.workflow.paramsread.check finds and the rules do not
+# declare, each for a reason (issue 42 item 5): key -> (the rules reading it, why). None
+# changes what its job writes, and declaring it would rerun the job and all after it for
+# nothing.
+UNDECLARED_READS = {
+    "frame.render_cache": ({"frame_render", "frame_combine", "frame_presets_render"},
+                           "the render cache's folder: a run setting, which the schema "
+                           "does not mark x-run-setting yet"),
+    **{key: ({"mmb_data"}, "mmb.data.checks.data_errors: the data are checked to carry the "
+             "design, which fails the job or not, never changes its tables")
+       for key in ("mmb.clustering.ks", "mmb.clustering.support_per_cluster",
+                   "mmb.design.n_val")},
+    "mmb.design.n_prompts": ({"mmb_pool"}, "the pool is checked to hold the largest ensemble"),
+}
+# judgebias.workflow.paramsread.check, run by the project's own Python (a new study's
+# package included): one [rule, key read or null, message] per finding, as JSON.
+_CHECK = """\
+import json, sys
+from pathlib import Path
+from judgebias.config import load_config, params_path
+from judgebias.workflow.paramsread import check
+found = check(Path("Snakefile"), Path(sys.argv[1]), load_config(params_path(), data=False),
+              every_step=sys.argv[2] == "every")
+print(json.dumps([[p.rule, p.read and p.read[1], str(p)] for p in found]))
+"""
 
 
 def shared_data_dir() -> Path:
@@ -138,6 +164,23 @@ def run(cmd: list[str], cwd: Path, check: bool = True, warm: bool = True
     if check and result.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed:\n{result.stdout}\n{result.stderr}")
     return result
+
+
+def undeclared_reads(project: Path, records: Path, every_step: bool = True
+                     ) -> tuple[dict[tuple[str, str | None], str], set[str]]:
+    """What `project`'s step jobs read that their rules do not declare, from the records
+    a run with ``$JUDGEBIAS_RECORD_PARAMS`` set to `records` left: each (rule, key) not
+    in UNDECLARED_READS with a line saying it (with `every_step`, for a fresh run, a step
+    job that left no record too, key None), and the keys of UNDECLARED_READS found."""
+    out = run([sys.executable, "-c", _CHECK, str(records),
+               "every" if every_step else "ran"], project).stdout
+    found = json.loads(out.splitlines()[-1])
+
+    def listed(rule: str, key: str | None) -> bool:
+        return key in UNDECLARED_READS and rule in UNDECLARED_READS[key][0]
+
+    return ({(rule, key): line for rule, key, line in found if not listed(rule, key)},
+            {key for rule, key, _ in found if listed(rule, key)})
 
 
 def planned_jobs(project: Path, *args: str) -> Counter:

@@ -270,8 +270,8 @@ def test_dataset_step_imports_nocaps_as_the_images_artifact(tmp_path: Path, para
     ann, image_dir = _write(tmp_path, _annotations(6))
     path = _nocaps_params(params, ann, image_dir, tmp_path)
     out = tmp_path / "data" / "images.parquet"
-    assert main(["--params", str(path), "step", "philautia.dataset", "--out", "table",
-                 str(out), "--out", "images", str(tmp_path / "data" / "images")]) == 0
+    assert main(["--params", str(path), "plumbing", "step", "philautia.dataset", "--out",
+                 "table", str(out), "--out", "images", str(tmp_path / "data" / "images")]) == 0
     table = read_table(out, IMAGES)
     assert len(table) == 3 and set(table["source"]) == {"nocaps"}
     assert all(Path(p).parent == image_dir for p in table["image_path"])
@@ -285,7 +285,7 @@ def test_dataset_step_names_missing_or_bad_nocaps_files(tmp_path: Path, params, 
 
     ann, image_dir = _write(tmp_path, _annotations(4))
     path = _nocaps_params(params, tmp_path / "absent.json", image_dir, tmp_path)
-    argv = ["--params", str(path), "step", "philautia.dataset", "--out", "table",
+    argv = ["--params", str(path), "plumbing", "step", "philautia.dataset", "--out", "table",
             str(tmp_path / "t.parquet"), "--out", "images", str(tmp_path / "imgs")]
     assert main(argv) == 2
     assert f"philautia.dataset.nocaps.annotations: file {tmp_path / 'absent.json'} does not exist" \

@@ -361,7 +361,8 @@ def test_judgements_step_names_the_params_key_file_and_row(tmp_path: Path, param
     params["pomms"]["datasets"]["nebula"] = {"format": "nebula", "path": str(path)}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     out = tmp_path / "nebula.parquet"
-    assert main(["--params", str(tmp_path / "params.yaml"), "step", "pomms.judgements",
+    assert main(["--params", str(tmp_path / "params.yaml"), "plumbing", "step",
+                 "pomms.judgements",
                  "--wildcard", "dataset", "nebula", "--out", "table", str(out),
                  "--out", "images", str(tmp_path / "images")]) == 2
     assert (f"pomms.datasets.nebula: {path}: row 2: imgid: '../../up' leaves its folder"

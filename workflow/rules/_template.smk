@@ -54,4 +54,3 @@ rule _template_measure:
 
 
 TARGETS.append(_template.METRICS)
-REPORT_INPUTS["_template"] = _template.report_inputs(PARAMS, _template.RESULTS)

@@ -183,6 +183,9 @@ rule birch_analysis:
         metrics=birch.metrics_path("{birch_dataset}"),
         tables=[birch.table_path("{birch_dataset}", t) for t in birch.TABLES],
         figures=[birch.figure_path("{birch_dataset}", f) for f in birch.FIGURES],
+        curves=[birch.CURVES["cds_share"].output(
+            birch.curve_path("{birch_dataset}", "cds_share", judge), judge)
+            for judge in BIRCH_JUDGES],
     params:
         **step_params(birch_analysis_keys),
     log:
@@ -230,4 +233,3 @@ rule birch_supplement:
 
 
 TARGETS.extend(birch.metrics_path(d) for d in BIRCH_DATASETS)
-REPORT_INPUTS["birch"] = birch.report_inputs(PARAMS)

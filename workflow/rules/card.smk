@@ -1,7 +1,11 @@
 # The judge card (judgebias.card): every active study's card rows, FDR-adjusted together,
-# as results/judges.parquet and the DVC metric results/judges.json. It reads only the
-# files each study's card module names, so a new study result reruns the card and the
-# report, nothing else.
+# as results/judges.parquet, and its headline cells as DVC metrics: results/card/, one
+# file per headline measure, one number per judge (judgebias.card.build.write_headline).
+# It reads only the files each study's card module names, so a new study result reruns
+# the card and the report, nothing else.
+from judgebias.workflow.dvcviews import dvc_metric
+
+CARD_HEADLINE = "results/card"
 
 CARD_INPUTS = {s.name: s.load("card_inputs")(PARAMS) for s in ACTIVE_STUDIES if s.card}
 
@@ -13,7 +17,7 @@ rule card:
                                       if s.card]),
     output:
         table="results/judges.parquet",
-        metrics="results/judges.json",
+        metrics=dvc_metric(directory(CARD_HEADLINE)),
     params:
         dvc_params=REPORT_KEYS,
         values=values_of(REPORT_KEYS),
@@ -22,8 +26,8 @@ rule card:
     log:
         "logs/card.log",
     shell:
-        JB + " --log {log} card-build --table {output.table} --metrics {output.metrics}"
-        " --in {params.files}"
+        JB + " --log {log} plumbing card-build --table {output.table}"
+        " --metrics {output.metrics} --in {params.files}"
 
 
-TARGETS.append("results/judges.json")
+TARGETS.append(CARD_HEADLINE)

@@ -8,13 +8,14 @@ from judgebias.config import (PARAMS_ENV, answer_keys, get_key, load_config, par
                               result_keys)
 from judgebias.models.backends import backend_spec, concurrency_slots, registered_backends
 from judgebias.models.registry import world_params
+from judgebias.skeleton import package_file
 from judgebias.steps import command_arguments
 from judgebias.study import active
 from judgebias.workflow.codedeps import step_files
 
 # `snakemake --config params=other.yaml` (or $JUDGEBIAS_PARAMS) selects another params
 # file. Where the file lies is not part of any job's identity: the jobs find it in the
-# environment (judgebias.cli), so their commands are the same for every path and the same
+# environment (judgebias.commands), so their commands are the same for every path and the same
 # content under another path plans nothing. dvc.yaml always uses params.yaml.
 PARAMS_FILE = config.get("params") or params_path()
 PARAMS = load_config(PARAMS_FILE)  # validated before any job is scheduled
@@ -22,10 +23,8 @@ os.environ[PARAMS_ENV] = PARAMS_FILE  # the jobs' `judgebias` reads it (warm one
 JB = "judgebias"
 ACTIVE_STUDIES = active(PARAMS)
 
-# Each study's rules add what `all` builds, and the folder its report section reads with
-# the files in it (report.smk declares them).
+# Each study's rules add what `all` builds.
 TARGETS = []
-REPORT_INPUTS = {}
 
 
 def step_code(command, extra=()):
@@ -44,7 +43,7 @@ DEPENDENCIES_ONLY = ("code", "prompt")
 
 
 def step(target):
-    return JB + " --log {log} step " + target + " {params.arguments}"
+    return JB + " --log {log} plumbing step " + target + " {params.arguments}"
 
 
 def step_params(keys=()):
@@ -69,7 +68,7 @@ def _step_arguments(wildcards, input, output):
 
 def template(prompt_id):
     """A prompt template file: a model job depends on the prompts it sends."""
-    return [f"src/judgebias/prompts/templates/{prompt_id}.txt"]
+    return [package_file(f"prompts/templates/{prompt_id}.txt")]
 
 
 # Params each job reads. A rule lists them under `params: dvc_params=` (dotted params.yaml

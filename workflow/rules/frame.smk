@@ -5,7 +5,6 @@
 from judgebias.studies.frame import tables as frame
 from judgebias.studies.frame.data import dataset_files as frame_dataset_files
 from judgebias.studies.frame import presets as frame_presets
-from judgebias.study import ReportInputs
 
 FRAME = PARAMS["frame"]
 FRAME_JUDGES = FRAME["models"]
@@ -33,7 +32,7 @@ wildcard_constraints:
 
 def frame_gpus(step_name, wildcards=None):
     """The `gpu` resource of a FRAME rule: the GPUs its step computes on, as many as the
-    `judgebias step` dispatch gives the job (tables.gpu_need; 0 for a CPU step)."""
+    `judgebias plumbing step` dispatch gives the job (tables.gpu_need; 0 for a CPU step)."""
     need = frame.gpu_need(PARAMS, step_name, dict(wildcards.items()) if wildcards else {})
     return need.gpus if need else 0
 
@@ -100,7 +99,7 @@ if FRAME_SYNTHETIC:
             generated=frame.GENERATED_PATH,
             images=directory(frame.IMAGES),
         params:
-            **step_params(["frame.dataset.synthetic.images"]),
+            **step_params(["frame.dataset.synthetic.images", "frame.dataset.synthetic.seed"]),
         resources:
             gpu=frame_gpus("images"),
             # the OpenAI images API: a unit of the openai backend's slot
@@ -293,7 +292,7 @@ if FRAME_PRESETS:
     rule frame_presets_render:
         input:
             FRAME_IMAGE_DIR,
-            frame_presets.PAPER_RECIPES_INPUT,
+            package_file(frame_presets.PAPER_RECIPES),
             FRAME_ALL_RENDERS,  # a preset in the grid: copied from the render cache
             benchmark=frame.ITEMS_PATH,
             code=step_code("frame.presets_render"),
@@ -309,7 +308,7 @@ if FRAME_PRESETS:
 
     rule frame_presets:
         input:
-            frame_presets.PAPER_RECIPES_INPUT,
+            package_file(frame_presets.PAPER_RECIPES),
             scores=expand(frame.scores_path("{judge}", "{name}"), judge=FRAME_JUDGES,
                           name=["original", frame_presets.PRESETS]),
             code=step_code("frame.presets"),
@@ -317,7 +316,8 @@ if FRAME_PRESETS:
             table=f"{frame.RESULTS}/{frame_presets.RESULTS_NAME}",
         params:
             **step_params([*FRAME_PRESET_KEYS, "frame.models",
-                           "frame.analysis.n_permutations", "frame.analysis.seed"]),
+                           "frame.analysis.n_permutations", "frame.analysis.seed",
+                           "frame.analysis.alpha"]),  # its log line's q < alpha
         log:
             "logs/frame/presets.log",
         shell:
@@ -327,7 +327,3 @@ if FRAME_PRESETS:
 
 
 TARGETS.append(f"{frame.RESULTS}/metrics.json")
-_FRAME_REPORT = frame.report_inputs(PARAMS, frame.RESULTS)
-REPORT_INPUTS["frame"] = ReportInputs(
-    [*_FRAME_REPORT.results, *frame_presets.report_inputs(PARAMS, frame.RESULTS)],
-    _FRAME_REPORT.data)

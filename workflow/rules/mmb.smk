@@ -49,7 +49,7 @@ rule mmb_data:
 rule mmb_pool:
     input:
         code=step_code("mmb.pool"),
-        builtin="src/judgebias/studies/mmb/instructions.yaml",
+        builtin=package_file("studies/mmb/instructions.yaml"),
         prompt=template("mmb_rephrase") if MMB_GROW else [],
         extra=[MMB_EXTRA] if MMB_EXTRA else [],
     output:
@@ -152,6 +152,8 @@ rule mmb_analysis:
         metrics=mmb.METRICS_PATH,
         tables=expand(mmb.table_path("{table}"), table=mmb.TABLES),
         figures=expand(mmb.figure_path("{figure}"), figure=mmb.FIGURES),
+        curves=[curve.output(mmb.curve_path(name, judge), judge)
+                for name, curve in mmb.CURVES.items() for judge in MMB_JUDGES],
     params:
         **step_params(MMB_ANALYSIS_KEYS),
     log:
@@ -161,4 +163,3 @@ rule mmb_analysis:
 
 
 TARGETS.append(mmb.METRICS_PATH)
-REPORT_INPUTS["mmb"] = mmb.report_inputs(PARAMS, mmb.RESULTS)

@@ -149,4 +149,3 @@ rule heatmaps:
 
 TARGETS.extend(philautia.setting_file(s, "metrics", ".json") for s in SETTINGS)
 TARGETS.extend(philautia.setting_file(s, philautia.SELFPREF_TABLE) for s in SETTINGS)
-REPORT_INPUTS["philautia"] = philautia.report_inputs(PARAMS, philautia.RESULTS)

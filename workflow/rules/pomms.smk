@@ -82,7 +82,7 @@ rule pomms_heatmap:
     output:
         figure=pomms.HEATMAP,
     params:
-        **step_params(POMMS_FIGURE_KEYS),
+        **step_params([*POMMS_FIGURE_KEYS, "pomms.setting"]),  # the figure's title
     log:
         "logs/pomms_heatmap.log",
     shell:
@@ -90,4 +90,3 @@ rule pomms_heatmap:
 
 
 TARGETS.append(pomms.METRICS)
-REPORT_INPUTS["pomms"] = pomms.report_inputs(PARAMS, pomms.RESULTS)

@@ -1,6 +1,9 @@
 # The cross-study report: one self-contained HTML page that opens with the judge card
-# (card.smk), then a section per active study, each reading the files its study's rules
-# declared in REPORT_INPUTS.
+# (card.smk), then a section per active study, each reading the files its study's
+# report_inputs hook names (judgebias.study): those in its results folder (Study.results)
+# and, by name, any outside it (a data summary).
+
+REPORT_INPUTS = {s.name: s.load("report_inputs")(PARAMS) for s in ACTIVE_STUDIES if s.report}
 
 
 rule report:
@@ -14,7 +17,7 @@ rule report:
     params:
         dvc_params=REPORT_KEYS,
         values=values_of(REPORT_KEYS),
-        results=" ".join(f"{s.name}=results/{s.name}" for s in ACTIVE_STUDIES if s.report),
+        results=" ".join(f"{s.name}={s.results}" for s in ACTIVE_STUDIES if s.report),
         data=" ".join(f"{study}.{name}={path}" for study, inputs in REPORT_INPUTS.items()
                       for name, path in inputs.data.items()),
     log:

@@ -6,8 +6,8 @@ study that judged the model contributes rows (a study plug-in's ``card`` module:
 ``inputs(params)`` names the result files it reads, ``rows(params, files)`` turns them
 into card rows), and the core only gathers them, adjusts every p-value on the card for
 the false discovery rate, and shows them (`judgebias card`, the report's first section,
-``results/judges.json`` as a DVC metric). A model a study did not judge has no row for
-it, never a zero.
+its headline cells under ``results/card/`` as DVC metrics). A model a study did not
+judge has no row for it, never a zero.
 
 Modules: ``schema`` (the row and card tables), ``build`` (gather, FDR, write),
 ``text`` (the plain-language reading and the terminal card), ``section`` (the report's

@@ -1,4 +1,4 @@
-"""`judgebias card-build`: gather every study's card rows, adjust, write the card.
+"""`judgebias plumbing card-build`: gather every study's card rows, adjust, write the card.
 
 The card is pure computation over the studies' own outputs (the files each study's
 ``card.inputs`` names and the card rule declares), so a new study result reruns only the
@@ -104,13 +104,13 @@ def in_panel_order(config: Mapping[str, Any], card: pd.DataFrame) -> pd.DataFram
 
 
 def metric_key(row: Mapping[str, Any]) -> str:
-    """A row's key in judges.json under model / study: the measure, and its setting."""
+    """A row's key under model / study in `card_metrics`: the measure, and its setting."""
     return f"{row['measure']}[{row['setting']}]" if row["setting"] else str(row["measure"])
 
 
 def card_metrics(card: pd.DataFrame) -> dict[str, Any]:
-    """judges.json: model -> study -> measure[setting] -> estimate, interval, adjusted p
-    (the numbers `dvc metrics diff` compares between two revisions; missing ones null)."""
+    """Every row as nested JSON, model -> study -> measure[setting] -> estimate, interval,
+    adjusted p, missing numbers null (`judgebias card --json`)."""
     out: dict[str, Any] = {}
     for row in card.to_dict("records"):
         entry = {name: _number(row[name]) for name in
@@ -119,14 +119,49 @@ def card_metrics(card: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
+def headline_cells(card: pd.DataFrame) -> dict[str, dict[str, float | None]]:
+    """The card's headline cells as DVC metrics (issue 42 item 7): per headline measure
+    (the compact card's columns, ``headline`` rows), each judge's estimate (null where
+    the study gives none), named ``<study>.<measure>``, and ``.<setting>`` after it where
+    the study headlines the measure in more than one setting.
+
+    One file per measure and one number per judge, so `dvc metrics show` reads as the
+    card turned on its side: a row per measure, a column per judge (6 at the default,
+    against the 832 values of every row, interval and p-value, and each study's whole
+    metrics.json, before). The interval, test and adjusted p stay in judges.parquet
+    (`judgebias card --compare` reads them)."""
+    heads = card[card["headline"]]
+    settings = heads.groupby(["study", "measure"])["setting"].nunique()
+    cells: dict[str, dict[str, float | None]] = {}
+    for row in heads.to_dict("records"):
+        name = f"{row['study']}.{row['measure']}"
+        if settings[row["study"], row["measure"]] > 1:
+            name += f".{row['setting']}"
+        cells.setdefault(name, {})[row["model"]] = _number(row["estimate"])
+    return cells
+
+
+def write_headline(card: pd.DataFrame, folder: Path) -> None:
+    """`headline_cells` as `folder`/NAME.json, one file per measure; a JSON file already
+    there for no measure of this card is removed (the folder is the card's alone)."""
+    cells = headline_cells(card)
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.json"):
+        if stale.stem not in cells:
+            stale.unlink()
+    for name, values in cells.items():
+        write_json(values, folder / f"{name}.json")
+
+
 def _number(value: Any) -> float | None:
     return None if value is None or pd.isna(value) or math.isinf(value) else float(value)
 
 
 def write_card(config: Mapping[str, Any], files: Mapping[str, Mapping[str, str]],
                table: Path, metrics: Path) -> pd.DataFrame:
-    """Build the card from the studies' named files and write both artifacts."""
+    """Build the card from the studies' named files and write it: every row to `table`,
+    the headline cells to the folder `metrics` (DVC's metrics: `write_headline`)."""
     card = in_panel_order(config, adjust(study_rows(config, files)))
     write_table(card, table, CARD)
-    write_json(card_metrics(card), metrics)
+    write_headline(card, metrics)
     return card

@@ -1,5 +1,5 @@
 """`judgebias card`: one judge's card in the terminal, or two runs compared (its
-arguments are defined in judgebias.cli, which must stay light to import)."""
+arguments are declared in judgebias.commands, which must stay light to import)."""
 
 from __future__ import annotations
 

@@ -91,7 +91,7 @@ def card_text(card: pd.DataFrame, model: str, simulated: bool = False) -> str:
 
 def card_json(card: pd.DataFrame, model: str) -> str:
     """`judgebias card MODEL --json`: the reading and every row, numbers null where
-    missing (the same keys as judges.json, plus each row's full record)."""
+    missing (build.card_metrics' keys, plus each row's full record)."""
     rows = judge_rows(card, model)
     records = [{**{k: (None if not isinstance(v, str) and pd.isna(v) else v)
                    for k, v in row.items()}, "key": metric_key(row)}

@@ -1,8 +1,10 @@
 """`judgebias new-study NAME`: start a study by copying the template study.
 
 The template (src/judgebias/studies/_template, its rules file and its prompt) is a small
-study that runs end to end, with one module per role (docs/adding-a-study.md). The copy
-is renamed throughout (``_template`` -> NAME) and registered with one line in
+study that runs end to end, with one module per role (docs/adding-a-study.md) and each
+hook at its role's conventional place (judgebias.study.ROLES), so its declaration names
+no hook and the copy's needs nothing but the new name. The copy is renamed
+throughout (``_template`` -> NAME) and registered with one line in
 judgebias.studies.STUDIES. Nothing else in the project changes: a new study touches only
 its package, its rules file, its prompts (``prompts/templates/NAME_*.txt``, beside the
 papers' prompts where they are audited together) and the registry line.

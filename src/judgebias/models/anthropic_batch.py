@@ -6,7 +6,7 @@ and 2.0.0), never a hand-made HTTP client.
   "params"}])``; at most 100,000 requests or 256 MB, within BatchSettings' defaults):
   there is no file to upload. A "file" here is the batch's lines held by this process
   (``jb-<local id>-<sha256>``); uploading it sends nothing. ``params`` is the online
-  request body (:func:`judgebias.models.anthropic_backend.message_params`), so batch and
+  request body (:func:`judgebias.models.anthropic_wire.message_params`), so batch and
   online ask the same; ``custom_id`` is the journal key: a sha256 hex digest, 64
   characters of ``[a-zA-Z0-9_-]``, exactly what Anthropic allows (1 to 64 of those,
   unique within a batch).
@@ -22,7 +22,7 @@ and 2.0.0), never a hand-made HTTP client.
   that never landed costs that wait and nothing else. Paying twice is never the cheaper
   error here.
 * **Results** (``batches.results``: one per custom id, in any order, matched by it):
-  ``succeeded`` is the answer (:func:`~judgebias.models.anthropic_backend.to_response`);
+  ``succeeded`` is the answer (:func:`~judgebias.models.anthropic_wire.to_response`);
   ``errored`` a failure whose reason begins with the HTTP status of its error type (400
   ``invalid_request_error`` ... 529 ``overloaded_error``), so
   :func:`judgebias.models.batch.retryable` sends a 4xx never again and a 5xx, 529 or 429
@@ -43,11 +43,11 @@ from typing import Any, Final
 
 import anthropic
 
-from judgebias.models.anthropic_backend import message_params, to_response
-from judgebias.models.api import ApiLimits
+from judgebias.models.anthropic_wire import message_params, to_response
 from judgebias.models.base import STATUS_FAILED, ChatRequest, ChatResponse
 from judgebias.models.batch import BatchPending, BatchStatus
 from judgebias.models.journal import Journal
+from judgebias.models.limits import ApiLimits
 
 log = logging.getLogger(__name__)
 

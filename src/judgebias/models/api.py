@@ -53,7 +53,6 @@ cause.
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 import random
 import socket
@@ -61,37 +60,19 @@ import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from judgebias.models.base import ChatRequest, ChatResponse, OnResponse
+from judgebias.models.batch import BatchProvider, answer_in_batches
+from judgebias.models.limits import ApiLimits
 
 if TYPE_CHECKING:
-    from judgebias.models.batch import BatchProvider
     from judgebias.models.journal import Journal
 
 log = logging.getLogger(__name__)
 
 PERMANENT_STATUS = frozenset({400, 401, 403, 404, 405, 413, 422})
-
-
-@dataclass(frozen=True)
-class ApiLimits:
-    """Per-backend client settings from params.yaml (`backends.<name>`)."""
-
-    concurrency: int = 8
-    requests_per_minute: float | None = None
-    timeout_s: float = 120.0
-    max_retries: int = 8
-    max_rate_limited: int = 100
-    backoff_initial_s: float = 1.0
-    backoff_max_s: float = 60.0
-    batch_poll_s: float = 30.0  # batch mode (judgebias.models.batch.BatchSettings)
-    batch_poll_max_s: float = 600.0
-    batch_wait_s: float | None = None
-    batch_retry: str = "batch"  # batch | online | none
-    batch_retry_rounds: int = 1
 
 
 class TransientError(Exception):
@@ -232,46 +213,6 @@ def parse_retry_after(value: str | None, milliseconds: str | None = None) -> flo
     return None
 
 
-_MAGIC: tuple[tuple[bytes, str], ...] = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
-
-
-def image_mime_type(image: bytes) -> str:
-    """The MIME type of encoded image bytes, from their magic number.
-
-    A data URL or inline part must name the format, and a wrong name is a silent decode
-    failure in some loaders; an unknown format raises ValueError so the job fails
-    visibly, before the request is sent.
-    """
-    for magic, mime in _MAGIC:
-        if image.startswith(magic):
-            return mime
-    if image[:4] == b"RIFF" and image[8:12] == b"WEBP":
-        return "image/webp"
-    raise ValueError(f"unknown image format (first bytes {image[:8]!r}); expected PNG or JPEG")
-
-
-def image_data_url(image: bytes) -> str:
-    """``data:<mime>;base64,<payload>``: how an image travels in an OpenAI-style message."""
-    payload = base64.b64encode(image).decode("ascii")
-    return f"data:{image_mime_type(image)};base64,{payload}"
-
-
-def openai_chat_messages(request: ChatRequest) -> list[dict[str, Any]]:
-    """The request as OpenAI chat messages: the optional system message, then one user
-    message whose content is the request's text and image parts in their order
-    (:meth:`ChatRequest.parts`). The OpenAI API and vLLM's ``LLM.chat`` both take it."""
-    content = [{"type": "text", "text": part} if isinstance(part, str)
-               else {"type": "image_url", "image_url": {"url": image_data_url(part)}}
-               for part in request.parts()]
-    system = [{"role": "system", "content": request.system}] if request.system else []
-    return [*system, {"role": "user", "content": content}]
-
-
 class ApiBackend:
     """Base of the HTTP backends: subclasses implement `_open`, `_call` and `_classify`."""
 
@@ -313,8 +254,6 @@ class ApiBackend:
         journaled batch by batch (judgebias.models.batch); `on_response(key, response)`
         as each is ingested. Same keys and requests as online: the answers are the same,
         and a failure retried ``online`` goes through :meth:`complete`."""
-        from judgebias.models.batch import answer_in_batches
-
         try:
             answer_in_batches(self._batch_provider(), self.label, self.limits,
                               lambda requests, each: self.complete(requests,

@@ -18,6 +18,7 @@ out of the jobs of every other backend). This module imports nothing heavy itsel
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import re
@@ -25,12 +26,9 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from judgebias.models import reasoning  # light: the reasoning models' settings and rules
-
-if TYPE_CHECKING:
-    from judgebias.models.panel import PanelModel
 
 GROUP = "judgebias.backends"  # the entry-point group of backends shipped elsewhere
 SLOT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # a Snakemake resource name
@@ -195,11 +193,10 @@ API_FIELDS: Mapping[str, Any] = {
                     "description": "Name of the environment variable holding the API key. "
                                    "Keys never go in this file."},
 }
-API_SETTINGS: Mapping[str, Any] = {"$ref": "#/$defs/api_limits"}  # judgebias.models.api
+API_SETTINGS: Mapping[str, Any] = {"$ref": "#/$defs/api_limits"}  # judgebias.models.limits
 HALF_PRICE = 0.5  # specs/batch.md: OpenAI Batch API and Gemini batch mode, "50 % off online"
 # (and Anthropic's Message Batches: "50% of standard API prices", its batch-processing guide)
 _REGISTRY = "judgebias.models.registry"  # the built-ins' builders
-_REASONING = "judgebias.models.reasoning"  # reasoning and thinking models (issue 41)
 
 
 def _openai_rules(key: str, model: Mapping[str, Any], params: Mapping[str, Any]
@@ -208,12 +205,21 @@ def _openai_rules(key: str, model: Mapping[str, Any], params: Mapping[str, Any]
     return _own_endpoint_key(key, model, params) + reasoning.openai_checks(key, model)
 
 
+def openai_abilities(abilities: Abilities, entry: Mapping[str, Any]) -> Abilities:
+    """A reasoning model gives no log-probs unless it takes sampling parameters at its
+    effort (it still samples, at its default temperature 1; judgebias.models.reasoning)."""
+    found = reasoning.Reasoning.of(entry)
+    if found is None or found.sampling:
+        return abilities
+    return dataclasses.replace(abilities, answer_logprobs=False)
+
+
 def _gemini_rules(key: str, model: Mapping[str, Any], params: Mapping[str, Any]
                   ) -> list[str]:
     """A key; one of a thinking budget and a level."""
     return _key_required(key, model, params) + reasoning.gemini_checks(key, model)
 
-# Claude: judgebias.models.anthropic_backend says why each rule holds (anthropic 2.17.0).
+# Claude: judgebias.models.anthropic_wire says why each rule holds (anthropic 2.17.0).
 LEGACY_ANTHROPIC_API = "2023-06-01"  # the API version that still takes sampling parameters
 ANTHROPIC_FIELDS: Mapping[str, Any] = {**API_FIELDS, "thinking": {
     "type": "object", "additionalProperties": False,
@@ -267,20 +273,6 @@ def _anthropic_rules(key: str, model: Mapping[str, Any], params: Mapping[str, An
     return errors
 
 
-def anthropic_version(model: PanelModel) -> str:
-    """Claude's journal version: the protocol, and what else changes its answers (the
-    thinking asked for, the older API version)."""
-    parts = ["anthropic-messages-1"]
-    thinking = model.fields.get("thinking")
-    if thinking is not None:
-        kind = thinking.get("type", "enabled")
-        parts.append(f"thinking-{kind}" + (f"-{thinking['budget_tokens']}"
-                                           if kind == "enabled" else ""))
-    if model.fields.get("anthropic_version") == LEGACY_ANTHROPIC_API:
-        parts.append(f"api-{LEGACY_ANTHROPIC_API}")
-    return "+".join(parts)
-
-
 # vLLM: judgebias.models.vllm_settings says why each setting exists and how it is keyed.
 def _adapter(serves: str) -> dict[str, Any]:
     return {"type": "string", "minLength": 1,
@@ -321,15 +313,15 @@ BUILTIN: dict[str, BackendSpec] = {spec.name: spec for spec in (
                 required=("sim",), check=_sim_references,
                 abilities=Abilities(answer_logprobs=True)),
     BackendSpec("openai", backend=f"{_REGISTRY}:build_openai",
-                version=f"{_REASONING}:openai_version",
+                version="judgebias.models.openai_wire:journal_version",
                 fields={**API_FIELDS, **reasoning.REASONING_FIELDS}, settings=API_SETTINGS,
                 concurrency="api_openai",
                 batch=BatchApi("judgebias.models.openai_batch:OpenAIBatches", HALF_PRICE),
                 check=_openai_rules,
                 abilities=Abilities(answer_logprobs=True, n_samples=True),
-                model_abilities=f"{_REASONING}:openai_abilities"),
+                model_abilities="judgebias.models.backends:openai_abilities"),
     BackendSpec("gemini", backend=f"{_REGISTRY}:build_gemini",
-                version=f"{_REASONING}:gemini_version",
+                version="judgebias.models.gemini_wire:journal_version",
                 fields={**API_FIELDS, **reasoning.THINKING_FIELDS}, settings=API_SETTINGS,
                 concurrency="api_gemini",
                 batch=BatchApi("judgebias.models.gemini_batch:GeminiBatches", HALF_PRICE),
@@ -339,8 +331,8 @@ BUILTIN: dict[str, BackendSpec] = {spec.name: spec for spec in (
                 version=f"{_REGISTRY}:vllm_version", gpus=True, fields=VLLM_FIELDS,
                 check=_vllm_rules,
                 abilities=Abilities(answer_logprobs=True, n_samples=True)),
-    BackendSpec("anthropic", backend="judgebias.models.anthropic_backend:build",
-                version="judgebias.models.backends:anthropic_version",
+    BackendSpec("anthropic", backend=f"{_REGISTRY}:build_anthropic",
+                version="judgebias.models.anthropic_wire:journal_version",
                 fields=ANTHROPIC_FIELDS, settings=API_SETTINGS, concurrency="api_anthropic",
                 batch=BatchApi("judgebias.models.anthropic_batch:AnthropicBatches",
                                HALF_PRICE),

@@ -13,10 +13,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-
-if TYPE_CHECKING:
-    from judgebias.models.journal import Journal
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -232,18 +229,3 @@ class Backend(Protocol):
     def complete(self, requests: Sequence[ChatRequest],
                  on_response: OnResponse | None = None) -> list[ChatResponse]: ...
 
-
-@runtime_checkable
-class BatchBackend(Protocol):
-    """A backend that can answer through a provider's batch API; `batch` says whether
-    this model does (``panel.<m>.batch``). `complete_batched` answers `pending` (journal
-    key -> request), journaling each batch before it is sent, calls `reserve(n)` before
-    it sends `n` requests (the model's budget: never for a batch a stopped job already
-    sent), and calls `on_response(key, response)` with each key's final outcome
-    (judgebias.models.batch)."""
-
-    batch: bool
-
-    def complete_batched(self, pending: Mapping[str, ChatRequest], journal: Journal,
-                         on_response: Callable[[str, ChatResponse], None],
-                         reserve: Callable[[int], object]) -> None: ...

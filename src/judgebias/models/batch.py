@@ -69,11 +69,11 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
-from judgebias.models.api import ApiLimits
 from judgebias.models.base import STATUS_FAILED, ChatRequest, ChatResponse
 from judgebias.models.journal import BATCH_DONE, Journal
+from judgebias.models.limits import ApiLimits
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +155,23 @@ class BatchProvider(Protocol):
     def rows(self, file_id: str) -> Iterator[tuple[str | None, ChatResponse]]:
         """(key, answer or failure) of each row of a result file, in file order."""
         ...
+
+
+@runtime_checkable
+class BatchBackend(Protocol):
+    """A backend that can answer through a provider's batch API; `batch` says whether
+    this model does (``panel.<m>.batch``). `complete_batched` answers `pending` (journal
+    key -> request), journaling each batch before it is sent, calls `reserve(n)` before
+    it sends `n` requests (the model's budget: never for a batch a stopped job already
+    sent), and calls `on_response(key, response)` with each key's final outcome (an
+    ApiBackend through :func:`answer_in_batches`). Here, not beside Backend in
+    judgebias.models.base: it takes the journal, which imports base."""
+
+    batch: bool
+
+    def complete_batched(self, pending: Mapping[str, ChatRequest], journal: Journal,
+                         on_response: Callable[[str, ChatResponse], None],
+                         reserve: Callable[[int], object]) -> None: ...
 
 
 class BatchPending(RuntimeError):

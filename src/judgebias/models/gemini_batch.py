@@ -3,7 +3,7 @@
 HTTP client.
 
 A line is ``{"key": <journal key>, "request": <GenerateContentRequest>}``, the request
-being the JSON the online call sends (:func:`judgebias.models.gemini_backend.request_json`),
+being the JSON the online call sends (:func:`judgebias.models.gemini_wire.request_json`),
 so batch and online ask the same (the model's thinking config included). Log-probs are
 asked for as online (where the sampling wants them and the model's abilities do not say it
 gives none). A model that does not offer them answers each such line with a 400 row
@@ -45,7 +45,7 @@ from google.genai import errors as genai_errors
 
 from judgebias.models.base import STATUS_FAILED, ChatRequest, ChatResponse
 from judgebias.models.batch import BatchStatus
-from judgebias.models.gemini_backend import (
+from judgebias.models.gemini_wire import (
     refuses_logprobs,
     request_json,
     response_from_json,

@@ -1,7 +1,7 @@
 """OpenAI's Batch API as a :class:`judgebias.models.batch.BatchProvider` (specs/batch.md §1),
 through the ``openai`` SDK's files and batches resources, never a hand-made HTTP client.
 
-A line is the online request body (:func:`judgebias.models.openai_backend.chat_body`,
+A line is the online request body (:func:`judgebias.models.openai_wire.chat_body`,
 a reasoning model's effort and ``max_completion_tokens`` included) with the journal key as
 its ``custom_id``, so batch and online ask the same. A stopped
 job finds its file by name (``jb-<local id>.jsonl``, adopted only if its bytes are ours)
@@ -23,7 +23,7 @@ from openai.types.chat import ChatCompletion
 
 from judgebias.models.base import STATUS_FAILED, ChatRequest, ChatResponse
 from judgebias.models.batch import BatchStatus
-from judgebias.models.openai_backend import chat_body, to_response
+from judgebias.models.openai_wire import chat_body, to_response
 from judgebias.models.reasoning import Reasoning
 
 ENDPOINT: Final = "/v1/chat/completions"

@@ -17,7 +17,7 @@ model, so it is stated in the model's own panel entry and never guessed from its
   temperature the answer was not drawn at). Log-probs asked by the sampling
   (``top_logprobs``, 5 by default) are simply not sent, as for every judge that gives
   none: the answers carry no log-probs, and judgebias.abilities refuses a study that
-  needs them before any call (this module's :func:`openai_abilities`).
+  needs them before any call (judgebias.models.backends.openai_abilities).
 * ``thinking_config: {thinking_budget: N}`` or ``{thinking_level: low}`` (gemini):
   google-genai's ``ThinkingConfig`` fields under their SDK names (the budget in tokens,
   0 off where the model allows it, -1 dynamic; the level for models after 2.5). Named
@@ -26,8 +26,10 @@ model, so it is stated in the model's own panel entry and never guessed from its
 
 Journal keys: the effort, the sampling flag and the thinking config change what is
 answered (and whether log-probs come with it), so they are part of the backend's
-version string, suffixed to the protocol only where set: every key of a model without
-them is byte-identical to before (:func:`openai_version`, :func:`gemini_version`).
+version string, suffixed to the protocol only where set (:attr:`Reasoning.suffix`,
+:attr:`Thinking.suffix`; judgebias.models.openai_wire.journal_version and
+gemini_wire.journal_version add them): every key of a model without them is
+byte-identical to before.
 
 Where ../shared/specs/judges.md and the SDKs differ, the SDKs win: the spec lists the
 efforts minimal-high (and ``none`` on later models), openai 3.63.0 also ``xhigh`` and
@@ -38,19 +40,15 @@ the spec's word: the SDK's types do not say.
 Hidden tokens are journaled in each answer's usage as ``reasoning_tokens`` (included in
 ``completion_tokens``, which is every billed output token: judgebias.models.base), and
 `judgebias plan` counts them (``pricing.reasoning_tokens`` estimates them until journaled
-answers measure them). This module imports nothing heavy: the registry reads it.
+answers measure them). This module imports nothing heavy, and no other module of
+judgebias: the registry and the providers' wire encodings read it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from judgebias.models.backends import Abilities
-    from judgebias.models.panel import PanelModel
+from typing import Any
 
 # openai 3.63.0, openai/types/shared/reasoning_effort.py (not every model takes each)
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -120,22 +118,6 @@ class Thinking:
         return f"+thinking-level-{self.level}"
 
 
-def openai_version(model: PanelModel) -> str:
-    """The openai backend's journal version (module docstring)."""
-    from judgebias.models.openai_backend import PROTOCOL_VERSION
-
-    reasoning = Reasoning.of(model.fields)
-    return PROTOCOL_VERSION + (reasoning.suffix if reasoning else "")
-
-
-def gemini_version(model: PanelModel) -> str:
-    """The gemini backend's journal version (module docstring)."""
-    from judgebias.models.gemini_backend import PROTOCOL_VERSION
-
-    thinking = Thinking.of(model.fields)
-    return PROTOCOL_VERSION + (thinking.suffix if thinking else "")
-
-
 def openai_checks(key: str, model: Mapping[str, Any]) -> list[str]:
     """A reasoning model's sampling must be what it takes (module docstring)."""
     reasoning = Reasoning.of(model)
@@ -161,11 +143,3 @@ def gemini_checks(key: str, model: Mapping[str, Any]) -> list[str]:
         return []
     return [f"panel.{key}.thinking_config: give one of thinking_budget and thinking_level"]
 
-
-def openai_abilities(abilities: Abilities, entry: Mapping[str, Any]) -> Abilities:
-    """A reasoning model gives no log-probs unless it takes sampling parameters at its
-    effort (it still samples, at its default temperature 1)."""
-    reasoning = Reasoning.of(entry)
-    if reasoning is None or reasoning.sampling:
-        return abilities
-    return dataclasses.replace(abilities, answer_logprobs=False)

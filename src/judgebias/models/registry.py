@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judgebias.config import ConfigError, fingerprint
-from judgebias.models.api import ApiLimits
 from judgebias.models.backends import backend_spec, load
-from judgebias.models.base import Backend, BatchBackend
+from judgebias.models.base import Backend
+from judgebias.models.batch import BatchBackend
+from judgebias.models.limits import ApiLimits
 from judgebias.models.panel import PanelModel
+from judgebias.models.reasoning import Reasoning, Thinking
 
 if TYPE_CHECKING:
     from judgebias.models.api import ApiBackend
@@ -173,7 +175,6 @@ def vllm_version(model: PanelModel) -> str:
 def build_openai(config: Mapping[str, Any], model: PanelModel, role: str) -> Backend:
     """An OpenAI client, a reasoning model's settings with it (models.reasoning)."""
     from judgebias.models.openai_backend import OpenAIBackend
-    from judgebias.models.reasoning import Reasoning
 
     backend = api_client(OpenAIBackend, config, model)
     assert isinstance(backend, OpenAIBackend)
@@ -186,13 +187,23 @@ def build_gemini(config: Mapping[str, Any], model: PanelModel, role: str) -> Bac
     model whose abilities say it gives none (judgebias.abilities)."""
     from judgebias.abilities import model_abilities
     from judgebias.models.gemini_backend import GeminiBackend
-    from judgebias.models.reasoning import Thinking
 
     backend = api_client(GeminiBackend, config, model)
     assert isinstance(backend, GeminiBackend)
     backend.thinking = Thinking.of(model.fields)
     if model.key in config["panel"] and not model_abilities(config, model.key).answer_logprobs:
         backend.logprobs_supported = False
+    return backend
+
+
+def build_anthropic(config: Mapping[str, Any], model: PanelModel, role: str) -> Backend:
+    """A Claude client with the panel entry's thinking and API version."""
+    from judgebias.models.anthropic_backend import AnthropicBackend
+
+    backend = api_client(AnthropicBackend, config, model)
+    assert isinstance(backend, AnthropicBackend)
+    backend.thinking = model.fields.get("thinking")
+    backend.api_version = model.fields.get("anthropic_version")
     return backend
 
 

@@ -14,10 +14,10 @@ from judgebias.models.base import (
     FINISH_LENGTH,
     STATUS_FAILED,
     Backend,
-    BatchBackend,
     ChatRequest,
     ChatResponse,
 )
+from judgebias.models.batch import BatchBackend
 from judgebias.models.journal import Journal, TooManyFailures, request_key
 
 log = logging.getLogger(__name__)

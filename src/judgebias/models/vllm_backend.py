@@ -48,8 +48,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgebias.models.api import openai_chat_messages
 from judgebias.models.base import ChatRequest, ChatResponse, OnResponse, TokenLogprob
+from judgebias.models.openai_wire import openai_chat_messages
 from judgebias.models.vllm_settings import (
     LORA_RANKS,
     MODALITIES,

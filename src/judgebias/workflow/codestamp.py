@@ -2,7 +2,7 @@
 
 DVC's job stages depend on the stamp of their rule (`.judgebias/code/<rule>.json`) instead
 of listing the rule's ~50 source files each; the `code` stage writes every rule's stamp
-with one `judgebias code-stamp` (judgebias.workflow.dvc_export says why). The stamp is the
+with one `judgebias plumbing code-stamp` (judgebias.workflow.dvc_export says why). The stamp is the
 sorted JSON {path: sha256 of the file's bytes}: it changes exactly when one of the files
 does, so DVC reruns a rule's jobs exactly when their code changed, as with the files
 themselves: the `code` stage writes every rule's stamp after any edit, and a rule whose
@@ -22,12 +22,12 @@ from judgebias.config import ConfigError
 
 
 def stamps_of(groups: Iterable[Sequence[str]]) -> dict[str, list[str]]:
-    """{STAMP: [FILE...]} from `judgebias code-stamp`'s `--out STAMP FILE...` groups; a
+    """{STAMP: [FILE...]} from `judgebias plumbing code-stamp`'s `--out STAMP FILE...` groups; a
     group without files or a stamp named twice is refused."""
     stamps: dict[str, list[str]] = {}
     for out, *files in groups:
         if not files or out in stamps:
-            raise ConfigError(f"code-stamp --out {out}: "
+            raise ConfigError(f"plumbing code-stamp --out {out}: "
                               + ("names no file" if not files else "given twice"))
         stamps[out] = files
     return stamps

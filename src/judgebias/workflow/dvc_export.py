@@ -4,9 +4,13 @@ The Snakefile is the single definition of the pipeline. This module asks Snakema
 the concrete jobs of the current params (every job, as with --forceall) and writes one
 DVC stage per job with the same command, the same inputs (deps: data and project code),
 the same outputs, and the params keys the rule declares under `params: dvc_params=` (as
-the stamp of those keys: "Params stamps" below). JSON outputs under results/ become DVC
-metrics and figures become DVC plots. A test
-regenerates the file and fails if the committed dvc.yaml differs.
+the stamp of those keys: "Params stamps" below). What DVC shows people is what the
+rule marks on its outputs (judgebias.workflow.dvcviews): an output flagged
+``dvc_metric`` is a DVC metric (only the judge card's headline cells, so `dvc metrics
+show` is one row per headline measure and one column per judge), one flagged as a
+``Curve`` is a data-series plot in dvc.yaml's top-level ``plots:`` (its path the plot's
+id, with the curve's x, y, template and titles), and each PNG figure an image plot of its
+stage. A test regenerates the file and fails if the committed dvc.yaml differs.
 
 Metrics and plots are cached (`cache: true`, written out so the entry reads as a choice),
 like every other output: results/ is git-ignored, so an uncached metric would be kept
@@ -21,9 +25,9 @@ were 10,078 of the default dvc.yaml's 10,747 deps (587 KB; dvc.lock 1.9 MB). DVC
 dvc.lock after every stage it runs or commits, so that cost grows with stages x lock size:
 `dvc repro` on a 37-stage project spent 304 s of 402 s rewriting a 300 KB lock. So each
 rule with code inputs has a stamp, `.judgebias/code/<rule>.json`, the sha256 of those
-files (`judgebias code-stamp`, judgebias.workflow.codestamp), and the rule's job stages
+files (`judgebias plumbing code-stamp`, judgebias.workflow.codestamp), and the rule's job stages
 depend on the stamp instead of the files. One stage, `code`, writes every stamp with one
-command (`judgebias code-stamp --out STAMP FILE... --out STAMP FILE...`, one start of the
+command (`judgebias plumbing code-stamp --out STAMP FILE... --out STAMP FILE...`, one start of the
 CLI, each file read once) and its deps are the files of all of them. One stage per rule
 (`code__<rule>`, as before) listed the files every rule shares again in each: 1,764 of the
 5,005 deps at the papers' scale, and each dep costs `dvc status` about a millisecond
@@ -44,7 +48,7 @@ a 35 s `dvc status` with nothing to do, and it grows with stages x keys x file s
 each job stage depends instead on the stamp of the set of keys it declares
 (judgebias.workflow.paramstamp: their values as JSON, named by a hash of the keys, shared
 by the jobs reading the same keys, rewritten only when a value changes), and one stage,
-`params`, writes every stamp (`judgebias params-stamp`) and declares the top-level params
+`params`, writes every stamp (`judgebias plumbing params-stamp`) and declares the top-level params
 sections the keys lie in: `dvc status` parses params.yaml once, walks it for a handful of
 keys, and checks ~100 stamps through DVC's state database like any file (one stamp per
 key instead of per set checked 2,300 more files and was ~15% slower; benchmarks/
@@ -91,7 +95,9 @@ from typing import Any
 import yaml
 
 from judgebias.artifacts import write_text
+from judgebias.commands import invocation
 from judgebias.config import ConfigError, get_key, load_yaml
+from judgebias.workflow.dvcviews import METRIC_FLAG, PLOT_FLAG
 from judgebias.workflow.paramstamp import PARAMS_DIR, SEPARATOR, stamp_path
 
 CODE_STAGE = "code"  # the stage writing every rule's code stamp (module docstring)
@@ -145,12 +151,13 @@ def _stage(job: Any, stamp: str | None, folders: SourceFolders | None = None
     """A job's stage: its inputs less its code files, which its rule's `stamp` stands for,
     with every folder whose files are all inputs written as the folder (`folders`)."""
     outs, metrics, plots = [], [], []
-    for path in map(str, job.output):
-        if path.endswith(".json") and path.startswith("results/"):
+    for output in job.output:
+        path = str(output)
+        if METRIC_FLAG in output.flags:
             metrics.append({path: {"cache": True}})  # see the module docstring
         elif path.endswith(".png"):
             plots.append({path: {"cache": True}})
-        else:
+        else:  # a curve's CSV too: its plot is top-level (_curves)
             outs.append(path)
     deps = [*(Counter(map(str, job.input)) - Counter(_code(job))).elements()]
     if folders is not None:
@@ -277,7 +284,7 @@ def _code_stage(jobs: list[Any]) -> dict[str, dict[str, Any]]:
         return {}
     rules = sorted(code)
     return {CODE_STAGE: {
-        "cmd": " ".join(["judgebias code-stamp",
+        "cmd": " ".join([invocation("code-stamp"),
                          *(word for rule in rules
                            for word in ("--out", _stamp_path(rule), *code[rule][1]))]),
         "deps": sorted({file for _, files in code.values() for file in files}),
@@ -300,10 +307,23 @@ def dvc_stages(snakefile: Path = Path("Snakefile")) -> dict[str, Any]:
                 raise ValueError(f"a job stage is named {CODE_STAGE!r}, the code stamps' "
                                  "stage")
             stages |= _code_stage(jobs)
+            curves = _curves(jobs)
     finally:
         os.chdir(cwd)
     check_params_declared(stages, snakefile.absolute().parent / "params.yaml")
-    return {"stages": dict(sorted(_stamp_params(stages).items()))}
+    pipeline: dict[str, Any] = {"stages": dict(sorted(_stamp_params(stages).items()))}
+    if curves:
+        pipeline["plots"] = curves
+    return pipeline
+
+
+def _curves(jobs: list[Any]) -> list[dict[str, Any]]:
+    """dvc.yaml's top-level ``plots:``: each output a rule marks as a curve
+    (judgebias.workflow.dvcviews.Curve), its path the plot's id, with its x, y (a list of
+    columns: one line each), template and titles, by path."""
+    return [{str(output): dict(output.flags[PLOT_FLAG])}
+            for output in sorted((o for job in jobs for o in job.output
+                                  if PLOT_FLAG in o.flags), key=str)]
 
 
 def _stamp_params(stages: dict[str, Any]) -> dict[str, Any]:
@@ -322,7 +342,7 @@ def _stamp_params(stages: dict[str, Any]) -> dict[str, Any]:
         return stages
     stamps = sorted(sets)
     stages[PARAMS_STAGE] = {
-        "cmd": " ".join(["judgebias params-stamp --out", PARAMS_DIR,
+        "cmd": " ".join([invocation("params-stamp"), "--out", PARAMS_DIR,
                          *(SEPARATOR.join(sets[stamp]) for stamp in stamps)]),
         "params": sorted({key.split(".")[0] for keys in sets.values() for key in keys}),
         "outs": [{stamp: {"cache": True}} for stamp in stamps]}

@@ -58,7 +58,6 @@ before touching, and refuses otherwise.
 
 from __future__ import annotations
 
-import argparse
 import re
 import shlex
 import subprocess
@@ -66,9 +65,12 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgebias.config import ConfigError, load_yaml
+
+if TYPE_CHECKING:
+    import argparse
 
 UP_TO_DATE = "Data and pipelines are up to date."
 NOTHING_TO_DO = "Nothing to be done"
@@ -102,10 +104,11 @@ def _dvc_status(root: Path) -> tuple[bool, str]:
 
 
 def stage_args(stage: dict[str, Any]) -> argparse.Namespace:
-    """A stage's `judgebias ...` command, parsed as the CLI parses it."""
-    from judgebias.cli import build_parser
+    """A stage's `judgebias ...` command, parsed as the CLI parses it: by the command
+    table's parser (judgebias.commands), which the CLI builds too."""
+    from judgebias.commands import parse_args
 
-    return build_parser().parse_args(shlex.split(stage["cmd"])[1:])
+    return parse_args(shlex.split(stage["cmd"])[1:])
 
 
 def write_stamps(root: Path, dvc_yaml: Path = Path("dvc.yaml")) -> None:

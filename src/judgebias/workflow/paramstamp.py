@@ -2,7 +2,7 @@
 
 DVC's job stages depend on the stamp of the keys their rule declares
 (`.judgebias/params/<set>.json`) instead of declaring the keys as DVC params; one stage,
-`params`, writes every stamp with `judgebias params-stamp` (judgebias.workflow.dvc_export
+`params`, writes every stamp with `judgebias plumbing params-stamp` (judgebias.workflow.dvc_export
 says why: DVC parses params.yaml again for every stage that declares params, and walks the
 whole file for each key). A stamp is the sorted JSON {key: value} of its keys: it changes
 exactly when one of the values does, so DVC reruns a job exactly when one of its keys

@@ -33,8 +33,8 @@ from typing import Any
 
 from judgebias.devtools.serve_sim.errors import BadRequest
 from judgebias.devtools.serve_sim.wire import b64decode, integer, one_turn, request_id, sampling
-from judgebias.models.api import image_mime_type
 from judgebias.models.base import ChatRequest, ChatResponse
+from judgebias.models.wire import image_mime_type
 
 CURRENT, LEGACY = "2026-10-21", "2023-06-01"
 VERSIONS = (CURRENT, LEGACY)

@@ -4,7 +4,10 @@ It is a complete, small study that runs end to end on the simulated panel, with 
 per role (docs/adding-a-study.md): each judge scores synthetic answers of varying length
 and known quality, and the study estimates how many points a judge adds per ten words of
 length at equal quality (a verbosity preference; a judge without one adds none). Replace
-each module's content with your paper's; keep the names and the roles.
+each module's content with your paper's; keep the names and the roles. It fills every
+standard role of judgebias.study.ROLES at its conventional place and no optional one, so
+its declaration names the study and nothing more; where yours departs from the table (a
+role it lacks, one it has, a hook kept elsewhere), its declaration says so.
 
 This package is not registered (judgebias.studies.STUDIES), so it never runs in a
 project until `judgebias new-study` has copied it under a name of its own.
@@ -17,12 +20,4 @@ STUDY = Study(
     title="Template study: a verbosity preference in score points",
     package=__name__,
     rules="workflow/rules/_template.smk",
-    validate=f"{__name__}.params:validate",
-    needs=f"{__name__}.params:needs",
-    plan=f"{__name__}.plan:planned_calls",
-    power=f"{__name__}.plan:power_sizes",
-    report=f"{__name__}.report:report_section",
-    card=f"{__name__}.card:rows",
-    card_inputs=f"{__name__}.card:inputs",
-    sim=f"{__name__}.sim:TASKS",
 )

@@ -32,7 +32,7 @@ def judge(params: Mapping[str, Any], *, judge: str, answers: Path, scores: Path)
 
 def measure(params: TemplateParams, *, answers: Path, scores: Sequence[Path],
             slopes: Path, metrics: Path) -> None:
-    """Every judge's length slope, as a table and as DVC metrics."""
+    """Every judge's length slope, as a table and in metrics.json."""
     import pandas as pd
 
     from judgebias.artifacts import read_table, write_frame, write_json

@@ -38,7 +38,8 @@ def scores_path(judge: str) -> str:
     return f"{DATA}/scores/{judge}.parquet"
 
 
-def report_inputs(params: Mapping[str, Any], results_root: str) -> ReportInputs:
-    """Every file the report section (report.py) reads; the report rule declares them
-    (named files outside the results folder, e.g. a data summary, go in its ``data``)."""
-    return ReportInputs([f"{results_root}/slopes.parquet"])
+def report_inputs(params: Mapping[str, Any]) -> ReportInputs:
+    """Every file the report section (report.py) reads (``Study.report_inputs``: the report
+    rule declares them): those of its results folder, and by name in ``data`` any outside
+    it, e.g. a data summary."""
+    return ReportInputs([SLOPES])

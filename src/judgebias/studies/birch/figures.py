@@ -3,7 +3,8 @@ Fig. 3 (IB vs LB with the down-sampling spread), Fig. 4 (accuracy vs the share o
 correctness-driven subset), Fig. 5 (IRS per subset), Fig. 6 (IB with vs without the
 image), Fig. 8 (IB and LB per domain) and Fig. 10 (Fig. 3 for the judge with the lowest
 IB, the paper's Phi-4 panel) and Fig. 11 (per-domain accuracy with vs without the image,
-the supplement's). Bare matplotlib Figures written atomically."""
+the supplement's). Bare matplotlib Figures written atomically; Fig. 4's data as DVC plots
+(`write_curves`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
 
 from judgebias.report.figures import display_name, save_figure
+from judgebias.studies.birch.tables import CURVES
+from judgebias.workflow.dvcviews import write_curve
 
 BLUE, RED, GREY = "#1f77b4", "#d62728", "#7f7f7f"
 TAB20 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
@@ -111,6 +114,21 @@ def fig4(curve: pd.DataFrame, observed: float, simulated: set[str], path: Path) 
     ax.set_ylabel("accuracy (%)", fontsize=9)
     ax.legend(fontsize=7)
     save_figure(fig, path)
+
+
+def cds_share_rows(curve: pd.DataFrame, judge: str) -> pd.DataFrame:
+    """Fig. 4's data for `judge` as DVC plots it (tables.CURVES["cds_share"]): per target
+    CDS ratio, the mean accuracy over the down-sampling draws and the analytic line."""
+    part = curve[curve["judge"] == judge].groupby("target_ratio")
+    return pd.DataFrame({"accuracy": part["accuracy"].mean(),
+                         "analytic": part["analytic"].first()}).reset_index()
+
+
+def write_curves(result: Mapping[str, pd.DataFrame], paths: Mapping[str, Path]) -> None:
+    """Fig. 4's curve of each judge in `paths` (by judge) as its CSV
+    (judgebias.workflow.dvcviews)."""
+    for judge, path in paths.items():
+        write_curve(cds_share_rows(result["cds_curve"], judge), CURVES["cds_share"], path)
 
 
 def fig5(irs: pd.DataFrame, simulated: set[str], path: Path) -> None:

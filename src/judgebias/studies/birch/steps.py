@@ -140,19 +140,21 @@ def repeat(params: Mapping[str, Any], *, birch_judge: str, pairs: Path, repeats:
 
 def analysis(params: BirchParams, *, pairs: Path, labels: Path,
              verdicts: Sequence[Path], metrics: Path, tables: Sequence[Path],
-             figures: Sequence[Path], equalised: Path | None = None,
+             figures: Sequence[Path], curves: Sequence[Path], equalised: Path | None = None,
              reference_labels: Path | None = None) -> None:
     """IRS, IB, LB, down-sampling, Tables 1-4, 7, 8 and their figures of one dataset:
     `tables` and `figures` are the rule's outputs, one per name of tables.TABLES and
-    tables.FIGURES (by file stem); `equalised` the equalised pairs (with that variant),
+    tables.FIGURES (by file stem), `curves` one per curve of tables.CURVES and judge
+    (tables.curve_path); `equalised` the equalised pairs (with that variant),
     `reference_labels` the dataset's human informativeness labels (where given)."""
     from judgebias.artifacts import read_table, write_frame, write_json
     from judgebias.studies.birch.data.importers import read_reference_labels
-    from judgebias.studies.birch.figures import draw_all
+    from judgebias.studies.birch.figures import draw_all, write_curves
     from judgebias.studies.birch.measures.results import dataset_results
 
     table_paths = _named(tables, TABLES, "tables")
     figure_paths = _named(figures, FIGURES, "figures")
+    curve_paths = _named(curves, params.models, "curves")
     result, numbers = dataset_results(
         params, read_table(pairs, PAIRS).set_index("pair_id", drop=False),
         read_table(labels, LABEL_ANSWERS), _read_all(verdicts, VERDICTS),
@@ -161,6 +163,7 @@ def analysis(params: BirchParams, *, pairs: Path, labels: Path,
     for name in TABLES:
         write_frame(result[name].reset_index(drop=True), table_paths[name])
     draw_all(result, numbers["cds_ratio"], set(params.simulated), figure_paths)
+    write_curves(result, curve_paths)
     write_json(numbers, metrics)
 
 

@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
 from judgebias.study import ReportInputs
+from judgebias.workflow.dvcviews import Curve
 
 PREFERENCES = ("A", "B", "tie")
 SOURCES = ("synthetic", "vl_rewardbench", "mllm_judge")
@@ -156,11 +157,26 @@ def figure_path(dataset: str, name: str) -> str:
     return f"{RESULTS}/{dataset}/figures/{name}.png"
 
 
-def report_inputs(config: Mapping[str, Any]) -> ReportInputs:
-    """Every file the report section (report.py) reads, which the report rule declares:
-    every dataset's metrics, tables and figures, and its data summary by name
-    (``summary.<dataset>``)."""
-    names = list(config["birch"]["datasets"])
+# Fig. 4's curve as a DVC plot (judgebias.workflow.dvcviews), one CSV per judge, written
+# by the analysis step beside the figure (figures.cds_share_rows).
+CURVES = {
+    # accuracy: the down-sampling draws' mean; analytic: r Acc_CDS + (1 - r) Acc_IDS
+    "cds_share": Curve("target_ratio", ("accuracy", "analytic"),
+                       "BIRCH: accuracy vs CDS share (seed 003 Fig. 4)",
+                       "share of correctness-driven pairs (CDS)", "accuracy"),
+}
+
+
+def curve_path(dataset: str, name: str, judge: str) -> str:
+    """The CSV of curve `name` (CURVES) for `judge` on `dataset`."""
+    return f"{RESULTS}/{dataset}/curves/{name}/{judge}.csv"
+
+
+def report_inputs(params: Mapping[str, Any]) -> ReportInputs:
+    """Every file the report section (report.py) reads (``Study.report_inputs``: the report
+    rule declares them): every dataset's metrics, tables and figures, and its data
+    summary by name (``summary.<dataset>``)."""
+    names = list(params["birch"]["datasets"])
     return ReportInputs(
         [path for name in names
          for path in [metrics_path(name), *(table_path(name, t) for t in TABLES),

@@ -11,15 +11,8 @@ STUDY = Study(
     title="FRAME: visual manipulations that inflate LVLM judges' scores",
     package=__name__,
     rules="workflow/rules/frame.smk",
-    gpus=f"{__name__}.tables:gpu_need",
-    validate=f"{__name__}.params:validate",
-    needs=f"{__name__}.params:needs",
-    warnings=f"{__name__}.params:warnings",
-    plan=f"{__name__}.plan:planned_calls",
-    power=f"{__name__}.plan:power_sizes",
-    report=f"{__name__}.report:report_section",
-    card=f"{__name__}.card:rows",
-    card_inputs=f"{__name__}.card:inputs",
-    sim=f"{__name__}.sim:TASKS",
-    sim_images=f"{__name__}.imagegen:served_image",
+    has=("warnings", "gpus", "sim_images"),
+    # its report also reads the paper presets' table when they run: presets.py knows
+    # that, and tables.py cannot import it without every FRAME job depending on it
+    targets={"report_inputs": "presets:report_inputs"},
 )

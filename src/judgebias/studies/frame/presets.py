@@ -32,14 +32,15 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from judgebias.studies.frame import tables as frame_tables
 from judgebias.studies.frame.recipes import DOMAIN_TITLES, applies, step
+from judgebias.study import ReportInputs
 
 PRESETS = "presets"  # the render set and score set of the preset recipes
 PAPER = "paper"
+# A data file, read, not imported: the rules that read it declare it (common.smk's
+# package_file), since a step's code dependencies are only its imports.
 PAPER_RECIPES = Path(__file__).with_name("paper_recipes.yaml")
-# The data file as a rule input (a step's code dependencies are its imports; this file is
-# read, not imported, so the rules that read it declare it).
-PAPER_RECIPES_INPUT = "src/judgebias/studies/frame/paper_recipes.yaml"
 RESULTS_NAME = "presets.parquet"
 
 
@@ -120,8 +121,18 @@ def expected_scores(frame: Mapping[str, Any], counts: Mapping[str, int]) -> int:
 
 # -- report -------------------------------------------------------------------------------
 
-def report_inputs(config: Mapping[str, Any], results_root: str) -> list[str]:
-    return [f"{results_root}/{RESULTS_NAME}"] if enabled(config["frame"]) else []
+def report_inputs(params: Mapping[str, Any]) -> ReportInputs:
+    """Every file FRAME's report section (report.py) reads (``Study.report_inputs``: the
+    report rule declares them): the analysis' metrics, tables and figures, this module's
+    results when the presets run, and the data summary by name. It lives here, not in
+    tables.py, as only this module knows whether the presets run, and tables.py importing
+    it would make every FRAME job's code depend on it."""
+    results = [frame_tables.METRICS_PATH,
+               *(frame_tables.result_path(t) for t in frame_tables.TABLES),
+               *(frame_tables.figure_path(f) for f in frame_tables.FIGURES)]
+    if enabled(params["frame"]):
+        results.append(f"{frame_tables.RESULTS}/{RESULTS_NAME}")
+    return ReportInputs(results, {"summary": frame_tables.SUMMARY_PATH})
 
 
 def _summary(table: pd.DataFrame, alpha: float) -> pd.DataFrame:

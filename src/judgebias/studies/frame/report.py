@@ -1,5 +1,6 @@
 """FRAME's part of the HTML report (seed 004 Tables 2-7, 9-12, Figs. 2-3), read from the
-files `tables.report_inputs` lists, which the report rule declares."""
+files `presets.report_inputs` lists (the study's report_inputs hook), which the report
+rule declares."""
 
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ def _cross_means(cross: pd.DataFrame) -> pd.DataFrame:
 
 def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path]) -> Section:
     """FRAME's part of the HTML report, from its results folder `out` and the data summary
-    `data` names (tables.report_inputs)."""
+    `data` names (presets.report_inputs)."""
     frame = config["frame"]
     metrics = json.loads((out / "metrics.json").read_text())
     summary = json.loads(data["summary"].read_text())

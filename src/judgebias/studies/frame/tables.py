@@ -16,7 +16,6 @@ import pyarrow as pa
 
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, read_table, table_schema
 from judgebias.models.gpu import GpuNeed
-from judgebias.study import ReportInputs
 
 # One row per benchmark instance (seed 004 §4.1; the FRAME table format: frame.data).
 ITEMS = table_schema("frame_items", [
@@ -155,6 +154,7 @@ TABLES = ("table2", "table3_in_sample", "table3_cross_fitted", "attack_success",
           "table5", "table6", "table7", "recipes", "combinations", "win_rates",
           "significance", "human_correlation", "answers")
 FIGURES = ("fig2", "fig3", "examples", "null")
+METRICS_PATH = f"{RESULTS}/metrics.json"
 
 
 def result_path(name: str) -> str:
@@ -164,13 +164,9 @@ def result_path(name: str) -> str:
     return f"{RESULTS}/{name}.parquet"
 
 
-def report_inputs(config: Mapping[str, Any], results_root: str) -> ReportInputs:
-    """Every file the report section (report.py) reads but the paper's presets' (those are
-    presets.report_inputs); the report rule declares them (the data summary by name)."""
-    return ReportInputs([f"{results_root}/metrics.json",
-                         *(f"{results_root}/{t}.parquet" for t in TABLES),
-                         *(f"{results_root}/figures/{f}.png" for f in FIGURES)],
-                        {"summary": f"{DATA}/summary.json"})
+def figure_path(name: str) -> str:
+    """One of the analysis step's figures (``FIGURES``)."""
+    return f"{RESULTS}/figures/{name}.png"
 
 
 def read_renders(paths: Sequence[str | Path]) -> pd.DataFrame:

@@ -2,7 +2,7 @@
 (error-coverage curves with bootstrap bands; Fig. 5, Appendix D: for every prompt count)
 and Fig. 4 (example images of each cluster
 with its top instruction). Bare matplotlib Figures written atomically, as in
-judgebias.report.figures."""
+judgebias.report.figures; the curves' data as DVC plots (`write_curves`)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from PIL import Image
 
 from judgebias.report.figures import display_name, save_figure
 from judgebias.studies.mmb.measures.factorial import REFERENCE_METHODS
+from judgebias.studies.mmb.tables import CURVES
+from judgebias.workflow.dvcviews import write_curve
 
 if TYPE_CHECKING:
     from judgebias.studies.mmb.params import MmbParams
@@ -39,6 +41,29 @@ def draw_all(params: MmbParams, frames: Mapping[str, pd.DataFrame],
     fig5(bands, judges, simulated, paths["fig5"])
     fig4(frames["top_prompts"], paths["fig4"])
     fig_power(frames["power"], judges, simulated, paths["power"])
+
+
+def curve_rows(params: MmbParams, frames: Mapping[str, pd.DataFrame], name: str,
+               judge: str) -> pd.DataFrame:
+    """One judge's rows of curve `name` (tables.CURVES) as DVC plots it: one row per x,
+    one column per line. Fig. 3's error-coverage curves at the reported cell (the
+    report's prompt count and validation size; the figure draws every size, Fig. 5 every
+    prompt count too), the power view's ECE of AVG, BPE and MMB, and MMB's ECE over the
+    tau sweep (table only)."""
+    if name == "error_coverage":
+        bands = frames["error_coverage"]
+        cell = bands[(bands["judge"] == judge) & (bands["n_prompts"] == params.report.n_prompts)
+                     & (bands["n_val"] == params.report.n_val)]
+        return cell.pivot(index="coverage", columns="method", values="error").reset_index()
+    table = frames[name]
+    return table[table["judge"] == judge]
+
+
+def write_curves(params: MmbParams, frames: Mapping[str, pd.DataFrame],
+                 paths: Mapping[tuple[str, str], Path]) -> None:
+    """Every (curve, judge) of `paths` as its CSV (judgebias.workflow.dvcviews)."""
+    for (name, judge), path in paths.items():
+        write_curve(curve_rows(params, frames, name, judge), CURVES[name], path)
 
 
 def fig1(table2: pd.DataFrame, judges: list[str], simulated: set[str], path: Path) -> None:

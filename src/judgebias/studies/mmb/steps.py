@@ -179,14 +179,15 @@ def factorial(params: MmbParams, *, pairs: Path, pool: Path, judgements: Path,
 def analyse(params: MmbParams, *, pairs: Path, pool: Path, clusters: Path,
             judgements: Sequence[Path], configurations: Sequence[Path],
             nopref: Sequence[Path], metrics: Path, tables: Sequence[Path],
-            figures: Sequence[Path]) -> None:
+            figures: Sequence[Path], curves: Sequence[Path]) -> None:
     """Every table and figure of the MMB section, for every judge (seed 002 §6;
     measures.paper_tables). `judgements`, `configurations` and `nopref` are in the order
-    of ``mmb.models``; `tables` and `figures` one per name of tables.TABLES and FIGURES."""
+    of ``mmb.models``; `tables` and `figures` one per name of tables.TABLES and FIGURES,
+    `curves` one per curve of tables.CURVES and judge (tables.curve_path)."""
     import pandas as pd
 
     from judgebias.artifacts import read_table, write_frame, write_json
-    from judgebias.studies.mmb.figures import draw_all
+    from judgebias.studies.mmb.figures import draw_all, write_curves
     from judgebias.studies.mmb.measures.paper_tables import section_tables
 
     def by_judge(paths: Sequence[Path], read: Callable[[Path], pd.DataFrame]
@@ -201,6 +202,7 @@ def analyse(params: MmbParams, *, pairs: Path, pool: Path, clusters: Path,
     for name, path in _by_name(tables, TABLES).items():
         write_frame(frames[name], path)
     draw_all(params, frames, _by_name(figures, FIGURES))
+    write_curves(params, frames, _curve_paths(params, curves))
     write_json(summary, metrics)
 
 
@@ -213,6 +215,18 @@ def _shared_frames(pairs: Path, pool: Path, clusters: Path
     from judgebias.studies.mmb.tables import read_pool
 
     return read_table(pairs, PAIRS), read_pool(str(pool)), pd.read_parquet(clusters)
+
+
+def _curve_paths(params: MmbParams, paths: Sequence[Path]) -> dict[tuple[str, str], Path]:
+    """The rule's curve outputs by (curve, judge), which must be every one of them."""
+    from judgebias.studies.mmb.tables import CURVES, curve_path
+
+    named = {Path(curve_path(name, judge)): (name, judge) for name in CURVES
+             for judge in params.models}
+    if set(named) != set(map(Path, paths)):
+        raise ValueError(f"mmb curve outputs {sorted(map(str, paths))} are not "
+                         f"{sorted(map(str, named))}")
+    return {key: path for path, key in named.items()}
 
 
 def _by_name(paths: Sequence[Path], names: Sequence[str]) -> dict[str, Path]:

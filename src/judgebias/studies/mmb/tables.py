@@ -13,6 +13,7 @@ import yaml
 from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
 from judgebias.models.gpu import GpuNeed
 from judgebias.study import ReportInputs
+from judgebias.workflow.dvcviews import Curve
 
 # Splits of the pair table. HPSv2 protocol: "test" (all pairs of each test group) and
 # "train" (one candidate validation pair per training group). MJBench protocol:
@@ -120,6 +121,25 @@ def figure_path(name: str) -> str:
     return f"{RESULTS}/figures/{name}.png"
 
 
+# The figures' curves as DVC plots (judgebias.workflow.dvcviews), one CSV per judge each,
+# written by the analysis step beside the figure (figures.curve_rows).
+CURVES = {
+    "error_coverage": Curve("coverage", ("STD", "BEST", "AVG", "BPE", "MMB"),
+                            "MMB: error vs coverage at the reported cell (seed 002 Fig. 3)",
+                            "coverage", "error"),
+    "power": Curve("per_cluster", ("AVG", "BPE", "MMB"),
+                   "MMB: ECE vs validation pairs per cluster", "validation pairs per cluster",
+                   "ECE"),
+    "tau_sweep": Curve("tau", ("ece",), "MMB: ECE vs the weights' temperature tau",
+                       "tau", "ECE"),
+}
+
+
+def curve_path(name: str, judge: str) -> str:
+    """The CSV of curve `name` (CURVES) for `judge`."""
+    return f"{RESULTS}/curves/{name}/{judge}.csv"
+
+
 def factorial_path(judge: str) -> str:
     return f"{RESULTS}/factorial/{judge}/configurations.parquet"
 
@@ -135,10 +155,9 @@ def read_pool(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame(entries, columns=["id", "kind", "text"])
 
 
-def report_inputs(config: Mapping[str, Any], results_root: str) -> ReportInputs:
-    """Every file the report section (report.py) reads; the report rule declares them
-    (the data summary and the instruction pool by name)."""
-    return ReportInputs([f"{results_root}/metrics.json",
-                         *(f"{results_root}/{t}.parquet" for t in TABLES),
-                         *(f"{results_root}/figures/{f}.png" for f in FIGURES)],
+def report_inputs(params: Mapping[str, Any]) -> ReportInputs:
+    """Every file the report section (report.py) reads (``Study.report_inputs``: the report
+    rule declares them; the data summary and the instruction pool by name)."""
+    return ReportInputs([METRICS_PATH, *(table_path(t) for t in TABLES),
+                         *(figure_path(f) for f in FIGURES)],
                         {"summary": SUMMARY_PATH, "instructions": INSTRUCTIONS_PATH})

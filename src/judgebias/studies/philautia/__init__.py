@@ -10,13 +10,5 @@ STUDY = Study(
     title="Philautia: self- and family-preference of caption judges",
     package=__name__,
     rules="workflow/rules/philautia.smk",
-    validate=f"{__name__}.params:validate",
-    needs=f"{__name__}.params:needs",
-    plan=f"{__name__}.plan:planned_calls",
-    power=f"{__name__}.plan:power_sizes",
-    report=f"{__name__}.report:report_section",
-    card=f"{__name__}.card:rows",
-    card_inputs=f"{__name__}.card:inputs",
-    sim=f"{__name__}.sim:TASKS",
     sim_traits=False,  # its tasks read the core traits (judgebias.models.sim), no block
 )

@@ -99,11 +99,12 @@ def read_matrix(path: str | Path) -> pd.DataFrame:
     return pd.read_parquet(path).set_index("generator")
 
 
-def report_inputs(config: Mapping[str, Any], results_root: str) -> ReportInputs:
-    """Every file the report section (report.py) reads, per setting; the report rule
-    declares them."""
-    return ReportInputs([f"{results_root}/{setting}/{name}"
-            for setting in config["philautia"]["settings"]
-            for name in ["metrics.json", "phi.parquet", "counts.parquet",
-                         *(f"{t}.parquet" for t in (*ANALYSIS_TABLES, SELFPREF_TABLE)),
-                         *(f"figures/{f}.png" for f in FIGURES)]])
+def report_inputs(params: Mapping[str, Any]) -> ReportInputs:
+    """Every file the report section (report.py) reads, per setting (``Study.report_inputs``:
+    the report rule declares them)."""
+    return ReportInputs([
+        path for setting in params["philautia"]["settings"]
+        for path in [setting_file(setting, "metrics", ".json"),
+                     *(setting_file(setting, t)
+                       for t in ("phi", "counts", *ANALYSIS_TABLES, SELFPREF_TABLE)),
+                     *(figure_path(setting, f) for f in FIGURES)]])

@@ -9,12 +9,7 @@ STUDY = Study(
     title="Pomms: an ensemble of evaluators against self-preference",
     package=__name__,
     rules="workflow/rules/pomms.smk",
-    cli=f"{__name__}.cli:register",
-    validate=f"{__name__}.params:validate",
-    needs=f"{__name__}.params:needs",
-    plan=f"{__name__}.plan:planned_calls",
-    report=f"{__name__}.report:report_section",
-    card=f"{__name__}.card:rows",
-    card_inputs=f"{__name__}.card:inputs",
+    lacks=("power", "sim"),  # no sim tasks: its judges answer philautia's prompts
+    has=("cli",),
     requires=("philautia",),
 )

@@ -58,8 +58,7 @@ def item_scores_path(setting: str, dataset: str, evaluator: str) -> str:
     return f"data/item_scores/{setting}/{dataset}/{evaluator}.parquet"
 
 
-def report_inputs(config: Mapping[str, Any], results_root: str) -> ReportInputs:
-    """Every file the report section (report.py) reads; the report rule declares them."""
-    return ReportInputs([f"{results_root}/metrics.json",
-                         f"{results_root}/figures/phi_tilde_pomms.png",
-                         *(f"{results_root}/{t}.parquet" for t in TABLES)])
+def report_inputs(params: Mapping[str, Any]) -> ReportInputs:
+    """Every file the report section (report.py) reads (``Study.report_inputs``: the report
+    rule declares them)."""
+    return ReportInputs([METRICS, HEATMAP, *(table_path(t) for t in TABLES)])

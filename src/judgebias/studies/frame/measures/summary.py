@@ -48,7 +48,7 @@ def attack_success(in_sample: pd.DataFrame, cross: pd.DataFrame) -> pd.DataFrame
 
 def metrics(items: pd.DataFrame, tables: Mapping[str, pd.DataFrame], judges: Sequence[str],
             alpha: float) -> dict[str, Any]:
-    """DVC metrics: per judge of `judges`, attack success (both readings) and its chance
+    """metrics.json: per judge of `judges`, attack success (both readings) and its chance
     level, the cells whose inflation is significant after Benjamini-Hochberg FDR at `alpha` (the
     permutation test of the max over the grid), the correlation with the humans; item
     counts per domain."""

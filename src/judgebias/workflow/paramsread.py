@@ -1,0 +1,723 @@
+"""Which params keys a step reads, checked against the keys its rule declares (issue 42).
+
+"Edit a parameter and only what depends on it is recomputed" (docs/design.md) holds only
+if every step reads nothing but the params keys its rule declares under ``params:
+dvc_params=``: those keys' values are Snakemake's rerun trigger and DVC's params stamp, so
+a key a step reads undeclared can change its answer and neither front door reruns it.
+This module closes that loop:
+
+* :class:`RecordingParams` is the params mapping a step receives when recording is on
+  (``$JUDGEBIAS_RECORD_PARAMS``, read by judgebias.steps): read-only, and it notes the
+  dotted path of what the step reads;
+* :func:`recording_views` makes a study's typed views (``PhilautiaParams.from_params``)
+  built from it record by field: using a field of the view reads the keys the field was
+  computed from, not everything the view's constructor looked at;
+* :func:`check` matches each job's record with the keys its rule declares in the
+  Snakemake DAG and names every read no declared key covers.
+
+What counts as a read (:class:`Reads`), and why:
+
+* ``value`` PATH: a value the step used. Looking up a leaf (``block["seed"]``,
+  ``block.get("seed")``, a list) reads it; looking up a block returns a recording view of
+  the block and reads nothing yet, so ``params["panel"]["m"]["sampling"]["seed"]`` reads
+  ``panel.m.sampling.seed`` only. A block used whole reads the whole block: compared
+  (``==``), copied (``copy.deepcopy``, pickling), printed.
+* ``keys`` PATH: the set of keys of a block: iterating it, ``len``, ``keys()``. Listing
+  the panel's models is a read of which models there are, not of every model's settings;
+  ``items()`` and ``values()`` read the key set and then each value (a block value again
+  as a recording view, so only what is used of it is read). ``dict(block)`` and
+  ``{**block}`` therefore read the key set and each leaf at the top of the block.
+* ``present`` PATH: ``key in block`` for a key the block holds. A step that tests for an
+  optional key behaves differently when it is there, so its rule must declare something
+  at, within or above it (philautia's ``also_in``, declared where params.yaml states it):
+  the key's going away then changes the declaration too.
+* ``empty`` PATH: the truth of a block: whether it is empty. Covered as ``present`` is,
+  or by the step's looking inside the block: then the truth was a guard
+  (``block.get("by_judge") or {}``), and what it read inside is judged on its own.
+* ``absent`` PATH: a key looked up and not there (``block.get("also_in")`` without it),
+  and the truth of an empty block. Noted, not checked: a key absent from this params file
+  has no value to declare, and the rules declare an optional key where params.yaml
+  states it (judgebias.config.answer_keys, philautia's ``FAMILY_KEYS``), so whether a
+  rule would declare it once present is a question for a params file that has it (run the
+  check on that one).
+
+A read is covered (:func:`uncovered`) when it lies at or below a declared key (a declared
+block covers everything in it) or below a run setting (``x-run-setting`` in the schema:
+budgets, prices, endpoints, ``journal_dir``; judgebias.config.answer_keys leaves them out
+of every declaration because they cannot change an answer). A block read whole is covered
+when every key in it is; a key set is covered when every key of the block has a declared
+key at or below it (the declaration then names each of them, and a rule listing a
+block's keys is derived from that block: one more key changes the declaration and reruns
+the job), and an empty block's key set only by a declared ancestor.
+
+Typed views. A study's steps mostly receive a frozen dataclass its ``from_params`` builds
+from the whole params, eagerly: PhilautiaParams reads the dataset block, every setting,
+the bootstrap sizes and the panel's families for a step that uses two of them. Recording
+those reads as the step's would report every analysis step; ignoring them would check
+nothing. So each read made while ``from_params`` runs is credited to the field its value
+flows into (:class:`_ViewBuild`): the running instruction of ``from_params``'s frame (its
+source position, Python's ``co_positions``) lies inside one keyword argument of the
+constructor call it returns (``score=block["score"]``; nested constructors give nested
+fields, ``downsampling.ratios``, and so does a helper whose call is a field's whole value
+and which returns a constructor call itself, FRAME's ``_synthetic``), or inside an
+assignment to a local name (``models = ...``), whose reads every field naming that local
+inherits. The step's view is the same dataclass, of a subclass that reads a field's keys
+when the step uses the field. This holds for the view a step is handed and for one it
+builds itself from the params mapping it also passes on to a model job (BIRCH's
+``equalise``): :func:`recording_views` covers the view classes its module names. A read
+outside any field or assignment (an ``if`` in ``from_params``) is credited to the step at
+once, and a field built in a helper's own locals is credited whole: wider than the
+step's use, never narrower. Two splits are by name. A nested view built by ``**``
+(``Inference(**{key: block[key] for key in ...})``) credits a read whose last key names
+one of its fields to that field, any other to all of them. A field holding a dict built in
+``from_params`` (FRAME's grid per manipulation, philautia's families per model) reads,
+for one entry, the reads naming that entry's key in their path and those naming none of
+its keys (a key set holding the entry's key read as whether it holds it). That is what
+``**{key: block[key]}`` and ``{name: f(block[name]) for name in block}`` read; a value
+computed from a key named after another field or entry would go unseen.
+
+Runs the check needs: every job of the DAG run with recording on (a fresh run, or
+``snakemake --forceall``), since a job that did not run left no record.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from functools import cache
+from itertools import pairwise
+from pathlib import Path
+from types import CodeType, FrameType
+from typing import Any, Literal
+
+RECORD_ENV = "JUDGEBIAS_RECORD_PARAMS"  # a folder: each step job writes what it read there
+Kind = Literal["value", "keys", "present", "empty", "absent"]
+KINDS: tuple[Kind, ...] = ("value", "keys", "present", "empty", "absent")
+Read = tuple[Kind, str]  # (kind, dotted path; "" is the whole params)
+VIEW_CONSTRUCTOR = "from_params"  # a study's typed view: View.from_params(params)
+
+
+def _join(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _lookup(params: Mapping[str, Any], path: str) -> Any:
+    node: Any = params
+    for part in path.split(".") if path else ():
+        node = node[part]
+    return node
+
+
+class Reads:
+    """The reads of one job (module docstring: what counts as a read).
+
+    While a typed view is built (:func:`recording_view`) its reads go to the view's
+    fields instead (:class:`_ViewBuild`), so that the step reads them when it uses them.
+    """
+
+    def __init__(self) -> None:
+        self.reads: set[Read] = set()
+        self._builds: list[_ViewBuild] = []
+
+    def add(self, kind: Kind, path: str) -> None:
+        if self._builds:
+            self._builds[-1].credit((kind, path))
+        else:
+            self.reads.add((kind, path))
+
+    @contextmanager
+    def building(self, build: _ViewBuild) -> Iterator[None]:
+        self._builds.append(build)
+        try:
+            yield
+        finally:
+            self._builds.pop()
+
+    def as_json(self) -> dict[str, list[str]]:
+        return {kind: sorted(p for k, p in self.reads if k == kind) for kind in KINDS}
+
+
+class RecordingParams(Mapping[str, Any]):
+    """A read-only view of the params (or of one block of them, at `path`) that notes in
+    `reads` what is read of it; a drop-in for the validated params dict a step receives.
+    """
+
+    def __init__(self, data: Mapping[str, Any], reads: Reads, path: str = "") -> None:
+        self._data, self.reads, self._path = data, reads, path
+
+    def __getitem__(self, key: str) -> Any:
+        path = _join(self._path, key)
+        try:
+            value = self._data[key]
+        except KeyError:
+            self.reads.add("absent", path)
+            raise
+        if isinstance(value, Mapping):
+            return RecordingParams(value, self.reads, path)
+        self.reads.add("value", path)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        found = key in self._data
+        self.reads.add("present" if found else "absent", _join(self._path, key))
+        return found
+
+    def __bool__(self) -> bool:
+        self.reads.add("empty" if self._data else "absent", self._path)
+        return bool(self._data)
+
+    def __iter__(self) -> Iterator[str]:
+        self.reads.add("keys", self._path)
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        self.reads.add("keys", self._path)
+        return len(self._data)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return self.whole() == (other.whole() if isinstance(other, RecordingParams)
+                                else other)
+
+    __hash__ = None  # type: ignore[assignment]  # a mapping, as dict: unhashable
+
+    def __repr__(self) -> str:
+        return f"RecordingParams({self.whole()!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copy.copy, copy.deepcopy and pickle: the copy is a plain dict, read whole
+        return dict, (self.whole(),)
+
+    def whole(self) -> dict[str, Any]:
+        """The block as a plain dict (a deep copy), read whole."""
+        self.reads.add("value", self._path)
+        return copy.deepcopy(dict(self._data))
+
+
+# ---- typed views -----------------------------------------------------------------------
+
+FieldPath = tuple[str, ...]
+SPREAD = "**"  # the last name of a field path: the constructor's `**` argument
+Position = tuple[int, int, int, int]  # line, column, end line, end column
+Locals = frozenset[str]  # the local names an assignment binds
+
+
+def _span(node: ast.expr | ast.stmt) -> Position:
+    return node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0
+
+
+def _inside(inner: Position, outer: Position) -> bool:
+    return outer[:2] <= inner[:2] and inner[2:] <= outer[2:]
+
+
+def _names(node: ast.AST) -> set[str]:
+    """The names `node` reads (a field's value naming a local inherits its reads)."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and
+            isinstance(n.ctx, ast.Load)}
+
+
+def _values(node: ast.expr) -> list[ast.expr]:
+    """The expressions whose value is `node`'s (`X(...) if c else None`: X(...) and None)."""
+    if isinstance(node, ast.IfExp):
+        return [*_values(node.body), *_values(node.orelse)]
+    if isinstance(node, ast.BoolOp):
+        return [value for part in node.values for value in _values(part)]
+    return [node]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """Where a function building a view computes what, by source position: each field's
+    keyword value in the constructor call it returns (`fields`), the calls whose result
+    is a field's whole value (`calls`: a nested constructor or a helper) and those of
+    them with a ``**`` argument (`spreads`: the call itself unpacks a mapping), each
+    assignment to locals (`assigns`), and the locals each field and local names
+    (`uses`)."""
+
+    positions: list[tuple[int | None, int | None, int | None, int | None]]
+    fields: list[tuple[Position, FieldPath]]
+    calls: dict[Position, FieldPath]
+    spreads: dict[Position, FieldPath]
+    assigns: list[tuple[Position, Locals]]
+    uses: dict[FieldPath | str, set[str]]
+
+    def position(self, frame: FrameType) -> Position | None:
+        line, end_line, column, end_column = self.positions[frame.f_lasti // 2]
+        if line is None or end_line is None or column is None or end_column is None:
+            return None
+        return line, column, end_line, end_column
+
+    def place(self, position: Position) -> FieldPath | Locals | None:
+        """The innermost field whose value holds `position` (the ``**`` argument where
+        the call unpacks it), else the locals of the assignment that does, else None."""
+        if position in self.spreads:
+            return (*self.spreads[position], SPREAD)
+        fields = [(span, path) for span, path in self.fields if _inside(position, span)]
+        if fields:
+            return min(fields, key=lambda item: (item[0][2] - item[0][0],
+                                                 item[0][3] - item[0][1]))[1]
+        return next((names for span, names in self.assigns if _inside(position, span)), None)
+
+
+@cache
+def _module_tree(filename: str) -> ast.Module | None:
+    try:
+        return ast.parse(Path(filename).read_text(), filename)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+@cache
+def _layout(code: CodeType) -> _Layout | None:
+    """The layout of the function of `code` (None where its source is not found)."""
+    tree = _module_tree(code.co_filename)
+    node = tree and next((n for n in ast.walk(tree)
+                          if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                          and n.name == code.co_name
+                          and min([n.lineno, *(d.lineno for d in n.decorator_list)])
+                          == code.co_firstlineno), None)
+    if node is None:
+        return None
+    fields: list[tuple[Position, FieldPath]] = []
+    calls: dict[Position, FieldPath] = {}
+    spreads: dict[Position, FieldPath] = {}
+    uses: dict[FieldPath | str, set[str]] = {}
+
+    def visit(call: ast.Call, path: FieldPath) -> None:
+        if any(keyword.arg is None for keyword in call.keywords):
+            spreads[_span(call)] = path
+        for keyword in call.keywords:
+            below = (*path, keyword.arg or SPREAD)
+            fields.append((_span(keyword.value), below))
+            uses.setdefault(below, set()).update(_names(keyword.value))
+            for value in _values(keyword.value) if keyword.arg else ():
+                if isinstance(value, ast.Call):
+                    calls[_span(value)] = below
+                    visit(value, below)
+
+    assigns: list[tuple[Position, Locals]] = []
+    for statement in ast.walk(node):
+        if isinstance(statement, ast.Return) and isinstance(statement.value, ast.Call):
+            visit(statement.value, ())
+        elif isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value:
+            targets = statement.targets if isinstance(statement, ast.Assign) \
+                else [statement.target]
+            names = frozenset(n.id for t in targets for n in ast.walk(t)
+                              if isinstance(n, ast.Name))
+            assigns.append((_span(statement), names))
+            for name in names:
+                uses.setdefault(name, set()).update(_names(statement.value))
+    return _Layout(list(code.co_positions()), fields, calls, spreads, assigns, uses)
+
+
+class _ViewBuild:
+    """The reads of one ``from_params`` call, credited to the fields and locals whose
+    source was running when each was made (module docstring, "Typed views")."""
+
+    def __init__(self, code: CodeType, params: RecordingParams) -> None:
+        self.code, self.layout = code, _layout(code)
+        self.reads, self.params = params.reads, params._data
+        self.credited: dict[FieldPath | str, set[Read]] = {}
+        self._field_reads: dict[FieldPath, frozenset[Read]] = {}  # once built, per field
+
+    def credit(self, read: Read) -> None:
+        place = self._place()
+        if place is None:  # not in a field or an assignment: the step reads it
+            self.reads.reads.add(read)
+        elif isinstance(place, frozenset):
+            for name in place:
+                self.credited.setdefault(name, set()).add(read)
+        else:
+            self.credited.setdefault(place, set()).add(read)
+
+    def _place(self) -> FieldPath | Locals | None:
+        """Where in ``from_params`` the running read is made: the field, extended into a
+        helper whose call is the field's whole value (and on into its helpers), or the
+        assigned locals."""
+        inner: list[FrameType] = []
+        frame: FrameType | None = sys._getframe(1)
+        while frame is not None and frame.f_code is not self.code:
+            inner.append(frame)
+            frame = frame.f_back
+        position = self.layout.position(frame) if frame and self.layout else None
+        if frame is None or self.layout is None or position is None:
+            return None
+        place = self.layout.place(position)
+        if not isinstance(place, tuple):
+            return place
+        path: FieldPath = place
+        relative: FieldPath | Locals | None = place
+        for outer, callee in pairwise([frame, *reversed(inner)]):
+            outer_layout, layout = _layout(outer.f_code), _layout(callee.f_code)
+            at = outer_layout.position(outer) if outer_layout else None
+            if outer_layout is None or at is None or outer_layout.calls.get(at) != relative:
+                break  # the callee's result is not the field's value as it stands
+            within = layout.position(callee) if layout else None
+            relative = layout.place(within) if layout and within else None
+            if not isinstance(relative, tuple) or not relative:
+                break
+            path = (*path, *relative)
+        return path
+
+    def field_reads(self, path: FieldPath, fields: Iterable[str]) -> frozenset[Read]:
+        """What using the field at `path` reads, `fields` the names of it and its
+        siblings: its own reads and those of the fields above it; of its constructor's
+        ``**`` argument, the reads whose last key is its name or no sibling's; and those
+        of the locals any of them names, transitively."""
+        if path not in self._field_reads:
+            self._field_reads[path] = frozenset(self._gather(path, set(fields)))
+        return self._field_reads[path]
+
+    def _gather(self, path: FieldPath, fields: set[str]) -> set[Read]:
+        above = [path[:i] for i in range(len(path) + 1)]
+        spread = (*path[:-1], SPREAD)
+        found = {read for at in above for read in self.credited.get(at, ())}
+        for read in self.credited.get(spread, ()):
+            last = read[1].rsplit(".", 1)[-1]
+            if last == path[-1] or last not in fields:
+                found.add(read)
+        uses = self.layout.uses if self.layout else {}
+        seen: set[str] = set()
+        todo = [name for at in [*above, spread] for name in uses.get(at, ())]
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                found |= self.credited.get(name, set())
+                todo += uses.get(name, ())
+        return found
+
+
+class _FieldDict(Mapping[Any, Any]):
+    """A view field's dict built in ``from_params``: looking up one entry (or whether
+    there is one) reads what names its key (``frame.manipulations.gamma`` for
+    ``["gamma"]``) and what names none of the dict's keys, the key set of a params block
+    holding that key read as whether the block holds it (the entry does not depend on
+    the block's other keys); any other use reads everything the field was computed
+    from. `params` are the whole params, to tell which blocks hold the key."""
+
+    def __init__(self, data: Mapping[Any, Any], reads: frozenset[Read], sink: Reads,
+                 params: Mapping[str, Any]) -> None:
+        self._data, self._reads, self._sink, self._params = data, reads, sink, params
+        keys = {str(key) for key in data}
+        self._shared = {r for r in reads if not keys & set(r[1].split("."))}
+        self._entries: dict[Any, set[Read]] = {}
+
+    def _entry(self, key: Any) -> None:
+        if key not in self._entries:
+            found = {r for r in self._reads if str(key) in r[1].split(".")}
+            for kind, path in self._shared:
+                block = _lookup(self._params, path) if kind == "keys" else None
+                found.add(("present", _join(path, key))
+                          if isinstance(block, Mapping) and key in block else (kind, path))
+            self._entries[key] = found
+        self._sink.reads |= self._entries[key]
+
+    def __getitem__(self, key: Any) -> Any:
+        value = self._data[key]
+        self._entry(key)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        found = key in self._data
+        if found:
+            self._entry(key)
+        else:
+            self._sink.reads |= self._shared
+        return found
+
+    def __iter__(self) -> Iterator[Any]:
+        self._sink.reads |= self._reads
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        self._sink.reads |= self._reads
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        self._sink.reads |= self._reads
+        return repr(self._data)
+
+
+_STATE = "_judgebias_params_read"  # a recording view's (build, field path) in its __dict__
+
+
+def _view_getattribute(self: Any, name: str) -> Any:
+    value = object.__getattribute__(self, name)
+    state = object.__getattribute__(self, "__dict__").get(_STATE)
+    if state is None or name not in type(self).__dataclass_fields__:
+        return value
+    build, path = state
+    reads = build.field_reads((*path, name), type(self).__dataclass_fields__)
+    if type(value) is dict:
+        return _FieldDict(value, reads, build.reads, build.params)
+    build.reads.reads |= reads
+    return value
+
+
+def _plain_type(value: Any) -> type:
+    """The view class of `value`, recording (:func:`_recording_class`) or not."""
+    kind = type(value)
+    return kind.__mro__[1] if kind.__dict__.get("__getattribute__") is _view_getattribute \
+        else kind
+
+
+def _view_eq(self: Any, other: object) -> bool:
+    """Equal to the same view, recording or not (the dataclass's own ``__eq__`` wants
+    the very same class); comparing reads every field."""
+    if not dataclasses.is_dataclass(other) or _plain_type(other) is not _plain_type(self):
+        return NotImplemented
+    names = [field.name for field in dataclasses.fields(self)]
+    return [getattr(self, n) for n in names] == [getattr(other, n) for n in names]
+
+
+def _view_reduce(self: Any) -> tuple[Any, ...]:
+    """copy, deepcopy and pickle: the plain view, every field read."""
+    values = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+    return _plain_view, (_plain_type(self), {name: dict(value) if isinstance(
+        value, _FieldDict) else value for name, value in values.items()})
+
+
+def _plain_view(view: type, values: Mapping[str, Any]) -> Any:
+    plain: Any = object.__new__(view)
+    for name, value in values.items():
+        object.__setattr__(plain, name, value)
+    return plain
+
+
+@cache
+def _recording_class(view: type) -> type:
+    """`view`'s subclass whose instances read a field's keys when it is used."""
+    return type(view.__name__, (view,), {
+        "__getattribute__": _view_getattribute, "__eq__": _view_eq,
+        "__hash__": view.__hash__, "__reduce__": _view_reduce,
+        "__qualname__": view.__qualname__, "__module__": view.__module__})
+
+
+def _recording_instance(value: Any, build: _ViewBuild, path: FieldPath) -> Any:
+    """`value` (a dataclass instance) as an instance of its recording subclass, its
+    dataclass fields likewise (so ``view.report.seed`` reads only what ``seed`` does)."""
+    view: type = type(value)
+    recording: Any = object.__new__(_recording_class(view))
+    for field in dataclasses.fields(value):
+        item = object.__getattribute__(value, field.name)
+        if dataclasses.is_dataclass(item) and not isinstance(item, type):
+            item = _recording_instance(item, build, (*path, field.name))
+        object.__setattr__(recording, field.name, item)
+    object.__setattr__(recording, _STATE, (build, path))
+    return recording
+
+
+def recording_view(from_params: Callable[..., Any], params: RecordingParams,
+                   *args: Any) -> Any:
+    """``from_params(params, *args)`` (a bound classmethod), the view a step receives,
+    with each of its fields reading what it was computed from when the step uses it
+    (module docstring, "Typed views")."""
+    build = _ViewBuild(from_params.__func__.__code__, params)  # type: ignore[attr-defined]
+    with params.reads.building(build):
+        view = from_params(params, *args)
+    if not dataclasses.is_dataclass(view) or isinstance(view, type):
+        params.reads.reads.update(r for found in build.credited.values() for r in found)
+        return view
+    return _recording_instance(view, build, ())
+
+
+def views_of(namespace: Mapping[str, Any]) -> set[type]:
+    """The view classes `namespace` names: dataclasses with a ``from_params`` classmethod
+    of their own."""
+    return {value for value in namespace.values() if isinstance(value, type)
+            and dataclasses.is_dataclass(value)
+            and isinstance(value.__dict__.get(VIEW_CONSTRUCTOR), classmethod)}
+
+
+@contextmanager
+def recording_views(views: Iterable[type]) -> Iterator[None]:
+    """While the block runs, each of `views` (:func:`views_of`) builds a recording view
+    (:func:`recording_view`) when its ``from_params`` is called on recording params:
+    the view a step is handed (judgebias.steps.bind), one a step builds itself from the
+    params mapping it also passes on to a model job, and the panel models the judging
+    core resolves."""
+    originals = {view: view.__dict__[VIEW_CONSTRUCTOR] for view in views}
+
+    def recording(original: classmethod) -> classmethod:
+        def from_params(cls: type, params: Any, *args: Any) -> Any:
+            bound = original.__get__(None, cls)
+            if isinstance(params, RecordingParams):
+                return recording_view(bound, params, *args)
+            return bound(params, *args)
+        return classmethod(from_params)
+
+    try:
+        for view, original in originals.items():
+            setattr(view, VIEW_CONSTRUCTOR, recording(original))
+        yield
+    finally:
+        for view, original in originals.items():
+            setattr(view, VIEW_CONSTRUCTOR, original)
+
+
+# ---- records ---------------------------------------------------------------------------
+
+
+def record_name(target: str, outputs: Sequence[str], wildcards: Mapping[str, str]) -> str:
+    """The record file of step `target`'s job: the step, its wildcards' values and a hash
+    of its outputs (one job writes them; the wildcards alone may not tell jobs apart)."""
+    digest = hashlib.sha256("\n".join(sorted(outputs)).encode()).hexdigest()[:12]
+    words = re.sub(r"[^A-Za-z0-9._-]", "_", ".".join([target, *wildcards.values()]))
+    return f"{words}.{digest}.json"
+
+
+def write_record(folder: Path, target: str, outputs: Sequence[str],
+                 wildcards: Mapping[str, str], reads: Reads) -> Path:
+    """Write what step `target`'s job read into `folder`, atomically (jobs run at once)."""
+    from judgebias.atomicfile import atomic_path
+
+    path = folder / record_name(target, outputs, wildcards)
+    record = {"step": target, "outputs": sorted(outputs), "wildcards": dict(wildcards),
+              **reads.as_json()}
+    with atomic_path(path, durable=False) as tmp:
+        tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+# ---- the check -------------------------------------------------------------------------
+
+
+def _at_or_below(path: str, key: str) -> bool:
+    return path == key or path.startswith(key + ".")
+
+
+def uncovered(reads: Iterable[Read], declared: Iterable[str],
+              params: Mapping[str, Any]) -> list[Read]:
+    """The reads of `reads` that no key of `declared` covers (module docstring), run
+    settings allowed; ``absent`` reads are not judged, nor the truth of a block the step
+    looked inside."""
+    from judgebias.config import is_run_setting
+
+    declared = list(declared)
+
+    def covered(path: str) -> bool:
+        parts = path.split(".") if path else []
+        return (any(_at_or_below(path, key) for key in declared)
+                or any(is_run_setting(".".join(parts[:i])) for i in range(1, len(parts) + 1)))
+
+    def declared_within(path: str) -> bool:  # a declared key at, above or below `path`
+        return covered(path) or any(_at_or_below(key, path) for key in declared)
+
+    def value_covered(path: str, value: Any) -> bool:
+        if covered(path):
+            return True
+        if not isinstance(value, Mapping) or not value:
+            return False
+        return all(value_covered(_join(path, k), v) for k, v in value.items())
+
+    def keys_covered(path: str, value: Any) -> bool:
+        if covered(path):
+            return True
+        return bool(value) and all(declared_within(_join(path, k)) for k in value)
+
+    made = sorted(set(reads))
+
+    def looked_inside(path: str) -> bool:
+        return any(_at_or_below(other, path) and other != path for _, other in made)
+
+    found: list[Read] = []
+    for kind, path in made:
+        if kind == "absent" or covered(path) or (kind == "empty" and looked_inside(path)):
+            continue
+        value = _lookup(params, path)
+        ok = (value_covered(path, value) if kind == "value" else
+              keys_covered(path, value) if kind == "keys" else declared_within(path))
+        if not ok:
+            found.append((kind, path))
+    return found
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """A job of the Snakemake DAG as the check sees it: its rule, outputs, the params keys
+    its rule declares for it (``dvc_params``) and the step it runs (None: no step)."""
+
+    rule: str
+    outputs: tuple[str, ...]
+    declared: tuple[str, ...]
+    step: str | None
+
+
+STEP_COMMAND = re.compile(r"\bstep (\S+)")  # judgebias ... step STUDY.STEP (common.smk)
+
+
+def dag_jobs(snakefile: Path) -> list[Job]:
+    """Every job of `snakefile`'s DAG for its params (as with --forceall), as
+    judgebias.workflow.dvc_export reads it for dvc.yaml."""
+    from judgebias.workflow.dvc_export import _workflow
+
+    cwd = os.getcwd()
+    try:
+        os.chdir(snakefile.absolute().parent)  # where its jobs run and find params.yaml
+        with _workflow(snakefile) as workflow:
+            jobs = []
+            for job in workflow.dag.jobs:
+                step = STEP_COMMAND.search(job.shellcmd or "")
+                jobs.append(Job(job.rule.name, tuple(map(str, job.output)),
+                                tuple(getattr(job.params, "dvc_params", None) or ()),
+                                step.group(1) if step else None))
+    finally:
+        os.chdir(cwd)
+    return jobs
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """One finding of :func:`check`: `read` of the job writing `output` (its first) is
+    declared by no key of its `rule`; with no `read`, what `message` says."""
+
+    rule: str
+    output: str
+    read: Read | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"rule {self.rule} ({self.output}): {self.message}"
+
+
+def check(snakefile: Path, records: Path, params: Mapping[str, Any], *,
+          every_step: bool = True) -> list[Problem]:
+    """Every problem of the records in folder `records` of a run of `snakefile`'s DAG on
+    `params` (the validated params the jobs read): a read its job's rule does not
+    declare; a record no job of the DAG matches; with `every_step`, a job running a step
+    that left no record (a fresh run or --forceall runs them all; a run of what changed,
+    only some)."""
+    jobs = dag_jobs(snakefile)
+    by_output = {path: job for job in jobs for path in job.outputs}
+    problems, recorded = [], set()
+    for file in sorted(records.glob("*.json")):
+        record = json.loads(file.read_text())
+        matched = {by_output.get(path) for path in record["outputs"]}
+        job = matched.pop() if len(matched) == 1 else None
+        if job is None or job.step != record["step"]:
+            problems.append(Problem("?", record["outputs"][0], None,
+                                    f"{file.name}: step {record['step']} is no job of "
+                                    "the DAG"))
+            continue
+        recorded.add(job)
+        reads = [(kind, path) for kind in KINDS for path in record[kind]]
+        for kind, path in uncovered(reads, job.declared, params):
+            what = {"keys": "the keys of ", "present": "whether there is ",
+                    "empty": "whether there is anything in "}.get(kind, "")
+            problems.append(Problem(job.rule, job.outputs[0], (kind, path),
+                                    f"step {job.step} reads {what}"
+                                    f"{path or 'the whole params'}, undeclared"))
+    problems += [Problem(job.rule, job.outputs[0], None,
+                         f"step {job.step} left no record of its reads")
+                 for job in jobs if every_step and job.step and job not in recorded]
+    return problems
