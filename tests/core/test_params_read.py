@@ -1,12 +1,14 @@
 """Steps read only the params keys their rules declare (issue 42 item 5, the params loop).
 
-judgebias.workflow.paramsread records what a step reads (``$JUDGEBIAS_RECORD_PARAMS``)
-and checks it against its rule's ``dvc_params``. Here: what counts as a read, on
-hand-made params and views; and a planted violation, a step reading a key its rule does
-not declare, reported through the real dispatcher, record and DAG, and no longer reported
-once the rule declares it. The check over every step of every study runs inside
-tests/core/test_plan.py's pipeline run (the one run of all five studies on the default
-sim panel), so it adds no pipeline run of its own.
+judgebias.workflow.paramsread records what a step reads (``$JUDGEBIAS_RECORD_PARAMS``),
+judgebias.workflow.paramscheck checks it against its rule's ``dvc_params``. Here: what
+counts as a read, on hand-made params and views, and what covers it; and a planted
+violation, a step reading a key its rule does not declare, reported through the real
+dispatcher, record and DAG, and no longer reported once the rule declares it. The check
+over every step of every study runs inside the pipeline runs that exist already (the one
+of all five studies on the default sim panel in tests/core/test_plan.py, today's API
+judges in test_todays_judges.py, FRAME's presets, BIRCH's repeats, a new study from the
+template), so it adds no pipeline run of its own.
 """
 
 from __future__ import annotations
@@ -25,14 +27,13 @@ from judgebias.config import PARAMS_ENV
 from judgebias.models.panel import PanelModel
 from judgebias.steps import run_step
 from judgebias.studies.philautia.params import PhilautiaParams
+from judgebias.workflow.paramscheck import check, uncovered
 from judgebias.workflow.paramsread import (
     RECORD_ENV,
     Reads,
     RecordingParams,
-    check,
     recording_view,
     recording_views,
-    uncovered,
     views_of,
 )
 
@@ -209,7 +210,8 @@ def test_a_view_is_still_its_dataclass():
     view = recording_view(View.from_params, params)
     plain = View.from_params(PARAMS)
     assert isinstance(view, View) and dataclasses.is_dataclass(view)
-    assert dataclasses.asdict(view)["inner"] == {"k": 3, "z": 4}
+    plain_dict = dataclasses.asdict(view)
+    assert plain_dict["inner"] == {"k": 3, "z": 4} and type(plain_dict["grid"]) is dict
     assert dataclasses.replace(view, n=6).n == 6
     assert view.inner == plain.inner and plain.inner == view.inner
     assert hash(view.inner) == hash(plain.inner)

@@ -27,7 +27,7 @@ BIN = Path(sys.executable).parent
 PANEL = ["lumen-large", "lumen-mini", "corvid-pro"]
 SMALL_JUDGES = ["corvid-pro", "lumen-mini"]  # small_all_studies' judges
 WARM = [str(BIN / "judgebias-warm"), "--"]  # prefix: COMMAND's jobs forked warm (make run)
-# Reads of params keys that judgebias.workflow.paramsread.check finds and the rules do not
+# Reads of params keys that judgebias.workflow.paramscheck.check finds and the rules do not
 # declare, each for a reason (issue 42 item 5): key -> (the rules reading it, why). None
 # changes what its job writes, and declaring it would rerun the job and all after it for
 # nothing.
@@ -41,13 +41,13 @@ UNDECLARED_READS = {
                    "mmb.design.n_val")},
     "mmb.design.n_prompts": ({"mmb_pool"}, "the pool is checked to hold the largest ensemble"),
 }
-# judgebias.workflow.paramsread.check, run by the project's own Python (a new study's
+# judgebias.workflow.paramscheck.check, run by the project's own Python (a new study's
 # package included): one [rule, key read or null, message] per finding, as JSON.
 _CHECK = """\
 import json, sys
 from pathlib import Path
 from judgebias.config import load_config, params_path
-from judgebias.workflow.paramsread import check
+from judgebias.workflow.paramscheck import check
 found = check(Path("Snakefile"), Path(sys.argv[1]), load_config(params_path(), data=False),
               every_step=sys.argv[2] == "every")
 print(json.dumps([[p.rule, p.read and p.read[1], str(p)] for p in found]))

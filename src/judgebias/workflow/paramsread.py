@@ -1,4 +1,4 @@
-"""Which params keys a step reads, checked against the keys its rule declares (issue 42).
+"""Which params keys a step reads, to check them against the keys its rule declares.
 
 "Edit a parameter and only what depends on it is recomputed" (docs/design.md) holds only
 if every step reads nothing but the params keys its rule declares under ``params:
@@ -12,8 +12,8 @@ This module closes that loop:
 * :func:`recording_views` makes a study's typed views (``PhilautiaParams.from_params``)
   built from it record by field: using a field of the view reads the keys the field was
   computed from, not everything the view's constructor looked at;
-* :func:`check` matches each job's record with the keys its rule declares in the
-  Snakemake DAG and names every read no declared key covers.
+* judgebias.workflow.paramscheck matches each job's record with the keys its rule
+  declares in the Snakemake DAG and names every read no declared key covers.
 
 What counts as a read (:class:`Reads`), and why:
 
@@ -41,15 +41,6 @@ What counts as a read (:class:`Reads`), and why:
   rule would declare it once present is a question for a params file that has it (run the
   check on that one).
 
-A read is covered (:func:`uncovered`) when it lies at or below a declared key (a declared
-block covers everything in it) or below a run setting (``x-run-setting`` in the schema:
-budgets, prices, endpoints, ``journal_dir``; judgebias.config.answer_keys leaves them out
-of every declaration because they cannot change an answer). A block read whole is covered
-when every key in it is; a key set is covered when every key of the block has a declared
-key at or below it (the declaration then names each of them, and a rule listing a
-block's keys is derived from that block: one more key changes the declaration and reruns
-the job), and an empty block's key set only by a declared ancestor.
-
 Typed views. A study's steps mostly receive a frozen dataclass its ``from_params`` builds
 from the whole params, eagerly: PhilautiaParams reads the dataset block, every setting,
 the bootstrap sizes and the panel's families for a step that uses two of them. Recording
@@ -62,9 +53,11 @@ fields, ``downsampling.ratios``, and so does a helper whose call is a field's wh
 and which returns a constructor call itself, FRAME's ``_synthetic``), or inside an
 assignment to a local name (``models = ...``), whose reads every field naming that local
 inherits. The step's view is the same dataclass, of a subclass that reads a field's keys
-when the step uses the field. This holds for the view a step is handed and for one it
+when the step uses the field. This holds for the view a step is handed, for one it
 builds itself from the params mapping it also passes on to a model job (BIRCH's
-``equalise``): :func:`recording_views` covers the view classes its module names. A read
+``equalise``) and for the panel models the judging core resolves (PanelModel: a sim
+judge's world asks of a model it prefers only whether it is simulated):
+:func:`recording_views` covers the view classes judgebias.steps names to it. A read
 outside any field or assignment (an ``if`` in ``from_params``) is credited to the step at
 once, and a field built in a helper's own locals is credited whole: wider than the
 step's use, never narrower. Two splits are by name. A nested view built by ``**``
@@ -76,8 +69,9 @@ its keys (a key set holding the entry's key read as whether it holds it). That i
 ``**{key: block[key]}`` and ``{name: f(block[name]) for name in block}`` read; a value
 computed from a key named after another field or entry would go unseen.
 
-Runs the check needs: every job of the DAG run with recording on (a fresh run, or
-``snakemake --forceall``), since a job that did not run left no record.
+A module of its own, importing only the standard library (and judgebias.atomicfile to
+write a record), because the step dispatcher (judgebias.steps) imports it for every job;
+the check, which asks Snakemake for the DAG, is judgebias.workflow.paramscheck.
 """
 
 from __future__ import annotations
@@ -87,9 +81,9 @@ import copy
 import dataclasses
 import hashlib
 import json
-import os
 import re
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
@@ -105,11 +99,13 @@ Read = tuple[Kind, str]  # (kind, dotted path; "" is the whole params)
 VIEW_CONSTRUCTOR = "from_params"  # a study's typed view: View.from_params(params)
 
 
-def _join(path: str, key: Any) -> str:
+def key_path(path: str, key: Any) -> str:
+    """The dotted path of `key` in the block at `path` ("" the whole params)."""
     return f"{path}.{key}" if path else str(key)
 
 
-def _lookup(params: Mapping[str, Any], path: str) -> Any:
+def value_at(params: Mapping[str, Any], path: str) -> Any:
+    """The value at dotted `path` of `params` ("": all of them)."""
     node: Any = params
     for part in path.split(".") if path else ():
         node = node[part]
@@ -120,26 +116,34 @@ class Reads:
     """The reads of one job (module docstring: what counts as a read).
 
     While a typed view is built (:func:`recording_view`) its reads go to the view's
-    fields instead (:class:`_ViewBuild`), so that the step reads them when it uses them.
+    fields instead (:class:`_ViewBuild`), so that the step reads them when it uses them:
+    the views being built are per thread (a model job's calls run in several).
     """
 
     def __init__(self) -> None:
         self.reads: set[Read] = set()
-        self._builds: list[_ViewBuild] = []
+        self._local = threading.local()
+
+    def _builds(self) -> list[_ViewBuild]:
+        if not hasattr(self._local, "builds"):
+            self._local.builds = []
+        builds: list[_ViewBuild] = self._local.builds
+        return builds
 
     def add(self, kind: Kind, path: str) -> None:
-        if self._builds:
-            self._builds[-1].credit((kind, path))
+        builds = self._builds()
+        if builds:
+            builds[-1].credit((kind, path))
         else:
             self.reads.add((kind, path))
 
     @contextmanager
     def building(self, build: _ViewBuild) -> Iterator[None]:
-        self._builds.append(build)
+        self._builds().append(build)
         try:
             yield
         finally:
-            self._builds.pop()
+            self._builds().pop()
 
     def as_json(self) -> dict[str, list[str]]:
         return {kind: sorted(p for k, p in self.reads if k == kind) for kind in KINDS}
@@ -154,7 +158,7 @@ class RecordingParams(Mapping[str, Any]):
         self._data, self.reads, self._path = data, reads, path
 
     def __getitem__(self, key: str) -> Any:
-        path = _join(self._path, key)
+        path = key_path(self._path, key)
         try:
             value = self._data[key]
         except KeyError:
@@ -167,7 +171,7 @@ class RecordingParams(Mapping[str, Any]):
 
     def __contains__(self, key: object) -> bool:
         found = key in self._data
-        self.reads.add("present" if found else "absent", _join(self._path, key))
+        self.reads.add("present" if found else "absent", key_path(self._path, key))
         return found
 
     def __bool__(self) -> bool:
@@ -416,8 +420,8 @@ class _FieldDict(Mapping[Any, Any]):
         if key not in self._entries:
             found = {r for r in self._reads if str(key) in r[1].split(".")}
             for kind, path in self._shared:
-                block = _lookup(self._params, path) if kind == "keys" else None
-                found.add(("present", _join(path, key))
+                block = value_at(self._params, path) if kind == "keys" else None
+                found.add(("present", key_path(path, key))
                           if isinstance(block, Mapping) and key in block else (kind, path))
             self._entries[key] = found
         self._sink.reads |= self._entries[key]
@@ -446,6 +450,11 @@ class _FieldDict(Mapping[Any, Any]):
     def __repr__(self) -> str:
         self._sink.reads |= self._reads
         return repr(self._data)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copy, deepcopy (dataclasses.asdict) and pickle: a plain dict, read whole
+        self._sink.reads |= self._reads
+        return dict, (dict(self._data),)
 
 
 _STATE = "_judgebias_params_read"  # a recording view's (build, field path) in its __dict__
@@ -587,137 +596,3 @@ def write_record(folder: Path, target: str, outputs: Sequence[str],
     with atomic_path(path, durable=False) as tmp:
         tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return path
-
-
-# ---- the check -------------------------------------------------------------------------
-
-
-def _at_or_below(path: str, key: str) -> bool:
-    return path == key or path.startswith(key + ".")
-
-
-def uncovered(reads: Iterable[Read], declared: Iterable[str],
-              params: Mapping[str, Any]) -> list[Read]:
-    """The reads of `reads` that no key of `declared` covers (module docstring), run
-    settings allowed; ``absent`` reads are not judged, nor the truth of a block the step
-    looked inside."""
-    from judgebias.config import is_run_setting
-
-    declared = list(declared)
-
-    def covered(path: str) -> bool:
-        parts = path.split(".") if path else []
-        return (any(_at_or_below(path, key) for key in declared)
-                or any(is_run_setting(".".join(parts[:i])) for i in range(1, len(parts) + 1)))
-
-    def declared_within(path: str) -> bool:  # a declared key at, above or below `path`
-        return covered(path) or any(_at_or_below(key, path) for key in declared)
-
-    def value_covered(path: str, value: Any) -> bool:
-        if covered(path):
-            return True
-        if not isinstance(value, Mapping) or not value:
-            return False
-        return all(value_covered(_join(path, k), v) for k, v in value.items())
-
-    def keys_covered(path: str, value: Any) -> bool:
-        if covered(path):
-            return True
-        return bool(value) and all(declared_within(_join(path, k)) for k in value)
-
-    made = sorted(set(reads))
-
-    def looked_inside(path: str) -> bool:
-        return any(_at_or_below(other, path) and other != path for _, other in made)
-
-    found: list[Read] = []
-    for kind, path in made:
-        if kind == "absent" or covered(path) or (kind == "empty" and looked_inside(path)):
-            continue
-        value = _lookup(params, path)
-        ok = (value_covered(path, value) if kind == "value" else
-              keys_covered(path, value) if kind == "keys" else declared_within(path))
-        if not ok:
-            found.append((kind, path))
-    return found
-
-
-@dataclasses.dataclass(frozen=True)
-class Job:
-    """A job of the Snakemake DAG as the check sees it: its rule, outputs, the params keys
-    its rule declares for it (``dvc_params``) and the step it runs (None: no step)."""
-
-    rule: str
-    outputs: tuple[str, ...]
-    declared: tuple[str, ...]
-    step: str | None
-
-
-STEP_COMMAND = re.compile(r"\bstep (\S+)")  # judgebias ... step STUDY.STEP (common.smk)
-
-
-def dag_jobs(snakefile: Path) -> list[Job]:
-    """Every job of `snakefile`'s DAG for its params (as with --forceall), as
-    judgebias.workflow.dvc_export reads it for dvc.yaml."""
-    from judgebias.workflow.dvc_export import _workflow
-
-    cwd = os.getcwd()
-    try:
-        os.chdir(snakefile.absolute().parent)  # where its jobs run and find params.yaml
-        with _workflow(snakefile) as workflow:
-            jobs = []
-            for job in workflow.dag.jobs:
-                step = STEP_COMMAND.search(job.shellcmd or "")
-                jobs.append(Job(job.rule.name, tuple(map(str, job.output)),
-                                tuple(getattr(job.params, "dvc_params", None) or ()),
-                                step.group(1) if step else None))
-    finally:
-        os.chdir(cwd)
-    return jobs
-
-
-@dataclasses.dataclass(frozen=True)
-class Problem:
-    """One finding of :func:`check`: `read` of the job writing `output` (its first) is
-    declared by no key of its `rule`; with no `read`, what `message` says."""
-
-    rule: str
-    output: str
-    read: Read | None
-    message: str
-
-    def __str__(self) -> str:
-        return f"rule {self.rule} ({self.output}): {self.message}"
-
-
-def check(snakefile: Path, records: Path, params: Mapping[str, Any], *,
-          every_step: bool = True) -> list[Problem]:
-    """Every problem of the records in folder `records` of a run of `snakefile`'s DAG on
-    `params` (the validated params the jobs read): a read its job's rule does not
-    declare; a record no job of the DAG matches; with `every_step`, a job running a step
-    that left no record (a fresh run or --forceall runs them all; a run of what changed,
-    only some)."""
-    jobs = dag_jobs(snakefile)
-    by_output = {path: job for job in jobs for path in job.outputs}
-    problems, recorded = [], set()
-    for file in sorted(records.glob("*.json")):
-        record = json.loads(file.read_text())
-        matched = {by_output.get(path) for path in record["outputs"]}
-        job = matched.pop() if len(matched) == 1 else None
-        if job is None or job.step != record["step"]:
-            problems.append(Problem("?", record["outputs"][0], None,
-                                    f"{file.name}: step {record['step']} is no job of "
-                                    "the DAG"))
-            continue
-        recorded.add(job)
-        reads = [(kind, path) for kind in KINDS for path in record[kind]]
-        for kind, path in uncovered(reads, job.declared, params):
-            what = {"keys": "the keys of ", "present": "whether there is ",
-                    "empty": "whether there is anything in "}.get(kind, "")
-            problems.append(Problem(job.rule, job.outputs[0], (kind, path),
-                                    f"step {job.step} reads {what}"
-                                    f"{path or 'the whole params'}, undeclared"))
-    problems += [Problem(job.rule, job.outputs[0], None,
-                         f"step {job.step} left no record of its reads")
-                 for job in jobs if every_step and job.step and job not in recorded]
-    return problems
