@@ -33,8 +33,7 @@ import pandas as pd
 import yaml
 from dag_scale import BIN, scale_params
 
-from judgebias.artifacts import write_table
-from judgebias.steps import command_arguments
+from judgebias.io.artifacts import write_table
 from judgebias.studies.philautia.tables import (
     ANALYSIS_TABLES,
     FIGURES,
@@ -43,6 +42,7 @@ from judgebias.studies.philautia.tables import (
     scores_path,
     setting_file,
 )
+from judgebias.workflow.step_dispatch import command_arguments
 
 SETTINGS = ("ref_free", "ref_based")
 RAW = "The caption names the objects in the image correctly. The final score is {}."

@@ -11,7 +11,7 @@ test is only worth printing if it rejects a true null at its nominal rate, and a
 interval only if it covers the truth at its nominal rate; both are checked here on
 worlds whose truth is known, through the pipeline's own functions
 (``inference.mcnemar_rows``, ``with_fdr``, ``correctness_table``, ``estimands``,
-``combine`` and ``judgebias.stats.bootstrap_weighted_means``).
+``combine`` and ``judgebias.stats.bootstrap.bootstrap_weighted_means``).
 
 **Nulls** (method ≡ Base): pair i has a difficulty d_i (drawn afresh per data set, so
 pairs are a sample of a population); a variant gets pair i right iff d_i + e > 0. Under
@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.multitest import multipletests
 
-from judgebias.stats import bootstrap_weighted_means
+from judgebias.stats.bootstrap import bootstrap_weighted_means
 from judgebias.studies.birch.measures import inference
 
 ALPHA = 0.05

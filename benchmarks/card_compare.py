@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from judgebias.card.compare import compare
-from judgebias.stats import bootstrap_weights
+from judgebias.stats.bootstrap import bootstrap_weights
 
 NOISES = ("normal", "skewed", "discrete")
 DESIGNS = ("independent", "paired")

@@ -1,5 +1,5 @@
 """Benchmark: the paired difference of two judges' Kendall tau with humans
-(`judgebias.agreement.agreement(..., versus=...)`, issue 22): the size of its test of no
+(`judgebias.stats.agreement.agreement(..., versus=...)`, issue 22): the size of its test of no
 difference and the coverage of its interval.
 
     .venv/bin/python benchmarks/kendall_difference.py [--datasets 400] [--null-datasets 800]
@@ -81,7 +81,7 @@ import pandas as pd
 from kendall_interval import CAPTIONS_PER_IMAGE, IMAGE_SD, _band, _skewed
 from scipy import stats
 
-from judgebias.agreement import TAU_VARIANTS, agreement
+from judgebias.stats.agreement import TAU_VARIANTS, agreement
 
 ALPHA = 0.05
 LEVEL = 0.95

@@ -6,7 +6,7 @@ judge against humans, and the rejection rate of their test of tau = 0 (issue 22)
         [--worlds continuous flickr_like skewed no_agreement]
 
 Why: the judge card reports "agreement with humans (Kendall tau-b/c)" with a 95% interval
-and a test, computed by `judgebias.agreement.agreement(..., cluster=..., n_resamples=...)`
+and a test, computed by `judgebias.stats.agreement.agreement(..., cluster=..., n_resamples=...)`
 on *rating-level* tables (one row per human rating, a caption's judge score repeated on
 each of its rating rows, captions grouped by image). An interval is only worth printing
 if it covers the truth at its nominal rate, and a test only if it rejects a true null at
@@ -63,7 +63,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgebias.agreement import TAU_VARIANTS, agreement
+from judgebias.stats.agreement import TAU_VARIANTS, agreement
 
 ALPHA = 0.05
 LEVEL = 0.95

@@ -78,8 +78,8 @@ def _filler(field: pa.Field) -> object:
 
 def whole_plan(paths: list[str], models: int, settings: int, repeat: int) -> list[float]:
     """Seconds of `plan_calls` on a philautia project of this shape, `repeat` times."""
-    from judgebias.artifacts import write_table
     from judgebias.config import load_config, validate_params
+    from judgebias.io.artifacts import write_table
     from judgebias.plan import plan_calls
     from judgebias.studies.philautia.tables import CAPTIONS, DATASET_TABLE, IMAGES, captions_path
 

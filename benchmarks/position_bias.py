@@ -1,10 +1,10 @@
 """Benchmark: the position-bias tests under simulated nulls, the coverage of their intervals
-on planted worlds, and the PF test's power (`judgebias.position`).
+on planted worlds, and the PF test's power (`judgebias.stats.position`).
 
     .venv/bin/python benchmarks/position_bias.py [--datasets 4000] [--power-datasets 1000]
         [--coverage-datasets 500] [--resamples 999] [--ns 20 50 200 1000] [--seed 0]
 
-Why: `judgebias.position.position_bias` prints a p-value for PF = 0 (exact binomial of
+Why: `judgebias.stats.position.position_bias` prints a p-value for PF = 0 (exact binomial of
 recency vs primacy counts) and for a first-slot rate of 0.5, and intervals for PC
 (Wilson), PF, RS and the both-order first-slot rate (percentile cluster bootstrap over
 items), the one-order first-slot rate (Wilson) and the gold-slot gap (Newcombe)
@@ -62,7 +62,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from judgebias.position import (
+from judgebias.stats.position import (
     CLASS_TABLE,
     expected_modal_share,
     first_slot_pair_test,

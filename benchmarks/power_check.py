@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/power_check.py [--reps 400] [--power 0.8]
 
-judgebias.power reads a measure's standard error off a pilot's 95 % interval, carries it
+judgebias.stats.power reads a measure's standard error off a pilot's 95 % interval, carries it
 to the configured size as s0 sqrt(n0 / n) and reports MDE = (z_{1-a/2} + z_{power}) s.
 This checks that promise end to end, with each study's own estimator and test: in each
 replicate a pilot of n0 units is drawn with no effect, its interval gives the MDE at n
@@ -47,8 +47,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgebias.position import gold_gap_test
-from judgebias.power import PowerSettings, mde, se_from_interval
+from judgebias.stats.position import gold_gap_test
+from judgebias.stats.power import PowerSettings, mde, se_from_interval
 from judgebias.studies.philautia.selfpref import self_preference
 
 MODELS = ["a1", "a2", "b1", "b2", "c1", "d1"]  # the default panel's size, 4 families

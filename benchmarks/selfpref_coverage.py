@@ -186,8 +186,8 @@ import yaml
 from expected_score_bias import estimates  # benchmarks/: the pipeline's parser on sim answers
 from scipy import stats
 
-from judgebias.artifacts import write_table
 from judgebias.config import validate_params
+from judgebias.io.artifacts import write_table
 from judgebias.judging.tasks import build_requests
 from judgebias.models.registry import build_backend
 from judgebias.models.sim import score_logprobs

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from judgebias.artifacts import ArtifactError
 from judgebias.config import (
     ConfigError,
     DataNotDownloaded,
@@ -28,6 +27,7 @@ from judgebias.config import (
     missing_secrets,
     params_warnings,
 )
+from judgebias.io.artifacts import ArtifactError
 from judgebias.models.api import PermanentError
 from judgebias.models.gpu import ENV as GPUS_ENV  # the dispatch layer names a job's GPUs
 from judgebias.models.journal import BudgetExceeded, TooManyFailures
@@ -75,7 +75,7 @@ def _log_warnings(params: str, config: dict[str, Any] | None = None) -> None:
 
 
 def step(args: argparse.Namespace) -> None:
-    from judgebias.steps import run_step
+    from judgebias.workflow.step_dispatch import run_step
 
     if GPUS_ENV in os.environ:  # a GPU job (Slurm sets it from the job's GPU request)
         # which of them the job holds, judgebias.models.gpu.job_gpus logs ("GPUs given")
@@ -164,7 +164,8 @@ def probe(args: argparse.Namespace) -> None:
 
 
 def _power(args: argparse.Namespace) -> None:
-    from judgebias.power import PowerSettings, power_plan, power_text
+    from judgebias.plan import power_plan
+    from judgebias.stats.power import PowerSettings, power_text
 
     settings = PowerSettings(alpha=args.alpha, power=args.power_level,
                              targets=_targets(args.target))

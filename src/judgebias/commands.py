@@ -113,7 +113,7 @@ COMMANDS: tuple[Command, ...] = (
                  help="print the plan as JSON (model rows, study rows, notes)"),
              arg("--power", action="store_true",
                  help="instead: the minimum detectable effect of each headline measure at "
-                      "the configured sizes, from a pilot run's card (judgebias.power)"),
+                      "the configured sizes, from a pilot run's card (judgebias.stats.power)"),
              arg("--pilot", default=".", metavar="DIR",
                  help="--power: the pilot run's folder, with params.yaml and "
                       "results/judges.parquet (default: this project)"),

@@ -33,6 +33,7 @@ GPU-hours are estimated (they depend on the GPU, the batch and the answers' leng
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import Mapping
@@ -43,11 +44,14 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from judgebias import prompts
+from judgebias.config import ConfigError, load_config
 from judgebias.models.backends import backend_spec, registered_backends
 from judgebias.models.base import ChatRequest, hidden_tokens
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.panel import PanelModel, panel_models
 from judgebias.models.registry import backend_version
+from judgebias.stats.power import PowerSettings, power_table
+from judgebias.study import active, study_models
 
 if TYPE_CHECKING:
     from judgebias.judging.tasks import JudgeTask
@@ -144,7 +148,6 @@ def _collect(config: Mapping[str, Any]) -> tuple[dict[str, dict[str, list[Planne
                                                  list[tuple[str, str, str]],
                                                  list[tuple[str, str]]]:
     """The active studies' planned calls, by model then study, with their notes."""
-    from judgebias.study import active
 
     planned: dict[str, dict[str, list[PlannedCalls]]] = {}
     notes: list[tuple[str, str, str]] = []
@@ -403,3 +406,47 @@ def _batch_prices() -> str:
              else ", ".join(f"{name} x{price:g}" for name, price in prices.items()))
     return (f"every {'/'.join(prices)} model at its batch price ({share}; "
             "judgebias.models.backends)")
+
+
+# `judgebias plan --power`: the params and the pilot's files; the formulas are
+# judgebias.stats.power's.
+def growth_of(config: Mapping[str, Any], pilot_config: Mapping[str, Any], pilot_dir: Path
+              ) -> dict[tuple[str, str], float]:
+    """(study, measure) -> configured design size over the pilot's, from each active
+    study's ``power`` hook (the pilot's read in its own folder, where its data lie)."""
+    growth = {}
+    for study in active(config):
+        hook = study.load("power")
+        if hook is None or pilot_config.get(study.name) is None:
+            continue
+        sizes = hook(config)
+        with contextlib.chdir(pilot_dir):
+            pilot_sizes = hook(pilot_config)
+        for measure, size in sizes.items():
+            if pilot_sizes.get(measure):
+                growth[(study.name, measure)] = size / pilot_sizes[measure]
+    return growth
+
+
+def power_plan(config: Mapping[str, Any], pilot_dir: Path, settings: PowerSettings
+               ) -> pd.DataFrame:
+    """`judgebias plan --power`: :func:`power_table` for `config` from the pilot run in
+    `pilot_dir` (its params.yaml and results/judges.parquet)."""
+    from judgebias.card.schema import CARD
+    from judgebias.io.artifacts import read_table
+
+    card, params = pilot_dir / "results" / "judges.parquet", pilot_dir / "params.yaml"
+    if not card.is_file() or not params.is_file():
+        raise ConfigError(
+            f"--pilot {pilot_dir}: no pilot run there ({card} and {params} are needed). "
+            "Run a pilot first: your panel at a small size (e.g. 50 images), or the "
+            "simulated panel (`make run` in a fresh clone) as a stand-in, then pass its "
+            "folder.")
+    with contextlib.chdir(pilot_dir):
+        pilot_config = load_config("params.yaml", data=False)
+    simulated = {key for key, model in pilot_config["panel"].items()
+                 if model["backend"] == "sim"}
+    models = {study.name: study_models(config, study.name) for study in active(config)}
+    return power_table(read_table(card, CARD), models,
+                       growth_of(config, pilot_config, pilot_dir), settings,
+                       frozenset(simulated))

@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from judgebias.atomicfile import atomic_path
 from judgebias.config import ConfigError, answer_keys, fingerprint, get_key
+from judgebias.io.atomicfile import atomic_path
 from judgebias.models.backends import Abilities
 
 PROBE_DIR = "probes"  # under journal_dir: the records, and the probes' own journal

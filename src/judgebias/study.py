@@ -15,7 +15,7 @@ each a hook at a conventional place in its package (``ROLES``, below). The stand
   PlannedCalls, keyed or estimated, and NotCounted lines, for `judgebias plan`,
 - ``power`` (plan:power_sizes): how its powered card measures grow with its params,
   params -> {card measure: design size}, the units the measure's ``n`` is proportional
-  to: images, pairs, items (`judgebias plan --power`, judgebias.power),
+  to: images, pairs, items (`judgebias plan --power`, judgebias.stats.power),
 - ``report`` (report:report_section): its report section, (params, results folder, named
   data files) -> report Section,
 - ``report_inputs`` (tables:report_inputs): the files that section reads, params ->
@@ -43,8 +43,8 @@ The optional roles, which few studies fill:
 - ``sim_images`` (imagegen:served_image): the pictures ``serve-sim`` draws for the OpenAI
   images API, (prompt, width in px, seed) -> PNG bytes.
 
-Its rules' steps are the functions of its ``steps`` module (judgebias.steps), found by
-name, not declared.
+Its rules' steps are the functions of its ``steps`` module (judgebias.workflow.step_dispatch),
+found by name, not declared.
 
 A declaration states only where a study departs from the table: the standard roles it
 ``lacks``, the optional ones it ``has``, and the ``targets`` of roles it fills elsewhere

@@ -1,7 +1,7 @@
 """BIRCH's rows of the judge card (studies/birch/card.py) on small hand-made result
 tables, written into tmp_path with the study's own functions and schemas: every number is
 copied from the study's tables with its interval and test, IB and LB keep no test, the
-verdicts map onto judgebias.position by the slot shown, and one order says so."""
+verdicts map onto judgebias.stats.position by the slot shown, and one order says so."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from statsmodels.stats.proportion import test_proportions_2indep as score_test
 
-from judgebias.artifacts import write_frame, write_table
 from judgebias.card.build import _checked
 from judgebias.card.schema import KEY, ROW_FIELDS
+from judgebias.io.artifacts import write_frame, write_table
 from judgebias.studies.birch import card
 from judgebias.studies.birch.measures import inference
 from judgebias.studies.birch.measures.results import ROW_COLUMNS, bias_rows

@@ -13,7 +13,7 @@ import pytest
 from helpers.birch import jsonl, mllm_row, vl_row
 from helpers.project import shared_data_dir
 
-from judgebias.artifacts import read_table, write_table
+from judgebias.io.artifacts import read_table, write_table
 from judgebias.studies.birch.data.importers import (
     apply_overrides,
     check_images,

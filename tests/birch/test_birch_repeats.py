@@ -12,9 +12,9 @@ import json
 import pandas as pd
 import pytest
 
-from judgebias.artifacts import read_table
 from judgebias.config import validate_params
-from judgebias.position import position_bias
+from judgebias.io.artifacts import read_table
+from judgebias.stats.position import position_bias
 from judgebias.studies.birch import steps
 from judgebias.studies.birch.card import position_verdicts
 from judgebias.studies.birch.params import BirchParams

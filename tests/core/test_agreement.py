@@ -1,4 +1,4 @@
-"""Tests for judgebias.agreement (seed 000 §6.3: Kendall tau-b and tau-c vs humans)."""
+"""Tests for judgebias.stats.agreement (seed 000 §6.3: Kendall tau-b and tau-c vs humans)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from helpers.project import shared_data_dir
 from scipy import stats
 
-from judgebias.agreement import agreement, join_scores, kendall, resampled_kendall
+from judgebias.stats.agreement import agreement, join_scores, kendall, resampled_kendall
 
 
 def pair_counts(x: list[float], y: list[float]) -> dict[str, int]:
@@ -461,7 +461,7 @@ def test_paired_difference_is_the_difference_on_the_same_resamples() -> None:
     """`versus`: tau(versus) - tau(metric) on each resample, checked against scipy on the
     expanded table of every resample (the draws rebuilt from the documented stream), with
     a NaN hole in one metric only (each keeps its own rows)."""
-    from judgebias.agreement import _draw
+    from judgebias.stats.agreement import _draw
 
     rng = np.random.default_rng(8)
     n = 48

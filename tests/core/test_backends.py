@@ -24,12 +24,12 @@ import yaml
 from helpers.api import KEY, KEY_ENV, MODELS, RecordingServer, api_params
 from helpers.project import BIN, make_project, run, study_params
 
-from judgebias.artifacts import read_table, write_table
 from judgebias.config import ConfigError, validate_params
 from judgebias.data.scenes import random_scene, render, to_png_bytes
 from judgebias.devtools.serve_sim.faults import Faults
 from judgebias.devtools.serve_sim.quotas import RequestQuota
 from judgebias.devtools.serve_sim.server import SimServer
+from judgebias.io.artifacts import read_table, write_table
 from judgebias.models.api import PermanentError, RateLimiter
 from judgebias.models.base import ChatRequest, Sampling
 from judgebias.models.journal import BudgetExceeded, Journal, journal_path, request_key

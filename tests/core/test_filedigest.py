@@ -1,4 +1,4 @@
-"""Content digests of model files (judgebias.filedigest): a settled file is read once per
+"""Content digests of model files (judgebias.io.filedigest): a settled file is read once per
 identity, a rewritten one is read again, and a folder's digest follows its files'
 content and names, not where the folder lies (issue 39)."""
 
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from judgebias import filedigest
+from judgebias.io import filedigest as filedigest
 
 
 @pytest.fixture

@@ -456,8 +456,8 @@ def test_the_step_dispatch_sets_the_devices_before_the_step_runs(monkeypatch, tm
     import copy
 
     from judgebias.config import validate_params
-    from judgebias.steps import run_step
     from judgebias.studies.mmb import steps as mmb_steps
+    from judgebias.workflow.step_dispatch import run_step
 
     params = copy.deepcopy(default_params)
     params["journal_dir"] = str(tmp_path / "journal")

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from judgebias import prompts
-from judgebias.artifacts import ArtifactError, read_table, write_table
 from judgebias.config import validate_params
+from judgebias.io.artifacts import ArtifactError, read_table, write_table
 from judgebias.judging.answers import STATUS_OK, IntegerScore, parse_score
 from judgebias.judging.tasks import FreeText, JudgeTask, answer_rows, build_requests
 from judgebias.judging.values import numeric_values
@@ -208,7 +208,7 @@ def test_artifacts_are_checked_against_the_study_schema(small):
     with pytest.raises(ArtifactError, match="scores table columns differ"):
         write_table(captions, tmp_path / "x.parquet", SCORES)
     with pytest.raises(ArtifactError, match="does not match the captions schema"):
-        from judgebias.artifacts import read_columns
+        from judgebias.io.artifacts import read_columns
 
         read_columns(images_path, CAPTIONS, ["image_id"])
 

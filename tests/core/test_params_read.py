@@ -25,7 +25,6 @@ import pytest
 
 from judgebias.config import PARAMS_ENV
 from judgebias.models.panel import PanelModel
-from judgebias.steps import run_step
 from judgebias.studies.philautia.params import PhilautiaParams
 from judgebias.workflow.paramscheck import check, uncovered
 from judgebias.workflow.paramsread import (
@@ -36,6 +35,7 @@ from judgebias.workflow.paramsread import (
     recording_views,
     views_of,
 )
+from judgebias.workflow.step_dispatch import run_step
 
 PARAMS = {"seed": 1, "journal_dir": ".journal",
           "panel": {"a": {"backend": "sim", "family": "x", "sampling": {"seed": 0, "t": 1.0}},
@@ -292,7 +292,7 @@ def test_a_planted_undeclared_read_is_reported_and_declaring_it_clears_it(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(PARAMS_ENV, raising=False)  # Snakemake's workflow sets it
     monkeypatch.setenv(RECORD_ENV, str(tmp_path / "reads"))
-    monkeypatch.setattr("judgebias.steps.step_function", lambda target: step)
+    monkeypatch.setattr("judgebias.workflow.step_dispatch.step_function", lambda target: step)
     run_step("philautia.planted", default_params, [], [["out", "planted.txt"]], [])
     record = json.loads(next((tmp_path / "reads").glob("philautia.planted.*.json")).read_text())
     assert record["outputs"] == ["planted.txt"] and "philautia.ci" in record["value"]
@@ -325,7 +325,7 @@ def test_recording_is_off_without_the_variable(tmp_path, monkeypatch, default_pa
     def step(params: Mapping[str, Any], *, out: Path) -> None:
         given.append(params)
 
-    monkeypatch.setattr("judgebias.steps.step_function", lambda target: step)
+    monkeypatch.setattr("judgebias.workflow.step_dispatch.step_function", lambda target: step)
     run_step("philautia.planted", default_params, [], [["out", "planted.txt"]], [])
     assert given == [default_params] and type(given[0]) is dict
     assert not list(tmp_path.glob("**/*.json"))

@@ -391,8 +391,8 @@ def test_exported_commands_survive_dvc_lock_folding():
 
 def test_every_rule_has_a_log_and_declares_params():
     """Every study rule runs its step through `judgebias plumbing step` with the files it names
-    (judgebias.steps), declares the params it reads and derives its code; the report and
-    the judge card rules are the core's commands."""
+    (judgebias.workflow.step_dispatch), declares the params it reads and derives its code; the
+    report and the judge card rules are the core's commands."""
     blocks = [block for path in sorted((REPO / "workflow/rules").glob("*.smk"))
               for block in re.split(r"\n *rule ", path.read_text())[1:]]
     assert len(blocks) >= 40

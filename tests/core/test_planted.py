@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgebias.artifacts import write_frame, write_table
 from judgebias.config import validate_params
+from judgebias.io.artifacts import write_frame, write_table
 from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.jobs import caption_images, score_captions
 from judgebias.studies.philautia.params import PhilautiaParams
@@ -131,7 +131,7 @@ def pomms_results(default_results):
     items scored by every evaluator with pomms.judgement_setting's prompt (item_scores),
     the judged ratings, the ensemble fitted, Tables 1 and 2 built; and the `pomms` step
     itself (steps.fit) on the same inputs."""
-    from judgebias.agreement import kendall
+    from judgebias.stats.agreement import kendall
     from judgebias.studies.pomms.data import build_synthetic_judgements
     from judgebias.studies.pomms.jobs import score_items
     from judgebias.studies.pomms.measures import table1, table2

@@ -1,4 +1,4 @@
-"""Tests for judgebias.position: pair codes, PC, PF, RS, the one-order fallbacks, input
+"""Tests for judgebias.stats.position: pair codes, PC, PF, RS, the one-order fallbacks, input
 errors (specs/judge-card.md §1, §3; Shi et al. arXiv 2406.07791)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from scipy import special
 from statsmodels.stats.proportion import confint_proportions_2indep
 
-from judgebias import position
-from judgebias.position import (
+from judgebias.stats import position as position
+from judgebias.stats.position import (
     COLUMNS,
     NOT_RANDOMISED,
     ONE_ORDER,

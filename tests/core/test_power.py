@@ -1,4 +1,4 @@
-"""judgebias.power's formulas on hand-computed cases, and `judgebias plan --power` (the
+"""judgebias.stats.power's formulas on hand-computed cases, and `judgebias plan --power` (the
 simulation check is benchmarks/power_check.py, smoke-run in tests/core/test_benchmarks.py)."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 import yaml
 from helpers.project import BIN, REPO
 
-from judgebias.artifacts import write_table
 from judgebias.card.schema import CARD, card_row
-from judgebias.power import (
+from judgebias.io.artifacts import write_table
+from judgebias.stats.power import (
     PowerSettings,
     detection_power,
     mde,

@@ -27,11 +27,11 @@ from helpers.batch import batch_requests
 from helpers.claude import philautia_parsed
 from helpers.project import BIN, PANEL, make_project, run, study_params
 
-from judgebias.artifacts import write_table
 from judgebias.config import ConfigError, validate_params
 from judgebias.devtools.serve_sim.hidden import DYNAMIC, ServedModels, hidden_tokens
 from judgebias.devtools.serve_sim.panel import sim_panel
 from judgebias.devtools.serve_sim.server import SimServer
+from judgebias.io.artifacts import write_table
 from judgebias.models.base import ChatRequest, ChatResponse
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.openai_wire import openai_chat_messages

@@ -365,7 +365,7 @@ def _run(*argv: str) -> None:
 
 def _step(target: str, inputs: dict, outputs: dict, **wildcards: str) -> None:
     """Run a study step through the CLI, with the arguments its rule would pass."""
-    from judgebias.steps import command_arguments
+    from judgebias.workflow.step_dispatch import command_arguments
 
     _run("plumbing", "step", target, *command_arguments(inputs, outputs, wildcards).split())
 

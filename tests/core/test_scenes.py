@@ -201,7 +201,7 @@ def test_synthetic_table_matches_its_images(tmp_path) -> None:
         for text in row.references:
             assert match_claims(read_caption(text), scene_claims(scene)).accuracy == 1.0
     # the dataset step writes it as the philautia study's images artifact
-    from judgebias.artifacts import read_table, write_table
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.philautia.tables import IMAGES
 
     write_table(table, tmp_path / "images.parquet", IMAGES)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from judgebias.io.sqlitewal import connect_wal
 from judgebias.models.journal import Journal
-from judgebias.sqlitewal import connect_wal
 
 
 def _writer_holding_a_reserved_lock(path: Path) -> sqlite3.Connection:

@@ -1,4 +1,4 @@
-"""Tests for judgebias.stats: z-scoring, count weights, weighted means, bootstrap glue."""
+"""Tests for judgebias.stats.bootstrap: z-scoring, count weights, weighted means, bootstrap glue."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from judgebias.stats import (
+from judgebias.stats.bootstrap import (
     bootstrap_weighted_means,
     bootstrap_weights,
     counts_from_indices,

@@ -1,5 +1,5 @@
-"""The generic step command (judgebias.steps): a rule's named files and wildcards become a
-study step's keyword arguments, and any disagreement between the two is an error before
+"""The generic step command (judgebias.workflow.step_dispatch): a rule's named files and wildcards
+become a study step's keyword arguments, and any disagreement between the two is an error before
 the step runs."""
 
 from __future__ import annotations
@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from judgebias.steps import StepError, bind, command_arguments, run_step, step_function
+from judgebias.workflow.step_dispatch import (
+    StepError,
+    bind,
+    command_arguments,
+    run_step,
+    step_function,
+)
 
 
 def _step(params: Mapping[str, Any], *, table: Path, parts: Sequence[Path], dataset: str,

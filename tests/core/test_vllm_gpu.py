@@ -83,8 +83,8 @@ def _png(images, i: int) -> bytes:
 def test_caption_and_score_jobs_run_through_vllm(tiny_vlm, tmp_path):
     import pandas as pd
 
-    from judgebias.artifacts import read_table, write_table
     from judgebias.config import validate_params
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.judging.answers import parse_score
     from judgebias.judging.values import numeric_values
     from judgebias.models.base import ChatResponse
@@ -213,8 +213,8 @@ def test_a_lora_adapter_changes_the_answers_and_their_keys(tiny_vlm, tmp_path):
 
     from helpers.tiny_lora import save_random_lora
 
-    from judgebias.artifacts import write_table
     from judgebias.config import validate_params
+    from judgebias.io.artifacts import write_table
     from judgebias.models.registry import build_backend
     from judgebias.studies.philautia.data import build_synthetic_dataset
     from judgebias.studies.philautia.jobs import caption_images

@@ -1,4 +1,5 @@
-"""Warm starts (judgebias/warm.py): a job forked from the server behaves as its own process.
+"""Warm starts (judgebias/warm.py): a job forked from the server behaves as its own
+process.
 
 Every test runs the real console scripts (`judgebias-warm`, `judgebias`) as processes.
 The pipeline tests run their Snakemake and DVC commands warm (tests/helpers/project.py
@@ -51,7 +52,7 @@ def test_a_warm_job_takes_the_jobs_streams_cwd_environment_and_exit_status(tmp_p
     script = (f"env -u WARM_TEST_KEY {JB} validate > no_key.out 2> no_key.err; "
               "echo $? > no_key.rc; "
               f"WARM_TEST_KEY=x {JB} --log logs/v.log validate > key.out; echo $? > key.rc; "
-              f"{JB} step nosuch.step 2> bad.err; echo $? > bad.rc; "
+              f"{JB} plumbing step nosuch.step 2> bad.err; echo $? > bad.rc; "
               "printenv JUDGEBIAS_WARM_SOCKET > socket")
     done = _sh(" ".join(WARM) + " bash -c " + repr(script), project,
                env={"WARM_TEST_KEY": ""})

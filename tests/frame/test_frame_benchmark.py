@@ -15,7 +15,7 @@ import pytest
 from helpers.frame import GOOD, write_frame_csv, write_png
 from PIL import Image
 
-from judgebias.artifacts import read_table, write_table
+from judgebias.io.artifacts import read_table, write_table
 from judgebias.studies.frame import data, imagegen
 from judgebias.studies.frame.concepts import VOCABULARY, compose_instruction, parse_instruction
 from judgebias.studies.frame.data import (

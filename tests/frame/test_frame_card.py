@@ -14,9 +14,9 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from judgebias.artifacts import write_frame, write_table
 from judgebias.card.build import adjust, study_rows
 from judgebias.card.schema import CARD, ROW_FIELDS
+from judgebias.io.artifacts import write_frame, write_table
 from judgebias.studies.frame import card
 from judgebias.studies.frame.measures.effects import CROSS_FITTED_COLUMNS
 from judgebias.studies.frame.tables import PAIRWISE, SCORES, result_path, scores_path

@@ -17,7 +17,7 @@ from helpers.project import BIN, make_project, run, study_params
 from helpers.tiny_diffusers import IMAGE_SIZE, build_tiny_text_to_image, use_tiny_diffusers
 from PIL import Image
 
-from judgebias.filedigest import tree_sha256
+from judgebias.io.filedigest import tree_sha256
 from judgebias.models.gpu import device_line
 from judgebias.studies.frame import imagegen
 

@@ -87,9 +87,9 @@ def test_human_correlation_by_hand():
 
 
 def test_human_correlation_interval_is_agreement_bootstrap_over_items():
-    """The interval is judgebias.agreement's percentile bootstrap with each item (one mean
+    """The interval is judgebias.stats.agreement's percentile bootstrap with each item (one mean
     human score) its own unit, and it covers the estimate; an undefined tau has none."""
-    from judgebias.agreement import agreement
+    from judgebias.stats.agreement import agreement
 
     rng = np.random.default_rng(3)
     human = rng.integers(2, 11, 60) / 2  # half points, as means of two annotators

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from helpers.project import BIN, make_project, run, study_params
 
-from judgebias.artifacts import read_table, write_frame, write_table
 from judgebias.config import validate_params
+from judgebias.io.artifacts import read_table, write_frame, write_table
 from judgebias.studies.frame import steps
 from judgebias.studies.frame import tables as frame
 from judgebias.studies.frame.tables import ITEMS, RENDERS, SCORES

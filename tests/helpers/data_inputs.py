@@ -8,7 +8,7 @@ in its published format, run it with Snakemake, record it for DVC
 plans and what `dvc repro` runs (:func:`assert_edit_reruns`): DVC reruns a stage when a
 dep's content changed, so the data table must change with any file it was built from,
 an image's bytes included (each study's table stores the SHA-256 of every image it names,
-judgebias.filedigest.file_sha256); a table that named the images by path alone came out
+judgebias.io.filedigest.file_sha256); a table that named the images by path alone came out
 byte for byte the same after a replaced image, and DVC ran nothing after the data stage.
 """
 

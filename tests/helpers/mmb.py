@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from judgebias.artifacts import write_table
-from judgebias.filedigest import file_sha256
+from judgebias.io.artifacts import write_table
+from judgebias.io.filedigest import file_sha256
 from judgebias.studies.mmb.data import synthetic
 from judgebias.studies.mmb.measures.factorial import Split
 from judgebias.studies.mmb.params import builtin_pool

@@ -314,7 +314,7 @@ def _task_params(model: str, **fields) -> dict:
 
 def _task_run(out: Path, model: str, result: dict, built: list) -> None:
     """The caption job through run_task, the registry and the journal (as in production)."""
-    from judgebias.artifacts import write_table
+    from judgebias.io.artifacts import write_table
     from judgebias.models.panel import PanelModel
     from judgebias.models.registry import backend_version
     from judgebias.studies.philautia.data import build_synthetic_dataset

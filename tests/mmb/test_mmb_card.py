@@ -1,6 +1,6 @@
 """MMB's rows of the judge card (studies/mmb/card.py) on small hand-made tables written
 with the study's own code and schemas: the calibration numbers are copied from the report
-cell, the position-bias measures are judgebias.position's on the mapped judgements (one
+cell, the position-bias measures are judgebias.stats.position's on the mapped judgements (one
 order and both), and a judge left out by its factorial keeps rows that say why."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 from helpers.mmb import random_split
 
-from judgebias.artifacts import write_table
 from judgebias.card.build import _checked, adjust
 from judgebias.card.schema import ROW_FIELDS
 from judgebias.config import validate_params
-from judgebias.position import position_bias, wilson
+from judgebias.io.artifacts import write_table
+from judgebias.stats.position import position_bias, wilson
 from judgebias.studies.mmb import card
 from judgebias.studies.mmb.measures.comparison import judge_comparisons, verdicts
 from judgebias.studies.mmb.measures.factorial import Design
@@ -163,7 +163,7 @@ def test_rows_copy_the_study_numbers_at_the_report_cell(default_params, tmp_path
     assert (ece["estimate"], ece["ci_low"], ece["ci_high"]) == (-0.03, -0.05, 0.01)
     assert math.isnan(ece["p_value"]) and "not tested" in ece["note"]
 
-    # position: judgebias.position on the mapped verdicts, one order, randomised
+    # position: judgebias.stats.position on the mapped verdicts, one order, randomised
     expected = position_bias(card.verdicts(judged[JUDGE], _pairs(PREFERENCES)),
                              randomised=True, n_resamples=200).set_index("measure")
     first = mine.loc["first_slot_rate"]

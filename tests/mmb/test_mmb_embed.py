@@ -132,8 +132,8 @@ def test_support_set_per_k(tmp_path, default_params, mode, first):
     normalised mean of its D_sup, so the images it saw can be read back from the cosines."""
     from dataclasses import replace
 
-    from judgebias.artifacts import write_table
     from judgebias.config import validate_params
+    from judgebias.io.artifacts import write_table
     from judgebias.studies.mmb.params import MmbParams
     from judgebias.studies.mmb.steps import cluster
     from judgebias.studies.mmb.tables import EMBEDDINGS, PAIRS, SUPPORT

@@ -263,8 +263,8 @@ def _nocaps_params(params: dict, ann: Path, image_dir: Path, tmp_path: Path) -> 
 def test_dataset_step_imports_nocaps_as_the_images_artifact(tmp_path: Path, params) -> None:
     """The `philautia.dataset` step with dataset.name nocaps writes a valid images table; the images
     stay where they are."""
-    from judgebias.artifacts import read_table
     from judgebias.cli import main
+    from judgebias.io.artifacts import read_table
     from judgebias.studies.philautia.tables import IMAGES
 
     ann, image_dir = _write(tmp_path, _annotations(6))

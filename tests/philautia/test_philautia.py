@@ -452,7 +452,7 @@ def test_collect_scores_reads_artifacts_and_counts_the_score_used(tmp_path: Path
     [0, 1], Phi, and per-cell counts of valid, excluded, expected and parsed-fallback
     scores. Only "ok" answers count: an out-of-range or truncated answer keeps its number
     in `value` for audit but never reaches Phi."""
-    from judgebias.artifacts import write_table
+    from judgebias.io.artifacts import write_table
     from judgebias.studies.philautia.steps import analysis_scores, collect_scores
     from judgebias.studies.philautia.tables import SCORES
 

@@ -19,8 +19,8 @@ import pytest
 import statsmodels.api as sm
 from helpers.project import REPO
 
-from judgebias.artifacts import write_table
 from judgebias.config import validate_params
+from judgebias.io.artifacts import write_table
 from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.jobs import caption_images, score_captions
 from judgebias.studies.philautia.measures import analyse

@@ -552,7 +552,7 @@ def test_synthetic_candidates_carry_no_panel_style(synthetic, default_params: di
 def test_judgements_step_writes_the_pomms_schema(tmp_path: Path) -> None:
     """The `judgements` step's table (data.build) is a valid JUDGEMENTS artifact, named
     after its pomms.datasets key; items() of what is read back has one row per item."""
-    from judgebias.artifacts import read_table, write_table
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.pomms.data import build_judgements
     from judgebias.studies.pomms.tables import JUDGEMENTS
 

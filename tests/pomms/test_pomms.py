@@ -21,7 +21,7 @@ from sklearn.utils.estimator_checks import (
     parametrize_with_checks,
 )
 
-from judgebias.agreement import kendall
+from judgebias.stats.agreement import kendall
 from judgebias.studies.philautia.measures import (
     phi_matrix,
     phi_tilde,

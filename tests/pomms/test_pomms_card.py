@@ -1,5 +1,5 @@
 """Pomms' rows of the judge card (studies/pomms/card.py) on an agreement table written by
-judgebias.agreement itself: each judge's tau with humans keeps the table's interval and no
+judgebias.stats.agreement itself: each judge's tau with humans keeps the table's interval and no
 test, and `pomms_gain` is the paired difference with its test, recommending the ensemble
 only to a judge it beats (a judge as good as the ensemble gets nothing)."""
 
@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgebias.agreement import agreement
 from judgebias.card.build import _checked, adjust
 from judgebias.card.schema import card_row
+from judgebias.stats.agreement import agreement
 from judgebias.studies.pomms import card
 from judgebias.studies.pomms.measures import POMMS
 

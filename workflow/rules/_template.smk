@@ -1,6 +1,6 @@
 # The template study (src/judgebias/studies/_template): synthetic answers, every judge
 # scores them, one length slope per judge. Each rule names its files once; the step of
-# the same name receives them (judgebias.steps).
+# the same name receives them (judgebias.workflow.step_dispatch).
 from judgebias.study import study_models
 from judgebias.studies._template import tables as _template
 

@@ -9,7 +9,7 @@ from judgebias.config import (PARAMS_ENV, answer_keys, get_key, load_config, par
 from judgebias.models.backends import backend_spec, concurrency_slots, registered_backends
 from judgebias.models.registry import world_params
 from judgebias.skeleton import package_file
-from judgebias.steps import command_arguments
+from judgebias.workflow.step_dispatch import command_arguments
 from judgebias.study import active
 from judgebias.workflow.codedeps import step_files
 
@@ -34,7 +34,7 @@ def step_code(command, extra=()):
     return step_files(command, extra)
 
 
-# A rule running a study step (judgebias.steps) declares its files once, by name, under
+# A rule running a study step (judgebias.workflow.step_dispatch) declares its files once, by name, under
 # `input:` and `output:`; `step()` is its shell command and `step_params()` its params:
 # the rule's named files and wildcards as the step's arguments, and the params keys it
 # reads (exported to dvc.yaml; their values are Snakemake's rerun trigger). Named inputs

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgebias.artifacts import ArtifactError, write_json, write_table
 from judgebias.card.schema import ALPHA, CARD, KEY, ROW_FIELDS
+from judgebias.io.artifacts import ArtifactError, write_json, write_table
 
 
 def study_rows(config: Mapping[str, Any], files: Mapping[str, Mapping[str, str]]

@@ -44,8 +44,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgebias.artifacts import read_table
 from judgebias.card.schema import CARD, KEY
+from judgebias.io.artifacts import read_table
 
 Z = float(stats.norm.ppf(0.975))
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from judgebias.artifacts import table_schema
+from judgebias.io.artifacts import table_schema
 
 ROW_FIELDS = [
     pa.field("model", pa.string(), nullable=False),  # the panel key

@@ -17,7 +17,8 @@ Set ``CUDA_VISIBLE_DEVICES`` in the job before anything initialises CUDA: it is 
 when CUDA starts (vLLM's workers inherit it).
 
 One path for every GPU job (issue 39): :func:`job_gpus`. The judging core enters it for a
-vllm model's calls, and the ``judgebias plumbing step`` dispatch (judgebias.steps) for every step a
+vllm model's calls, and the ``judgebias plumbing step`` dispatch (judgebias.workflow.step_dispatch)
+for every step a
 study declares GPU-capable (``Study.gpus``: MMB's embeddings, FRAME's GFPGAN renders and
 its diffusers images), before the step imports torch; the rule asks Snakemake (or Slurm)
 for the same number (:class:`GpuNeed`, which the rule files read too). A GPU-capable step

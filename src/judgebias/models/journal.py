@@ -31,8 +31,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from judgebias.io.sqlitewal import connect_wal
 from judgebias.models.base import ChatRequest, ChatResponse
-from judgebias.sqlitewal import connect_wal
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (

@@ -139,7 +139,7 @@ def _stat_signature(folder: Path) -> tuple[tuple[str, int, int, int, int], ...]:
 
 @cache
 def _tree_digest(folder: str, signature: tuple[tuple[str, int, int, int, int], ...]) -> str:
-    from judgebias.filedigest import tree_sha256
+    from judgebias.io.filedigest import tree_sha256
 
     return tree_sha256(folder)
 

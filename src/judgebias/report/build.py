@@ -9,8 +9,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from judgebias.artifacts import read_table
 from judgebias.config import fingerprint, get_key, result_keys
+from judgebias.io.artifacts import read_table
 from judgebias.report.html import Report, write_report
 
 

@@ -41,7 +41,7 @@ from matplotlib.colors import Colormap, Normalize
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.patches import Rectangle
 
-from judgebias.artifacts import write_bytes
+from judgebias.io.artifacts import write_bytes
 
 SIM_SUFFIX = " (sim)"
 """Appended to the display name of every simulated model, in figures and in the report."""

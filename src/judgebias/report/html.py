@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgebias.artifacts import write_bytes
+from judgebias.io.artifacts import write_bytes
 from judgebias.report.figures import SIM_SUFFIX, text_layout
 
 EMBED_WIDTH = 1200

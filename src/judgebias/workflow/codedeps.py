@@ -1,8 +1,8 @@
 """A rule's code dependencies, derived from what its step imports (docs/design.md "Reruns follow
 the code"), so editing a module reruns exactly the rules whose steps use it.
 
-A study rule runs ``judgebias plumbing step STUDY.STEP`` (judgebias.steps), a core rule
-another command of the command table (judgebias.commands), whose row names the function
+A study rule runs ``judgebias plumbing step STUDY.STEP`` (judgebias.workflow.step_dispatch), a core
+rule another command of the command table (judgebias.commands), whose row names the function
 that runs it. The code of a step is the static import closure of its function: the
 function's own imports, those of the functions of its module it calls, and its module's
 top-level imports (not its sibling steps'); the code of a core command is the same for
@@ -17,8 +17,8 @@ arguments and load params: the ``judgebias`` command's entry point (judgebias.cl
 ``main`` and its module's imports), the command table and what building its parser
 imports (the study registry, each study's declaration, CLI and params-check modules, the
 modules adding a command's options), and the ``step`` command's own code, which turns a
-rule's files into a study step's arguments (judgebias.steps and what it imports). They
-change how a step is called, not what it computes; editing them reruns nothing. A test
+rule's files into a study step's arguments (judgebias.workflow.step_dispatch and what it imports).
+They change how a step is called, not what it computes; editing them reruns nothing. A test
 checks that a step's run-time imports are its closure plus this layer, and nothing else.
 
 A core module that loads study code by name counts it too: the sim backend's closure
@@ -34,8 +34,15 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-from judgebias.importgraph import PACKAGE_ROOT, REGISTRY, closure, imported, module_file, tree
 from judgebias.skeleton import package_file
+from judgebias.workflow.importgraph import (
+    PACKAGE_ROOT,
+    REGISTRY,
+    closure,
+    imported,
+    module_file,
+    tree,
+)
 
 
 def dispatch_modules() -> set[str]:
@@ -75,11 +82,11 @@ def function_imports(module: str, name: str) -> set[str]:
 
 
 def step_imports(target: str) -> tuple[str, set[str]]:
-    """The steps module of study step `target` ("study.step", judgebias.steps), and the
-    project modules the step imports (`function_imports`). Read from source, so parsing
+    """The steps module of study step `target` ("study.step", judgebias.workflow.step_dispatch),
+    and the project modules the step imports (`function_imports`). Read from source, so parsing
     the workflow imports no step's code."""
-    from judgebias.steps import STEPS_MODULE, StepError
     from judgebias.study import registered
+    from judgebias.workflow.step_dispatch import STEPS_MODULE, StepError
 
     study, _, name = target.partition(".")
     if study not in registered():

@@ -17,8 +17,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from judgebias.artifacts import write_text_if_changed
 from judgebias.config import ConfigError
+from judgebias.io.artifacts import write_text_if_changed
 
 
 def stamps_of(groups: Iterable[Sequence[str]]) -> dict[str, list[str]]:

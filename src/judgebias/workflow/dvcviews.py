@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgebias.artifacts import write_text
+from judgebias.io.artifacts import write_text
 
 if TYPE_CHECKING:
     import pandas as pd

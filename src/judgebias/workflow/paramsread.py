@@ -7,8 +7,8 @@ a key a step reads undeclared can change its answer and neither front door rerun
 This module closes that loop:
 
 * :class:`RecordingParams` is the params mapping a step receives when recording is on
-  (``$JUDGEBIAS_RECORD_PARAMS``, read by judgebias.steps): read-only, and it notes the
-  dotted path of what the step reads;
+  (``$JUDGEBIAS_RECORD_PARAMS``, read by judgebias.workflow.step_dispatch): read-only, and it notes
+  the dotted path of what the step reads;
 * :func:`recording_views` makes a study's typed views (``PhilautiaParams.from_params``)
   built from it record by field: using a field of the view reads the keys the field was
   computed from, not everything the view's constructor looked at;
@@ -57,7 +57,7 @@ when the step uses the field. This holds for the view a step is handed, for one 
 builds itself from the params mapping it also passes on to a model job (BIRCH's
 ``equalise``) and for the panel models the judging core resolves (PanelModel: a sim
 judge's world asks of a model it prefers only whether it is simulated):
-:func:`recording_views` covers the view classes judgebias.steps names to it. A read
+:func:`recording_views` covers the view classes judgebias.workflow.step_dispatch names to it. A read
 outside any field or assignment (an ``if`` in ``from_params``) is credited to the step at
 once, and a field built in a helper's own locals is credited whole: wider than the
 step's use, never narrower. Two splits are by name. A nested view built by ``**``
@@ -69,9 +69,9 @@ its keys (a key set holding the entry's key read as whether it holds it). That i
 ``**{key: block[key]}`` and ``{name: f(block[name]) for name in block}`` read; a value
 computed from a key named after another field or entry would go unseen.
 
-A module of its own, importing only the standard library (and judgebias.atomicfile to
-write a record), because the step dispatcher (judgebias.steps) imports it for every job;
-the check, which asks Snakemake for the DAG, is judgebias.workflow.paramscheck.
+A module of its own, importing only the standard library (and judgebias.io.atomicfile to
+write a record), because the step dispatcher (judgebias.workflow.step_dispatch) imports it for
+every job; the check, which asks Snakemake for the DAG, is judgebias.workflow.paramscheck.
 """
 
 from __future__ import annotations
@@ -552,8 +552,8 @@ def views_of(namespace: Mapping[str, Any]) -> set[type]:
 def recording_views(views: Iterable[type]) -> Iterator[None]:
     """While the block runs, each of `views` (:func:`views_of`) builds a recording view
     (:func:`recording_view`) when its ``from_params`` is called on recording params:
-    the view a step is handed (judgebias.steps.bind), one a step builds itself from the
-    params mapping it also passes on to a model job, and the panel models the judging
+    the view a step is handed (judgebias.workflow.step_dispatch.bind), one a step builds itself
+    from the params mapping it also passes on to a model job, and the panel models the judging
     core resolves."""
     originals = {view: view.__dict__[VIEW_CONSTRUCTOR] for view in views}
 
@@ -588,7 +588,7 @@ def record_name(target: str, outputs: Sequence[str], wildcards: Mapping[str, str
 def write_record(folder: Path, target: str, outputs: Sequence[str],
                  wildcards: Mapping[str, str], reads: Reads) -> Path:
     """Write what step `target`'s job read into `folder`, atomically (jobs run at once)."""
-    from judgebias.atomicfile import atomic_path
+    from judgebias.io.atomicfile import atomic_path
 
     path = folder / record_name(target, outputs, wildcards)
     record = {"step": target, "outputs": sorted(outputs), "wildcards": dict(wildcards),

@@ -24,8 +24,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from judgebias.artifacts import write_text_if_changed
 from judgebias.config import ConfigError, get_key, load_yaml
+from judgebias.io.artifacts import write_text_if_changed
 
 PARAMS_DIR = ".judgebias/params"  # where the stamps are
 SEPARATOR = ","  # between the keys of one set on the command line (keys have none)

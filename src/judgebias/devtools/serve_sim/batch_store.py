@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 from urllib.parse import parse_qs
 
-from judgebias.artifacts import write_bytes
 from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.wire import Reply
+from judgebias.io.artifacts import write_bytes
 
 FileT = TypeVar("FileT")
 BatchT = TypeVar("BatchT")

@@ -19,5 +19,5 @@ def planned_calls(params: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
 
 def power_sizes(params: Mapping[str, Any]) -> dict[str, float]:
     """Card measure -> design size: the verbosity slope's standard error shrinks with the
-    root of the number of answers (judgebias.power)."""
+    root of the number of answers (judgebias.stats.power)."""
     return {"length_slope": float(params["_template"]["n_items"])}

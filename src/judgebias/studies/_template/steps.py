@@ -1,6 +1,6 @@
 """The template study's steps, one per rule of workflow/rules/_template.smk
-(judgebias.steps): each reads the files its rule names, calls the study's functions and
-writes the files its rule names. A step imports what only it uses inside its body, so
+(judgebias.workflow.step_dispatch): each reads the files its rule names, calls the study's
+functions and writes the files its rule names. A step imports what only it uses inside its body, so
 its rule's code dependencies stay its own (judgebias.workflow.codedeps)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from judgebias.studies._template.params import TemplateParams
 
 def answers(params: TemplateParams, *, answers: Path) -> None:
     """Draw the synthetic answers."""
-    from judgebias.artifacts import write_table
+    from judgebias.io.artifacts import write_table
     from judgebias.studies._template.data import build_answers
     from judgebias.studies._template.tables import ANSWERS
 
@@ -23,7 +23,7 @@ def answers(params: TemplateParams, *, answers: Path) -> None:
 
 def judge(params: Mapping[str, Any], *, judge: str, answers: Path, scores: Path) -> None:
     """One judge scores every answer."""
-    from judgebias.artifacts import read_table, write_table
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies._template.jobs import score_answers
     from judgebias.studies._template.tables import ANSWERS, SCORES
 
@@ -35,7 +35,7 @@ def measure(params: TemplateParams, *, answers: Path, scores: Sequence[Path],
     """Every judge's length slope, as a table and in metrics.json."""
     import pandas as pd
 
-    from judgebias.artifacts import read_table, write_frame, write_json
+    from judgebias.io.artifacts import read_table, write_frame, write_json
     from judgebias.studies._template.measures import slopes as length_slopes
     from judgebias.studies._template.tables import ANSWERS, SCORES
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+from judgebias.io.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
 from judgebias.study import ReportInputs
 
 # One row per synthetic answer: its text, its quality (facts it states) and its length.

@@ -15,12 +15,12 @@ Per judge and dataset (``setting`` = the dataset's name under ``birch.datasets``
   is not an interval). The card tests IB = 0 and LB = 0 as the spec recommends for a
   difference of two independent accuracies (specs/judge-card.md §3: "IB, LB: Newcombe
   (Wilson) difference"): the two-proportion score test on bias.parquet's counts
-  (Acc+ x n+ right of n+, Acc- x n- of n-; judgebias.position.gold_gap_test, statsmodels'
+  (Acc+ x n+ right of n+, Acc- x n- of n-; judgebias.stats.position.gold_gap_test, statsmodels'
   ``test_proportions_2indep``, whose size benchmarks/position_bias.py measures at
   0.041-0.053 under skewed, discrete and clustered nulls); accuracy and balanced accuracy
   are levels, read beside chance (0.5), without a test;
 * position bias of the Base verdicts (the judge as the paper runs it, with the image):
-  ``verdicts/<judge>/base.parquet`` mapped onto :func:`judgebias.position.position_bias`
+  ``verdicts/<judge>/base.parquet`` mapped onto :func:`judgebias.stats.position.position_bias`
   (item = pair, order = the order shown, slot = the *shown* slot, gold = the human
   preference in the order shown). BIRCH's verdicts are stored by the pair's own A / B
   (tables.VERDICTS, jobs.to_pair_side), so an ``ba`` row's verdict is flipped back to its
@@ -32,7 +32,7 @@ Per judge and dataset (``setting`` = the dataset's name under ``birch.datasets``
   ``birch.repeats`` R > 1 the Base judgement of every (pair, order) is asked R times
   (repeat r with the judge's sampling seed + r; ``repeats/<judge>.parquet`` holds repeats
   1..R-1, the verdicts file repeat 0), and RS is the modal verdict's share over them,
-  with its bootstrap interval and chance floor (judgebias.position); PC, PF and the
+  with its bootstrap interval and chance floor (judgebias.stats.position); PC, PF and the
   slot measures use repeat 0 only. With R = 1 (the default) its row says how to get it.
 
 Headline (the first dataset only): IB, IRS, and PF (both orders) or the first-slot rate
@@ -50,9 +50,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgebias.artifacts import read_columns
 from judgebias.card.schema import ROW_FIELDS, card_row
 from judgebias.card.text import estimate_text, signed_phrase
+from judgebias.io.artifacts import read_columns
 from judgebias.studies.birch.tables import (
     PAIRS,
     REPEATS,
@@ -254,7 +254,7 @@ def _points(row: Mapping[str, Any]) -> str:
 def _difference_test(bias: pd.DataFrame, judge: str, statistic: str) -> tuple[float, str]:
     """Base's IB or LB tested against 0 from bias.parquet's accuracies and counts of the
     two pair sets (module docstring), and the counts as a note."""
-    from judgebias.position import gold_gap_test
+    from judgebias.stats.position import gold_gap_test
 
     found = _lookup(bias, judge=judge, variant="base", statistic=statistic)
     if found is None:
@@ -302,7 +302,7 @@ def randomised(spec: Mapping[str, Any]) -> tuple[bool, str]:
 
 
 def position_verdicts(verdicts: pd.DataFrame, preference: pd.Series) -> pd.DataFrame:
-    """BIRCH's verdict rows as judgebias.position's canonical table (with ``repeat`` where
+    """BIRCH's verdict rows as judgebias.stats.position's canonical table (with ``repeat`` where
     the verdicts carry one).
 
     ``verdict`` is the pair's own A / B (tables.VERDICTS), so the shown slot is the
@@ -328,7 +328,7 @@ def position_verdicts(verdicts: pd.DataFrame, preference: pd.Series) -> pd.DataF
 def _position_rows(judge: str, dataset: str, verdicts: pd.DataFrame, preference: pd.Series,
                    spec: Mapping[str, Any], swap: bool, settings: Mapping[str, Any],
                    source: str, *, headline: bool) -> list[dict[str, Any]]:
-    from judgebias.position import position_bias
+    from judgebias.stats.position import position_bias
 
     is_random, why = randomised(spec)
     measures = position_bias(position_verdicts(verdicts, preference), randomised=is_random,

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgebias.artifacts import read_table
+from judgebias.io.artifacts import read_table
 from judgebias.judging.tasks import build_requests
 from judgebias.plan import NotCounted, PlannedCalls
 from judgebias.studies.birch.tables import (
@@ -163,12 +163,12 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
     return planned
 
 
-POWERED = ("ib", "irs", "lb", "birch_gain")  # card measures over pairs (judgebias.power)
+POWERED = ("ib", "irs", "lb", "birch_gain")  # card measures over pairs (judgebias.stats.power)
 
 
 def power_sizes(config: Mapping[str, Any]) -> dict[str, float]:
     """The design size of the card's accuracy differences: the pairs of the first
-    dataset, the one the card's headline rows come from (judgebias.power)."""
+    dataset, the one the card's headline rows come from (judgebias.stats.power)."""
     name = next(iter(config["birch"]["datasets"]))
     found = _pairs(config, name)
     if found is None:

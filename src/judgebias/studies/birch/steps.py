@@ -1,5 +1,5 @@
-"""BIRCH's steps, one per rule of workflow/rules/birch.smk (judgebias.steps): each reads the
-files its rule names, calls the study's functions and writes the files its rule names.
+"""BIRCH's steps, one per rule of workflow/rules/birch.smk (judgebias.workflow.step_dispatch): each
+reads the files its rule names, calls the study's functions and writes the files its rule names.
 
 A step imports what only it uses inside its body, so its rule's code dependencies
 (derived from those imports) stay its own: the model jobs are .jobs, every measure
@@ -42,7 +42,7 @@ def _named(paths: Sequence[Path], names: Sequence[str], what: str) -> dict[str, 
 def _read_all(paths: Sequence[Path], schema: Any) -> pd.DataFrame:
     import pandas as pd
 
-    from judgebias.artifacts import read_table
+    from judgebias.io.artifacts import read_table
 
     return pd.concat([read_table(p, schema) for p in paths], ignore_index=True)
 
@@ -51,7 +51,7 @@ def data(params: BirchParams, *, birch_dataset: str, pairs: Path, images: Path,
          summary: Path) -> None:
     """The pair table of dataset `birch_dataset` (``birch.datasets``) and a summary of it
     (preferences, ties, domains, overrides)."""
-    from judgebias.artifacts import write_json, write_table
+    from judgebias.io.artifacts import write_json, write_table
     from judgebias.studies.birch.data.pairs import load_pairs
 
     images.mkdir(parents=True, exist_ok=True)
@@ -69,7 +69,7 @@ def data(params: BirchParams, *, birch_dataset: str, pairs: Path, images: Path,
 
 def label(params: Mapping[str, Any], *, pairs: Path, labels: Path) -> None:
     """Fig. 18 in both orders by ``birch.labeller``."""
-    from judgebias.artifacts import read_table, write_table
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.birch.jobs import label as label_pairs
 
     write_table(label_pairs(params, params["birch"]["labeller"], read_table(pairs, PAIRS)),
@@ -79,7 +79,7 @@ def label(params: Mapping[str, Any], *, pairs: Path, labels: Path) -> None:
 def prepare(params: Mapping[str, Any], *, birch_judge: str, birch_step: str, pairs: Path,
             texts: Path) -> None:
     """One preparatory text per pair (reference, caption or anchor) by `birch_judge`."""
-    from judgebias.artifacts import read_table, write_table
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.birch.jobs import prepare as prepare_texts
 
     written = prepare_texts(params, birch_judge, birch_step, read_table(pairs, PAIRS))
@@ -91,7 +91,7 @@ def prepare(params: Mapping[str, Any], *, birch_judge: str, birch_step: str, pai
 def equalise(params: Mapping[str, Any], *, pairs: Path, texts: Path, equalised: Path,
              summary: Path) -> None:
     """Appendix C.5: the lengthener's texts and the equalised pairs."""
-    from judgebias.artifacts import read_table, write_json, write_table
+    from judgebias.io.artifacts import read_table, write_json, write_table
     from judgebias.studies.birch.jobs import equalised_pairs, lengthen
 
     birch = BirchParams.from_params(params)
@@ -108,7 +108,7 @@ def judge(params: Mapping[str, Any], *, birch_judge: str, birch_variant: str, pa
           verdicts: Path, texts: Path | None = None) -> None:
     """Every pair judged by `birch_judge` in `birch_variant`, with the judge's preparatory
     `texts` where the variant needs them (jobs.NEEDS)."""
-    from judgebias.artifacts import read_table, write_table
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.birch.jobs import judge as judge_pairs
 
     prepared = read_table(texts, TEXTS) if texts else None
@@ -124,7 +124,7 @@ def repeat(params: Mapping[str, Any], *, birch_judge: str, pairs: Path, repeats:
     """The Base judgement of every pair asked again, repeats 1..``birch.repeats`` - 1
     (jobs.judge with `repeats`, all in one run), for the judge card's repetition
     stability."""
-    from judgebias.artifacts import read_table, write_table
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.birch.jobs import judge as judge_pairs
 
     asked = range(1, params["birch"]["repeats"])
@@ -147,7 +147,7 @@ def analysis(params: BirchParams, *, pairs: Path, labels: Path,
     tables.FIGURES (by file stem), `curves` one per curve of tables.CURVES and judge
     (tables.curve_path); `equalised` the equalised pairs (with that variant),
     `reference_labels` the dataset's human informativeness labels (where given)."""
-    from judgebias.artifacts import read_table, write_frame, write_json
+    from judgebias.io.artifacts import read_table, write_frame, write_json
     from judgebias.studies.birch.data.importers import read_reference_labels
     from judgebias.studies.birch.figures import draw_all, write_curves
     from judgebias.studies.birch.measures.results import dataset_results
@@ -196,7 +196,7 @@ def supplement(params: Mapping[str, Any], *, pairs: Path, verdicts: Sequence[Pat
     journal by their request keys."""
     import pandas as pd
 
-    from judgebias.artifacts import read_table, write_frame
+    from judgebias.io.artifacts import read_table, write_frame
     from judgebias.studies.birch.figures import fig11
     from judgebias.studies.birch.measures.anchors import anchor_quality
     from judgebias.studies.birch.measures.cost import cost_table

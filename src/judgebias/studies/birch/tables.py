@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+from judgebias.io.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
 from judgebias.study import ReportInputs
 from judgebias.workflow.dvcviews import Curve
 
@@ -26,7 +26,7 @@ PAIRS = table_schema("birch_pairs", [
     pa.field("domain", pa.string(), nullable=False),  # sub-dataset / question kind
     pa.field("query", pa.string(), nullable=False),
     pa.field("image", pa.string(), nullable=False),  # image file path
-    # sha256 of the image file's bytes (judgebias.filedigest): a replaced image changes
+    # sha256 of the image file's bytes (judgebias.io.filedigest): a replaced image changes
     # the table, so `dvc repro` reruns the judges after it; None only where the file is
     # missing, which the data step refuses (importers.check_images) before writing
     pa.field("image_sha256", pa.string(), nullable=True),

@@ -50,7 +50,7 @@ For the analysis judge (``frame.analysis_judge``) only, who alone has the follow
   may be overstated by that selection (the note says so).
 - position bias of the pairwise step (Fig. 3, both orders), per condition (setting
   ``original``: set A vs set B; ``manipulated``: manipulated A vs B), by
-  judgebias.position.position_bias: ``pc``, ``pf`` and ``first_slot_rate``. The pairwise
+  judgebias.stats.position.position_bias: ``pc``, ``pf`` and ``first_slot_rate``. The pairwise
   table's ``verdict`` names the *set* preferred (jobs.judge_pairs maps the judge's
   first/second label through ``order``, ``ab`` = set A shown first); the slot is mapped
   back: the verdict itself in order ``ab``, swapped in ``ba``, a tie a tie. No repeats:
@@ -71,9 +71,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgebias.artifacts import read_columns
 from judgebias.card.schema import ROW_FIELDS, card_row
 from judgebias.card.text import estimate_text, number, signed_phrase
+from judgebias.io.artifacts import read_columns
 from judgebias.studies.frame.recipes import ORIGINAL
 from judgebias.studies.frame.tables import (
     MITIGATION_PATH,
@@ -342,7 +342,7 @@ SWAP = {"A": "B", "B": "A", "tie": "tie"}
 
 
 def slots(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """The pairwise table as judgebias.position's verdict table: item, order and the
+    """The pairwise table as judgebias.stats.position's verdict table: item, order and the
     *slot* preferred (``verdict`` names the set; module docstring)."""
     verdict = verdicts["verdict"].astype(object)
     slot = verdict.where(verdicts["order"] == "ab", verdict.map(SWAP))  # missing stays so
@@ -362,7 +362,7 @@ def _pairwise(params: Mapping[str, Any], judge: str, files: Mapping[str, Path],
 
 def _position(params: Mapping[str, Any], judge: str, verdicts: pd.DataFrame, source: str,
               seed: int) -> list[dict[str, Any]]:
-    from judgebias.position import position_bias
+    from judgebias.stats.position import position_bias
 
     out = []
     resamples = int(params["frame"]["analysis"]["n_permutations"])

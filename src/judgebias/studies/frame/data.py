@@ -65,10 +65,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgebias.artifacts import write_bytes
 from judgebias.data.paths import input_files, resolve_inside
 from judgebias.data.rows import csv_records, json_records, read_text, row_error
-from judgebias.filedigest import files_sha256, sha256_column
+from judgebias.io.artifacts import write_bytes
+from judgebias.io.filedigest import files_sha256, sha256_column
 from judgebias.judging.answers import STATUS_OK
 from judgebias.studies.frame.annotators import simulate_annotators
 from judgebias.studies.frame.concepts import VOCABULARY, perturb, sample_concepts

@@ -23,7 +23,7 @@ quality, prompt, seed) before any call, and writes every new image there atomica
 (after checking that it decodes) before the next one is asked for. A killed job resumes
 where it stopped; a rerun makes no call. For diffusers the key holds what changes the
 picture (issue 39): the pipeline's files by their content (sha256 over the model folder,
-each file's digest remembered by its identity: judgebias.filedigest; a hub id's
+each file's digest remembered by its identity: judgebias.io.filedigest; a hub id's
 snapshot folder likewise), steps, guidance, the versions of diffusers, torch and
 transformers, and the torch device type, as CPU and CUDA draw different noise from one
 seed (a job given a GPU draws its own pictures rather than reusing the CPU's, so
@@ -48,13 +48,13 @@ from typing import Any, Protocol
 
 from PIL import Image, UnidentifiedImageError
 
-from judgebias.artifacts import write_bytes
+from judgebias.io.artifacts import write_bytes
 from judgebias.models.gpu import device_line, torch_device
 from judgebias.models.journal import TooManyFailures
 
 BACKENDS = ("offline", "openai", "diffusers")
 DEFAULT_CACHE_DIR = ".judgebias/images"
-MEMO = "file-sha256"  # the model files' digests, in the cache folder (judgebias.filedigest)
+MEMO = "file-sha256"  # the model files' digests, in the cache folder (judgebias.io.filedigest)
 _WHERE = "frame.dataset.synthetic.images"
 
 log = logging.getLogger(__name__)
@@ -218,7 +218,7 @@ def _version(module: str) -> str:
 def _model_digest(model: str, memo: Path | None) -> str | None:
     """sha256 of a diffusers model's files: a local folder's, or the hub's cached snapshot
     of a hub id (which from_pretrained has just fetched); None if neither is found."""
-    from judgebias.filedigest import tree_sha256
+    from judgebias.io.filedigest import tree_sha256
 
     folder = Path(model)
     if not folder.is_dir():

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgebias.artifacts import read_table
+from judgebias.io.artifacts import read_table
 from judgebias.judging.tasks import build_requests
 from judgebias.plan import NotCounted, PlannedCalls
 from judgebias.studies.frame import presets
@@ -200,7 +200,7 @@ def _estimated_follow_ups(frame: Mapping[str, Any], counts: Mapping[str, int],
 
 def power_sizes(config: Mapping[str, Any]) -> dict[str, float]:
     """The design size of the card's per-cell inflation (``max_gain``): the items of a
-    domain, the items a cell's difference is averaged over (judgebias.power)."""
+    domain, the items a cell's difference is averaged over (judgebias.stats.power)."""
     counts = _per_domain(config)
     if not counts:
         return {}

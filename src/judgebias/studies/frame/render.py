@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from PIL import Image
 
-from judgebias.artifacts import write_bytes
-from judgebias.importgraph import code_version
+from judgebias.io.artifacts import write_bytes
 from judgebias.studies.frame.recipes import applies, parse_recipe, recipe_id, step
+from judgebias.workflow.importgraph import code_version
 
 if TYPE_CHECKING:
     from judgebias.studies.frame.manipulate import Box
@@ -48,7 +48,7 @@ PNG_OPTIONS: dict[str, Any] = {"format": "PNG", "compress_level": 1}
 # A render's bytes are a function of this module's code, of the project modules it
 # imports and of the numeric libraries' versions (Pillow encodes): all in the render key.
 MANIPULATION_CODE = "judgebias.studies.frame.manipulate"
-# The weights' digests, remembered by file identity (judgebias.filedigest), beside the
+# The weights' digests, remembered by file identity (judgebias.io.filedigest), beside the
 # cache's entries (whose folders are two hex characters).
 MEMO = "file-sha256"
 
@@ -90,13 +90,13 @@ def _restorer(beauty: Mapping[str, Any], name: str) -> Any:
 def beauty_key(beauty: Mapping[str, Any], restorer: Any, memo: Path) -> dict[str, Any]:
     """What of the GFPGAN beauty filter changes its renders, for the render key: the
     weights' and the face models' content (sha256, remembered in `memo` by the files'
-    identity: judgebias.filedigest), not their paths; the upscale; the versions of the
+    identity: judgebias.io.filedigest), not their paths; the upscale; the versions of the
     libraries that run it; and the torch device type it draws on (GFPGAN's decoder draws
     noise, and CPU and CUDA draw different noise from one seed). Not the ``device``
     setting (``auto`` and ``cuda`` on a GPU job draw alike) nor ``gpus`` (issue 39)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from judgebias.filedigest import file_sha256
+    from judgebias.io.filedigest import file_sha256
     from judgebias.studies.frame.manipulate import FACE_MODEL_FILES
 
     def installed(package: str) -> str:

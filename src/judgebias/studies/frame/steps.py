@@ -1,5 +1,5 @@
-"""FRAME's steps, one per rule of workflow/rules/frame.smk (judgebias.steps): each reads the
-files its rule names, calls the study's functions and writes the files its rule names
+"""FRAME's steps, one per rule of workflow/rules/frame.smk (judgebias.workflow.step_dispatch): each
+reads the files its rule names, calls the study's functions and writes the files its rule names
 (seed 004 §4.1 benchmark, §5-6 renders, scores and follow-ups, then the tables).
 
 A step imports what only it uses inside its body, so its rule's code dependencies
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 def concepts(params: FrameParams, *, concepts: Path) -> None:
     """§4.1 stage 1: sample and perturb Table 8 concepts (data.draw_concepts)."""
-    from judgebias.artifacts import write_frame
+    from judgebias.io.artifacts import write_frame
     from judgebias.studies.frame.data import draw_concepts
 
     block = _synthetic(params)
@@ -46,7 +46,7 @@ def instructions(params: Mapping[str, Any], *, concepts: Path, instructions: Pat
     the template (data.write_instructions)."""
     import pandas as pd
 
-    from judgebias.artifacts import write_frame
+    from judgebias.io.artifacts import write_frame
     from judgebias.studies.frame.data import write_instructions
 
     writer = params["frame"]["dataset"]["synthetic"]["writer"]
@@ -58,7 +58,7 @@ def images(params: FrameParams, *, instructions: Path, generated: Path, images: 
     """§4.1 stage 3: set A and set B images of every usable item (data.generate_images)."""
     import pandas as pd
 
-    from judgebias.artifacts import write_frame
+    from judgebias.io.artifacts import write_frame
     from judgebias.studies.frame.data import generate_images
 
     block = _synthetic(params)
@@ -72,8 +72,8 @@ def items(params: FrameParams, *, generated: Path | None = None, benchmark: Path
     or the imported FRAME table (``frame.dataset.table``)."""
     import pandas as pd
 
-    from judgebias.artifacts import write_json, write_table
     from judgebias.config import input_errors
+    from judgebias.io.artifacts import write_json, write_table
     from judgebias.studies.frame.data import attach_humans, read_frame_table
 
     imported = params.dataset.table
@@ -102,7 +102,7 @@ def render_grid(params: FrameParams, *, manipulation: str, benchmark: Path,
                 table: Path, images: Path) -> None:
     """One manipulation's whole grid for every item of the domains it applies to (cached
     per image: render.render)."""
-    from judgebias.artifacts import read_table, write_table
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.frame.render import grid_jobs, render
 
     shown = read_table(benchmark, ITEMS)
@@ -113,7 +113,7 @@ def render_grid(params: FrameParams, *, manipulation: str, benchmark: Path,
 def _score(params: Mapping[str, Any], judge: str, benchmark: Path, renders: Path | None,
            scores: Path) -> None:
     """The standard prompt (Fig. 4) on the originals (`renders` None) or one render set."""
-    from judgebias.artifacts import read_table, write_table
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.frame.jobs import images_to_score, score_images
 
     table = read_table(benchmark, ITEMS)
@@ -138,7 +138,7 @@ def read_scores(paths: Sequence[Path]) -> pd.DataFrame:
     """Score tables, the analysis columns only."""
     import pandas as pd
 
-    from judgebias.artifacts import read_columns
+    from judgebias.io.artifacts import read_columns
 
     keys = ["item_id", "domain", "judge", "prompt", "recipe", "manipulation", "setting",
             "n_steps", "named", "score", "status"]
@@ -152,7 +152,7 @@ def recipes(params: FrameParams, *, frame_judge: str, scores: Sequence[Path],
             recipes: Path) -> None:
     """Seed 004 Tables 9-10: the judge's in-sample best setting per (domain, manipulation),
     as the paper picks it (the recipe its follow-ups use)."""
-    from judgebias.artifacts import write_frame
+    from judgebias.io.artifacts import write_frame
     from judgebias.studies.frame.measures.effects import best_settings
     from judgebias.studies.frame.recipes import step
 
@@ -167,7 +167,7 @@ def combine(params: FrameParams, *, benchmark: Path, recipes: Path, table: Path,
     """Render pairs and triples of the analysis judge's best recipes (Tables 6 and 11)."""
     import pandas as pd
 
-    from judgebias.artifacts import read_table, write_table
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.frame.render import combination_jobs, render
 
     shown = read_table(benchmark, ITEMS)
@@ -183,7 +183,7 @@ def mitigation(params: Mapping[str, Any], *, benchmark: Path, recipes: Path,
     but valid: Table 5 then holds the standard prompt's column alone (issue 39)."""
     import pandas as pd
 
-    from judgebias.artifacts import read_table, write_table
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.frame.jobs import mitigation_images, score_images
 
     judge = params["frame"]["analysis_judge"]
@@ -201,7 +201,7 @@ def pairwise(params: Mapping[str, Any], *, benchmark: Path, recipes: Path, rende
     jobs.pairwise_shown)."""
     import pandas as pd
 
-    from judgebias.artifacts import read_table, write_table
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.frame.jobs import judge_pairs, pairwise_shown
     from judgebias.studies.frame.tables import PAIRWISE
 
@@ -215,7 +215,7 @@ def presets_render(params: FrameParams, *, benchmark: Path, table: Path,
                    images: Path) -> None:
     """Draw (or copy from the render cache: a preset that is also a grid value costs a
     copy) every item's preset recipes (frame.presets: paper, seed 004 Tables 9-10)."""
-    from judgebias.artifacts import read_table, write_table
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.frame.presets import preset_jobs, preset_recipes
     from judgebias.studies.frame.render import render
 
@@ -229,7 +229,7 @@ def presets(params: FrameParams, *, scores: Sequence[Path], table: Path) -> None
     selection (measures.presets)."""
     import pandas as pd
 
-    from judgebias.artifacts import write_frame
+    from judgebias.io.artifacts import write_frame
     from judgebias.studies.frame.measures.presets import preset_effects
     from judgebias.studies.frame.presets import preset_recipes
 
@@ -254,7 +254,7 @@ def analysis(params: FrameParams, *, benchmark: Path, scores: Sequence[Path],
     (tables.TABLES, tables.FIGURES: the file's stem)."""
     import pandas as pd
 
-    from judgebias.artifacts import read_table, write_frame, write_json
+    from judgebias.io.artifacts import read_table, write_frame, write_json
     from judgebias.judging.values import failed_calls
     from judgebias.studies.frame import figures as draw
     from judgebias.studies.frame.measures import effects, humans, summary

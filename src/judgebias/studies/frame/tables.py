@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, read_table, table_schema
+from judgebias.io.artifacts import ANSWER_FIELDS, CALL_FIELDS, read_table, table_schema
 from judgebias.models.gpu import GpuNeed
 
 # One row per benchmark instance (seed 004 §4.1; the FRAME table format: frame.data).
@@ -28,7 +28,7 @@ ITEMS = table_schema("frame_items", [
     pa.field("n_perturbed", pa.int64(), nullable=True),
     pa.field("image", pa.string(), nullable=False),  # set A
     pa.field("image_b", pa.string(), nullable=True),  # set B (Fig. 3)
-    # sha256 of each image file's bytes (judgebias.filedigest; None without image_b): a
+    # sha256 of each image file's bytes (judgebias.io.filedigest; None without image_b): a
     # replaced image changes the table, so `dvc repro` reruns the renders and judges
     pa.field("image_sha256", pa.string(), nullable=False),
     pa.field("image_b_sha256", pa.string(), nullable=True),

@@ -24,7 +24,7 @@ Calibration (issue 22, item 1), at the report cell (``mmb.report``: n_prompts, n
   top-label confidence on no-preference pairs (MJ-Bench protocol; 0.5 is ideal) of STD and
   of the method of ``ece_best``; like the ECE levels, no interval or test of its own.
 
-Position bias (specs/judge-card.md §1, §3; judgebias.position), from the judge's
+Position bias (specs/judge-card.md §1, §3; judgebias.stats.position), from the judge's
 judgements (data/mmb/judgements/<judge>): item = (pair, instruction) over every judged
 pair, order = the order shown, slot = the shown image the judge prefers: "A" where
 p(first shown preferred) > 0.5, "B" below, "tie" at exactly 0.5, missing for an answer
@@ -39,7 +39,7 @@ the null each is a fair coin of its own drawn order). PF's bootstrap uses the st
 RS has a row saying it is not identifiable. Read from samples (``mmb.probability``), each
 sample is a verdict of its own: slot = the image its answer picked, repeat = the sample;
 the slot measures use sample 0 (one verdict, as a judge asked once gives it) and RS is
-the modal verdict's share over the samples (judgebias.position), as BIRCH's repeats.
+the modal verdict's share over the samples (judgebias.stats.position), as BIRCH's repeats.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def inputs(params: Mapping[str, Any]) -> dict[str, str]:
 
 def rows(params: Mapping[str, Any], files: Mapping[str, Path]) -> pd.DataFrame:
     """One row per (judge, measure): calibration, then position bias (module docstring)."""
-    from judgebias.artifacts import read_columns
+    from judgebias.io.artifacts import read_columns
 
     mmb = MmbParams.from_params(params)
     table2, table4 = _at_cell(files["table2"], mmb), _at_cell(files["table4"], mmb)
@@ -269,7 +269,7 @@ def _confidence_row(judge: str, key: str, method: str | None, table: pd.DataFram
 
 
 def verdicts(judgements: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
-    """The judgements as judgebias.position's verdict table (module docstring): item,
+    """The judgements as judgebias.stats.position's verdict table (module docstring): item,
     order, repeat (the sample), slot, and gold (the slot of the image people preferred;
     missing for a no-preference pair)."""
     p_a = pd.to_numeric(judgements["p_a"], errors="coerce").astype(float).to_numpy()
@@ -326,8 +326,8 @@ def _position_reading(record: Mapping[str, Any], both: bool) -> str:
 
 def position_rows(judge: str, mmb: MmbParams, table: pd.DataFrame, source: str
                   ) -> list[dict[str, Any]]:
-    """judgebias.position.position_bias of the judge's verdicts, as card rows."""
-    from judgebias.position import position_bias
+    """judgebias.stats.position.position_bias of the judge's verdicts, as card rows."""
+    from judgebias.stats.position import position_bias
 
     both = mmb.order == "both"
     measures = position_bias(table, randomised=not both, n_resamples=mmb.report.n_boot,

@@ -8,7 +8,7 @@ WAL): a batch's rows are committed together once computed, so a killed job loses
 the batch it was computing, and a rerun, a new image or a changed K embeds only what is
 not cached. The fingerprint covers what changes an embedding (issue 39): the
 architecture, the weights (pretrained tag, the checkpoint file's sha256, remembered by the
-file's identity so a large checkpoint is read once: judgebias.filedigest; or the
+file's identity so a large checkpoint is read once: judgebias.io.filedigest; or the
 random-init seed), the input size, open_clip's and torch's versions, and the torch device
 type (CPU and CUDA kernels round differently: a GPU rerun of a job first run on the CPU
 embeds again rather than mixing the two, so deleting the cache changes no number).
@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from judgebias.io.sqlitewal import connect_wal
 from judgebias.models.gpu import torch_device
-from judgebias.sqlitewal import connect_wal
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class EmbeddingSpec:
                 f"{self.init_seed}): no pretrained weights can be downloaded offline")
 
 
-MEMO = "file-sha256"  # the checkpoints' digests, in the cache folder (judgebias.filedigest)
+MEMO = "file-sha256"  # the checkpoints' digests, in the cache folder (judgebias.io.filedigest)
 
 
 def fingerprint(spec: EmbeddingSpec, device: str = "cpu", memo: Path | None = None) -> str:
@@ -85,7 +85,7 @@ def fingerprint(spec: EmbeddingSpec, device: str = "cpu", memo: Path | None = No
     import open_clip
     import torch
 
-    from judgebias.filedigest import file_sha256
+    from judgebias.io.filedigest import file_sha256
 
     if spec.checkpoint and not Path(spec.checkpoint).is_file():
         raise FileNotFoundError(f"embedding checkpoint {spec.checkpoint} does not exist")

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgebias.artifacts import read_table
+from judgebias.io.artifacts import read_table
 from judgebias.judging.answers import STATUS_NO_LOGPROBS, STATUS_OK, LabelProbabilities
 from judgebias.judging.tasks import FreeText, JudgeTask, run_samples, run_task
 from judgebias.studies.mmb.params import sampled

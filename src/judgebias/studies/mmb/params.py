@@ -1,6 +1,6 @@
 """The `mmb:` params block: the checks its schema cannot express, and the typed view its
-steps receive (judgebias.steps passes `MmbParams` to a step whose ``params`` argument is
-annotated with it)."""
+steps receive (judgebias.workflow.step_dispatch passes `MmbParams` to a step whose ``params``
+argument is annotated with it)."""
 
 from __future__ import annotations
 

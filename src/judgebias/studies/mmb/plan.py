@@ -129,7 +129,7 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
             planned.append(PlannedCalls(judge, [r for r in requests if r is not None]))
     else:
         if Path(PAIRS_PATH).exists():
-            from judgebias.artifacts import read_table
+            from judgebias.io.artifacts import read_table
             from judgebias.studies.mmb.tables import PAIRS
 
             n_pairs = len(read_table(PAIRS_PATH, PAIRS))
@@ -167,7 +167,7 @@ POWERED = ("mmb_vs_avg_ece", "mmb_vs_bpe_ece", "mmb_vs_avg_brier", "mmb_vs_bpe_b
 
 def power_sizes(config: Mapping[str, Any]) -> dict[str, float]:
     """The design size of the card's calibration differences: test groups (the t over
-    test-group differences; judgebias.power)."""
+    test-group differences; judgebias.stats.power)."""
     dataset = config["mmb"]["dataset"]
     if dataset["name"] == "synthetic":
         groups = dataset["synthetic"].get("n_test_groups", 30)

@@ -1,5 +1,5 @@
-"""MMB's steps, one per rule of workflow/rules/mmb.smk (judgebias.steps): each reads the
-files its rule names, calls the study's functions and writes the files its rule names.
+"""MMB's steps, one per rule of workflow/rules/mmb.smk (judgebias.workflow.step_dispatch): each
+reads the files its rule names, calls the study's functions and writes the files its rule names.
 
 A step imports what only it uses inside its body, so its rule's code dependencies
 (derived from those imports) stay its own. The data are judgebias.studies.mmb.data, the
@@ -33,8 +33,8 @@ def data(params: MmbParams, *, pairs: Path, support: Path, images: Path,
     """The pair and support tables (and their images) from ``mmb.dataset``. The data must
     carry the design (data_errors) before anything is written: this is the first job, so
     a shortfall stops the run before any judge call is paid."""
-    from judgebias.artifacts import write_json, write_table
     from judgebias.config import ConfigError
+    from judgebias.io.artifacts import write_json, write_table
     from judgebias.studies.mmb.data.checks import data_errors
     from judgebias.studies.mmb.data.pairs import build_dataset
 
@@ -57,8 +57,8 @@ def pool(params: Mapping[str, Any], *, builtin: Path, pool: Path,
     import pandas as pd
     import yaml
 
-    from judgebias.artifacts import write_text
     from judgebias.config import ConfigError
+    from judgebias.io.artifacts import write_text
     from judgebias.studies.mmb.data.instructions import base_pool
     from judgebias.studies.mmb.jobs import grow_pool
 
@@ -85,7 +85,7 @@ def pool(params: Mapping[str, Any], *, builtin: Path, pool: Path,
 def judge(params: Mapping[str, Any], *, judge: str, pairs: Path, pool: Path,
           judgements: Path) -> None:
     """Every (pair, instruction) judged once by `judge` (journaled: seed 002 §5)."""
-    from judgebias.artifacts import write_table
+    from judgebias.io.artifacts import write_table
     from judgebias.studies.mmb.jobs import judge_pairs
 
     write_table(judge_pairs(params, judge, str(pairs), str(pool)), judgements, JUDGEMENTS)
@@ -97,7 +97,7 @@ def embed(params: MmbParams, *, pairs: Path, support: Path,
     import numpy as np
     import pandas as pd
 
-    from judgebias.artifacts import read_table, write_table
+    from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.mmb.data.checks import support_images
     from judgebias.studies.mmb.embed import EmbeddingSpec, embed_images
 
@@ -119,7 +119,7 @@ def cluster(params: MmbParams, *, pairs: Path, support: Path, embeddings: Path,
     image's cosine to every centroid (measures.cluster.pair_cosines)."""
     import numpy as np
 
-    from judgebias.artifacts import read_table, write_frame
+    from judgebias.io.artifacts import read_table, write_frame
     from judgebias.studies.mmb.data.checks import support_images
     from judgebias.studies.mmb.measures.cluster import pair_cosines
 
@@ -139,7 +139,7 @@ def factorial(params: MmbParams, *, pairs: Path, pool: Path, judgements: Path,
     are left out of both (counted by the analysis), never imputed."""
     import pandas as pd
 
-    from judgebias.artifacts import read_table, write_frame
+    from judgebias.io.artifacts import read_table, write_frame
     from judgebias.studies.mmb.measures.factorial import run_factorial, run_nopref
     from judgebias.studies.mmb.measures.factorial_inputs import (
         factorial_inputs,
@@ -186,7 +186,7 @@ def analyse(params: MmbParams, *, pairs: Path, pool: Path, clusters: Path,
     `curves` one per curve of tables.CURVES and judge (tables.curve_path)."""
     import pandas as pd
 
-    from judgebias.artifacts import read_table, write_frame, write_json
+    from judgebias.io.artifacts import read_table, write_frame, write_json
     from judgebias.studies.mmb.figures import draw_all, write_curves
     from judgebias.studies.mmb.measures.paper_tables import section_tables
 
@@ -211,7 +211,7 @@ def _shared_frames(pairs: Path, pool: Path, clusters: Path
     """The pair table, the instruction pool and the clusters table every judge shares."""
     import pandas as pd
 
-    from judgebias.artifacts import read_table
+    from judgebias.io.artifacts import read_table
     from judgebias.studies.mmb.tables import read_pool
 
     return read_table(pairs, PAIRS), read_pool(str(pool)), pd.read_parquet(clusters)

@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import yaml
 
-from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+from judgebias.io.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
 from judgebias.models.gpu import GpuNeed
 from judgebias.study import ReportInputs
 from judgebias.workflow.dvcviews import Curve
@@ -34,7 +34,7 @@ PAIRS = table_schema("mmb_pairs", [
     pa.field("source", pa.string(), nullable=False),  # hpdv2 | mjbench | synthetic
     pa.field("style_a", pa.string(), nullable=True),  # planted style (synthetic only)
     pa.field("style_b", pa.string(), nullable=True),
-    # sha256 of each image file's bytes (judgebias.filedigest): a replaced image changes
+    # sha256 of each image file's bytes (judgebias.io.filedigest): a replaced image changes
     # the table, so `dvc repro` reruns the judges and embeddings after it
     pa.field("image_a_sha256", pa.string(), nullable=False),
     pa.field("image_b_sha256", pa.string(), nullable=False),

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgebias.artifacts import read_table
 from judgebias.card.schema import card_row
 from judgebias.card.text import signed_phrase
+from judgebias.io.artifacts import read_table
 from judgebias.studies.philautia.tables import SELFPREF, SELFPREF_TABLE, setting_file
 
 WALD = "Wald t, image-clustered SE"

@@ -33,7 +33,7 @@ The pixels are Open Images files that the user downloads separately into `image_
 - image_id: "nocaps-<id>", unique across the project's datasets.
 - image_path: `str(image_dir / file_name)` (normalised; a `file_name` that is absolute or
   climbs out of `image_dir` with `..` is an error, `judgebias.data.paths.resolve_inside`).
-- image_sha256: hex SHA-256 of the image file's bytes (judgebias.filedigest.file_sha256,
+- image_sha256: hex SHA-256 of the image file's bytes (judgebias.io.filedigest.file_sha256,
   the one digest every study's data table stores), so a request key (docs/design.md
   principle 5) and every derived artifact pin the exact pixels that were judged, and a
   replaced image changes the table: `dvc repro` then reruns what follows.
@@ -64,7 +64,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgebias.artifacts import write_bytes
 from judgebias.data.paths import input_files, resolve_inside
 from judgebias.data.scenes import (
     random_scene,
@@ -73,7 +72,8 @@ from judgebias.data.scenes import (
     scene_to_json,
     to_png_bytes,
 )
-from judgebias.filedigest import file_sha256
+from judgebias.io.artifacts import write_bytes
+from judgebias.io.filedigest import file_sha256
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgebias.artifacts import read_table
+from judgebias.io.artifacts import read_table
 from judgebias.judging.answers import STATUS_OK, IntegerScore
 from judgebias.judging.tasks import FreeText, JudgeTask, run_task
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES

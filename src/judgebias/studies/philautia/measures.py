@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgebias.stats import (
+from judgebias.stats.bootstrap import (
     BootstrapMethod,
     BootstrapSummary,
     bootstrap_weighted_means,
@@ -562,7 +562,7 @@ def bootstrap_philautia(
     over the valid mask. `scipy.stats.bootstrap` cannot take the (N, M, M) tensor as a
     sample (it would treat the M^2 cells as independent scalar statistics and gather a
     B x N x M^2 array), so it resamples the image-index vector and the statistic turns
-    each index row into counts; see `judgebias.stats.bootstrap_weighted_means`. scipy
+    each index row into counts; see `judgebias.stats.bootstrap.bootstrap_weighted_means`. scipy
     supplies the resampling, the interval (``method``: "percentile" default, "basic",
     "BCa") and the standard error (sd of the replicates, ddof=1).
     """

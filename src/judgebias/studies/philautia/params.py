@@ -1,5 +1,5 @@
 """The `philautia:` params block: the checks its schema cannot express, and the typed
-view its steps receive (judgebias.steps passes `PhilautiaParams` to a step whose
+view its steps receive (judgebias.workflow.step_dispatch passes `PhilautiaParams` to a step whose
 ``params`` argument is annotated with it)."""
 
 from __future__ import annotations

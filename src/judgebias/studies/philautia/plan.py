@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from judgebias.artifacts import read_table
+from judgebias.io.artifacts import read_table
 from judgebias.judging.tasks import build_requests
 from judgebias.plan import PlannedCalls
 from judgebias.studies.philautia.jobs import caption_rows, caption_task, judge_task
@@ -54,7 +54,7 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
 
 
 def power_sizes(config: Mapping[str, Any]) -> dict[str, float]:
-    """The design size of the card's self-preference measures: images (judgebias.power;
+    """The design size of the card's self-preference measures: images (judgebias.stats.power;
     the image-clustered standard error shrinks with the root of their number)."""
     spec = config["philautia"]["dataset"]
     if Path(DATASET_TABLE).exists():

@@ -1,5 +1,5 @@
 """The philautia study's steps, one per rule of workflow/rules/philautia.smk
-(judgebias.steps): each reads the files its rule names, calls the study's functions
+(judgebias.workflow.step_dispatch): each reads the files its rule names, calls the study's functions
 (judgebias.studies.philautia.measures: Phi, Phi-tilde, tests and intervals of seed 000
 §4.1; .selfpref) and writes the files its rule names.
 
@@ -26,8 +26,8 @@ log = logging.getLogger(__name__)
 
 def dataset(params: PhilautiaParams, *, table: Path, images: Path) -> None:
     """Build the synthetic image dataset or import a real one (``philautia.dataset``)."""
-    from judgebias.artifacts import write_table
     from judgebias.config import input_errors
+    from judgebias.io.artifacts import write_table
     from judgebias.studies.philautia.data import build_dataset
     from judgebias.studies.philautia.tables import IMAGES
 
@@ -40,7 +40,7 @@ def dataset(params: PhilautiaParams, *, table: Path, images: Path) -> None:
 def caption(params: Mapping[str, Any], *, generator: str, images: Path,
             captions: Path) -> None:
     """Caption every image of the dataset with one generator (seed 000 Algorithm 1)."""
-    from judgebias.artifacts import write_table
+    from judgebias.io.artifacts import write_table
     from judgebias.studies.philautia.jobs import caption_images
     from judgebias.studies.philautia.tables import CAPTIONS
 
@@ -50,7 +50,7 @@ def caption(params: Mapping[str, Any], *, generator: str, images: Path,
 def score(params: Mapping[str, Any], *, evaluator: str, setting: str, images: Path,
           captions: Path, scores: Path) -> None:
     """Score one generator's captions with one evaluator in one setting."""
-    from judgebias.artifacts import write_table
+    from judgebias.io.artifacts import write_table
     from judgebias.studies.philautia.jobs import score_captions
     from judgebias.studies.philautia.tables import SCORES
 
@@ -61,7 +61,7 @@ def score(params: Mapping[str, Any], *, evaluator: str, setting: str, images: Pa
 def phi(params: PhilautiaParams, *, scores: Sequence[Path], long: Path,
         phi: Path, counts: Path) -> None:
     """Collect a setting's score tables into its long table, Phi and per-cell counts."""
-    from judgebias.artifacts import write_frame
+    from judgebias.io.artifacts import write_frame
 
     long_table, phi_table, counts_table = collect_scores(scores, params.models, params.score)
     write_frame(long_table, long)
@@ -73,7 +73,7 @@ def philautia(params: PhilautiaParams, *, scores: Path, metrics: Path,
               tables: Sequence[Path]) -> None:
     """Phi-tilde, philautia scores, tests and intervals of one setting; `tables` are the
     rule's outputs, one per name of ``tables.ANALYSIS_TABLES`` (by file stem)."""
-    from judgebias.artifacts import write_frame, write_json
+    from judgebias.io.artifacts import write_frame, write_json
     from judgebias.studies.philautia.tables import ANALYSIS_TABLES
 
     out = {path.stem: path for path in tables}
@@ -92,7 +92,7 @@ def selfpref(params: PhilautiaParams, *, scores: Path, philautia: Path,
     model's philautia score."""
     import pandas as pd
 
-    from judgebias.artifacts import write_table
+    from judgebias.io.artifacts import write_table
     from judgebias.studies.philautia.selfpref import self_preference, with_philautia
     from judgebias.studies.philautia.tables import SELFPREF
 
@@ -120,7 +120,7 @@ def analysis_scores(paths: Sequence[str | Path], score: str) -> pd.DataFrame:
     says which rows used the log-prob expected score rather than the parsed one."""
     import pandas as pd
 
-    from judgebias.artifacts import read_columns
+    from judgebias.io.artifacts import read_columns
     from judgebias.judging.values import numeric_values
     from judgebias.studies.philautia.tables import SCORES
 

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+from judgebias.io.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
 from judgebias.study import ReportInputs
 
 # One row per image of the dataset (synthetic or imported).

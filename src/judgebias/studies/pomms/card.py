@@ -2,7 +2,7 @@
 and whether the Pomms ensemble agrees better than it does alone.
 
 Per judge and judgement dataset, on the held-out test split (seed 000 §6.3;
-judgebias.agreement), from the agreement table:
+judgebias.stats.agreement), from the agreement table:
 
 * ``human_tau_b``, ``human_tau_c``: Kendall tau-b and tau-c of its scores against the
   human ratings, with the table's 95% interval (``tau_b_low``/``tau_b_high``: a

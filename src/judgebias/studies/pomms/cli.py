@@ -8,8 +8,8 @@ import argparse
 
 
 def _agreement(args: argparse.Namespace) -> None:
-    from judgebias.agreement import agreement, join_scores, read_scores
-    from judgebias.artifacts import read_table
+    from judgebias.io.artifacts import read_table
+    from judgebias.stats.agreement import agreement, join_scores, read_scores
     from judgebias.studies.pomms.tables import JUDGEMENTS
 
     judgements = read_table(args.judgements, JUDGEMENTS)

@@ -24,7 +24,7 @@ exactly the columns in `COLUMNS`:
   elsewhere (e.g. by the authors' released metric outputs), but it cannot be scored by an
   MLLM judge, which has to see the pixels.
 - image_sha256 (str or None): the SHA-256 of that file's bytes
-  (judgebias.filedigest.file_sha256, each file read once), None with image_path. A
+  (judgebias.io.filedigest.file_sha256, each file read once), None with image_path. A
   replaced image thus changes the table, and `dvc repro` (which reruns a stage only when
   a dep's content changed) reruns the judges after it.
 - candidate (str): the caption that was rated.
@@ -64,7 +64,7 @@ import pandas as pd
 
 from judgebias.data import scenes
 from judgebias.data.paths import input_files, resolve_inside
-from judgebias.filedigest import files_sha256
+from judgebias.io.filedigest import files_sha256
 from judgebias.models.sim import SimModel
 from judgebias.studies.philautia.data import (
     MissingImagesError,

@@ -8,7 +8,7 @@ Implements seed ``000_dd1ddac0ce03ecfb.txt`` §4.2 (Pomms), its validation in §
   algorithm (SFS) is used for the model selection ... we employ a lightweight meta-learner
   (e.g., Elastic Net)"). §6.3 Setup: trained on the training split (Nebula train), model
   selection on the validation split (`validation_split`, the estimator's ``cv``),
-  evaluated on the test split, with Kendall tau-b and tau-c (`judgebias.agreement`). The
+  evaluated on the test split, with Kendall tau-b and tau-c (`judgebias.stats.agreement`). The
   ensemble size is chosen by ``select``: the best validation tau, or Table 2's rule, the
   step whose ensemble has the smallest absolute philautia score (§6.3, "the mixture with
   the smallest absolute philautia score").
@@ -67,7 +67,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from judgebias.agreement import kendall
+from judgebias.stats.agreement import kendall
 from judgebias.studies.philautia.measures import (
     phi_matrix,
     score_tensor,
@@ -88,7 +88,7 @@ def _tau_score(y_true: np.ndarray, y_pred: np.ndarray, variant: str = "b") -> fl
 
     An undefined tau (constant predictions: the Elastic Net shrank every coefficient to 0)
     scores -inf, so SFS never prefers such a candidate and its ``max`` is not confused by
-    NaN; the reported tables use `judgebias.agreement.kendall`, which keeps it NaN.
+    NaN; the reported tables use `judgebias.stats.agreement.kendall`, which keeps it NaN.
     """
     result = kendall(y_pred, y_true)
     value = result[f"tau_{variant}"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgebias.artifacts import read_table
+from judgebias.io.artifacts import read_table
 from judgebias.judging.tasks import run_task
 from judgebias.studies.philautia.jobs import judge_task
 from judgebias.studies.pomms.data import items

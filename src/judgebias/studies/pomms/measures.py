@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from judgebias.agreement import agreement
+from judgebias.stats.agreement import agreement
 from judgebias.studies.philautia.measures import (
     phi_matrix,
     phi_tilde,
@@ -273,7 +273,7 @@ def table1(
     """Seed 000 Table 1 analogue: single evaluators vs each Pomms selection step.
 
     ``judgements``: rating-level table (one row per human rating, see
-    `judgebias.agreement`) with ``dataset``, optionally ``split``, the human column and
+    `judgebias.stats.agreement`) with ``dataset``, optionally ``split``, the human column and
     one score column per evaluator (the Pomms features), as `judgebias.studies.pomms.data`
     builds it (split labels "train" | "val" | "test"). tau is computed per dataset and
     split in ``splits`` (default validation and test; None: every split present, training

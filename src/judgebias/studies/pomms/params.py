@@ -1,5 +1,5 @@
 """The `pomms:` params block: the checks its schema cannot express, and the typed view
-its steps receive (judgebias.steps passes `PommsParams` to a step whose ``params``
+its steps receive (judgebias.workflow.step_dispatch passes `PommsParams` to a step whose ``params``
 argument is annotated with it)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Pomms' steps, one per rule of workflow/rules/pomms.smk (judgebias.steps): each reads the
-files its rule names, calls the study's functions and writes the files its rule names.
+"""Pomms' steps, one per rule of workflow/rules/pomms.smk (judgebias.workflow.step_dispatch): each
+reads the files its rule names, calls the study's functions and writes the files its rule names.
 
 A step imports what only it uses inside its body, so its rule's code dependencies
 (derived from those imports) stay its own. The estimator is judgebias.studies.pomms
@@ -33,7 +33,7 @@ def judged_ratings(judgements: Sequence[str | Path], item_scores: Sequence[str |
     failed); `score` as ``philautia.score``."""
     import pandas as pd
 
-    from judgebias.artifacts import read_columns, read_table
+    from judgebias.io.artifacts import read_columns, read_table
     from judgebias.judging.values import numeric_values
 
     scores = pd.concat([read_columns(p, ITEM_SCORES, [*_ITEM_COLUMNS, "dataset"])
@@ -83,8 +83,8 @@ def fit_pomms(params: PommsParams, ratings: pd.DataFrame,
 def judgements(params: PommsParams, *, dataset: str, table: Path,
                images: Path) -> None:
     """Build or import caption-judgement dataset `dataset` (``pomms.datasets``)."""
-    from judgebias.artifacts import write_table
     from judgebias.config import input_errors
+    from judgebias.io.artifacts import write_table
     from judgebias.studies.pomms.data import build_judgements
 
     with input_errors(f"pomms.datasets.{dataset}"):
@@ -97,7 +97,7 @@ def judgements(params: PommsParams, *, dataset: str, table: Path,
 def judge_items(params: Mapping[str, Any], *, evaluator: str, setting: str,
                 judgements: Path, item_scores: Path) -> None:
     """Score every item of a judgement dataset with one evaluator (seed 000 §6.3)."""
-    from judgebias.artifacts import write_table
+    from judgebias.io.artifacts import write_table
     from judgebias.studies.pomms.jobs import score_items
 
     write_table(score_items(params, evaluator, setting, str(judgements)), item_scores,
@@ -122,9 +122,9 @@ def fit(params: PommsParams, *, judgements: Sequence[Path],
     """
     import pandas as pd
 
-    from judgebias.agreement import agreement
-    from judgebias.artifacts import read_columns, write_frame, write_json
+    from judgebias.io.artifacts import read_columns, write_frame, write_json
     from judgebias.judging.values import failed_calls
+    from judgebias.stats.agreement import agreement
     from judgebias.studies.pomms.measures import (
         POMMS,
         ensemble_caption_scores,
@@ -150,7 +150,7 @@ def fit(params: PommsParams, *, judgements: Sequence[Path],
     write_frame(second.table, out["table2"])
     write_frame(phi_t.reset_index(), out["phi_tilde"])
     # one caption's ratings, and an image's captions, share what the judge saw: the image
-    # is the resampling unit (judgebias.agreement, benchmarks/kendall_interval.py); each
+    # is the resampling unit (judgebias.stats.agreement, benchmarks/kendall_interval.py); each
     # judge is compared with the ensemble on the same resamples (the judge card's "does
     # Pomms help", benchmarks/kendall_difference.py)
     write_frame(agreement(ratings, [*models, POMMS], cluster="image_id",

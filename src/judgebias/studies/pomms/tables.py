@@ -7,7 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from judgebias.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
+from judgebias.io.artifacts import ANSWER_FIELDS, CALL_FIELDS, table_schema
 from judgebias.study import ReportInputs
 
 # One row per human rating of a caption-judgement dataset (seed 000 §6.3).
@@ -16,7 +16,7 @@ JUDGEMENTS = table_schema("judgements", [
     pa.field("dataset", pa.string(), nullable=False),
     pa.field("image_id", pa.string(), nullable=False),
     pa.field("image_path", pa.string(), nullable=True),  # None: no pixels imported
-    # sha256 of the image file's bytes (judgebias.filedigest; None with image_path): a
+    # sha256 of the image file's bytes (judgebias.io.filedigest; None with image_path): a
     # replaced image changes the table, so `dvc repro` reruns the judges after it
     pa.field("image_sha256", pa.string(), nullable=True),
     pa.field("candidate", pa.string(), nullable=False),

@@ -38,7 +38,7 @@ import yaml
 
 from judgebias.data.paths import resolve_inside
 from judgebias.data.rows import csv_records, json_records, read_text, row_error
-from judgebias.filedigest import files_sha256
+from judgebias.io.filedigest import files_sha256
 from judgebias.studies.birch.tables import PAIRS, PREFERENCES
 
 log = logging.getLogger(__name__)

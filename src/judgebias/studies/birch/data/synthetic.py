@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgebias.artifacts import atomic_path
 from judgebias.data.scenes import random_scene, render, scene_to_json, to_png_bytes
-from judgebias.filedigest import file_sha256
+from judgebias.io.artifacts import atomic_path
+from judgebias.io.filedigest import file_sha256
 from judgebias.studies.birch.vqa import draw_question, write_answer
 
 

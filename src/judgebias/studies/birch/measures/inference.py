@@ -14,7 +14,7 @@ the set or the verdict is missing). :func:`estimands` writes the combinations do
 Pairs are the unit (the paper's data are a sample of VQA items): a bootstrap resample
 draws pairs with replacement and every variant's verdicts, every subset label and every
 method come along with their pair, so a method's gain over Base, IRS and IB are paired
-differences (``judgebias.stats.bootstrap_weighted_means``, which lets
+differences (``judgebias.stats.bootstrap.bootstrap_weighted_means``, which lets
 ``scipy.stats.bootstrap`` do the resampling and the interval). The down-sampling spread
 of Appendix C.3 is *not* an interval (it draws without replacement from the data and
 measures how much a subsample's bias moves, not how far the estimate is from the truth);
@@ -98,7 +98,7 @@ import pandas as pd
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from judgebias.stats import BootstrapMethod, bootstrap_weighted_means
+from judgebias.stats.bootstrap import BootstrapMethod, bootstrap_weighted_means
 
 EXACT_BELOW = 25
 """McNemar is exact (binomial on the discordant pairs) below this many discordant pairs,

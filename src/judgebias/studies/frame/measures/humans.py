@@ -101,7 +101,7 @@ def human_correlation(scores: pd.DataFrame, items: pd.DataFrame, prompt: str = "
 
     Kendall's tau-b gets a 95% percentile bootstrap interval over items
     (``kendall_low``/``kendall_high``, `n_resamples` resamples, NaN with 0), by
-    judgebias.agreement.agreement: each original image is one item with one (mean) human
+    judgebias.stats.agreement.agreement: each original image is one item with one (mean) human
     score, so the items are the independent units (its ``continuous`` and ``flickr_like``
     worlds, benchmarks/kendall_interval.py, measure the coverage: 0.93-0.95 from 40 units).
     No test: agreeing with people is what a judge is for, not a bias (the judge card).
@@ -110,7 +110,7 @@ def human_correlation(scores: pd.DataFrame, items: pd.DataFrame, prompt: str = "
     slope_on_human, slope_on_human_se, n_alignment, slope_on_alignment,
     slope_on_alignment_se.
     """
-    from judgebias.agreement import agreement
+    from judgebias.stats.agreement import agreement
 
     columns = ["judge", "n", "pearson", "spearman", "kendall", "kendall_low",
                "kendall_high", "slope_on_human", "slope_on_human_se", "n_alignment",

@@ -42,10 +42,10 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from judgebias.artifacts import write_bytes
 from judgebias.config import input_errors
 from judgebias.data.paths import input_files, resolve_inside
-from judgebias.filedigest import files_sha256, sha256_column
+from judgebias.io.artifacts import write_bytes
+from judgebias.io.filedigest import files_sha256, sha256_column
 from judgebias.studies.mmb.data.synthetic import generate, planted_styles, png_bytes
 
 PAIR_COLUMNS = ["pair_id", "group", "prompt", "image_a", "image_b", "preference", "split",
@@ -266,7 +266,7 @@ def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
     declares it as an output. The summary names the files read (``files``) for the data
     checks' messages and the test pairs' orientation (``test_orientation``). A bad file is
     a ConfigError naming its params key, the file and the row. Both tables hold the
-    sha256 of every image they name (judgebias.filedigest.files_sha256, each file read
+    sha256 of every image they name (judgebias.io.filedigest.files_sha256, each file read
     once), so that a replaced image changes them and `dvc repro` reruns what follows."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

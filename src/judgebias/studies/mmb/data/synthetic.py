@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from judgebias.artifacts import write_bytes, write_json
+from judgebias.io.artifacts import write_bytes, write_json
 
 MAX_DEFECT = 0.25
 BLOCK = 4

@@ -39,12 +39,9 @@ the real judges exists.
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -136,58 +133,12 @@ def power_table(pilot: pd.DataFrame, models: Mapping[str, list[str]],
     return pd.DataFrame(rows, columns=POWER_COLUMNS)
 
 
-def growth_of(config: Mapping[str, Any], pilot_config: Mapping[str, Any], pilot_dir: Path
-              ) -> dict[tuple[str, str], float]:
-    """(study, measure) -> configured design size over the pilot's, from each active
-    study's ``power`` hook (the pilot's read in its own folder, where its data lie)."""
-    from judgebias.study import active
-
-    growth = {}
-    for study in active(config):
-        hook = study.load("power")
-        if hook is None or pilot_config.get(study.name) is None:
-            continue
-        sizes = hook(config)
-        with contextlib.chdir(pilot_dir):
-            pilot_sizes = hook(pilot_config)
-        for measure, size in sizes.items():
-            if pilot_sizes.get(measure):
-                growth[(study.name, measure)] = size / pilot_sizes[measure]
-    return growth
-
-
-def power_plan(config: Mapping[str, Any], pilot_dir: Path, settings: PowerSettings
-               ) -> pd.DataFrame:
-    """`judgebias plan --power`: :func:`power_table` for `config` from the pilot run in
-    `pilot_dir` (its params.yaml and results/judges.parquet)."""
-    from judgebias.artifacts import read_table
-    from judgebias.card.schema import CARD
-    from judgebias.config import ConfigError, load_config
-    from judgebias.study import active, study_models
-
-    card, params = pilot_dir / "results" / "judges.parquet", pilot_dir / "params.yaml"
-    if not card.is_file() or not params.is_file():
-        raise ConfigError(
-            f"--pilot {pilot_dir}: no pilot run there ({card} and {params} are needed). "
-            "Run a pilot first: your panel at a small size (e.g. 50 images), or the "
-            "simulated panel (`make run` in a fresh clone) as a stand-in, then pass its "
-            "folder.")
-    with contextlib.chdir(pilot_dir):
-        pilot_config = load_config("params.yaml", data=False)
-    simulated = {key for key, model in pilot_config["panel"].items()
-                 if model["backend"] == "sim"}
-    models = {study.name: study_models(config, study.name) for study in active(config)}
-    return power_table(read_table(card, CARD), models,
-                       growth_of(config, pilot_config, pilot_dir), settings,
-                       frozenset(simulated))
-
-
 def power_text(table: pd.DataFrame, settings: PowerSettings) -> str:
     """The power table for people: one line per judge and measure."""
     if table.empty:
         return "no powered measure of this config has an interval in the pilot's card"
     lines = [f"minimum detectable effect at alpha {settings.alpha:g}, power "
-             f"{settings.power:g} (two-sided; judgebias.power):"]
+             f"{settings.power:g} (two-sided; judgebias.stats.power):"]
     for row in table.itertuples():
         need = (f"; {int(row.n_for_target):,} for {row.target:g}"
                 if np.isfinite(row.n_for_target) else "")

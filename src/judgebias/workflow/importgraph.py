@@ -35,10 +35,9 @@ from functools import cache
 from importlib import import_module
 from pathlib import Path
 
-import judgebias
-from judgebias.atomicfile import atomic_path
+from judgebias.io.atomicfile import atomic_path
+from judgebias.skeleton import PACKAGE_ROOT
 
-PACKAGE_ROOT = Path(judgebias.__file__).resolve().parent
 REGISTRY = "judgebias.studies"
 MEMO_FILE = (PACKAGE_ROOT / "__pycache__"
              / f"importgraph-{sys.implementation.cache_tag}.json")

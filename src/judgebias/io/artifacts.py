@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from judgebias.atomicfile import atomic_path
+from judgebias.io.atomicfile import atomic_path
 
 # Provenance of a model call, shared by every table that holds model answers.
 CALL_FIELDS = [

@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from judgebias.atomicfile import atomic_path
+from judgebias.io.atomicfile import atomic_path
 
 RACY_S = 2.0  # a file modified this recently is hashed again next time, never remembered
 _CHUNK = 1 << 20

@@ -47,7 +47,7 @@ import pandas as pd
 from scipy import sparse, stats
 from threadpoolctl import threadpool_limits
 
-from judgebias.stats import counts_from_indices
+from judgebias.stats.bootstrap import counts_from_indices
 
 TAU_VARIANTS = ("tau_b", "tau_c")
 CHUNK = 2_000_000  # numbers per working array of `resampled_kendall` (16 MB)
