@@ -21,6 +21,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from judgebias.io.yamlread import DuplicateKeyError, key_text, load_yaml
+
 
 class ConfigError(ValueError):
     """params.yaml is invalid; the message names the file and the offending key."""
@@ -50,76 +52,6 @@ class MissingPath(str):
         self = super().__new__(cls, f"{line} -- {what}" if what else line)
         self.key, self.path, self.what = key, path, what
         return self
-
-
-class DuplicateKeyError(yaml.YAMLError):
-    """A YAML mapping states a key twice; the message names the key path and both lines."""
-
-
-_FastSafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_SPECIAL_KEY_TAGS = frozenset({"tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"})
-
-
-class _UniqueKeyLoader(_FastSafeLoader):
-    """``yaml.safe_load`` that rejects a key stated twice in one mapping.
-
-    PyYAML keeps the last of two equal keys, so a second ``birch:`` block or a panel
-    model defined twice would silently replace the first. Parsing stays in libyaml's C
-    parser where PyYAML was built with it (the PyPI wheels are; the pure-Python parser
-    was most of a job's start-up, benchmarks/job_startup.py): only the construction of
-    mappings, Python code in every loader, gains the check. Keys are compared as
-    constructed values (``yes`` and ``true`` are one key); ``<<`` merges may still
-    override merged keys, as YAML intends.
-    """
-
-    def construct_document(self, node: yaml.Node) -> Any:
-        self._document_root = node
-        return super().construct_document(node)
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        own = list(node.value)  # before `<<` merges are flattened into node.value
-        mapping = super().construct_mapping(node, deep=deep)
-        if len(mapping) < len(node.value):  # two equal keys, or a merge overridden
-            self._check_unique_keys(node, own)
-        return mapping
-
-    def _check_unique_keys(self, node: yaml.MappingNode,
-                           own: list[tuple[yaml.Node, yaml.Node]]) -> None:
-        first_nodes: dict[Any, yaml.Node] = {}
-        for key_node, _ in own:
-            if key_node.tag in _SPECIAL_KEY_TAGS:
-                continue
-            key = self.construct_object(key_node)  # already constructed: from the cache
-            try:
-                first = first_nodes.setdefault(key, key_node)
-            except TypeError:  # an unhashable key: the base constructor reports it
-                continue
-            if first is not key_node:
-                where = _key_path([*_node_path(self._document_root, node), key_node.value])
-                raise DuplicateKeyError(
-                    f"{where}: stated twice (lines {first.start_mark.line + 1} and "
-                    f"{key_node.start_mark.line + 1}); YAML would silently keep only the "
-                    "second")
-
-
-def _node_path(root: yaml.Node, target: yaml.Node) -> list[Any]:
-    """The keys and indices leading from `root` to the node `target` (for messages)."""
-    stack: list[tuple[yaml.Node, list[Any]]] = [(root, [])]
-    while stack:
-        node, path = stack.pop()
-        if node is target:
-            return path
-        if isinstance(node, yaml.MappingNode):
-            stack += [(value, [*path, key.value]) for key, value in node.value]
-        elif isinstance(node, yaml.SequenceNode):
-            stack += [(value, [*path, i]) for i, value in enumerate(node.value)]
-    return []
-
-
-def load_yaml(text: str) -> Any:
-    """``yaml.safe_load`` through libyaml's C parser, rejecting duplicate mapping keys
-    (DuplicateKeyError, naming the key path and both lines; _UniqueKeyLoader)."""
-    return yaml.load(text, Loader=_UniqueKeyLoader)
 
 
 @cache
@@ -159,14 +91,6 @@ def _add_backends(schema: dict[str, Any]) -> None:
             settings["properties"][spec.name] = spec.settings
 
 
-def _key_path(parts: Iterable[Any]) -> str:
-    """``frame.models[2]``: mapping keys joined by dots, list positions in brackets."""
-    text = ""
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
-    return text or "<top level>"
-
-
 def _schema_errors(params: Mapping[str, Any]) -> list[str]:
     validator = jsonschema.Draft202012Validator(params_schema())
     messages = []
@@ -177,12 +101,12 @@ def _schema_errors(params: Mapping[str, Any]) -> list[str]:
             extra = sorted(set(error.instance) - set(allowed))
             for key in extra:
                 hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
-                messages.append(f"{_key_path([*path, key])}: unknown key{hint}")
+                messages.append(f"{key_text([*path, key])}: unknown key{hint}")
             continue
         if error.validator == "uniqueItems":
             messages += _repeated_items(path, error.instance)
             continue
-        messages.append(f"{_key_path(path)}: {error.message}")
+        messages.append(f"{key_text(path)}: {error.message}")
     return messages
 
 
@@ -198,8 +122,8 @@ def _repeated_items(path: list[Any], items: list[Any]) -> list[str]:
         positions = [j for j, other in enumerate(items) if same(other, item)]
         if positions[0] < i:
             times = "twice" if len(positions) == 2 else f"{len(positions)} times"
-            lines.append(f"{_key_path([*path, i])}: {item!r} is listed {times} (first at "
-                         f"{_key_path([*path, positions[0]])}); list each once")
+            lines.append(f"{key_text([*path, i])}: {item!r} is listed {times} (first at "
+                         f"{key_text([*path, positions[0]])}); list each once")
     return lines
 
 

@@ -176,7 +176,7 @@ class Study:
 
     def schema_fragment(self) -> dict[str, Any]:
         text = resources.files(self.package).joinpath(self.schema).read_text()
-        from judgebias.config import load_yaml
+        from judgebias.io.yamlread import load_yaml
 
         return load_yaml(text)
 

@@ -29,7 +29,8 @@ from helpers.project import (
     write_params,
 )
 
-from judgebias.config import ConfigError, fingerprint, load_yaml, params_schema, validate_params
+from judgebias.config import ConfigError, fingerprint, params_schema, validate_params
+from judgebias.io.yamlread import load_yaml
 from judgebias.models import backends
 from judgebias.models.backends import BUILTIN, GROUP, backend_spec, load, registered_backends
 from judgebias.models.panel import PanelModel

@@ -17,9 +17,9 @@ from statsmodels.stats.multitest import multipletests
 from judgebias.card.build import _checked, adjust, card_metrics, headline_cells, write_headline
 from judgebias.card.compare import Z, compare, load_card
 from judgebias.card.schema import CARD, ROW_FIELDS
-from judgebias.card.section import card_section, estimated, headline
 from judgebias.card.text import card_json, card_text, estimate_text, reading, signed_phrase
 from judgebias.io.artifacts import ArtifactError, write_table
+from judgebias.report.card import card_section, estimated, headline
 from judgebias.report.html import Report, render_report
 
 

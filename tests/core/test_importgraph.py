@@ -1,4 +1,4 @@
-"""The import graph's memo of parsed import statements (judgebias.workflow.importgraph)."""
+"""The import graph's memo of parsed import statements (judgebias.importgraph)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from judgebias.workflow import importgraph as importgraph
-from judgebias.workflow.importgraph import PACKAGE_ROOT, closure, module_file
+from judgebias import importgraph
+from judgebias.importgraph import PACKAGE_ROOT, closure, module_file
 
 MODULES = sorted(
     ".".join(("judgebias", *p.relative_to(PACKAGE_ROOT).with_suffix("").parts))

@@ -11,11 +11,11 @@ import pytest
 
 from judgebias import prompts
 from judgebias.data import scenes
+from judgebias.importgraph import code_version
 from judgebias.models import sim
 from judgebias.models.base import ChatRequest
 from judgebias.models.perception_store import PerceptionStore
 from judgebias.models.sim import SimBackend, SimModel
-from judgebias.workflow.importgraph import code_version
 
 
 def _backend(perception_dir) -> SimBackend:

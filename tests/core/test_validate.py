@@ -10,15 +10,14 @@ from helpers.project import REPO
 
 from judgebias.config import (
     ConfigError,
-    _UniqueKeyLoader,
     get_key,
     load_config,
-    load_yaml,
     params_schema,
     params_warnings,
     validate_params,
 )
 from judgebias.data.paths import PathEscapeError, resolve_inside
+from judgebias.io.yamlread import _UniqueKeyLoader, load_yaml
 
 
 @pytest.mark.parametrize("relative, expected", [

@@ -276,9 +276,9 @@ rule frame_analysis:
         renders=FRAME_ALL_RENDERS,
         code=step_code("frame.analysis"),
     output:
-        metrics=f"{frame.RESULTS}/metrics.json",
-        tables=expand(f"{frame.RESULTS}/{{table}}.parquet", table=frame.TABLES),
-        figures=expand(f"{frame.RESULTS}/figures/{{figure}}.png", figure=frame.FIGURES),
+        metrics=frame.METRICS_PATH,
+        tables=[frame.result_path(table) for table in frame.TABLES],
+        figures=[frame.figure_path(figure) for figure in frame.FIGURES],
     params:
         **step_params(["frame", *(f"panel.{j}" for j in FRAME_JUDGES)]),
     log:
@@ -313,7 +313,7 @@ if FRAME_PRESETS:
                           name=["original", frame_presets.PRESETS]),
             code=step_code("frame.presets"),
         output:
-            table=f"{frame.RESULTS}/{frame_presets.RESULTS_NAME}",
+            table=frame_presets.RESULTS_PATH,
         params:
             **step_params([*FRAME_PRESET_KEYS, "frame.models",
                            "frame.analysis.n_permutations", "frame.analysis.seed",
@@ -323,7 +323,7 @@ if FRAME_PRESETS:
         shell:
             step("frame.presets")
 
-    TARGETS.append(f"{frame.RESULTS}/{frame_presets.RESULTS_NAME}")
+    TARGETS.append(frame_presets.RESULTS_PATH)
 
 
-TARGETS.append(f"{frame.RESULTS}/metrics.json")
+TARGETS.append(frame.METRICS_PATH)

@@ -10,6 +10,7 @@ its headline cells under ``results/card/`` as DVC metrics). A model a study did 
 judge has no row for it, never a zero.
 
 Modules: ``schema`` (the row and card tables), ``build`` (gather, FDR, write),
-``text`` (the plain-language reading and the terminal card), ``section`` (the report's
-card section), ``compare`` (two runs side by side).
+``text`` (the plain-language reading and the terminal card), ``compare`` (two runs side
+by side). The report's card section is the report's (judgebias.report.card): the card
+sits below the report, which shows it.
 """

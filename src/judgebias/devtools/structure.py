@@ -8,7 +8,9 @@ any ``import`` or ``from ... import`` statement, at the top level or inside a fu
 and any ``importlib.import_module("...")`` (or ``import_module("...")``) of a string
 literal. The files are read with ``ast``, never imported.
 
-Used by tests/test_structure.py and benchmarks/structure.py.
+Used by benchmarks/structure.py, which reports all three. The test that the core imports
+no study is an import-linter contract (pyproject.toml; tests/core/test_layers.py), which
+reads the same statements but no ``import_module`` call.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ What keeps it from changing a number:
 * an entry's key is the sha256 of the image bytes and of the question; its folder is
   named by the code's version: the sha256 of the source of every project module the
   perceiving module can reach and the versions of numpy, Pillow and scipy
-  (:func:`judgebias.workflow.importgraph.code_version`: the closure is the same derivation that
+  (:func:`judgebias.importgraph.code_version`: the closure is the same derivation that
   gives the rules their code inputs). Changed code reads a new folder, never a stale entry;
 * an entry holds exactly what the code computed, as text its ``encode`` writes and its
   ``decode`` reads back to an equal value (JSON: floats round-trip exactly);
@@ -33,8 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from judgebias.importgraph import code_version
 from judgebias.io.atomicfile import atomic_path
-from judgebias.workflow.importgraph import code_version
 
 T = TypeVar("T")
 

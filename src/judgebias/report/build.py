@@ -42,7 +42,7 @@ def write_full_report(config: Mapping[str, Any], params_path: str,
     files the report rule gives it (`results`: study name -> folder; `data`: study name
     -> file name -> path, judgebias.study.ReportInputs)."""
     from judgebias.card.schema import CARD
-    from judgebias.card.section import card_section, study_anchor
+    from judgebias.report.card import card_section, study_anchor
     from judgebias.study import active, simulated_models, study_models
 
     sections, simulated = [], set()

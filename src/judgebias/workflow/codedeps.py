@@ -34,8 +34,7 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-from judgebias.skeleton import package_file
-from judgebias.workflow.importgraph import (
+from judgebias.importgraph import (
     PACKAGE_ROOT,
     REGISTRY,
     closure,
@@ -43,6 +42,7 @@ from judgebias.workflow.importgraph import (
     module_file,
     tree,
 )
+from judgebias.skeleton import package_file
 
 
 def dispatch_modules() -> set[str]:

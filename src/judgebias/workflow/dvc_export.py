@@ -95,8 +95,9 @@ from typing import Any
 import yaml
 
 from judgebias.commands import invocation
-from judgebias.config import ConfigError, get_key, load_yaml
+from judgebias.config import ConfigError, get_key
 from judgebias.io.artifacts import write_text
+from judgebias.io.yamlread import load_yaml
 from judgebias.workflow.dvcviews import METRIC_FLAG, PLOT_FLAG
 from judgebias.workflow.paramstamp import PARAMS_DIR, SEPARATOR, stamp_path
 

@@ -67,7 +67,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgebias.config import ConfigError, load_yaml
+from judgebias.config import ConfigError
+from judgebias.io.yamlread import load_yaml
 
 if TYPE_CHECKING:
     import argparse

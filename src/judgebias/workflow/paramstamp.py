@@ -11,7 +11,7 @@ jobs of one evaluator and setting, whatever the generator), named by a hash of t
 (:func:`set_name`), so the name is the same in every export and its content says which
 keys it holds.
 
-The values are read the way the pipeline reads params.yaml (judgebias.config.load_yaml),
+The values are read the way the pipeline reads params.yaml (judgebias.io.yamlread.load_yaml),
 from the file as written, as DVC reads it: a key only the schema's defaults set is refused
 by the export (dvc_export.check_params_declared) before any stamp is written. A stamp whose
 text is unchanged is not rewritten (artifacts.write_text_if_changed).
@@ -24,8 +24,9 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from judgebias.config import ConfigError, get_key, load_yaml
+from judgebias.config import ConfigError, get_key
 from judgebias.io.artifacts import write_text_if_changed
+from judgebias.io.yamlread import load_yaml
 
 PARAMS_DIR = ".judgebias/params"  # where the stamps are
 SEPARATOR = ","  # between the keys of one set on the command line (keys have none)

@@ -42,6 +42,7 @@ PAPER = "paper"
 # package_file), since a step's code dependencies are only its imports.
 PAPER_RECIPES = Path(__file__).with_name("paper_recipes.yaml")
 RESULTS_NAME = "presets.parquet"
+RESULTS_PATH = f"{frame_tables.RESULTS}/{RESULTS_NAME}"  # the rule's output, the report's input
 
 
 def enabled(frame: Mapping[str, Any]) -> bool:
@@ -131,7 +132,7 @@ def report_inputs(params: Mapping[str, Any]) -> ReportInputs:
                *(frame_tables.result_path(t) for t in frame_tables.TABLES),
                *(frame_tables.figure_path(f) for f in frame_tables.FIGURES)]
     if enabled(params["frame"]):
-        results.append(f"{frame_tables.RESULTS}/{RESULTS_NAME}")
+        results.append(RESULTS_PATH)
     return ReportInputs(results, {"summary": frame_tables.SUMMARY_PATH})
 
 

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from PIL import Image
 
+from judgebias.importgraph import code_version
 from judgebias.io.artifacts import write_bytes
 from judgebias.studies.frame.recipes import applies, parse_recipe, recipe_id, step
-from judgebias.workflow.importgraph import code_version
 
 if TYPE_CHECKING:
     from judgebias.studies.frame.manipulate import Box

@@ -12,7 +12,8 @@ from typing import Any, Literal
 import yaml
 
 from judgebias.abilities import Need
-from judgebias.config import load_yaml, path_errors
+from judgebias.config import path_errors
+from judgebias.io.yamlread import load_yaml
 from judgebias.models.gpu import device_errors
 from judgebias.prompts import available_prompts, fields
 from judgebias.study import simulated_models, study_models

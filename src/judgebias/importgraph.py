@@ -6,7 +6,8 @@ and the perception store keys what the simulated judges saw by the code that saw
 (judgebias.models.perception_store). A module's code dependencies are the static closure
 of its imports, so the store importing the whole of codedeps (which reaches the CLI, the
 card, the report and the DVC export) would make every model job depend on all of them;
-this module reaches only the study registry.
+this module reaches only the study registry. It sits at the root, below both consumers
+(the models never import the workflow).
 
 Every import a module makes anywhere counts (a lazy import inside a function too), and
 the ``__init__`` of every package on the way. Modules are found by reading source

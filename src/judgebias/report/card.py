@@ -1,4 +1,6 @@
-"""The report's first section: the judge card (judges x headline measures).
+"""The report's first section: the judge card (judges x headline measures), in the
+report package because it is HTML of the report's (judgebias.report.html), which the card
+package, below the report, never imports.
 
 Each cell is an estimate with its interval (`judgebias.card.text.estimate_text`), linked to
 the section of the study it comes from and coloured only where it is significant after
