@@ -118,7 +118,10 @@ def fig4(curve: pd.DataFrame, observed: float, simulated: set[str], path: Path) 
 
 def cds_share_rows(curve: pd.DataFrame, judge: str) -> pd.DataFrame:
     """Fig. 4's data for `judge` as DVC plots it (tables.CURVES["cds_share"]): per target
-    CDS ratio, the mean accuracy over the down-sampling draws and the analytic line."""
+    CDS ratio, the mean accuracy over the down-sampling draws and the analytic line. A
+    dataset too small to down-sample has no curve (no rows, no columns): then no rows."""
+    if curve.empty:
+        return pd.DataFrame(columns=["target_ratio", "accuracy", "analytic"])
     part = curve[curve["judge"] == judge].groupby("target_ratio")
     return pd.DataFrame({"accuracy": part["accuracy"].mean(),
                          "analytic": part["analytic"].first()}).reset_index()
