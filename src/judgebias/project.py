@@ -13,7 +13,7 @@ beside it.
 What ``init`` writes:
 
 - ``params.yaml``: the default, or an example panel of ``configs/`` (``--config mmb``);
-- ``Snakefile``: three lines including the installed workflow;
+- ``Snakefile``: a few lines including the installed workflow;
 - ``workflow/profiles/``: the run profiles (resources per backend, Slurm), to edit;
 - ``.gitignore`` and ``.dvcignore``: results, logs and caches out of git and DVC's scans;
 - a git repository and a DVC project (autostage off, analytics off), and ``dvc.yaml``.
