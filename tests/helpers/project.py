@@ -32,6 +32,9 @@ WARM = [str(BIN / "judgebias-warm"), "--"]  # prefix: COMMAND's jobs forked warm
 # changes what its job writes, and declaring it would rerun the job and all after it for
 # nothing.
 UNDECLARED_READS = {
+    "frame.render_cache": ({"frame_render", "frame_combine", "frame_presets_render"},
+                           "the render cache's folder: a run setting, which the schema "
+                           "does not mark x-run-setting yet"),
     **{key: ({"mmb_data"}, "mmb.data.checks.data_errors: the data are checked to carry the "
              "design, which fails the job or not, never changes its tables")
        for key in ("mmb.clustering.ks", "mmb.clustering.support_per_cluster",
