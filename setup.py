@@ -5,14 +5,13 @@ repository root into the package as ``judgebias/project_files/`` when it is buil
 pyproject.toml."""
 
 import runpy
-import shutil
 from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-PROJECT_FILES = runpy.run_path(str(ROOT / "src" / "judgebias" / "skeleton.py"))["PROJECT_FILES"]
+SKELETON = runpy.run_path(str(ROOT / "src" / "judgebias" / "skeleton.py"))
 
 
 class BuildWithWorkflow(build_py):
@@ -21,14 +20,7 @@ class BuildWithWorkflow(build_py):
     def run(self) -> None:
         super().run()
         target = Path(self.build_lib) / "judgebias" / "project_files"
-        for name in PROJECT_FILES:
-            source, dest = ROOT / name, target / name
-            if source.is_dir():
-                shutil.copytree(source, dest, dirs_exist_ok=True,
-                                ignore=shutil.ignore_patterns("__pycache__"))
-            else:
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, dest)
+        SKELETON["copy_files"](ROOT, SKELETON["PROJECT_FILES"], target)
 
 
 setup(cmdclass={"build_py": BuildWithWorkflow})

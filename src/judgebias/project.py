@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 from judgebias.config import ConfigError, load_config
-from judgebias.skeleton import workflow_root
+from judgebias.skeleton import copy_files, workflow_root
 
 SNAKEFILE = '''\
 # A judgebias project (`judgebias init`). The workflow is the installed judgebias
@@ -83,14 +83,7 @@ def init_project(directory: Path, config: str | None = None, *, git: bool = True
                           f"`judgebias init` makes a new project")
     load_config(source, data=False, needs=False)  # the packaged file is valid, or say so now
     directory.mkdir(parents=True, exist_ok=True)
-    root = workflow_root()
-    for name in COPIED:
-        if (root / name).is_dir():
-            shutil.copytree(root / name, directory / name,
-                            ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            (directory / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(root / name, directory / name)
+    copy_files(workflow_root(), COPIED, directory)
     shutil.copy(source, directory / "params.yaml")
     (directory / "Snakefile").write_text(SNAKEFILE)
     said = [f"wrote {directory}/params.yaml ({'configs/' + config if config else 'default'})",

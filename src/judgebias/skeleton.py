@@ -14,6 +14,7 @@ file before any dependency is installed.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 # The files of the repository root that make up the workflow a project runs, or that
@@ -23,6 +24,21 @@ PROJECT_FILES = ("Snakefile", "workflow/rules", "workflow/profiles", "params.yam
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 PACKAGED = PACKAGE_ROOT / "project_files"  # in an installed wheel
+
+
+def copy_files(source: Path, names: tuple[str, ...] | list[str], dest: Path,
+               *skip: str) -> None:
+    """Copy each of `names` (a file or a whole folder, relative to `source`) to the same
+    place under `dest`, leaving out what matches the `skip` patterns (and __pycache__):
+    how the wheel takes the workflow's files, `judgebias init` a project's, and the wheel
+    test the sources it builds from."""
+    ignore = shutil.ignore_patterns("__pycache__", *skip)
+    for name in names:
+        if (source / name).is_dir():
+            shutil.copytree(source / name, dest / name, dirs_exist_ok=True, ignore=ignore)
+        else:
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source / name, dest / name)
 
 
 def workflow_root() -> Path:

@@ -13,7 +13,6 @@ there, so the source checkout is not importable from the fresh environment.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -25,7 +24,7 @@ from helpers.project import REPO, study_params
 
 from judgebias.config import ConfigError
 from judgebias.project import example_configs, init_project
-from judgebias.skeleton import PROJECT_FILES, package_file, workflow_root
+from judgebias.skeleton import PROJECT_FILES, copy_files, package_file, workflow_root
 
 
 def test_the_workflow_is_found_beside_an_editable_install() -> None:
@@ -64,13 +63,8 @@ def test_init_refuses_a_folder_in_use_and_an_unknown_panel(tmp_path) -> None:
 def _build_wheel(dest: Path) -> Path:
     """The wheel of a copy of the sources (the build writes nothing into the checkout)."""
     source = dest / "source"
-    skip = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for name in ("pyproject.toml", "setup.py", "README.md", "src", *PROJECT_FILES):
-        if (REPO / name).is_dir():
-            shutil.copytree(REPO / name, source / name, ignore=skip)
-        else:
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(REPO / name, source / name)
+    copy_files(REPO, ["pyproject.toml", "setup.py", "README.md", "src", *PROJECT_FILES], source,
+               "*.egg-info")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
                     "--no-build-isolation", "--wheel-dir", str(dest), str(source)], check=True)
     (wheel,) = dest.glob("judgebias-*.whl")
