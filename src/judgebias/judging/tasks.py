@@ -29,6 +29,7 @@ import pandas as pd
 from judgebias import prompts
 from judgebias.judging.answers import STATUS_OK, STATUS_TRUNCATED, Answer, AnswerKind
 from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
+from judgebias.models.context import RunContext
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.panel import PanelModel
 from judgebias.models.registry import backend_version, build_backend
@@ -129,14 +130,14 @@ def _image_paths(row: Mapping[str, Any], columns: Sequence[str]) -> list[str] | 
     return paths if all(isinstance(p, str) and p for p in paths) else None
 
 
-def build_requests(config: Mapping[str, Any], model_key: str, task: JudgeTask,
+def build_requests(run: RunContext, model_key: str, task: JudgeTask,
                    items: pd.DataFrame, samples: Sequence[int] = (0,)
                    ) -> tuple[list[ChatRequest | None], list[str]]:
     """The request to panel model `model_key` for each item (None where nothing can be
     asked) and each item's status before asking: an item's own `status` column if it has
     one ("ok" otherwise), or "no_image" where an image path is missing. With `samples`,
     as :func:`run_samples` asks them: the items sample after sample."""
-    model = PanelModel.from_params(config, model_key)
+    model = run.model(model_key)
     first, statuses = _requests(model, task, items)
     return ([q for _, per in _sampled(model, first, samples) for q in per],
             statuses * len(samples))
@@ -184,7 +185,7 @@ def _requests(model: PanelModel, task: JudgeTask,
     return requests, statuses
 
 
-def answer_requests(config: Mapping[str, Any], model: PanelModel, role: str,
+def answer_requests(run: RunContext, model: PanelModel, role: str,
                     requests: list[ChatRequest]) -> tuple[list[ChatResponse], RunStats, str]:
     """Answer a job's requests through the model's backend, journaled and within budget.
 
@@ -198,23 +199,22 @@ def answer_requests(config: Mapping[str, Any], model: PanelModel, role: str,
     the journal needs no GPU.
     """
     gpus = model.gpus
-    path = journal_path(config["journal_dir"], model.backend, model.model_id)
+    path = journal_path(run.journal_dir, model.backend, model.model_id)
     with Journal(path) as journal, ExitStack() as stack:
         version = backend_version(model)
         keys = [request_key(r, model.backend, version) for r in requests] if gpus else []
         if gpus and len(journal.lookup(keys)) < len(set(keys)):
             from judgebias.models.gpu import GpuNeed, job_gpus  # the one path, issue 39
 
-            stack.enter_context(job_gpus(GpuNeed(gpus), config["journal_dir"]))
-        backend, version = build_backend(config, model, role)
+            stack.enter_context(job_gpus(GpuNeed(gpus), run.journal_dir))
+        backend, version = build_backend(run, model, role)
         responses, stats = run_requests(backend, requests, journal, backend_version=version,
                                         max_requests=model.max_requests,
                                         label=f"{role} {model.key}")
     log.info("%s: %d requests, %d from the journal, %d new calls, %d failed, retries %s",
              model.key, stats.total, stats.journaled, stats.called, stats.failed,
              stats.retries or "none")
-    accepted = config.get("max_failures", {}).get(model.key, 0.0)
-    check_failures(responses, accepted, f"panel.{model.key} ({role})")
+    check_failures(responses, run.accepted_failures(model.key), f"panel.{model.key} ({role})")
     return responses, stats, version
 
 
@@ -261,17 +261,17 @@ def answer_rows(model: PanelModel, task: JudgeTask,
     return cols
 
 
-def run_task(config: Mapping[str, Any], model_key: str, role: str, task: JudgeTask,
+def run_task(run: RunContext, model_key: str, role: str, task: JudgeTask,
              items: pd.DataFrame) -> pd.DataFrame:
     """Ask `model_key` (acting as `role`, e.g. "evaluator") the task about every item.
 
     Returns one row per item, in order, with the call and answer columns; the caller adds
     its key columns. Identical requests are called once; journaled ones not at all.
     """
-    return run_samples(config, model_key, role, task, items, (0,)).drop(columns="sample")
+    return run_samples(run, model_key, role, task, items, (0,)).drop(columns="sample")
 
 
-def run_samples(config: Mapping[str, Any], model_key: str, role: str, task: JudgeTask,
+def run_samples(run: RunContext, model_key: str, role: str, task: JudgeTask,
                 items: pd.DataFrame, samples: Sequence[int]) -> pd.DataFrame:
     """`run_task` asking every item once per sample r of `samples`, with the model's
     sampling seed + r (:func:`resampled`).
@@ -284,11 +284,11 @@ def run_samples(config: Mapping[str, Any], model_key: str, role: str, task: Judg
     in order, sample after sample, with a ``sample`` column: BIRCH's repeats and MMB's
     sampled p(y | x, a) ask through it.
     """
-    model = PanelModel.from_params(config, model_key)  # resolved once for the whole task
+    model = run.model(model_key)  # resolved once for the whole task
     first, statuses = _requests(model, task, items)
     asked = _sampled(model, first, samples)
     answered, _, version = answer_requests(
-        config, model, role, [q for _, per in asked for q in per if q is not None])
+        run, model, role, [q for _, per in asked for q in per if q is not None])
     answers = iter(answered)
     frames = []
     for r, (sampled, requests) in zip(samples, asked, strict=True):

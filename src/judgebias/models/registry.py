@@ -14,14 +14,13 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judgebias.config import ConfigError, fingerprint
 from judgebias.models.backends import backend_spec, load
 from judgebias.models.base import Backend
 from judgebias.models.batch import BatchBackend
-from judgebias.models.limits import ApiLimits
+from judgebias.models.context import RunContext
 from judgebias.models.panel import PanelModel
 from judgebias.models.reasoning import Reasoning, Thinking
 
@@ -31,17 +30,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _opener(config: Mapping[str, Any], family: str) -> str:
-    return config["families"][family]["sim"]["opener"]
-
-
-def sim_traits(config: Mapping[str, Any], key: str) -> dict[str, Any]:
+def sim_traits(run: RunContext, key: str) -> dict[str, Any]:
     """A simulated model's traits with its family's shared opener folded into `style`."""
-    model = PanelModel.from_params(config, key)
-    return model.sim_traits(_opener(config, model.family))
+    model = run.model(key)
+    return model.sim_traits(run.opener(model.family))
 
 
-def sim_world(config: Mapping[str, Any], model: PanelModel,
+def sim_world(run: RunContext, model: PanelModel,
               role: str) -> tuple[list[PanelModel], list[str]]:
     """The simulated world panel model `model` needs in `role` ("generator"/"evaluator"):
     the models whose traits it uses (itself, and as a judge the models it has a planted
@@ -53,19 +48,19 @@ def sim_world(config: Mapping[str, Any], model: PanelModel,
     # Only simulated models and styles: the sim recognises a model's captions by its
     # planted signature and a family's by its opener, which real ones lack, so a
     # preference for them cannot act (config.params_warnings says so; issue 39).
-    models = [model, *(m for m in (PanelModel.from_params(config, k) for k in others)
-                       if m.backend == "sim")]
+    models = [model, *(m for m in (run.model(k) for k in others) if m.backend == "sim")]
     families = [m.family for m in models]
     return models, [f for f in dict.fromkeys([*families, *prefs.get("families", {})])
-                    if "sim" in config["families"][f]]
+                    if run.is_simulated_family(f)]
 
 
-def world_params(config: Mapping[str, Any], key: str, role: str) -> list[str]:
+def world_params(params: Mapping[str, Any], key: str, role: str) -> list[str]:
     """Dotted params.yaml keys that determine model `key`'s answers in `role`."""
-    model = PanelModel.from_params(config, key)
+    run = RunContext(params)
+    model = run.model(key)
     if model.backend != "sim":
         return [f"panel.{key}"]
-    models, families = sim_world(config, model, role)
+    models, families = sim_world(run, model, role)
     return [*(f"panel.{m.key}" for m in models), *(f"families.{f}" for f in families), "seed"]
 
 
@@ -91,7 +86,7 @@ def backend_version(model: PanelModel) -> str:
     return version if isinstance(version, str) else str(version(model))
 
 
-def build_backend(config: Mapping[str, Any], model: PanelModel | str,
+def build_backend(run: RunContext, model: PanelModel | str,
                   role: str) -> tuple[Backend, str]:
     """The backend answering for panel model `model` (or its key) in `role`, and its
     version string (part of every journal key: a change in what answers must never reuse
@@ -99,9 +94,9 @@ def build_backend(config: Mapping[str, Any], model: PanelModel | str,
     is imported only now; a backend with a batch API answers through it where the panel
     entry sets ``batch``."""
     if isinstance(model, str):
-        model = PanelModel.from_params(config, model)
+        model = run.model(model)
     spec = backend_spec(model.backend)
-    backend = load(spec.backend)(config, model, role)
+    backend = load(spec.backend)(run, model, role)
     if backend.name != spec.name:  # the journal keys carry the backend's own name
         raise RuntimeError(f"{model.label}: {spec.backend} built a backend named "
                            f"{backend.name!r}, registered as {spec.name!r}")
@@ -112,20 +107,19 @@ def build_backend(config: Mapping[str, Any], model: PanelModel | str,
 
 # --- the built-in backends' builders (judgebias.models.backends.BUILTIN names them) -----
 
-def build_sim(config: Mapping[str, Any], model: PanelModel, role: str) -> Backend:
+def build_sim(run: RunContext, model: PanelModel, role: str) -> Backend:
     """The simulated world `model` needs in `role` (:func:`sim_world`), and only that."""
     from judgebias.models.sim import SimBackend, SimModel
 
-    models, families = sim_world(config, model, role)
-    world = {m.model_id: SimModel.from_params(m.key, m.family,
-                                              m.sim_traits(_opener(config, m.family)))
+    models, families = sim_world(run, model, role)
+    world = {m.model_id: SimModel.from_params(m.key, m.family, m.sim_traits(run.opener(m.family)))
              for m in models}
-    openers = {f: _opener(config, f) for f in families}
-    return SimBackend(world, seed=config["seed"], family_openers=openers,
-                      perception_dir=Path(config["journal_dir"]) / "sim-perception")
+    openers = {f: run.opener(f) for f in families}
+    return SimBackend(world, seed=run.seed, family_openers=openers,
+                      perception_dir=run.journal_dir / "sim-perception")
 
 
-def build_vllm(config: Mapping[str, Any], model: PanelModel, role: str) -> Backend:
+def build_vllm(run: RunContext, model: PanelModel, role: str) -> Backend:
     """An in-process vLLM engine with the model's engine arguments (loaded on first use),
     its LoRA adapters and chat template, and an image limit fitting the largest request
     of its studies (judgebias.models.vllm_settings)."""
@@ -133,7 +127,7 @@ def build_vllm(config: Mapping[str, Any], model: PanelModel, role: str) -> Backe
     from judgebias.models.vllm_backend import VllmBackend
 
     engine_args = vllm_settings.with_image_limit(
-        model.engine_args, vllm_settings.images_per_prompt(config, model.key))
+        model.engine_args, run.images_per_prompt(model.key))
     log.info("%s: vLLM engine arguments %s", model.label, engine_args)
     try:
         template = vllm_settings.chat_template_text(model.fields.get("chat_template"))
@@ -172,44 +166,41 @@ def vllm_version(model: PanelModel) -> str:
             f"{version_suffix(model.model_id, model.fields)}")
 
 
-def build_openai(config: Mapping[str, Any], model: PanelModel, role: str) -> Backend:
+def build_openai(run: RunContext, model: PanelModel, role: str) -> Backend:
     """An OpenAI client, a reasoning model's settings with it (models.reasoning)."""
     from judgebias.models.openai_backend import OpenAIBackend
 
-    backend = api_client(OpenAIBackend, config, model)
+    backend = api_client(OpenAIBackend, run, model)
     assert isinstance(backend, OpenAIBackend)
     backend.reasoning = Reasoning.of(model.fields)
     return backend
 
 
-def build_gemini(config: Mapping[str, Any], model: PanelModel, role: str) -> Backend:
+def build_gemini(run: RunContext, model: PanelModel, role: str) -> Backend:
     """A Gemini client with the model's thinking config, never asking log-probs of a
     model whose abilities say it gives none (judgebias.abilities)."""
-    from judgebias.abilities import model_abilities
     from judgebias.models.gemini_backend import GeminiBackend
 
-    backend = api_client(GeminiBackend, config, model)
+    backend = api_client(GeminiBackend, run, model)
     assert isinstance(backend, GeminiBackend)
     backend.thinking = Thinking.of(model.fields)
-    if model.key in config["panel"] and not model_abilities(config, model.key).answer_logprobs:
+    if run.is_panel_model(model.key) and not run.abilities(model.key).answer_logprobs:
         backend.logprobs_supported = False
     return backend
 
 
-def build_anthropic(config: Mapping[str, Any], model: PanelModel, role: str) -> Backend:
+def build_anthropic(run: RunContext, model: PanelModel, role: str) -> Backend:
     """A Claude client with the panel entry's thinking and API version."""
     from judgebias.models.anthropic_backend import AnthropicBackend
 
-    backend = api_client(AnthropicBackend, config, model)
+    backend = api_client(AnthropicBackend, run, model)
     assert isinstance(backend, AnthropicBackend)
     backend.thinking = model.fields.get("thinking")
     backend.api_version = model.fields.get("anthropic_version")
     return backend
 
 
-def api_client(cls: type[ApiBackend], config: Mapping[str, Any],
-                model: PanelModel) -> ApiBackend:
+def api_client(cls: type[ApiBackend], run: RunContext, model: PanelModel) -> ApiBackend:
     """An HTTP backend with its ``backends.<name>`` client settings and its key."""
-    limits = ApiLimits(**config.get("backends", {}).get(model.backend, {}))
-    return cls(model.model_id, model.label, limits, base_url=model.base_url,
+    return cls(model.model_id, model.label, run.limits(model.backend), base_url=model.base_url,
                api_key=api_key(model))

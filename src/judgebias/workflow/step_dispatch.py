@@ -16,9 +16,11 @@ study's ``steps`` module with one keyword argument per name::
 
 A parameter's annotation says how many paths it takes: ``Path`` exactly one,
 ``list[Path]`` any number (none when the rule's expansion is empty); ``str`` takes a
-wildcard's value. A parameter named ``params`` receives the validated params file, or,
-when it is annotated with a class that has a ``from_params`` constructor, the typed view
-that constructor resolves from it (a study's view of its own block, checked once).
+wildcard's value. A parameter annotated with a class that has a ``from_params``
+constructor receives what that constructor resolves from the validated params: a study's
+typed view of its own block (checked once), or the run context a model job calls its
+judges with (judgebias.models.context.RunContext). A parameter named ``params`` and
+annotated otherwise receives the validated params mapping.
 A name the rule gives that the step does not take, or one the step needs that the rule
 does not give, is an error before the step runs: the two can never silently disagree.
 
@@ -136,10 +138,12 @@ def bind(function: Callable[..., Any], files: Mapping[str, Sequence[str]],
     given = {**{k: [v] for k, v in wildcards.items()}, **files}
     arguments: dict[str, Any] = {}
     for name, parameter in signature.parameters.items():
+        from_params = getattr(hints.get(name), "from_params", None)
+        if callable(from_params):  # a typed view, the run context
+            arguments[name] = from_params(params)
+            continue
         if name == "params":
-            view = hints.get(name)
-            from_params = getattr(view, "from_params", None)
-            arguments[name] = from_params(params) if callable(from_params) else params
+            arguments[name] = params
             continue
         kind = _annotation_kind(hints.get(name))
         values = list(given.get(name, ()))

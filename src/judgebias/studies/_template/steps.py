@@ -5,10 +5,10 @@ its rule's code dependencies stay its own (judgebias.workflow.codedeps)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from judgebias.models.context import RunContext
 from judgebias.studies._template.params import TemplateParams
 
 
@@ -21,13 +21,14 @@ def answers(params: TemplateParams, *, answers: Path) -> None:
     write_table(build_answers(params.n_items, params.max_words, params.seed), answers, ANSWERS)
 
 
-def judge(params: Mapping[str, Any], *, judge: str, answers: Path, scores: Path) -> None:
-    """One judge scores every answer."""
+def judge(run: RunContext, *, judge: str, answers: Path, scores: Path) -> None:
+    """One judge scores every answer: a model job, so it takes the run context (the
+    journal, the panel), not the params mapping."""
     from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies._template.jobs import score_answers
     from judgebias.studies._template.tables import ANSWERS, SCORES
 
-    write_table(score_answers(params, judge, read_table(answers, ANSWERS)), scores, SCORES)
+    write_table(score_answers(run, judge, read_table(answers, ANSWERS)), scores, SCORES)
 
 
 def measure(params: TemplateParams, *, answers: Path, scores: Sequence[Path],
