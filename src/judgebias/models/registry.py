@@ -55,13 +55,21 @@ def sim_world(run: RunContext, model: PanelModel,
 
 
 def world_params(params: Mapping[str, Any], key: str, role: str) -> list[str]:
-    """Dotted params.yaml keys that determine model `key`'s answers in `role`."""
+    """Dotted params.yaml keys that determine model `key`'s answers in `role`: a real
+    model's entry; a simulated one's world (:func:`sim_world`), and what it asks of the
+    models and families it prefers to find out they are not simulated (their backend, the
+    family's block), since making one simulated puts it in the world."""
     run = RunContext(params)
     model = run.model(key)
     if model.backend != "sim":
         return [f"panel.{key}"]
     models, families = sim_world(run, model, role)
-    return [*(f"panel.{m.key}" for m in models), *(f"families.{f}" for f in families), "seed"]
+    world = {m.key for m in models}
+    preferred = model.preferences if role != "generator" else {}
+    return [*(f"panel.{m.key}" for m in models),
+            *(f"panel.{k}.backend" for k in preferred.get("models", {}) if k not in world),
+            *(f"families.{f}" for f in dict.fromkeys([*families, *preferred.get("families", {})])),
+            "seed"]
 
 
 def api_key(model: PanelModel) -> str:
