@@ -3,8 +3,9 @@
 A study is a package under judgebias.studies, named by one line of the registry
 (judgebias.studies.STUDIES), whose ``__init__`` defines ``STUDY = Study(...)``. Besides its
 name, title, package, rules file (``rules``, relative to the project root) and params
-block (``schema``: a JSON-Schema fragment file in the package, validated as the top-level
-key named after the study; a study runs exactly when its block is there), it fills roles,
+block (``view``: the typed view its params module declares the block with,
+judgebias.paramsblock, validated as the top-level key named after the study; a study runs
+exactly when its block is there), it fills roles,
 each a hook at a conventional place in its package (``ROLES``, below). The standard roles:
 
 - ``validate`` (params:validate): its cross-reference and file checks, params -> list of
@@ -69,7 +70,6 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
 
 # role -> its conventional place in the study's package, "module:name" (module docstring)
@@ -122,7 +122,7 @@ class Study:
     lacks: tuple[str, ...] = ()
     has: tuple[str, ...] = ()
     targets: Mapping[str, str] = field(default_factory=dict, hash=False)
-    schema: str = "schema.yaml"
+    view: str = ""  # its typed view in <package>.params, which declares its params block
     sim_traits: bool = True
     requires: tuple[str, ...] = ()
     # Each role's hook, "module:name" with the module's full name, or None where the study
@@ -174,11 +174,21 @@ class Study:
         module, _, name = target.partition(":")
         return getattr(importlib.import_module(module), name)
 
-    def schema_fragment(self) -> dict[str, Any]:
-        text = resources.files(self.package).joinpath(self.schema).read_text()
-        from judgebias.io.yamlread import load_yaml
+    def view_class(self) -> type:
+        """Its typed view, ``<package>.params:<view>``, the declaration of its block."""
+        return getattr(importlib.import_module(f"{self.package}.params"), self.view)
 
-        return load_yaml(text)
+    def schema_fragment(self) -> dict[str, Any]:
+        """Its block's JSON Schema, from its view (judgebias.paramsblock.block_schema)."""
+        from judgebias.paramsblock import block_schema
+
+        if not self.view:  # TRANSITION: studies not converted yet
+            from importlib import resources
+
+            from judgebias.io.yamlread import load_yaml
+
+            return load_yaml(resources.files(self.package).joinpath("schema.yaml").read_text())
+        return block_schema(self.view_class())
 
 
 @cache

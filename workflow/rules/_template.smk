@@ -1,8 +1,10 @@
 # The template study (src/judgebias/studies/_template): synthetic answers, every judge
 # scores them, one length slope per judge. Each rule names its files once; the step of
 # the same name receives them (judgebias.workflow.step_dispatch).
+from judgebias.paramsblock import block_keys
 from judgebias.study import study_models
 from judgebias.studies._template import tables as _template
+from judgebias.studies._template.params import TemplateParams
 
 _TEMPLATE_JUDGES = study_models(PARAMS, "_template")
 
@@ -13,7 +15,7 @@ rule _template_answers:
     output:
         answers=_template.ANSWERS_PATH,
     params:
-        **step_params(["_template.n_items", "_template.max_words", "_template.seed"]),
+        **step_params(block_keys(TemplateParams, only=("n_items", "max_words", "seed"))),
     log:
         "logs/_template/answers.log",
     shell:
@@ -46,7 +48,7 @@ rule _template_measure:
         slopes=_template.SLOPES,
         metrics=_template.METRICS,
     params:
-        **step_params(["_template.ci"]),
+        **step_params(block_keys(TemplateParams, only=("ci",))),
     log:
         "logs/_template/measure.log",
     shell:

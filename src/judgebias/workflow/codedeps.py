@@ -128,9 +128,20 @@ def _data_files(modules: set[str]) -> list[Path]:
                   PACKAGE_ROOT / "workflow" / "params.schema.yaml"]
     for study in registered().values():
         package = module_file(study.package)
-        if study.package in modules and package is not None:  # (a study has a package)
-            files.append(package.parent / study.schema)
+        if study.package in modules and package is not None and not study.view:
+            files.append(package.parent / "schema.yaml")  # TRANSITION
     return files
+
+
+def _schema_modules(modules: set[str]) -> set[str]:
+    """The modules declaring the params blocks of the studies among `modules` (each one's
+    typed view, judgebias.paramsblock), with their imports: the schema the params are
+    validated with comes from them (judgebias.config.params_schema)."""
+    from judgebias.study import registered
+
+    views = {f"{study.package}.params" for study in registered().values()
+             if study.package in modules and study.view}
+    return closure(views) if views else set()
 
 
 def step_files(command: str, extra: Iterable[str] = ()) -> list[str]:
@@ -140,6 +151,7 @@ def step_files(command: str, extra: Iterable[str] = ()) -> list[str]:
     its own files; the installed files in a project of `judgebias init`.
     """
     modules = step_modules(command, extra)
+    modules |= _schema_modules(modules)
     paths = [module_file(m) for m in modules] + _data_files(modules)
     return sorted(package_file(p.relative_to(PACKAGE_ROOT).as_posix())
                   for p in paths if p is not None)

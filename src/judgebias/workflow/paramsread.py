@@ -206,6 +206,12 @@ class RecordingParams(Mapping[str, Any]):
         self.reads.add("value", self._path)
         return copy.deepcopy(dict(self._data))
 
+    def unrecorded(self) -> Mapping[str, Any]:
+        """The block's data, reading nothing: a view declared by its block
+        (judgebias.paramsblock.block_values) is built from it, and each of its fields
+        records its own key when the step uses it (:meth:`_ViewBuild.field_reads`)."""
+        return self._data
+
 
 # ---- typed views -----------------------------------------------------------------------
 
@@ -332,6 +338,9 @@ class _ViewBuild:
         self.reads, self.params = params.reads, params._data
         self.credited: dict[FieldPath | str, set[Read]] = {}
         self._field_reads: dict[FieldPath, frozenset[Read]] = {}  # once built, per field
+        # A view declared by its block (judgebias.paramsblock): the block's key and the
+        # fields that are its keys, each of which reads exactly its own key.
+        self.block: tuple[str, frozenset[str]] | None = None
 
     def credit(self, read: Read) -> None:
         place = self._place()
@@ -378,8 +387,19 @@ class _ViewBuild:
         ``**`` argument, the reads whose last key is its name or no sibling's; and those
         of the locals any of them names, transitively."""
         if path not in self._field_reads:
-            self._field_reads[path] = frozenset(self._gather(path, set(fields)))
+            self._field_reads[path] = (
+                frozenset({("value", self.block_key(path))}) if self.is_block_key(path)
+                else frozenset(self._gather(path, set(fields))))
         return self._field_reads[path]
+
+    def is_block_key(self, path: FieldPath) -> bool:
+        """Whether the field at `path` is a key of the view's block (or within one)."""
+        return self.block is not None and bool(path) and path[0] in self.block[1]
+
+    def block_key(self, path: FieldPath) -> str:
+        """The dotted params key of the block field at `path`."""
+        assert self.block is not None
+        return ".".join([self.block[0], *path])
 
     def _gather(self, path: FieldPath, fields: set[str]) -> set[Read]:
         above = [path[:i] for i in range(len(path) + 1)]
@@ -466,11 +486,63 @@ def _view_getattribute(self: Any, name: str) -> Any:
     if state is None or name not in type(self).__dataclass_fields__:
         return value
     build, path = state
+    if build.is_block_key((*path, name)):
+        return _block_value(value, build, (*path, name))
     reads = build.field_reads((*path, name), type(self).__dataclass_fields__)
     if type(value) is dict:
         return _FieldDict(value, reads, build.reads, build.params)
     build.reads.reads |= reads
     return value
+
+
+def _block_value(value: Any, build: _ViewBuild, path: FieldPath) -> Any:
+    """A block field's value as the step uses it: a nested part (already recording)
+    reads nothing until its own fields are used, a dict of entries reads an entry's key
+    when it is looked up (:class:`_BlockDict`), anything else its own key."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return value
+    if type(value) is dict:
+        return _BlockDict(value, build, path)
+    build.reads.add("value", build.block_key(path))
+    return value
+
+
+class _BlockDict(Mapping[Any, Any]):
+    """A block field's mapping (BIRCH's ``datasets`` by name): an entry read is its own
+    key (``birch.datasets.vl``), an entry that is a part reads its own fields' keys;
+    the key set reads the mapping's keys."""
+
+    def __init__(self, data: Mapping[Any, Any], build: _ViewBuild, path: FieldPath) -> None:
+        self._data, self._build, self._path = data, build, path
+
+    def __getitem__(self, key: Any) -> Any:
+        value = self._data[key]
+        path = (*self._path, str(key))
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return _recording_instance(value, self._build, path)
+        return _block_value(value, self._build, path)
+
+    def __contains__(self, key: object) -> bool:
+        found = key in self._data
+        self._build.reads.add("present" if found else "absent",
+                              self._build.block_key((*self._path, str(key))))
+        return found
+
+    def __iter__(self) -> Iterator[Any]:
+        self._build.reads.add("keys", self._build.block_key(self._path))
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        self._build.reads.add("keys", self._build.block_key(self._path))
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        self._build.reads.add("value", self._build.block_key(self._path))
+        return repr(self._data)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        self._build.reads.add("value", self._build.block_key(self._path))
+        return dict, (dict(self._data),)
 
 
 def _plain_type(value: Any) -> type:
@@ -537,6 +609,11 @@ def recording_view(from_params: Callable[..., Any], params: RecordingParams,
     if not dataclasses.is_dataclass(view) or isinstance(view, type):
         params.reads.reads.update(r for found in build.credited.values() for r in found)
         return view
+    from judgebias.paramsblock import PARAMS_KEY, block_fields  # pydantic: recording only
+
+    block_key = getattr(type(view), PARAMS_KEY, None)
+    if isinstance(block_key, str):
+        build.block = block_key, frozenset(block_fields(type(view)))
     return _recording_instance(view, build, ())
 
 

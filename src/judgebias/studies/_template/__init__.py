@@ -20,4 +20,5 @@ STUDY = Study(
     title="Template study: a verbosity preference in score points",
     package=__name__,
     rules="workflow/rules/_template.smk",
+    view="TemplateParams",
 )

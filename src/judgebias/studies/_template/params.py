@@ -1,32 +1,46 @@
-"""The `_template:` params block: the checks its schema cannot express, and the typed
-view its steps receive (judgebias.workflow.step_dispatch passes `TemplateParams` to a step whose
-``params`` argument is annotated with it)."""
+"""The `_template:` params block, declared once: its typed view (judgebias.paramsblock).
+
+Each field of :class:`TemplateParams` is a key of the block, with its type, default,
+bounds and description (the docstring below it); the block's JSON schema, the view its
+steps receive (judgebias.workflow.step_dispatch passes it to a step argument annotated
+with it) and the keys its rules declare (``block_keys``) all come from it. A field marked
+``derived()`` is computed from other keys. What the schema cannot express is checked in
+``validate``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from judgebias.abilities import Need
+from judgebias.paramsblock import block_values, derived, key, view
 from judgebias.study import study_models
 
 
-@dataclass(frozen=True)
+@view
 class TemplateParams:
-    """What the template study's steps read, resolved once from the validated params."""
+    """The template study -- a verbosity preference in score points."""
 
-    judges: tuple[str, ...]
-    n_items: int
-    max_words: int
-    seed: int
-    ci: float
+    PARAMS_KEY: ClassVar[str] = "_template"
+
+    models: tuple[str, ...] | None = key(absent=True, unique=True, min_length=1)
+    """The panel models that judge; all of the panel when absent."""
+    n_items: int = key(60, ge=8)
+    """Synthetic answers per judge."""
+    max_words: int = key(40, ge=2)
+    """Longest answer, in words."""
+    seed: int = 0
+    """Seeds the synthetic answers."""
+    ci: float = key(0.95, gt=0, lt=1)
+    """Confidence level of the interval."""
+    judges: tuple[str, ...] = derived()
+    """The judges: ``models``, or every panel model where it is absent."""
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> TemplateParams:
-        block = params["_template"]
-        return cls(judges=tuple(study_models(params, "_template")), n_items=block["n_items"],
-                   max_words=block["max_words"], seed=block["seed"], ci=block["ci"])
+        """The view of validated `params` (the schema filled every default in)."""
+        return cls(**block_values(params, "_template"),
+                   judges=tuple(study_models(params, "_template")))
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:
