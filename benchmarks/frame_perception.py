@@ -87,9 +87,14 @@ def measure(count: int, judge: str) -> dict:
     from judgebias.models.registry import build_backend
     from judgebias.studies.frame import perceive, scene, sim
 
-    config = load_config(REPO / "params.yaml")
-    backend, _ = build_backend(config, judge, "judge")
-    model = backend.models[config["panel"][judge]["model_id"]]
+    params = load_config(REPO / "params.yaml")
+    try:
+        from judgebias.models.context import RunContext
+    except ImportError:  # a --baseline-src from before the run context: the mapping
+        backend, _ = build_backend(params, judge, "judge")
+    else:
+        backend, _ = build_backend(RunContext(params), judge, "judge")
+    model = backend.models[params["panel"][judge]["model_id"]]
     traits = sim.JudgeTraits.of(model)
     glyph_time = [0.0]
     reader = scene._glyphs

@@ -27,6 +27,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,7 @@ from judgebias.judging.answers import DecimalScore
 from judgebias.models.journal import request_key
 
 
-def config(models: int) -> dict:
+def panel_params(models: int) -> dict:
     sampling = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 64, "top_logprobs": 5,
                 "seed": 0}
     return {"panel": {f"m{i}": {"model_id": f"sim/m{i}", "revision": "1", "family": f"m{i}",
@@ -46,26 +47,37 @@ def config(models: int) -> dict:
                                 "sampling": sampling} for i in range(models)}}
 
 
-def plan_loop(cfg: dict, items: pd.DataFrame, models: int, settings: int) -> int:
+def run_context(params: dict) -> Any:
+    """What the judging core takes: the run context of `params` (the mapping itself in
+    code before judgebias.models.context, for comparisons)."""
+    try:
+        from judgebias.models.context import RunContext
+    except ImportError:
+        return params
+    return RunContext(params)
+
+
+def plan_loop(params: dict, items: pd.DataFrame, models: int, settings: int) -> int:
     """philautia's plan shape: per evaluator, per setting, per generator, every image."""
     task = tasks.JudgeTask(prompt="gveval_ref_free", answer=DecimalScore(),
                            fields={"Caption": "caption"}, images=("image_path",))
+    run = run_context(params)  # one per plan hook, as the studies' plans build it
     keys = 0
-    for evaluator in cfg["panel"]:
+    for evaluator in params["panel"]:
         for _ in range(settings * models):
-            requests, _ = tasks.build_requests(cfg, evaluator, task, items)
+            requests, _ = tasks.build_requests(run, evaluator, task, items)
             keys += len({request_key(r, "sim") for r in requests if r is not None})
     return keys
 
 
-def timed(cache_bytes: int, cfg: dict, items: pd.DataFrame, models: int,
+def timed(cache_bytes: int, params: dict, items: pd.DataFrame, models: int,
           settings: int) -> float:
     tasks.IMAGE_CACHE_BYTES = cache_bytes
     if hasattr(tasks, "_images"):  # absent in code before the cache (for comparisons)
         tasks._images.clear()
         tasks._cached_bytes = 0
     start = time.perf_counter()
-    plan_loop(cfg, items, models, settings)
+    plan_loop(params, items, models, settings)
     return time.perf_counter() - start
 
 
@@ -94,12 +106,12 @@ def whole_plan(paths: list[str], models: int, settings: int, repeat: int) -> lis
     params["philautia"]["settings"] = dict(list(params["philautia"]["settings"].items())
                                            [:settings])
     params["journal_dir"] = "journal"
-    config = validate_params(params)
+    params = validate_params(params)
     images = pd.DataFrame({"image_id": [f"img{i:05d}" for i in range(len(paths))],
                            "image_path": paths, "image_sha256": "", "source": "bench",
                            "scene": None, "references": [["A red circle."]] * len(paths)})
     write_table(images, DATASET_TABLE, IMAGES)
-    for generator in config["panel"]:
+    for generator in params["panel"]:
         captions = pd.DataFrame({f.name: [_filler(f)] * len(paths) for f in CAPTIONS})
         captions = captions.assign(image_id=images["image_id"], generator=generator,
                                    status="ok", label=f"A red circle, says {generator}.")
@@ -107,7 +119,7 @@ def whole_plan(paths: list[str], models: int, settings: int, repeat: int) -> lis
     seconds = []
     for _ in range(repeat):
         start = time.perf_counter()
-        plan_calls(config)
+        plan_calls(params)
         seconds.append(time.perf_counter() - start)
     return seconds
 
@@ -127,12 +139,12 @@ def main() -> None:
             path.write_bytes(to_png_bytes(render(random_scene(rng), 128)))
             paths.append(str(path))
         items = pd.DataFrame({"image_path": paths, "caption": "A red circle on the left."})
-        cfg = config(args.models)
+        params = panel_params(args.models)
         default = getattr(tasks, "IMAGE_CACHE_BYTES", 0)  # 0: code before the cache
         before, after = [], []
         for _ in range(args.repeat):  # interleaved, so both see the same machine load
-            before.append(timed(0, cfg, items, args.models, args.settings))
-            after.append(timed(default, cfg, items, args.models, args.settings))
+            before.append(timed(0, params, items, args.models, args.settings))
+            after.append(timed(default, params, items, args.models, args.settings))
         cwd = os.getcwd()
         os.chdir(tmp)
         try:

@@ -189,6 +189,7 @@ from scipy import stats
 from judgebias.config import validate_params
 from judgebias.io.artifacts import write_table
 from judgebias.judging.tasks import build_requests
+from judgebias.models.context import RunContext
 from judgebias.models.registry import build_backend
 from judgebias.models.sim import score_logprobs
 from judgebias.studies.philautia.data import build_synthetic_dataset
@@ -199,7 +200,7 @@ from judgebias.studies.philautia.jobs import (
     score_captions,
 )
 from judgebias.studies.philautia.measures import phi_tilde, philautia_scores
-from judgebias.studies.philautia.params import model_families
+from judgebias.studies.philautia.params import PhilautiaParams, Setting, model_families
 from judgebias.studies.philautia.selfpref import SLOPES, self_preference, siblings
 from judgebias.studies.philautia.sim import (
     evaluation,
@@ -312,15 +313,15 @@ def world_params(name: str, seed: int) -> dict[str, Any]:
     return validate_params(params)
 
 
-def without_own_preferences(config: Mapping[str, Any], models: Sequence[str]
+def without_own_preferences(params: Mapping[str, Any], models: Sequence[str]
                             ) -> dict[str, Any]:
     """The same world with each judge's self-preference, its preference for its own
     families and its preferences for its siblings at 0 (preferences for models outside
     its families kept): the truth's counterfactual. A preference for one sibling is
     part of the family effect (what the judge adds to its siblings' captions on
     average, whatever the reason), never of the own effect."""
-    null = copy.deepcopy(dict(config))
-    families = model_families(config, models)
+    null = copy.deepcopy(dict(params))
+    families = model_families(params, models)
     sib = siblings(models, families)
     for i, model in enumerate(models):
         own = families[model]
@@ -350,12 +351,12 @@ class World:
     null: Mapping[str, np.ndarray]
 
 
-def captions_of(config: Mapping[str, Any], generator: str, images: pd.DataFrame
+def captions_of(run: RunContext, generator: str, images: pd.DataFrame, prompt: str
                 ) -> list[str]:
-    """The generator's caption of every image: the pipeline's caption requests, answered
-    by the sim backend."""
-    requests, _ = build_requests(config, generator, caption_task(config), images)
-    backend, _ = build_backend(config, generator, "generator")
+    """The generator's caption of every image: the pipeline's caption requests (template
+    `prompt`, ``philautia.caption_prompt``), answered by the sim backend."""
+    requests, _ = build_requests(run, generator, caption_task(prompt), images)
+    backend, _ = build_backend(run, generator, "generator")
     answers = [backend.answer(r) for r in requests]
     failed = [a.error for a in answers if a.status != "ok"]
     if failed:
@@ -363,16 +364,16 @@ def captions_of(config: Mapping[str, Any], generator: str, images: pd.DataFrame
     return [a.text for a in answers]
 
 
-def judgements(config: Mapping[str, Any], null: Mapping[str, Any], evaluator: str,
-               setting: str, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def judgements(run: RunContext, null: RunContext, evaluator: str, setting: Setting,
+               rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """The evaluator's systematic judgement m of each row's caption for the setting's
     G-VEval request, as the sim computes it (philautia.sim `evaluation`), and the same with
-    its own preferences removed (the sim's `style_bonus` of the null world)."""
-    requests, _ = build_requests(config, evaluator, judge_task(config, setting), rows)
-    backend, _ = build_backend(config, evaluator, "evaluator")
+    its own preferences removed (the sim's `style_bonus` of the null world, `null`)."""
+    requests, _ = build_requests(run, evaluator, judge_task(setting), rows)
+    backend, _ = build_backend(run, evaluator, "evaluator")
     backend0, _ = build_backend(null, evaluator, "evaluator")
-    model = backend.models[config["panel"][evaluator]["model_id"]]
-    model0 = backend0.models[null["panel"][evaluator]["model_id"]]
+    model = backend.models[run.model(evaluator).model_id]
+    model0 = backend0.models[null.model(evaluator).model_id]
     planted, removed = [], []
     for request in requests:
         caption, references = parse_evaluation_prompt(request.prompt)
@@ -385,24 +386,26 @@ def judgements(config: Mapping[str, Any], null: Mapping[str, Any], evaluator: st
 
 def build_world(name: str, seed: int, n_images: int, workdir: Path) -> World:
     """Images, captions and judgements of one seed of a world (both settings)."""
-    config = world_params(name, seed)
-    config["journal_dir"] = str(workdir / "journal")  # the sim's perception store
-    models = list(config["philautia"]["models"])
-    null = without_own_preferences(config, models)
+    params = world_params(name, seed)
+    params["journal_dir"] = str(workdir / "journal")  # the sim's perception store
+    models = list(params["philautia"]["models"])
+    view = PhilautiaParams.from_params(params)
+    run, null = RunContext(params), RunContext(without_own_preferences(params, models))
     images = build_synthetic_dataset(workdir / f"{name}-{seed}", n_images, seed, 128, 5)
     images["status"] = "ok"
     planted = {s: np.zeros((len(models), len(models), n_images)) for s in SETTINGS}
     removed = {s: np.zeros_like(planted[s]) for s in SETTINGS}
     for j, generator in enumerate(models):
         rows = images.assign(generator=generator,
-                             caption=captions_of(config, generator, images))
+                             caption=captions_of(run, generator, images,
+                                                 view.caption_prompt))
         for i, evaluator in enumerate(models):
             for setting in SETTINGS:
                 planted[setting][i, j], removed[setting][i, j] = judgements(
-                    config, null, evaluator, setting, rows)
-    noise = np.array([config["panel"][m]["sim"]["noise"] for m in models], dtype=float)
-    tokenizers = [config["panel"][m]["sim"]["tokenizer"] for m in models]
-    return World(models, model_families(config, models),
+                    run, null, evaluator, view.settings[setting], rows)
+    noise = np.array([params["panel"][m]["sim"]["noise"] for m in models], dtype=float)
+    tokenizers = [params["panel"][m]["sim"]["tokenizer"] for m in models]
+    return World(models, model_families(params, models),
                  images["image_id"].to_numpy(), noise, tokenizers, planted, removed)
 
 
@@ -609,15 +612,17 @@ def default_card(n_images: int) -> str:
     """The default panel's effects before and after issue 40, read as the card reads
     them (module docstring, "--default-card")."""
     started = time.perf_counter()
-    config = validate_params(yaml.safe_load((REPO / "params.yaml").read_text()))
-    synthetic = config["philautia"]["dataset"]["synthetic"]
-    models = study_models(config, "philautia")
-    families = model_families(config, models)
+    params = validate_params(yaml.safe_load((REPO / "params.yaml").read_text()))
+    view = PhilautiaParams.from_params(params)
+    synthetic = params["philautia"]["dataset"]["synthetic"]
+    models = study_models(params, "philautia")
+    families = model_families(params, models)
     lines = ["| setting | judge | effect | before | after | same reading |",
              "|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        config["journal_dir"] = str(root / "journal")
+        params["journal_dir"] = str(root / "journal")
+        run = RunContext(params)
         images = build_synthetic_dataset(root / "dataset", n_images, synthetic["seed"],
                                          synthetic["image_size"],
                                          synthetic["n_references"])
@@ -626,13 +631,14 @@ def default_card(n_images: int) -> str:
         captions = {}
         for g in models:
             captions[g] = str(root / f"captions-{g}.parquet")
-            write_table(caption_images(config, g, images_path), captions[g], CAPTIONS)
-        for setting in config["philautia"]["settings"]:
+            write_table(caption_images(run, g, images_path, prompt=view.caption_prompt),
+                        captions[g], CAPTIONS)
+        for setting, spec in view.settings.items():
             paths = []
             for e, g in itertools.product(models, models):
                 path = root / f"{setting}-{e}-{g}.parquet"
-                write_table(score_captions(config, e, setting, images_path, captions[g]),
-                            path, SCORES)
+                write_table(score_captions(run, e, setting, images_path, captions[g],
+                                           spec=spec), path, SCORES)
                 paths.append(str(path))
             long = analysis_scores(paths, "expected")
             fits = {name: self_preference(long, models, families, **kw).set_index("model")

@@ -37,41 +37,41 @@ log = logging.getLogger("judgebias")
 
 def validate(args: argparse.Namespace) -> None:
     """Exit 0 when the params are valid and everything they name is there; 2 otherwise,
-    with every problem named: a broken config, then (DataNotDownloaded) each file not
+    with every problem named: broken params, then (DataNotDownloaded) each file not
     downloaded yet and each unset API-key variable. ``--no-data`` leaves out the files'
-    presence only (a config whose datasets are placeholders, configs/)."""
+    presence only (a params file whose datasets are placeholders, configs/)."""
     from judgebias.study import active
 
     try:
-        config, not_downloaded = load_config(args.params, data=not args.no_data), None
+        params, not_downloaded = load_config(args.params, data=not args.no_data), None
     except DataNotDownloaded as exc:
-        config, not_downloaded = load_config(args.params, data=False), exc
-    errors = missing_secrets(config, config["panel"])
+        params, not_downloaded = load_config(args.params, data=False), exc
+    errors = missing_secrets(params, params["panel"])
     if not_downloaded is not None:
         unset = "\nAPI keys not set either:\n  " + "\n  ".join(errors) if errors else ""
         raise DataNotDownloaded(f"{not_downloaded}{unset}")
     if errors:
         raise ConfigError(f"{args.params}: " + "; ".join(errors))
-    _log_warnings(args.params, config)
-    studies = ", ".join(s.name for s in active(config)) or "none"
+    _log_warnings(args.params, params)
+    studies = ", ".join(s.name for s in active(params)) or "none"
     data = " (the presence of the files it names was not checked: --no-data)" \
         if args.no_data else ""
-    print(f"{args.params}: valid ({len(config['panel'])} panel models; studies: {studies})"
+    print(f"{args.params}: valid ({len(params['panel'])} panel models; studies: {studies})"
           + data)
 
 
-def _log_warnings(params: str, config: dict[str, Any] | None = None) -> None:
+def _log_warnings(params_path: str, params: dict[str, Any] | None = None) -> None:
     """validate's warnings (config.params_warnings), one line each. Every front door says
     them (issue 39): `judgebias validate`, a Snakemake run (workflow/rules/common.smk)
     and `dvc repro`, whose params stage runs params-stamp whenever params.yaml changed.
-    A config that does not validate is left to the jobs, which name its errors."""
-    if config is None:
+    Params that do not validate are left to the jobs, which name their errors."""
+    if params is None:
         try:
-            config = load_config(params, data=False)
+            params = load_config(params_path, data=False)
         except ConfigError:
             return
-    for line in params_warnings(config):
-        log.warning("%s: %s", params, line)
+    for line in params_warnings(params):
+        log.warning("%s: %s", params_path, line)
 
 
 def step(args: argparse.Namespace) -> None:
@@ -143,9 +143,9 @@ def plan(args: argparse.Namespace) -> None:
     if args.power:
         _power(args)
         return
-    config = load_config(args.params, data=False)  # counts absent data by size
-    plan = plan_calls(config)
-    probes = probe_summaries(config, [p.model for p in plan.models])
+    params = load_config(args.params, data=False)  # counts absent data by size
+    plan = plan_calls(params)
+    probes = probe_summaries(params, [p.model for p in plan.models])
     print(json.dumps({**plan_json(plan), "probes": probes}, indent=1, default=str)
           if args.json else "\n".join([plan_text(plan), *probe_lines(probes)]))
     over = [p.model for p in plan.models if p.budget_left is not None
@@ -159,8 +159,8 @@ def probe(args: argparse.Namespace) -> None:
     judge for want of one (a table too pessimistic is what it corrects)."""
     from judgebias.probe import probe_model, probe_text
 
-    config = load_config(args.params, data=False, needs=False)
-    print(probe_text(config, probe_model(config, args.model)))
+    params = load_config(args.params, data=False, needs=False)
+    print(probe_text(params, probe_model(params, args.model)))
 
 
 def _power(args: argparse.Namespace) -> None:

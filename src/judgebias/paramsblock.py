@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, dataclass_transform
 
 from pydantic import ConfigDict, Field, TypeAdapter
 from pydantic.dataclasses import dataclass as pydantic_dataclass
@@ -44,10 +44,21 @@ PARAMS_KEY = "PARAMS_KEY"  # a view's class attribute: its block's top-level key
 
 View = TypeVar("View", bound=type)
 
+
+
+def _declared_order(schema: dict[str, Any], cls: type) -> None:
+    """The keys in the order the view declares them (pydantic puts some first), which is
+    the order of the params reference."""
+    properties = schema.get("properties", {})
+    order = [f.name for f in dataclasses.fields(cls) if f.name in properties]
+    schema["properties"] = {name: properties[name] for name in order}
+
+
 VIEW_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True,
-                         arbitrary_types_allowed=True)
+                         arbitrary_types_allowed=True, json_schema_extra=_declared_order)
 
 
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(Field,))
 def view(cls: View) -> View:
     """Declare `cls` a params block (or a nested part of one): a frozen pydantic
     dataclass whose unknown keys are errors and whose attribute docstrings are the
@@ -155,7 +166,7 @@ def _plain(node: Any, definitions: Mapping[str, Any]) -> Any:
     if "enum" in node:
         node.pop("type", None)
     if node.pop(ABSENT, False):
-        node = _not_null(node)
+        return _plain(_not_null(node), definitions)  # its one branch may be a reference
     properties = node.get("properties")
     if isinstance(properties, dict):
         derived_names = [k for k, v in properties.items() if v.get(DERIVED)]

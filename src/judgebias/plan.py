@@ -144,7 +144,7 @@ def _journal_means(path: Path) -> tuple[float, float] | None:
         return _means([json.loads(u) for (u,) in rows])
 
 
-def _collect(config: Mapping[str, Any]) -> tuple[dict[str, dict[str, list[PlannedCalls]]],
+def _collect(params: Mapping[str, Any]) -> tuple[dict[str, dict[str, list[PlannedCalls]]],
                                                  list[tuple[str, str, str]],
                                                  list[tuple[str, str]]]:
     """The active studies' planned calls, by model then study, with their notes."""
@@ -152,12 +152,12 @@ def _collect(config: Mapping[str, Any]) -> tuple[dict[str, dict[str, list[Planne
     planned: dict[str, dict[str, list[PlannedCalls]]] = {}
     notes: list[tuple[str, str, str]] = []
     not_counted: list[tuple[str, str]] = []
-    for study in active(config):
+    for study in active(params):
         plan_study = study.load("plan")
         if plan_study is None:
             not_counted.append((study.name, "every call: the study declares no plan hook"))
             continue
-        for calls in plan_study(config):
+        for calls in plan_study(params):
             if isinstance(calls, NotCounted):
                 not_counted.append((study.name, calls.what))
                 continue
@@ -205,15 +205,15 @@ def _plan_model(plan: ModelPlan, journal: Journal | None, version: str,
             plan.images += len(request.images)
 
 
-def plan_calls(config: Mapping[str, Any]) -> Plan:
+def plan_calls(params: Mapping[str, Any]) -> Plan:
     """Per panel model: the calls every active study makes, journaled, still needed."""
-    planned, notes, not_counted = _collect(config)
+    planned, notes, not_counted = _collect(params)
     plans = []
-    for key, model in panel_models(config).items():
+    for key, model in panel_models(params).items():
         if key not in planned:
             continue
         plan = ModelPlan(key, model.backend, batch=model.batch, gpus=model.gpus)
-        path = journal_path(config["journal_dir"], model.backend, model.model_id)
+        path = journal_path(params["journal_dir"], model.backend, model.model_id)
         journal = Journal(path) if path.exists() else None
         try:
             _plan_model(plan, journal, backend_version(model), planned[key])
@@ -410,43 +410,43 @@ def _batch_prices() -> str:
 
 # `judgebias plan --power`: the params and the pilot's files; the formulas are
 # judgebias.stats.power's.
-def growth_of(config: Mapping[str, Any], pilot_config: Mapping[str, Any], pilot_dir: Path
+def growth_of(params: Mapping[str, Any], pilot_params: Mapping[str, Any], pilot_dir: Path
               ) -> dict[tuple[str, str], float]:
     """(study, measure) -> configured design size over the pilot's, from each active
     study's ``power`` hook (the pilot's read in its own folder, where its data lie)."""
     growth = {}
-    for study in active(config):
+    for study in active(params):
         hook = study.load("power")
-        if hook is None or pilot_config.get(study.name) is None:
+        if hook is None or pilot_params.get(study.name) is None:
             continue
-        sizes = hook(config)
+        sizes = hook(params)
         with contextlib.chdir(pilot_dir):
-            pilot_sizes = hook(pilot_config)
+            pilot_sizes = hook(pilot_params)
         for measure, size in sizes.items():
             if pilot_sizes.get(measure):
                 growth[(study.name, measure)] = size / pilot_sizes[measure]
     return growth
 
 
-def power_plan(config: Mapping[str, Any], pilot_dir: Path, settings: PowerSettings
+def power_plan(params: Mapping[str, Any], pilot_dir: Path, settings: PowerSettings
                ) -> pd.DataFrame:
-    """`judgebias plan --power`: :func:`power_table` for `config` from the pilot run in
+    """`judgebias plan --power`: :func:`power_table` for `params` from the pilot run in
     `pilot_dir` (its params.yaml and results/judges.parquet)."""
     from judgebias.card.schema import CARD
     from judgebias.io.artifacts import read_table
 
-    card, params = pilot_dir / "results" / "judges.parquet", pilot_dir / "params.yaml"
-    if not card.is_file() or not params.is_file():
+    card, pilot_file = pilot_dir / "results" / "judges.parquet", pilot_dir / "params.yaml"
+    if not card.is_file() or not pilot_file.is_file():
         raise ConfigError(
-            f"--pilot {pilot_dir}: no pilot run there ({card} and {params} are needed). "
+            f"--pilot {pilot_dir}: no pilot run there ({card} and {pilot_file} are needed). "
             "Run a pilot first: your panel at a small size (e.g. 50 images), or the "
             "simulated panel (`make run` in a fresh clone) as a stand-in, then pass its "
             "folder.")
     with contextlib.chdir(pilot_dir):
-        pilot_config = load_config("params.yaml", data=False)
-    simulated = {key for key, model in pilot_config["panel"].items()
+        pilot_params = load_config("params.yaml", data=False)
+    simulated = {key for key, model in pilot_params["panel"].items()
                  if model["backend"] == "sim"}
-    models = {study.name: study_models(config, study.name) for study in active(config)}
+    models = {study.name: study_models(params, study.name) for study in active(params)}
     return power_table(read_table(card, CARD), models,
-                       growth_of(config, pilot_config, pilot_dir), settings,
+                       growth_of(params, pilot_params, pilot_dir), settings,
                        frozenset(simulated))

@@ -66,6 +66,7 @@ from judgebias.models.base import (
     hidden_tokens,
 )
 from judgebias.models.batch import BatchBackend
+from judgebias.models.context import RunContext
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.panel import PanelModel
 from judgebias.models.registry import backend_version, build_backend
@@ -142,19 +143,19 @@ def probes(model: PanelModel) -> list[Probe]:
                     ask(images=probe_images()[:n])) for n in IMAGES)]
 
 
-def probe_model(config: Mapping[str, Any], key: str) -> dict[str, Any]:
+def probe_model(params: Mapping[str, Any], key: str) -> dict[str, Any]:
     """Probe panel model `key`, write its record and return it.
 
     Raises PermanentError (the backend's one line) where the provider refuses the plain
     answer, TooManyFailures where it gave none after its retries, BudgetExceeded where a
     new call would exceed ``max_requests``; nothing is recorded then."""
-    if key not in config["panel"]:
+    if key not in params["panel"]:
         raise ConfigError(f"probe: no panel model {key!r} (panel: "
-                          f"{', '.join(config['panel'])})")
-    model = PanelModel.from_params(config, key)
+                          f"{', '.join(params['panel'])})")
+    model = PanelModel.from_params(params, key)
     todo = probes(model)
     version = backend_version(model)
-    path = journal_path(Path(config["journal_dir"]) / PROBE_DIR, model.backend,
+    path = journal_path(Path(params["journal_dir"]) / PROBE_DIR, model.backend,
                         model.model_id)
     with Journal(path) as journal, ExitStack() as stack:
         keys = [request_key(p.request, model.backend, version) for p in todo]
@@ -164,20 +165,20 @@ def probe_model(config: Mapping[str, Any], key: str) -> dict[str, Any]:
             if model.gpus:  # a vllm model: its own GPUs, as a job takes them
                 from judgebias.models.gpu import GpuNeed, job_gpus
 
-                stack.enter_context(job_gpus(GpuNeed(model.gpus), config["journal_dir"]))
-            backend, version = build_backend(config, model, "judge")
+                stack.enter_context(job_gpus(GpuNeed(model.gpus), params["journal_dir"]))
+            backend, version = build_backend(RunContext(params), model, "judge")
             if isinstance(backend, BatchBackend):
                 backend.batch = False  # a probe asks online: a batch takes hours
         outcomes: list[Outcome] = []
         for probe, request_id in zip(todo, keys, strict=True):
-            outcomes.append(_ask(config, model, probe, request_id, journal, backend,
+            outcomes.append(_ask(params, model, probe, request_id, journal, backend,
                                  version, outcomes))
-    record = _record(config, model, version, outcomes, keys)
-    write_record(config, key, record)
+    record = _record(params, model, version, outcomes, keys)
+    write_record(params, key, record)
     return record
 
 
-def _ask(config: Mapping[str, Any], model: PanelModel, probe: Probe, request_id: str,
+def _ask(params: Mapping[str, Any], model: PanelModel, probe: Probe, request_id: str,
          journal: Journal, backend: Backend | None, version: str,
          before: Sequence[Outcome]) -> Outcome:
     """One probe's outcome: from the journal, or a new call (reserved against the
@@ -190,7 +191,7 @@ def _ask(config: Mapping[str, Any], model: PanelModel, probe: Probe, request_id:
     try:
         if new_call:
             assert backend is not None  # built wherever a request is not journaled
-            _reserve(config, model)
+            _reserve(params, model)
             [response], _ = run_requests(backend, [probe.request], journal,
                                          backend_version=version, label=f"probe {model.key}")
         else:
@@ -231,12 +232,12 @@ def _answered(probe: Probe, response: ChatResponse, images: int, new_call: bool
                    images=images, usage=dict(response.usage), new_call=new_call)
 
 
-def _reserve(config: Mapping[str, Any], model: PanelModel) -> None:
+def _reserve(params: Mapping[str, Any], model: PanelModel) -> None:
     """Count one new call against the model's ``max_requests``, in its own journal, as
     a job's calls are (BudgetExceeded where it has none left)."""
     if model.max_requests is None:
         return
-    with Journal(journal_path(config["journal_dir"], model.backend,
+    with Journal(journal_path(params["journal_dir"], model.backend,
                               model.model_id)) as budget:
         budget.reserve_calls(model.model_id, 1, model.max_requests)
 
@@ -270,7 +271,7 @@ def tokens(usage: Mapping[str, int]) -> tuple[int, int, int]:
             hidden_tokens(usage))
 
 
-def _record(config: Mapping[str, Any], model: PanelModel, version: str,
+def _record(params: Mapping[str, Any], model: PanelModel, version: str,
             outcomes: Sequence[Outcome], keys: Sequence[str]) -> dict[str, Any]:
     """The record of a probe (judgebias.probe_record). Its calls and tokens count each
     request once (the temperature probe of a model sampling above 0 is the plain
@@ -282,7 +283,7 @@ def _record(config: Mapping[str, Any], model: PanelModel, version: str,
               for i, name in enumerate(("input", "output", "reasoning"))}
     return {"model": model.key, "backend": model.backend, "model_id": model.model_id,
             "revision": model.revision, "backend_version": version,
-            "settings": settings_fingerprint(config, model.key),
+            "settings": settings_fingerprint(params, model.key),
             "probed_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "probes": [dataclasses.asdict(o) for o in outcomes],
             "abilities": found, "images_accepted": images, "calls": len(sent),
@@ -323,20 +324,20 @@ def _yes(value: bool) -> str:
     return "yes" if value else "no"
 
 
-def probe_text(config: Mapping[str, Any], record: Mapping[str, Any]) -> str:
+def probe_text(params: Mapping[str, Any], record: Mapping[str, Any]) -> str:
     """The probe's table (probe, result, what came back), the abilities `validate` now
     takes, the probe's cost and where the record lies."""
     key = record["model"]
-    model = PanelModel.from_params(config, key)
+    model = PanelModel.from_params(params, key)
     rows = [(o["probe"], o["result"], _said(o)) for o in record["probes"]]
     width = max(len(name) for name, _, _ in rows)
     lines = [f"{model.label}: {record['calls']} calls, {record['new_calls']} of them new "
              "(the others answered by the journal)",
              *(f"  {name:<{width}}  {result:<9}  {said}" for name, result, said in rows)]
-    now = model_abilities(config, key)
+    now = model_abilities(params, key)
     limit = (f"at most {now.images_per_request}" if now.images_per_request is not None
              else "no limit known")
-    stated = config["panel"][key].get("abilities")
+    stated = params["panel"][key].get("abilities")
     lines.append(f"validate now takes: answer log-probs {_yes(now.answer_logprobs)}; system "
                  f"prompt {_yes(now.system_prompt)}; temperature above 0 "
                  f"{_yes(now.temperature)}; images per request {limit} "
@@ -353,17 +354,17 @@ def probe_text(config: Mapping[str, Any], record: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def probe_summaries(config: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+def probe_summaries(params: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
     """`judgebias plan`'s view of the probes of the API models among `keys`: probed
     (its calls, tokens, cost), probed for other settings (``stale``) or not probed (the
     calls a probe would make)."""
     rows: dict[str, Any] = {}
     for key in keys:
-        model = PanelModel.from_params(config, key)
+        model = PanelModel.from_params(params, key)
         if not backend_spec(model.backend).online:
             continue
-        record = read_record(config, key)
-        if record is not None and record.get("settings") == settings_fingerprint(config, key):
+        record = read_record(params, key)
+        if record is not None and record.get("settings") == settings_fingerprint(params, key):
             rows[key] = {"state": "probed", "probed_at": record["probed_at"],
                          "calls": record["calls"], "tokens": record["tokens"],
                          "cost_usd": record["cost_usd"]}

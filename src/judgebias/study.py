@@ -119,10 +119,10 @@ class Study:
     title: str
     package: str
     rules: str
+    view: str  # its typed view in <package>.params, the declaration of its params block
     lacks: tuple[str, ...] = ()
     has: tuple[str, ...] = ()
     targets: Mapping[str, str] = field(default_factory=dict, hash=False)
-    view: str = ""  # its typed view in <package>.params, which declares its params block
     sim_traits: bool = True
     requires: tuple[str, ...] = ()
     # Each role's hook, "module:name" with the module's full name, or None where the study
@@ -182,12 +182,6 @@ class Study:
         """Its block's JSON Schema, from its view (judgebias.paramsblock.block_schema)."""
         from judgebias.paramsblock import block_schema
 
-        if not self.view:  # TRANSITION: studies not converted yet
-            from importlib import resources
-
-            from judgebias.io.yamlread import load_yaml
-
-            return load_yaml(resources.files(self.package).joinpath("schema.yaml").read_text())
         return block_schema(self.view_class())
 
 

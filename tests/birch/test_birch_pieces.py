@@ -15,8 +15,9 @@ import pytest
 from judgebias.data.scenes import Scene, SceneObject, scene_to_json
 from judgebias.models.base import ChatRequest, ChatResponse
 from judgebias.models.journal import Journal, journal_path
+from judgebias.models.panel import Pricing
 from judgebias.studies.birch.measures.anchors import anchor_quality
-from judgebias.studies.birch.measures.cost import method_cost
+from judgebias.studies.birch.measures.cost import cost_table, method_cost
 from judgebias.studies.birch.measures.formulas import domain_reliance
 from judgebias.studies.birch.report import table4
 from judgebias.studies.birch.steps import journal_usage
@@ -101,7 +102,7 @@ def test_method_cost_by_hand():
                              "completion_tokens": [5, 5, np.nan]})
     anchors = pd.DataFrame({"request_key": ["k3", "k4"], "prompt_tokens": [np.nan, 200],
                             "completion_tokens": [np.nan, 50]})
-    pricing = {"input_per_mtok": 2.0, "output_per_mtok": 10.0}
+    pricing = Pricing(input_per_mtok=2.0, output_per_mtok=10.0)
     row = method_cost("j", "birch", [(verdicts, pricing), (anchors, pricing)], n_pairs=2)
     assert (row["calls"], row["calls_without_usage"]) == (4, 1)
     assert (row["prompt_tokens"], row["completion_tokens"]) == (420, 60)
@@ -109,6 +110,35 @@ def test_method_cost_by_hand():
     assert row["cost_per_pair"] == pytest.approx(1.44e-3 / 2)
     unpriced = method_cost("j", "birch", [(verdicts, None)], n_pairs=2)
     assert np.isnan(unpriced["cost_per_pair"]) and unpriced["calls"] == 2
+
+
+def test_cost_table_prices_each_part_at_its_models_prices():
+    """The equalised ablation's lengthened texts are priced at the lengthener's prices,
+    a judge's own calls at the judge's; only the models whose calls are priced are asked
+    their prices, and a model without any leaves the cost NaN."""
+    def rows(**columns):
+        return pd.DataFrame({"request_key": ["k"], "prompt_tokens": [1e6],
+                             "completion_tokens": [0.0], **columns})
+
+    verdicts = pd.concat([rows(judge="j", variant="base", pair_id="p1"),
+                          rows(judge="j", variant="equalised", pair_id="p1"),
+                          rows(judge="free", variant="base", pair_id="p1")],
+                         ignore_index=True)
+    texts = rows(model="len", step="lengthen_a", pair_id="p1")
+    prices = {"j": Pricing(input_per_mtok=2.0, output_per_mtok=0.0),
+              "len": Pricing(input_per_mtok=5.0, output_per_mtok=0.0), "free": None,
+              "unused": Pricing(input_per_mtok=1.0, output_per_mtok=1.0)}
+    asked = []
+
+    def pricing(model):
+        asked.append(model)
+        return prices[model]
+
+    table = cost_table(verdicts, texts, pricing=pricing, lengthener="len").set_index(
+        ["judge", "method"])["cost_per_pair"]
+    assert table[("j", "base")] == 2.0 and table[("j", "equalised")] == 2.0 + 5.0
+    assert np.isnan(table[("free", "base")])
+    assert set(asked) == {"j", "len", "free"}
 
 
 def test_journal_usage_reads_each_answer_by_its_key(tmp_path):

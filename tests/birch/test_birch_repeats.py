@@ -14,6 +14,7 @@ import pytest
 
 from judgebias.config import validate_params
 from judgebias.io.artifacts import read_table
+from judgebias.models.context import RunContext
 from judgebias.stats.position import position_bias
 from judgebias.studies.birch import steps
 from judgebias.studies.birch.card import position_verdicts
@@ -50,14 +51,15 @@ def judged(tmp_path_factory, default_params):
     params["birch"]["datasets"]["synthetic"]["n_pairs"] = 120
     params = validate_params(params)
     pairs = root / "pairs.parquet"
-    steps.data(BirchParams.from_params(params), birch_dataset="synthetic", pairs=pairs,
-               images=root / "images", summary=root / "summary.json")
+    birch, run = BirchParams.from_params(params), RunContext(params)
+    steps.data(birch, birch_dataset="synthetic", pairs=pairs, images=root / "images",
+               summary=root / "summary.json")
     out = {}
     for judge in JUDGES:
         verdicts, repeats = root / f"{judge}.base.parquet", root / f"{judge}.repeats.parquet"
-        steps.judge(params, birch_judge=judge, birch_variant="base", pairs=pairs,
+        steps.judge(birch, run, birch_judge=judge, birch_variant="base", pairs=pairs,
                     verdicts=verdicts)
-        steps.repeat(params, birch_judge=judge, pairs=pairs, repeats=repeats)
+        steps.repeat(birch, run, birch_judge=judge, pairs=pairs, repeats=repeats)
         out[judge] = (read_table(verdicts, VERDICTS), read_table(repeats, REPEATS))
     return params, pairs, root, out
 
@@ -71,7 +73,8 @@ def test_each_repeat_is_its_own_request_and_resume_pays_nothing(judged):
     assert keys.is_unique  # no repeat is a cache hit of another
     assert (repeats["variant"] == "base").all() and (repeats["status"] == "ok").all()
     again = root / "again.parquet"
-    steps.repeat(params, birch_judge="coin", pairs=pairs, repeats=again)
+    steps.repeat(BirchParams.from_params(params), RunContext(params), birch_judge="coin",
+                 pairs=pairs, repeats=again)
     pd.testing.assert_frame_equal(read_table(again, REPEATS), repeats)  # the journal's
     seed = params["panel"]["coin"]["sampling"]["seed"]
     asked = repeats["sampling"].map(lambda s: json.loads(s)["seed"])
@@ -99,4 +102,5 @@ def test_one_repeat_has_no_repeats_job(judged, tmp_path):
     params = copy.deepcopy(params)
     params["birch"]["repeats"] = 1
     with pytest.raises(ValueError, match=r"birch\.repeats is 1"):
-        steps.repeat(params, birch_judge="coin", pairs=pairs, repeats=tmp_path / "r.parquet")
+        steps.repeat(BirchParams.from_params(params), RunContext(params), birch_judge="coin",
+                     pairs=pairs, repeats=tmp_path / "r.parquet")

@@ -26,6 +26,7 @@ from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.anthropic_backend import AnthropicBackend
 from judgebias.models.api import PermanentError
 from judgebias.models.base import ChatRequest
+from judgebias.models.context import RunContext
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.limits import ApiLimits
 from judgebias.models.registry import backend_version, build_backend
@@ -63,7 +64,7 @@ def test_online_answers_equal_the_sims_and_ask_what_the_api_takes(config, params
     top-level; max_tokens; no sampling field, no seed (API 2026-10-21); no log-probs."""
     monkeypatch.setenv(KEY_ENV, KEY)
     with SeenServer(config, api_key=KEY) as server:
-        backend, version = build_backend(claude(params, server.url), "corvid-pro",
+        backend, version = build_backend(RunContext(claude(params, server.url)), "corvid-pro",
                                          "evaluator")
         answers = backend.complete(mixed)
     assert version == "anthropic-messages-1"
@@ -100,7 +101,7 @@ def test_thinking_is_billed_journaled_and_kept_out_of_the_answer(config, params,
         for thinking in (THINKING, None):
             fields = {"thinking": thinking} if thinking else {}
             config_ = claude(params, server.url, sampling={"max_tokens": 2048}, **fields)
-            backend, version = build_backend(config_, "corvid-pro", "evaluator")
+            backend, version = build_backend(RunContext(config_), "corvid-pro", "evaluator")
             with Journal(tmp_path / f"{bool(thinking)}.sqlite") as journal:
                 answers, _ = run_requests(backend, asked, journal, backend_version=version)
                 keys = [request_key(r, "anthropic", version) for r in asked]
@@ -136,13 +137,13 @@ def test_adaptive_thinking_and_the_older_api_version(config, params, requests, m
     monkeypatch.setenv(KEY_ENV, KEY)
     with SeenServer(config, api_key=KEY) as server:
         adaptive = claude(params, server.url, thinking={"type": "adaptive"})
-        backend, version = build_backend(adaptive, "corvid-pro", "evaluator")
+        backend, version = build_backend(RunContext(adaptive), "corvid-pro", "evaluator")
         backend.complete(requests[:1])
         assert version == "anthropic-messages-1+thinking-adaptive"
         assert server.bodies[-1][0]["thinking"] == {"type": "adaptive"}
         older = claude(params, server.url, anthropic_version="2023-06-01",
                        sampling={"temperature": 0.5, "top_p": 1.0})
-        backend, version = build_backend(older, "corvid-pro", "evaluator")
+        backend, version = build_backend(RunContext(older), "corvid-pro", "evaluator")
         cool = [dataclasses.replace(r, sampling=dataclasses.replace(r.sampling,
                                                                     temperature=0.5))
                 for r in requests[:2]]

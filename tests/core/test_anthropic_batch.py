@@ -23,6 +23,7 @@ from judgebias.models.anthropic_batch import AnthropicBatches
 from judgebias.models.anthropic_wire import message_params
 from judgebias.models.base import ChatRequest, Sampling
 from judgebias.models.batch import BatchRunner, BatchSettings, retryable
+from judgebias.models.context import RunContext
 from judgebias.models.journal import BATCH_DONE, Journal
 from judgebias.models.limits import ApiLimits
 from judgebias.models.registry import build_backend
@@ -65,7 +66,7 @@ def test_batch_answers_are_journaled_as_online_ones(config, params, requests, tm
     with sim_server(config) as server:
         api = claude(params, server.url, batch=True)
         api["backends"]["anthropic"].update(batch_poll_s=0.05)
-        backend, version = build_backend(api, "corvid-pro", "evaluator")
+        backend, version = build_backend(RunContext(api), "corvid-pro", "evaluator")
         with Journal(tmp_path / "j.sqlite") as journal:
             answers, stats = run_requests(backend, requests, journal, backend_version=version)
             again, rerun = run_requests(backend, requests, journal, backend_version=version)

@@ -32,12 +32,14 @@ from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.io.artifacts import read_table, write_table
 from judgebias.models.api import PermanentError, RateLimiter
 from judgebias.models.base import ChatRequest, Sampling
+from judgebias.models.context import RunContext
 from judgebias.models.journal import BudgetExceeded, Journal, journal_path, request_key
 from judgebias.models.limits import ApiLimits
 from judgebias.models.openai_backend import OpenAIBackend
 from judgebias.models.openai_wire import PROTOCOL_VERSION
 from judgebias.studies.philautia import jobs
 from judgebias.studies.philautia.data import build_synthetic_dataset
+from judgebias.studies.philautia.params import PhilautiaParams
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES
 
 
@@ -64,13 +66,17 @@ def caption_images(config: dict, generator: str, images: str) -> pd.DataFrame:
     own journal_dir, so the file is named after it: sim and API captions never mix."""
     journal = Path(config["journal_dir"])
     path = journal.parent / f"captions-{journal.name}-{generator}.parquet"
-    write_table(jobs.caption_images(config, generator, images), path, CAPTIONS)
+    write_table(jobs.caption_images(RunContext(config), generator, images,
+                                    prompt=PhilautiaParams.from_params(config).caption_prompt),
+                path, CAPTIONS)
     return read_table(path, CAPTIONS).assign(path=str(path))
 
 
 def score_captions(config: dict, evaluator: str, setting: str, images: str,
                    captions: pd.DataFrame) -> pd.DataFrame:
-    return jobs.score_captions(config, evaluator, setting, images, captions["path"].iloc[0])
+    return jobs.score_captions(RunContext(config), evaluator, setting, images,
+                               captions["path"].iloc[0],
+                               spec=PhilautiaParams.from_params(config).settings[setting])
 
 
 def configs(params, tmp_path, backend, url):
@@ -334,7 +340,8 @@ def test_plan_counts_what_is_left(params, tmp_path, key_env, monkeypatch, capsys
     params["panel"]["corvid-pro"]["pricing"] = {"input_per_mtok": 2.5, "output_per_mtok": 10}
     Path("params.yaml").write_text(yaml.safe_dump(params))
     config = validate_params(params)
-    write_table(jobs.caption_images(config, "lumen-large", DATASET_TABLE),
+    write_table(jobs.caption_images(RunContext(config), "lumen-large", DATASET_TABLE,
+                                    prompt=PhilautiaParams.from_params(config).caption_prompt),
                 captions_path("lumen-large"), CAPTIONS)
 
     def plan() -> tuple[dict[str, list[str]], str]:

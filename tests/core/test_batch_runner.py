@@ -27,6 +27,7 @@ from helpers.batch import (
 from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.batch import BatchPending, BatchRunner, BatchSettings
+from judgebias.models.context import RunContext
 from judgebias.models.gemini_batch import GeminiBatches
 from judgebias.models.gemini_wire import PROTOCOL_VERSION as GEMINI_PROTOCOL
 from judgebias.models.journal import BATCH_DONE, BudgetExceeded, Journal, request_key
@@ -218,7 +219,7 @@ def test_failed_rows_go_online_when_configured(config, requests, tmp_path, monke
         params.setdefault("backends", {}).setdefault("openai", {}).update(
             batch_retry="online", batch_poll_s=0.01)
         monkeypatch.setenv(KEY_ENV, KEY)
-        backend, version = build_backend(params, "corvid-pro", "evaluator")
+        backend, version = build_backend(RunContext(params), "corvid-pro", "evaluator")
         with Journal(tmp_path / "j.sqlite") as journal:
             answers, stats = run_requests(backend, requests, journal,
                                           backend_version=version, max_requests=8)

@@ -35,6 +35,7 @@ from judgebias.devtools.serve_sim.faults import BatchFaults
 from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.batch import NO_ROW, BatchSettings
+from judgebias.models.context import RunContext
 from judgebias.models.gemini_backend import GeminiBackend
 from judgebias.models.gemini_batch import GeminiBatches
 from judgebias.models.gemini_wire import generation
@@ -190,7 +191,7 @@ def test_batch_mode_through_run_requests_and_a_rerun_pays_nothing(config, reques
     monkeypatch.setenv(KEY_ENV, KEY)
     with sim_server(config) as server:
         params = _gemini_params(config, server.url, tmp_path)
-        backend, version = build_backend(params, "corvid-pro", "evaluator")
+        backend, version = build_backend(RunContext(params), "corvid-pro", "evaluator")
         assert isinstance(backend, GeminiBackend) and backend.batch
         with Journal(tmp_path / "j.sqlite") as journal:
             answers, stats = run_requests(backend, requests, journal, backend_version=version)
@@ -213,7 +214,7 @@ def test_a_model_without_logprobs_is_asked_again_without_them(config, requests, 
     monkeypatch.setenv(KEY_ENV, KEY)
     with sim_server(config, no_logprobs_models=frozenset({MODEL})) as server:
         params = _gemini_params(config, server.url, tmp_path, batch_retry="none")
-        backend, version = build_backend(params, "corvid-pro", "evaluator")
+        backend, version = build_backend(RunContext(params), "corvid-pro", "evaluator")
         with Journal(tmp_path / "j.sqlite") as journal:
             answers, _ = run_requests(backend, requests, journal, backend_version=version)
         assert {a.status for a in answers} == {"failed"}
@@ -221,7 +222,7 @@ def test_a_model_without_logprobs_is_asked_again_without_them(config, requests, 
             "batch: logprobs: 400: Logprobs is not supported") for a in answers)
         assert server.stats["outcomes"]["batch"] == 0
         params = _gemini_params(config, server.url, tmp_path)
-        backend, version = build_backend(params, "corvid-pro", "evaluator")
+        backend, version = build_backend(RunContext(params), "corvid-pro", "evaluator")
         with Journal(tmp_path / "j.sqlite") as journal:
             answers, _ = run_requests(backend, requests, journal, backend_version=version)
         assert all(a.ok and a.tokens is None for a in answers)

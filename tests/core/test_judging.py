@@ -15,10 +15,12 @@ from judgebias.judging.answers import STATUS_OK, IntegerScore, parse_score
 from judgebias.judging.tasks import FreeText, JudgeTask, answer_rows, build_requests
 from judgebias.judging.values import numeric_values
 from judgebias.models.base import ChatResponse
+from judgebias.models.context import RunContext
 from judgebias.models.panel import PanelModel
 from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.jobs import caption_images, judge_task, score_captions
 from judgebias.studies.philautia.measures import phi_matrix, score_tensor
+from judgebias.studies.philautia.params import PhilautiaParams, Setting
 from judgebias.studies.philautia.steps import analysis_scores
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES, SCORES
 from judgebias.studies.pomms.tables import JUDGEMENTS
@@ -36,9 +38,27 @@ def small(tmp_path, params):
     return config, images, str(images_path), tmp_path
 
 
+def _setting(params, name: str) -> Setting:
+    """Philautia setting `name` of `params` (what the score steps pass their job)."""
+    return PhilautiaParams.from_params(params).settings[name]
+
+
+def _caption(params, generator: str, images_path: str) -> pd.DataFrame:
+    """The caption job as the caption step runs it (the run context, the prompt id)."""
+    return caption_images(RunContext(params), generator, images_path,
+                          prompt=PhilautiaParams.from_params(params).caption_prompt)
+
+
+def _score(params, evaluator: str, setting: str, images_path: str,
+           captions_path: str) -> pd.DataFrame:
+    """The score job as the score step runs it."""
+    return score_captions(RunContext(params), evaluator, setting, images_path, captions_path,
+                          spec=_setting(params, setting))
+
+
 def _captions(config, generator, images_path, tmp_path) -> str:
     path = tmp_path / f"captions-{generator}.parquet"
-    write_table(caption_images(config, generator, images_path), path, CAPTIONS)
+    write_table(_caption(config, generator, images_path), path, CAPTIONS)
     return str(path)
 
 
@@ -49,7 +69,7 @@ def test_rows_carry_their_provenance(small):
     assert (captions["status"] == "ok").all() and captions["label"].str.len().gt(0).all()
     assert (captions["finish_reason"] == "stop").all() and captions["value"].isna().all()
     assert list(captions["image_id"]) == list(images["image_id"])
-    scores = score_captions(config, "corvid-pro", "ref_based", images_path, captions_path)
+    scores = _score(config, "corvid-pro", "ref_based", images_path, captions_path)
     write_table(scores, tmp_path / "s.parquet", SCORES)  # a valid scores artifact
     assert (scores["evaluator"] == "corvid-pro").all() and (scores["setting"] == "ref_based").all()
     assert (scores["generator"] == "lumen-large").all()
@@ -67,7 +87,7 @@ def test_table_values_are_what_the_answer_kind_reads(small):
     and log-probs: the table can be re-derived from what it keeps."""
     config, _, images_path, tmp_path = small
     captions_path = _captions(config, "lumen-base", images_path, tmp_path)
-    scores = score_captions(config, "lumen-base", "ref_free", images_path, captions_path)
+    scores = _score(config, "lumen-base", "ref_free", images_path, captions_path)
     for row in scores.itertuples():
         answer = parse_score(row.raw_text, ChatResponse.tokens_from_json(row.logprobs),
                              row.finish_reason)
@@ -81,7 +101,7 @@ def test_truncated_answers_are_excluded_and_counted(small):
     config, images, images_path, tmp_path = small
     captions_path = _captions(config, "lumen-large", images_path, tmp_path)
     config["panel"]["corvid-pro"]["sampling"]["max_tokens"] = 4  # the answer is cut off
-    scores = score_captions(config, "corvid-pro", "ref_free", images_path, captions_path)
+    scores = _score(config, "corvid-pro", "ref_free", images_path, captions_path)
     assert (scores["status"] == "truncated").all() and (scores["finish_reason"] == "length").all()
     assert scores["value"].isna().all() and scores["raw_text"].str.len().gt(0).all()
     write_table(scores, tmp_path / "s.parquet", SCORES)
@@ -97,8 +117,8 @@ def test_unparseable_answers_keep_their_status_and_text(small):
     answer cut off by max_tokens keep their status and never become numbers."""
     config, images, _, _ = small
     rows = images.assign(caption="A red circle.")
-    task = judge_task(config, "ref_free")
-    requests, statuses = build_requests(config, "corvid-pro", task, rows.iloc[:5])
+    task = judge_task(_setting(config, "ref_free"))
+    requests, statuses = build_requests(RunContext(config), "corvid-pro", task, rows.iloc[:5])
     responses = [ChatResponse("A fine caption, I would say."),
                  ChatResponse("", status="failed", error="HTTP 500"),
                  ChatResponse("The final score is $85$."),
@@ -120,11 +140,10 @@ def test_unparseable_answers_keep_their_status_and_text(small):
 
 def test_failed_captions_are_not_scored(small):
     config, _, images_path, tmp_path = small
-    captions = caption_images(config, "lumen-large", images_path)
+    captions = _caption(config, "lumen-large", images_path)
     captions.loc[0, ["label", "status"]] = [None, "failed"]
     write_table(captions, tmp_path / "c.parquet", CAPTIONS)
-    scores = score_captions(config, "corvid-pro", "ref_free", images_path,
-                            str(tmp_path / "c.parquet"))
+    scores = _score(config, "corvid-pro", "ref_free", images_path, str(tmp_path / "c.parquet"))
     assert scores.loc[0, "status"] == "no_caption" and pd.isna(scores.loc[0, "request_key"])
     assert scores.loc[0, "raw_text"] == "" and scores.loc[0, "finish_reason"] == ""
     assert (scores["status"].iloc[1:] == "ok").all()
@@ -136,15 +155,16 @@ def test_judge_requests_fill_the_prompt_from_the_items(small):
     config, images, _, _ = small
     rows = images.assign(caption="A red circle.")
     rows.loc[1, "image_path"] = None
-    requests, statuses = build_requests(config, "lumen-mini", judge_task(config, "ref_based"),
-                                        rows)
+    requests, statuses = build_requests(RunContext(config), "lumen-mini",
+                                        judge_task(_setting(config, "ref_based")), rows)
     assert statuses[1] == "no_image" and requests[1] is None
     first = requests[0]
     assert first.prompt == prompts.render("gveval_ref", {"Caption": "A red circle.",
                                                           "Reference": images["references"][0]})
     assert all(ref.strip() in first.prompt for ref in images["references"][0])
     assert len(first.images) == 1 and first.system == ""
-    free, _ = build_requests(config, "lumen-mini", judge_task(config, "ref_free"), rows)
+    free, _ = build_requests(RunContext(config), "lumen-mini",
+                             judge_task(_setting(config, "ref_free")), rows)
     assert images["references"][0][0].strip() not in free[0].prompt
 
 
@@ -204,7 +224,7 @@ def test_prompts_render_rejects_unknown_prompt_ids():
 
 def test_artifacts_are_checked_against_the_study_schema(small):
     config, _, images_path, tmp_path = small
-    captions = caption_images(config, "lumen-large", images_path)
+    captions = _caption(config, "lumen-large", images_path)
     with pytest.raises(ArtifactError, match="scores table columns differ"):
         write_table(captions, tmp_path / "x.parquet", SCORES)
     with pytest.raises(ArtifactError, match="does not match the captions schema"):
@@ -245,7 +265,8 @@ def test_agreement_command_on_a_judge_items_output(small, capsys):
     config, _, _, tmp_path = small
     ratings = build_synthetic_judgements(tmp_path / "judge", 20, 2, n_raters=1)
     write_table(ratings, tmp_path / "judgements.parquet", JUDGEMENTS)
-    scores = score_items(config, "corvid-pro", "ref_free", str(tmp_path / "judgements.parquet"))
+    scores = score_items(RunContext(config), "corvid-pro", "ref_free",
+                         str(tmp_path / "judgements.parquet"), spec=_setting(config, "ref_free"))
     # what answer_rows writes for "The final score is $150$." (see the test above)
     scores.loc[0, ["status", "value", "expected", "mass"]] = ["out_of_range", 150.0, None, None]
     write_table(scores, tmp_path / "items.parquet", ITEM_SCORES)

@@ -27,12 +27,14 @@ from judgebias.devtools.serve_sim.openai_wire import parse_openai
 from judgebias.judging.answers import IntegerScore
 from judgebias.judging.tasks import FreeText, JudgeTask, build_requests
 from judgebias.models.base import ChatRequest
+from judgebias.models.context import RunContext
 from judgebias.models.gemini_wire import build_contents
 from judgebias.models.journal import request_key
 from judgebias.models.openai_wire import openai_chat_messages
 from judgebias.models.vllm_backend import chat_messages as vllm_chat_messages
 from judgebias.studies.birch.jobs import judge_task as birch_judge_task
 from judgebias.studies.frame.jobs import pairwise_task, score_task
+from judgebias.studies.frame.params import FrameParams
 
 MODEL = "lumen-large"
 
@@ -95,7 +97,7 @@ def pictures(tmp_path) -> list[str]:
 
 
 def _one_request(config: dict, task: JudgeTask, row: dict) -> ChatRequest:
-    [request], [status] = build_requests(config, MODEL, task, pd.DataFrame([row]))
+    [request], [status] = build_requests(RunContext(config), MODEL, task, pd.DataFrame([row]))
     assert status == "ok" and request is not None
     return request
 
@@ -103,7 +105,7 @@ def _one_request(config: dict, task: JudgeTask, row: dict) -> ChatRequest:
 def test_frame_pairwise_images_sit_under_their_labels_on_every_backend(config, pictures):
     """Seed 004 Fig. 8: the question, then "Image 1:" and the first image, "Image 2:" and
     the second; the text the sim reads is the text parts joined."""
-    request = _one_request(config, pairwise_task(config),
+    request = _one_request(config, pairwise_task(FrameParams.from_params(config).pairwise.prompt),
                            {"instruction": "A red bicycle.", "first_image": pictures[0],
                             "second_image": pictures[1]})
     parts = rendered_by_every_backend(request)
@@ -120,7 +122,7 @@ def test_frame_pairwise_images_sit_under_their_labels_on_every_backend(config, p
 def test_frame_score_and_birch_judge_place_their_image_as_the_papers_print(config, pictures):
     """FRAME Figs. 4-7: "Image:" after the instruction; BIRCH Fig. 21 (its Base without
     the reference block): the image under "Inputs", before the user instruction."""
-    score = _one_request(config, score_task(config, "standard"),
+    score = _one_request(config, score_task(FrameParams.from_params(config).prompts, "standard"),
                          {"instruction": "Two cats.", "image": pictures[0]})
     parts = rendered_by_every_backend(score)
     assert [kind for kind, _ in parts] == ["text", "image"]
@@ -168,7 +170,7 @@ def test_the_journal_key_covers_the_layout():
 def test_serve_sim_rebuilds_the_request_a_backend_sent(config, pictures):
     """What the openai and gemini clients send is read back as the same request (same
     text, images and places), so a model behind serve-sim sees what the sim sees."""
-    request = _one_request(config, pairwise_task(config),
+    request = _one_request(config, pairwise_task(FrameParams.from_params(config).pairwise.prompt),
                            {"instruction": "A red bicycle.", "first_image": pictures[0],
                             "second_image": pictures[1]})
     body = {"model": request.model, "messages": openai_chat_messages(request)}
@@ -188,5 +190,5 @@ def test_image_places_must_match_the_task_before_any_call(config, pictures):
     wrong = JudgeTask(prompt="frame_pairwise", answer=FreeText(),
                       fields={"Instruction": "instruction"}, images=("image",))
     with pytest.raises(ValueError, match=r"frame_pairwise.*2 image places.*attaches 1"):
-        build_requests(config, MODEL, wrong, pd.DataFrame(
+        build_requests(RunContext(config), MODEL, wrong, pd.DataFrame(
             [{"instruction": "x", "image": pictures[0]}]))

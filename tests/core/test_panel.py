@@ -11,6 +11,7 @@ import pytest
 
 from judgebias.config import validate_params
 from judgebias.models.base import Sampling
+from judgebias.models.context import RunContext
 from judgebias.models.panel import PanelModel, Pricing, Resources, panel_models
 from judgebias.models.registry import backend_version, sim_traits
 
@@ -29,7 +30,7 @@ def test_every_default_model_resolves_to_its_entry(default_params):
                 == json.dumps(entry["sampling"], sort_keys=True))
         if model.sim is not None:
             opener = default_params["families"][model.family]["sim"]["opener"]
-            assert model.sim_traits(opener) == sim_traits(default_params, key)
+            assert model.sim_traits(opener) == sim_traits(RunContext(default_params), key)
 
 
 def test_optional_fields(params):

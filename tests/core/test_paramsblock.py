@@ -147,9 +147,9 @@ def test_every_study_is_declared_by_its_view(default_params):
     naming the key."""
     for name, study in registered().items():
         view_class = study.view_class()
-        assert view_class.PARAMS_KEY == name
+        assert name == view_class.PARAMS_KEY
         assert study.schema_fragment() == block_schema(view_class)
     params = dict(default_params)
     params["pomms"] = {**params["pomms"], "setting_typo": 1}
-    with pytest.raises(ConfigError, match="pomms.setting_typo: unknown key"):
+    with pytest.raises(ConfigError, match=r"pomms\.setting_typo: unknown key"):
         validate_params(params)

@@ -17,6 +17,7 @@ import pytest
 
 from judgebias.config import validate_params
 from judgebias.io.artifacts import write_frame, write_table
+from judgebias.models.context import RunContext
 from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.jobs import caption_images, score_captions
 from judgebias.studies.philautia.params import PhilautiaParams
@@ -42,16 +43,18 @@ def default_results(tmp_path_factory, default_params):
     view = PhilautiaParams.from_params(config)
     models = list(view.models)
     captions = {g: str(root / f"captions-{g}.parquet") for g in models}
+    run = RunContext(config)
     for g, path in captions.items():
-        write_table(caption_images(config, g, images_path), path, CAPTIONS)
+        write_table(caption_images(run, g, images_path, prompt=view.caption_prompt), path,
+                    CAPTIONS)
     results, long_paths = {}, {}
     for setting in config["philautia"]["settings"]:
         paths = []
         for e in models:
             for g in models:
                 path = root / f"{setting}-{e}-{g}.parquet"
-                write_table(score_captions(config, e, setting, images_path, captions[g]), path,
-                            SCORES)
+                write_table(score_captions(run, e, setting, images_path, captions[g],
+                                           spec=view.settings[setting]), path, SCORES)
                 paths.append(str(path))
         long, _, _ = collect_scores(paths, models, view.score)
         long_paths[setting] = str(root / f"{setting}-scores.parquet")
@@ -143,15 +146,15 @@ def pomms_results(default_results):
     pomms = PommsParams.from_params(config)
     models = list(pomms.models)
     spec = pomms.datasets["synthetic"]
-    table = build_synthetic_judgements(root / "judgements", spec["n_items"], spec["seed"],
-                                       n_raters=spec["n_raters"],
-                                       rater_noise=spec["rater_noise"])
+    table = build_synthetic_judgements(root / "judgements", spec.n_items, spec.seed,
+                                       n_raters=spec.n_raters, rater_noise=spec.rater_noise)
     judgements = str(root / "judgements.parquet")
     write_table(table.assign(dataset="synthetic"), judgements, JUDGEMENTS)
     item_scores = []
     for evaluator in models:
         path = str(root / f"items-{evaluator}.parquet")
-        write_table(score_items(config, evaluator, pomms.judgement_setting, judgements),
+        write_table(score_items(RunContext(config), evaluator, pomms.judgement_setting,
+                                judgements, spec=pomms.settings[pomms.judgement_setting]),
                     path, ITEM_SCORES)
         item_scores.append(path)
     ratings = judged_ratings([judgements], item_scores, models, pomms.score)

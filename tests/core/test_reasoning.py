@@ -33,6 +33,7 @@ from judgebias.devtools.serve_sim.panel import sim_panel
 from judgebias.devtools.serve_sim.server import SimServer
 from judgebias.io.artifacts import write_table
 from judgebias.models.base import ChatRequest, ChatResponse
+from judgebias.models.context import RunContext
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.openai_wire import openai_chat_messages
 from judgebias.models.panel import PanelModel
@@ -41,6 +42,7 @@ from judgebias.models.runner import run_requests
 from judgebias.plan import plan_calls
 from judgebias.studies.philautia import jobs
 from judgebias.studies.philautia.data import build_synthetic_dataset
+from judgebias.studies.philautia.params import PhilautiaParams
 from judgebias.studies.philautia.tables import IMAGES
 
 O3 = {"reasoning": {"effort": "medium"}}
@@ -179,7 +181,7 @@ def test_online_judges_ask_what_their_model_takes(key, config, params, tmp_path,
     with Seen(config, api_key=KEY) as server:
         panel = reasoning_panel(params, server.url)
         server.served = ServedModels.from_params(panel)  # the clients' panel
-        backend, version = build_backend(panel, key, "evaluator")
+        backend, version = build_backend(RunContext(panel), key, "evaluator")
         with Journal(tmp_path / "j.sqlite") as journal:
             answers, _ = run_requests(backend, requests, journal, backend_version=version)
             stored = kept(journal, key, version, requests)
@@ -211,7 +213,7 @@ def test_batch_mode_sends_the_same_body_and_journals_the_same_answers(
     with Seen(config, api_key=KEY) as server:
         panel = reasoning_panel(params, server.url, batch=True)
         server.served = ServedModels.from_params(panel)
-        backend, version = build_backend(panel, key, "evaluator")
+        backend, version = build_backend(RunContext(panel), key, "evaluator")
         assert backend.batch  # type: ignore[attr-defined]
         with Journal(tmp_path / "j.sqlite") as journal:
             answers, _ = run_requests(backend, requests, journal, backend_version=version)
@@ -301,6 +303,12 @@ def images_table(tmp_path: Path, n: int) -> str:
     return str(path)
 
 
+def caption_images(params: dict, key: str, images: str) -> Any:
+    """Philautia's caption job as its step runs it (the run context, the prompt id)."""
+    return jobs.caption_images(RunContext(params), key, images,
+                               prompt=PhilautiaParams.from_params(params).caption_prompt)
+
+
 @pytest.mark.parametrize("key", ["corvid-pro", "lumen-mini"])
 def test_an_answer_the_hidden_tokens_left_no_room_for_is_truncated(key, config, params,
                                                                    tmp_path, monkeypatch):
@@ -314,9 +322,9 @@ def test_an_answer_the_hidden_tokens_left_no_room_for_is_truncated(key, config, 
         panel = reasoning_panel(params, server.url, max_tokens=64)
         panel["journal_dir"] = str(tmp_path / "journal")
         server.served = ServedModels.from_params(panel)
-        rows = jobs.caption_images(panel, key, images)
+        rows = caption_images(panel, key, images)
         calls = server.stats["outcomes"]["ok"]
-        again = jobs.caption_images(panel, key, images)
+        again = caption_images(panel, key, images)
         assert server.stats["outcomes"]["ok"] == calls == 3 and refusals(server) == 0
     assert list(rows["status"]) == list(again["status"]) == ["truncated"] * 3
     assert (rows["raw_text"] == "").all() and (rows["finish_reason"] == "length").all()
@@ -357,7 +365,7 @@ def test_plan_counts_and_prices_hidden_tokens(key, config, params, tmp_path, mon
         server.served = ServedModels.from_params(panel)
         panel["journal_dir"] = str(tmp_path / "journal")
         images = images_table(tmp_path, 3)
-        jobs.caption_images(panel, key, images)
+        caption_images(panel, key, images)
         after = planned(panel)
     with Journal(journal_path(tmp_path / "journal", JUDGES[key][0], MODEL_IDS[key])) as j:
         usage = [json.loads(u) for (u,) in j._db.execute("SELECT usage FROM responses")]

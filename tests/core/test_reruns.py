@@ -100,7 +100,8 @@ def run_setting_paths(schema: dict) -> set[str]:
 
 
 # Each run setting, and an edit of it a simulated panel accepts (None: a setting only an
-# API model has; test_api_model_run_settings_are_declared_by_no_job checks those).
+# API model has, which test_api_model_run_settings_are_declared_by_no_job checks, or one of
+# a study this project does not run).
 SIM_EDITS = {
     "journal_dir": lambda p: p.update(journal_dir=".judgebias/moved-journal"),
     "max_failures": lambda p: p.update(max_failures={"corvid-pro": 0.5}),
@@ -115,6 +116,12 @@ SIM_EDITS = {
     "panel.*.base_url": None,
     "panel.*.api_key_env": None,
     "panel.*.batch": None,
+    # Where a study's cache lies (this project runs neither FRAME nor MMB): their own
+    # pipeline tests move them and plan no job (tests/frame/test_frame_presets.py,
+    # tests/mmb/test_mmb_pipeline.py).
+    "frame.render_cache": None,
+    "frame.dataset.synthetic.images.cache_dir": None,
+    "mmb.embedding.cache_dir": None,
 }
 
 

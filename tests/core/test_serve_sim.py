@@ -40,6 +40,7 @@ from judgebias.devtools.serve_sim.panel import NO_COMPUTE_TEXT
 from judgebias.devtools.serve_sim.quotas import RequestQuota
 from judgebias.devtools.serve_sim.server import SimServer, check_loopback
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
+from judgebias.models.context import RunContext
 from judgebias.models.registry import build_backend
 
 KEY = "test-key-7f3a9c"
@@ -120,7 +121,7 @@ def _genai_call(client: genai.Client, request: ChatRequest, logprobs: bool = Tru
 def _direct(config: dict[str, Any], request: ChatRequest) -> ChatResponse:
     """What the pipeline's own sim backend for this judge answers."""
     key = next(k for k, m in config["panel"].items() if m["model_id"] == request.model)
-    backend, _ = build_backend(config, key, "evaluator")
+    backend, _ = build_backend(RunContext(config), key, "evaluator")
     answer = backend.complete([request])[0]
     assert answer.ok, answer.error
     return answer
@@ -189,7 +190,7 @@ def test_system_prompt_round_trip_equals_sim(server, config, images, backend, mo
     model.update(backend=backend, api_key_env="SERVE_SIM_TEST_KEY",
                  base_url=server.url + ("/v1" if backend == "openai" else ""))
     key = next(k for k, m in api["panel"].items() if m["model_id"] == request.model)
-    client, _ = build_backend(api, key, "evaluator")
+    client, _ = build_backend(RunContext(api), key, "evaluator")
     assert client.complete([request])[0].text == _direct(config, request).text
 
 

@@ -49,7 +49,8 @@ def test_each_declaration_is_true_of_its_package() -> None:
 
 
 def test_a_declaration_states_its_departures_from_the_role_table() -> None:
-    base = {"name": "toy", "title": "Toy", "package": "pkg.toy", "rules": "toy.smk"}
+    base = {"name": "toy", "title": "Toy", "package": "pkg.toy", "rules": "toy.smk",
+            "view": "ToyParams"}
     toy = Study(**base, lacks=("sim",), has=("cli",), targets={"report_inputs": "report:files"})
     assert (toy.validate, toy.card_inputs) == ("pkg.toy.params:validate", "pkg.toy.card:inputs")
     assert (toy.cli, toy.report_inputs) == ("pkg.toy.cli:register", "pkg.toy.report:files")

@@ -17,6 +17,7 @@ from judgebias.judging.answers import LabelProbabilities
 from judgebias.judging.tasks import JudgeTask, run_task
 from judgebias.models import sim
 from judgebias.models.base import ChatRequest, TokenLogprob
+from judgebias.models.context import RunContext
 from judgebias.models.journal import TooManyFailures
 from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.sim import CaptionTask
@@ -64,7 +65,7 @@ def test_pairwise_task_with_system_prompt_and_label_probabilities(pairs):
     task = JudgeTask(prompt="gveval_ref_free", answer=LabelProbabilities(labels=("A", "B")),
                      fields={"Caption": "caption"}, images=("image_a", "image_b"),
                      system="caption_llava_ov")
-    rows = run_task(config, "corvid-pro", "evaluator", task, items)
+    rows = run_task(RunContext(config), "corvid-pro", "evaluator", task, items)
     assert list(rows["status"]) == ["ok"] * 4 + ["no_image"]
     for i in range(4):
         more_a = counts[i] >= counts[i + 1]
@@ -75,15 +76,15 @@ def test_pairwise_task_with_system_prompt_and_label_probabilities(pairs):
     assert rows["probs"][4] == "" and rows["raw_text"][4] == ""
     # the system prompt is part of the journal key: the same task without it is new work,
     # and the sim's planted judge fails it: the job stops (max_failures 0) ...
-    again = run_task(config, "corvid-pro", "evaluator", task, items)
+    again = run_task(RunContext(config), "corvid-pro", "evaluator", task, items)
     pd.testing.assert_frame_equal(rows, again)
     plain = JudgeTask(prompt=task.prompt, answer=task.answer, fields=task.fields,
                       images=task.images)
     with pytest.raises(TooManyFailures, match=r"panel.corvid-pro \(evaluator\): 1 of 1 calls "
                        "failed .*expects a system prompt"):
-        run_task(config, "corvid-pro", "evaluator", plain, items.iloc[:1])
+        run_task(RunContext(config), "corvid-pro", "evaluator", plain, items.iloc[:1])
     # ... unless the user accepts failures: then the row is kept as a failure, never a number
-    bare = run_task({**config, "max_failures": {"corvid-pro": 1.0}}, "corvid-pro", "evaluator",
-                    plain, items.iloc[:1])
+    bare = run_task(RunContext({**config, "max_failures": {"corvid-pro": 1.0}}), "corvid-pro",
+                    "evaluator", plain, items.iloc[:1])
     assert bare["status"][0] == "failed" and bare["request_key"][0] != rows["request_key"][0]
     assert bare["label"].isna().all()

@@ -105,7 +105,7 @@ def test_every_study_runs_with_todays_judges(default_params, tmp_path, monkeypat
     # sim writer (lumen-base) prefers the API judge corvid-flash, and its world holds that
     # judge only if simulated (judgebias.models.registry.sim_world): the writer's
     # declared keys (world_params) follow corvid-flash's backend without declaring it
-    unexpected, _ = undeclared_reads(project, tmp_path / "reads")
+    unexpected = undeclared_reads(project, tmp_path / "reads")
     assert [line for (_, key), line in unexpected.items()
             if key != "panel.corvid-flash.backend"] == []
     refused = {o: n for o, n in outcomes.items() if o.startswith("4") and n}

@@ -18,6 +18,7 @@ from judgebias.config import (
 )
 from judgebias.data.paths import PathEscapeError, resolve_inside
 from judgebias.io.yamlread import _UniqueKeyLoader, load_yaml
+from judgebias.models.context import RunContext
 
 
 @pytest.mark.parametrize("relative, expected", [
@@ -268,7 +269,7 @@ def test_a_simulated_judge_may_prefer_a_real_model(params):
     config = validate_params(params)
     assert "panel.gpt-4o" not in world_params(config, "corvid-pro", "evaluator")
     assert "families.openai" not in world_params(config, "corvid-pro", "evaluator")
-    backend, _ = build_backend(config, "corvid-pro", "evaluator")
+    backend, _ = build_backend(RunContext(config), "corvid-pro", "evaluator")
     answer = backend.complete([ChatRequest(model="sim/corvid-pro", prompt="Describe it.")])
     assert len(answer) == 1  # it answers (here: a prompt it does not know, as a failure)
     assert [line for line in params_warnings(config) if "gpt-4o" in line] == [

@@ -88,19 +88,23 @@ def test_caption_and_score_jobs_run_through_vllm(tiny_vlm, tmp_path):
     from judgebias.judging.answers import parse_score
     from judgebias.judging.values import numeric_values
     from judgebias.models.base import ChatResponse
+    from judgebias.models.context import RunContext
     from judgebias.studies.philautia.data import build_synthetic_dataset
     from judgebias.studies.philautia.jobs import caption_images, score_captions
+    from judgebias.studies.philautia.params import PhilautiaParams
     from judgebias.studies.philautia.tables import CAPTIONS, IMAGES, SCORES
 
     config = validate_params(_params(tiny_vlm))
     config["journal_dir"] = str(tmp_path / "journal")
+    run, view = RunContext(config), PhilautiaParams.from_params(config)
     images = build_synthetic_dataset(tmp_path / "dataset", 4, 1)
     images_path = str(tmp_path / "images.parquet")
     write_table(images, images_path, IMAGES)
 
     def captions_of(generator: str) -> tuple[pd.DataFrame, str]:
         path = str(tmp_path / f"captions-{generator}.parquet")
-        write_table(caption_images(config, generator, images_path), path, CAPTIONS)
+        write_table(caption_images(run, generator, images_path, prompt=view.caption_prompt),
+                    path, CAPTIONS)
         return read_table(path, CAPTIONS), path
 
     captions, captions_path = captions_of("corvid-pro")
@@ -116,14 +120,16 @@ def test_caption_and_score_jobs_run_through_vllm(tiny_vlm, tmp_path):
     for payload in captions.loc[ok, "logprobs"]:  # top_logprobs: 10 in params.yaml
         tokens = ChatResponse.tokens_from_json(payload)
         assert tokens and all(t.logprob <= 0 and len(t.top) <= 10 for t in tokens)
-    again = caption_images(config, "corvid-pro", images_path)  # answered from the journal
+    again = caption_images(run, "corvid-pro", images_path,  # answered from the journal
+                           prompt=view.caption_prompt)
     assert again["raw_text"].tolist() == captions["raw_text"].tolist()
 
     sim_captions, sim_path = captions_of("lumen-large")
     for evaluator, setting, caps, path in (("corvid-lite", "ref_free", sim_captions, sim_path),
                                            ("corvid-pro", "ref_based", captions,
                                             captions_path)):
-        scores = score_captions(config, evaluator, setting, images_path, path)
+        scores = score_captions(run, evaluator, setting, images_path, path,
+                                spec=view.settings[setting])
         write_table(scores, tmp_path / f"scores-{evaluator}.parquet", SCORES)
         assert len(scores) == 4 and set(scores["status"]) <= STATUSES
         asked = scores["request_key"].notna()
@@ -215,9 +221,11 @@ def test_a_lora_adapter_changes_the_answers_and_their_keys(tiny_vlm, tmp_path):
 
     from judgebias.config import validate_params
     from judgebias.io.artifacts import write_table
+    from judgebias.models.context import RunContext
     from judgebias.models.registry import build_backend
     from judgebias.studies.philautia.data import build_synthetic_dataset
     from judgebias.studies.philautia.jobs import caption_images
+    from judgebias.studies.philautia.params import PhilautiaParams
     from judgebias.studies.philautia.tables import IMAGES
 
     model_dir = tmp_path / "tiny-llava"
@@ -230,9 +238,11 @@ def test_a_lora_adapter_changes_the_answers_and_their_keys(tiny_vlm, tmp_path):
     for name, fields in (("plain", {}), ("lora", {"lora": {"image": "vision-lora"}})):
         config = validate_params(_params(model_dir, **fields))
         config["journal_dir"] = str(tmp_path / "journal")  # one journal for both
-        captions[name] = caption_images(config, "corvid-pro", images_path)
+        captions[name] = caption_images(
+            RunContext(config), "corvid-pro", images_path,
+            prompt=PhilautiaParams.from_params(config).caption_prompt)
         gc.collect()  # the job's engine, gone with the job: its GPU memory back
-        backend, _ = build_backend(config, "corvid-pro", "generator")
+        backend, _ = build_backend(RunContext(config), "corvid-pro", "generator")
         options = backend.engine_options()  # type: ignore[attr-defined]
         assert options["limit_mm_per_prompt"] == {"image": 2}
         assert options.get("enable_lora", False) == (name == "lora")

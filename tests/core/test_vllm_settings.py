@@ -22,6 +22,7 @@ from helpers.tiny_lora import write_adapter_config
 from judgebias.config import ConfigError, DataNotDownloaded, fingerprint, validate_params
 from judgebias.models import vllm_settings
 from judgebias.models.base import ChatRequest, Sampling
+from judgebias.models.context import RunContext
 from judgebias.models.panel import PanelModel
 from judgebias.models.registry import backend_version, build_backend
 
@@ -299,7 +300,7 @@ def test_the_backend_attaches_the_adapter_per_request_and_sizes_the_engine(
     params = vllm_entry(default_params, lora={"image": "vision-lora", "text": str(text)},
                         chat_template=template, engine={"trust_remote_code": True})
     params["panel"][KEY]["model_id"] = str(model_dir)
-    backend, version = build_backend(validate_params(params), KEY, "judge")
+    backend, version = build_backend(RunContext(validate_params(params)), KEY, "judge")
     assert "+lora-" in version and "+template-" in version
     answers = backend.complete(_requests(str(model_dir)))
     assert [a.status for a in answers] == ["ok"] * 3
@@ -320,7 +321,7 @@ def test_without_a_text_adapter_text_only_requests_use_the_base_weights(fake_vll
     adapter = write_adapter_config(tmp_path / "vision", rank=8)
     params = vllm_entry(default_params, lora={"image": str(adapter)},
                         engine={"max_lora_rank": 16, "max_loras": 3})
-    backend, _ = build_backend(validate_params(params), KEY, "judge")
+    backend, _ = build_backend(RunContext(validate_params(params)), KEY, "judge")
     backend.complete(_requests("org/some-vlm"))
     llm = backend.llm  # type: ignore[attr-defined]
     assert llm.options["max_lora_rank"] == 16 and llm.options["max_loras"] == 3  # given
@@ -330,8 +331,8 @@ def test_without_a_text_adapter_text_only_requests_use_the_base_weights(fake_vll
 
 
 def test_a_model_without_adapters_is_called_as_before(fake_vllm, default_params):
-    backend, _ = build_backend(validate_params(study_params(vllm_entry(default_params),
-                                                            "philautia")), KEY, "generator")
+    params = validate_params(study_params(vllm_entry(default_params), "philautia"))
+    backend, _ = build_backend(RunContext(params), KEY, "generator")
     backend.complete(_requests("org/some-vlm")[:2])
     llm = backend.llm  # type: ignore[attr-defined]
     assert llm.options == {"limit_mm_per_prompt": {"image": 1}, "interleave_mm_strings": True}

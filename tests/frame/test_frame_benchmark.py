@@ -16,6 +16,7 @@ from helpers.frame import GOOD, write_frame_csv, write_png
 from PIL import Image
 
 from judgebias.io.artifacts import read_table, write_table
+from judgebias.models.context import RunContext
 from judgebias.studies.frame import data, imagegen
 from judgebias.studies.frame.concepts import VOCABULARY, compose_instruction, parse_instruction
 from judgebias.studies.frame.data import (
@@ -61,7 +62,7 @@ def test_draw_concepts_perturbs_k_slots_and_takes_both_call_forms():
 
 def test_template_instructions_judge_the_original_and_render_the_perturbed():
     drawn = draw_concepts({"animal": 4, "indoor": 4}, [0.0, 0.0, 1.0], seed=1)
-    written = write_instructions({}, drawn, None)
+    written = write_instructions(RunContext({}), drawn, None)
     assert (written["status"] == "ok").all()
     for row in written.itertuples():
         assert row.instruction == compose_instruction(row.domain, json.loads(row.concepts))
@@ -70,7 +71,7 @@ def test_template_instructions_judge_the_original_and_render_the_perturbed():
 
 
 @pytest.fixture
-def writer_config(params, tmp_path):
+def writer_params(params, tmp_path):
     from judgebias.config import validate_params
 
     params["journal_dir"] = str(tmp_path / "journal")
@@ -79,12 +80,12 @@ def writer_config(params, tmp_path):
 
 
 def test_a_writer_model_is_a_journaled_task_and_bad_answers_are_left_out(
-        writer_config, monkeypatch, caplog):
+        writer_params, monkeypatch, caplog):
     from judgebias.studies.frame import writer as writer_module
     from judgebias.studies.frame.writer import InstructionWriterTask, read_writer_prompt
 
     drawn = draw_concepts({"people": 3, "outdoor": 3}, [0.5, 0.5], seed=2)
-    written = write_instructions(writer_config, drawn, "lumen-large")
+    written = write_instructions(RunContext(writer_params), drawn, "lumen-large")
     assert (written["status"] == "ok").all()
     for row in written.itertuples():  # the sim writer answers with the template
         assert row.instruction == compose_instruction(row.domain, json.loads(row.concepts))
@@ -102,8 +103,8 @@ def test_a_writer_model_is_a_journaled_task_and_bad_answers_are_left_out(
 
     monkeypatch.setattr(InstructionWriterTask, "tokens", sloppy)
     caplog.set_level(logging.INFO)
-    sloppy_config = {**writer_config, "journal_dir": writer_config["journal_dir"] + "-2"}
-    bad = write_instructions(sloppy_config, drawn, "lumen-large")
+    sloppy_params = {**writer_params, "journal_dir": writer_params["journal_dir"] + "-2"}
+    bad = write_instructions(RunContext(sloppy_params), drawn, "lumen-large")
     assert set(bad.loc[bad["domain"] == "people", "status"]) == {
         writer_module.STATUS_LOST_CONCEPT}
     assert set(bad.loc[bad["domain"] == "outdoor", "status"]) == {
@@ -120,7 +121,7 @@ def test_a_writer_model_is_a_journaled_task_and_bad_answers_are_left_out(
 
 def _written(n: int = 2) -> pd.DataFrame:
     drawn = draw_concepts({"people": n, "outdoor": n}, [0.3, 0.4, 0.3], seed=4)
-    return write_instructions({}, drawn, None)
+    return write_instructions(RunContext({}), drawn, None)
 
 
 def test_offline_images_know_alignment_and_boxes(tmp_path):

@@ -188,15 +188,18 @@ def test_gfpgan_without_weights_is_reported_unavailable_and_the_rest_renders(tmp
 def test_a_panel_model_writes_the_instructions(
         tmp_path, params, monkeypatch):
     from judgebias.config import validate_params
+    from judgebias.models.context import RunContext
     from judgebias.studies.frame import steps
     from judgebias.studies.frame.data import draw_concepts
+    from judgebias.studies.frame.params import FrameParams
 
     monkeypatch.chdir(tmp_path)
     params["journal_dir"] = str(tmp_path / "journal")
     params["frame"]["dataset"]["synthetic"]["writer"] = "lumen-large"
-    config = validate_params(params)
+    params = validate_params(params)
     draw_concepts(3, ["people", "outdoor"], [0.5, 0.5], seed=0).to_parquet("concepts.parquet")
-    steps.instructions(config, concepts=Path("concepts.parquet"),
+    steps.instructions(FrameParams.from_params(params), RunContext(params),
+                       concepts=Path("concepts.parquet"),
                        instructions=Path("instructions.parquet"))
     written = pd.read_parquet("instructions.parquet")
     assert (written["status"] == "ok").all()

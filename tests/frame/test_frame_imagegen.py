@@ -74,17 +74,17 @@ def test_a_missing_key_is_an_error_before_any_call(params, monkeypatch):
 def test_a_failed_call_caches_nothing_and_a_refusal_is_its_own_error(
         params, tmp_path, monkeypatch):
     monkeypatch.setenv("FRAME_IMAGES_KEY", KEY)
-    config = validate_params(params)
-    with SimServer(config, api_key=KEY, faults=Faults(rate_500=1.0)) as server:
+    params = validate_params(params)
+    with SimServer(params, api_key=KEY, faults=Faults(rate_500=1.0)) as server:
         with pytest.raises(TooManyFailures, match=r"InternalServerError.*run again to retry"):
             imagegen.cached_generate(_openai(server, max_retries=0), tmp_path, PROMPT, 1)
         assert server.stats["requests"] == 1
-    with SimServer(config, api_key=KEY, down_models=frozenset({"dall-e-3"})) as server:
+    with SimServer(params, api_key=KEY, down_models=frozenset({"dall-e-3"})) as server:
         with pytest.raises(TooManyFailures, match="dall-e-3 failed"):  # an outage
             imagegen.cached_generate(_openai(server, max_retries=1), tmp_path, PROMPT, 1)
         assert server.stats["outcomes"]["down"] == 2
     assert not any(tmp_path.rglob("*.png"))  # nothing cached: the rerun asks again
-    with SimServer(config, api_key=KEY) as server:
+    with SimServer(params, api_key=KEY) as server:
         with pytest.raises(imagegen.ImageRefused, match="refused the prompt"):
             imagegen.cached_generate(_openai(server, max_retries=0), tmp_path, " ", 1)
         assert server.stats["requests"] == 1

@@ -10,14 +10,16 @@ from helpers.project import BIN, make_project, run, study_params
 
 from judgebias.config import validate_params
 from judgebias.io.artifacts import read_table, write_frame, write_table
+from judgebias.models.context import RunContext
 from judgebias.studies.frame import steps
 from judgebias.studies.frame import tables as frame
+from judgebias.studies.frame.params import FrameParams
 from judgebias.studies.frame.tables import ITEMS, RENDERS, SCORES
 
 
 def test_the_mitigation_step_without_prompts_writes_an_empty_table(tmp_path, params):
     params["frame"]["mitigation"] = []
-    config = validate_params(params)
+    params = validate_params(params)
     benchmark, recipes = tmp_path / "items.parquet", tmp_path / "recipes.parquet"
     write_table(ITEMS.empty_table().to_pandas(), benchmark, ITEMS)
     write_frame(pd.DataFrame({"judge": ["corvid-pro"], "domain": ["people"],
@@ -26,8 +28,8 @@ def test_the_mitigation_step_without_prompts_writes_an_empty_table(tmp_path, par
     renders = tmp_path / "renders.parquet"
     write_table(RENDERS.empty_table().to_pandas(), renders, RENDERS)
     scores = tmp_path / "mitigation.parquet"
-    steps.mitigation(config, benchmark=benchmark, recipes=recipes, renders=[renders],
-                     scores=scores)
+    steps.mitigation(FrameParams.from_params(params), RunContext(params), benchmark=benchmark,
+                     recipes=recipes, renders=[renders], scores=scores)
     table = read_table(scores, SCORES)
     assert table.empty and list(table.columns) == SCORES.names
 

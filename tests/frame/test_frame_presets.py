@@ -11,11 +11,21 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from helpers.project import BIN, REPO, make_project, run, study_params, undeclared_reads
+from helpers.project import (
+    BIN,
+    make_project,
+    planned_jobs,
+    run,
+    study_params,
+    undeclared_reads,
+    write_params,
+)
 from scipy import stats
 
+from judgebias.paramsblock import block_schema
 from judgebias.studies.frame import presets
 from judgebias.studies.frame.measures.presets import paired_effects, preset_effects, sign_flip_p
+from judgebias.studies.frame.params import FrameParams
 from judgebias.studies.frame.presets import paper_judges, paper_table, preset_recipes
 from judgebias.workflow.paramsread import RECORD_ENV
 
@@ -47,7 +57,7 @@ def test_tables_9_and_10_as_printed():
 
 
 def test_schema_lists_exactly_the_papers_judges():
-    schema = yaml.safe_load((REPO / "src/judgebias/studies/frame/schema.yaml").read_text())
+    schema = block_schema(FrameParams)  # the block's schema, emitted from its view
     assert schema["properties"]["preset_judges"]["items"]["enum"] == paper_judges()
 
 
@@ -172,7 +182,7 @@ def test_presets_through_the_pipeline_find_nothing_in_a_judge_without_bias(
     monkeypatch.setenv(RECORD_ENV, str(tmp_path / "reads"))  # the params each step reads
     run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
     monkeypatch.delenv(RECORD_ENV)
-    assert undeclared_reads(project, tmp_path / "reads")[0] == {}  # presets' steps too
+    assert undeclared_reads(project, tmp_path / "reads") == {}  # presets' steps too
     table = pd.read_parquet(project / "results/frame/presets.parquet")
     assert len(table) == 2 * 6  # 2 domains x 6 manipulations
     assert set(table["source"]) == {"Table 9, GPT-4.1-mini"}
@@ -191,3 +201,8 @@ def test_presets_through_the_pipeline_find_nothing_in_a_judge_without_bias(
     assert "p (exact sign-flip)" in html
     plan = json.loads(run([str(BIN / "judgebias"), "plan", "--json"], project).stdout)
     assert plan["total"]["needed"] == 0 and plan["total"]["estimated"] == 0
+    # Where FRAME's caches lie are run settings (x-run-setting): moving them reruns nothing.
+    params["frame"]["render_cache"] = ".judgebias/moved-renders"
+    params["frame"]["dataset"]["synthetic"].setdefault("images", {})["cache_dir"] = ".moved"
+    write_params(project, params)
+    assert not planned_jobs(project)

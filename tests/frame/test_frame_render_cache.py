@@ -79,7 +79,7 @@ def _drawn(setup: dict[str, Any], frame: FrameParams | None = None,
 
 
 def _beauty(frame: FrameParams, **changes: Any) -> FrameParams:
-    return dataclasses.replace(frame, beauty={**frame.beauty, **changes})
+    return dataclasses.replace(frame, beauty=dataclasses.replace(frame.beauty, **changes))
 
 
 def _rewrite(path: Path, data: bytes) -> None:

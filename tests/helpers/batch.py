@@ -12,6 +12,7 @@ from judgebias import prompts
 from judgebias.data.scenes import random_scene, render, to_png_bytes
 from judgebias.models.base import ChatRequest, ChatResponse, Sampling
 from judgebias.models.batch import BatchCounts, BatchProvider, BatchRunner, BatchSettings
+from judgebias.models.context import RunContext
 from judgebias.models.journal import Journal, request_key
 from judgebias.models.registry import build_backend
 
@@ -28,7 +29,7 @@ def batch_requests(n: int = 6) -> list[ChatRequest]:
 
 def sim_answers(config: dict[str, Any], requests: list[ChatRequest]) -> list[ChatResponse]:
     """The in-process sim's answers: what a batch's answers must equal."""
-    backend, _ = build_backend(config, "corvid-pro", "evaluator")
+    backend, _ = build_backend(RunContext(config), "corvid-pro", "evaluator")
     return backend.complete(requests)
 
 

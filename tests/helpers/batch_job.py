@@ -15,13 +15,14 @@ from pathlib import Path
 
 from helpers.batch import batch_requests
 from judgebias.config import load_config
+from judgebias.models.context import RunContext
 from judgebias.models.journal import Journal
 from judgebias.models.registry import build_backend
 from judgebias.models.runner import run_requests
 
 
 def main(params: Path, journal: Path) -> None:
-    backend, version = build_backend(load_config(params), "corvid-pro", "evaluator")
+    backend, version = build_backend(RunContext(load_config(params)), "corvid-pro", "evaluator")
     with Journal(journal) as opened:
         answers, stats = run_requests(backend, batch_requests(), opened,
                                       backend_version=version)

@@ -27,20 +27,6 @@ BIN = Path(sys.executable).parent
 PANEL = ["lumen-large", "lumen-mini", "corvid-pro"]
 SMALL_JUDGES = ["corvid-pro", "lumen-mini"]  # small_all_studies' judges
 WARM = [str(BIN / "judgebias-warm"), "--"]  # prefix: COMMAND's jobs forked warm (make run)
-# Reads of params keys that judgebias.workflow.paramscheck.check finds and the rules do not
-# declare, each for a reason (issue 42 item 5): key -> (the rules reading it, why). None
-# changes what its job writes, and declaring it would rerun the job and all after it for
-# nothing.
-UNDECLARED_READS = {
-    "frame.render_cache": ({"frame_render", "frame_combine", "frame_presets_render"},
-                           "the render cache's folder: a run setting, which the schema "
-                           "does not mark x-run-setting yet"),
-    **{key: ({"mmb_data"}, "mmb.data.checks.data_errors: the data are checked to carry the "
-             "design, which fails the job or not, never changes its tables")
-       for key in ("mmb.clustering.ks", "mmb.clustering.support_per_cluster",
-                   "mmb.design.n_val")},
-    "mmb.design.n_prompts": ({"mmb_pool"}, "the pool is checked to hold the largest ensemble"),
-}
 # judgebias.workflow.paramscheck.check, run by the project's own Python (a new study's
 # package included): one [rule, key read or null, message] per finding, as JSON.
 _CHECK = """\
@@ -167,20 +153,16 @@ def run(cmd: list[str], cwd: Path, check: bool = True, warm: bool = True
 
 
 def undeclared_reads(project: Path, records: Path, every_step: bool = True
-                     ) -> tuple[dict[tuple[str, str | None], str], set[str]]:
-    """What `project`'s step jobs read that their rules do not declare, from the records
-    a run with ``$JUDGEBIAS_RECORD_PARAMS`` set to `records` left: each (rule, key) not
-    in UNDECLARED_READS with a line saying it (with `every_step`, for a fresh run, a step
-    job that left no record too, key None), and the keys of UNDECLARED_READS found."""
+                     ) -> dict[tuple[str, str | None], str]:
+    """What `project`'s step jobs read that their rules do not declare (issue 42 item 5),
+    from the records a run with ``$JUDGEBIAS_RECORD_PARAMS`` set to `records` left: each
+    (rule, key) with a line saying it (with `every_step`, for a fresh run, a step job that
+    left no record too, key None). No read is allowed undeclared: a run setting (where a
+    cache lies) is marked ``x-run-setting`` instead, and a key whose check can fail a job
+    is declared by its rule."""
     out = run([sys.executable, "-c", _CHECK, str(records),
                "every" if every_step else "ran"], project).stdout
-    found = json.loads(out.splitlines()[-1])
-
-    def listed(rule: str, key: str | None) -> bool:
-        return key in UNDECLARED_READS and rule in UNDECLARED_READS[key][0]
-
-    return ({(rule, key): line for rule, key, line in found if not listed(rule, key)},
-            {key for rule, key, _ in found if listed(rule, key)})
+    return {(rule, key): line for rule, key, line in json.loads(out.splitlines()[-1])}
 
 
 def planned_jobs(project: Path, *args: str) -> Counter:

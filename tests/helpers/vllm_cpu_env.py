@@ -312,13 +312,23 @@ def _task_params(model: str, **fields) -> dict:
     return validate_params(params)
 
 
+def _caption(params: dict, images_path: str):
+    """Philautia's caption job by corvid-pro, as its step runs it (the run context, the
+    prompt id)."""
+    from judgebias.models.context import RunContext
+    from judgebias.studies.philautia.jobs import caption_images
+    from judgebias.studies.philautia.params import PhilautiaParams
+
+    return caption_images(RunContext(params), "corvid-pro", images_path,
+                          prompt=PhilautiaParams.from_params(params).caption_prompt)
+
+
 def _task_run(out: Path, model: str, result: dict, built: list) -> None:
     """The caption job through run_task, the registry and the journal (as in production)."""
     from judgebias.io.artifacts import write_table
     from judgebias.models.panel import PanelModel
     from judgebias.models.registry import backend_version
     from judgebias.studies.philautia.data import build_synthetic_dataset
-    from judgebias.studies.philautia.jobs import caption_images
     from judgebias.studies.philautia.tables import IMAGES
 
     config = _task_params(model)
@@ -327,10 +337,10 @@ def _task_run(out: Path, model: str, result: dict, built: list) -> None:
     images_path = str(out / "images.parquet")
     write_table(images, images_path, IMAGES)
     started = time.monotonic()
-    captions = caption_images(config, "corvid-pro", images_path)
+    captions = _caption(config, images_path)
     result["timings"]["caption_job"] = time.monotonic() - started
     started = time.monotonic()
-    again = caption_images(config, "corvid-pro", images_path)  # all from the journal
+    again = _caption(config, images_path)  # all from the journal
     result["timings"]["caption_job_from_journal"] = time.monotonic() - started
     result["captions"] = _records(captions)
     result["captions_again"] = _records(again)
@@ -348,7 +358,6 @@ def _lora_run(out: Path, model: str, result: dict, built: list) -> None:
     from tiny_lora import save_random_lora
 
     from judgebias.models.base import ChatRequest, Sampling
-    from judgebias.studies.philautia.jobs import caption_images
 
     save_random_lora(Path(model) / "vision-lora", Path(model), rank=8, seed=1)
     config = _task_params(model, lora={"image": "vision-lora"})
@@ -356,11 +365,10 @@ def _lora_run(out: Path, model: str, result: dict, built: list) -> None:
     images_path = str(out / "images.parquet")
     job = len(built)  # the backend this job builds: its engine answers the batch below
     started = time.monotonic()
-    captions = caption_images(config, "corvid-pro", images_path)
+    captions = _caption(config, images_path)
     result["timings"]["caption_job_lora"] = time.monotonic() - started
     result["captions_lora"] = _records(captions)
-    result["captions_lora_again"] = _records(caption_images(config, "corvid-pro",
-                                                            images_path))
+    result["captions_lora_again"] = _records(_caption(config, images_path))
     plain, _ = built[0]
     lora, lora_version = built[job]
     result["lora_version"] = lora_version

@@ -16,11 +16,12 @@ from helpers.mmb import judge_inputs
 from judgebias.config import ConfigError, validate_params
 from judgebias.judging.answers import LabelProbabilities
 from judgebias.models.base import ChatRequest, Sampling
+from judgebias.models.context import RunContext
 from judgebias.models.journal import TooManyFailures
 from judgebias.models.sim import SimBackend, SimModel
 from judgebias.studies.mmb.data import synthetic
 from judgebias.studies.mmb.jobs import grow_pool, judge_pairs
-from judgebias.studies.mmb.params import SIM_TRAITS, builtin_pool
+from judgebias.studies.mmb.params import SIM_TRAITS, builtin_pool, sampled
 from judgebias.studies.mmb.sim import (
     PAIR_MARK,
     PairwiseTask,
@@ -35,10 +36,19 @@ JUDGE = "corvid-pro"
 
 
 @pytest.fixture
-def config(default_params, tmp_path):
+def params(default_params, tmp_path):
     params = copy.deepcopy(default_params)
     params["journal_dir"] = str(tmp_path / "journal")
     return validate_params(params)
+
+
+def judged(params: dict, files: tuple[str, str]) -> pd.DataFrame:
+    """`JUDGE`'s judgements rows of the pair table and pool `files`, the job given what
+    the judge step gives it (the ``mmb:`` values it needs, steps.judge)."""
+    mmb = params["mmb"]
+    return judge_pairs(RunContext(params), JUDGE, *files, prompt=mmb["prompt"],
+                       order=mmb["order"], order_seed=mmb["order_seed"],
+                       how=sampled(params, JUDGE))
 
 
 def test_the_pool_has_forty_instructions_and_one_expert_per_planted_style(default_params):
@@ -107,9 +117,9 @@ def test_writer_rewords_an_instruction():
     assert "\n" not in answer.text
 
 
-def test_both_orders_map_back_to_image_a(config, tmp_path):
-    config["mmb"]["order"] = "both"
-    rows = judge_pairs(config, JUDGE, *judge_inputs(tmp_path))
+def test_both_orders_map_back_to_image_a(params, tmp_path):
+    params["mmb"]["order"] = "both"
+    rows = judged(params, judge_inputs(tmp_path))
     assert len(rows) == 6 and set(rows["p_source"]) == {"logprobs"}
     for _, group in rows.groupby("instruction"):
         shown = group.set_index("order")
@@ -117,31 +127,31 @@ def test_both_orders_map_back_to_image_a(config, tmp_path):
         first_ba = json.loads(shown.loc["ba", "probs"])["A"]
         assert shown.loc["ab", "p_a"] == pytest.approx(first_ab)
         assert shown.loc["ba", "p_a"] == pytest.approx(1 - first_ba)
-    again = judge_pairs(config, JUDGE, *judge_inputs(tmp_path))  # from the journal
+    again = judged(params, judge_inputs(tmp_path))  # from the journal
     pd.testing.assert_series_equal(rows["p_a"], again["p_a"])
 
 
-def test_no_logprobs_degrades_to_the_smoothed_choice(config, tmp_path):
-    config["panel"][JUDGE]["sampling"]["top_logprobs"] = 0
-    rows = judge_pairs(config, JUDGE, *judge_inputs(tmp_path))
+def test_no_logprobs_degrades_to_the_smoothed_choice(params, tmp_path):
+    params["panel"][JUDGE]["sampling"]["top_logprobs"] = 0
+    rows = judged(params, judge_inputs(tmp_path))
     assert set(rows["status"]) == {"no_logprobs"}
     assert set(rows["p_source"]) == {"smoothed_choice"}
     assert set(rows["p_a"].round(6)) <= {round(2 / 3, 6), round(1 / 3, 6)}
 
 
-def test_a_failed_answer_keeps_its_status_and_no_number(config, tmp_path):
-    config["panel"][JUDGE]["sim"].pop("mmb")  # the sim cannot answer: failed, not a number
+def test_a_failed_answer_keeps_its_status_and_no_number(params, tmp_path):
+    params["panel"][JUDGE]["sim"].pop("mmb")  # the sim cannot answer: failed, not a number
     with pytest.raises(TooManyFailures):  # a failed call never satisfies the job ...
-        judge_pairs(config, JUDGE, *judge_inputs(tmp_path))
-    config["max_failures"] = {JUDGE: 1.0}  # ... unless the user accepts failures
-    rows = judge_pairs(config, JUDGE, *judge_inputs(tmp_path))
+        judged(params, judge_inputs(tmp_path))
+    params["max_failures"] = {JUDGE: 1.0}  # ... unless the user accepts failures
+    rows = judged(params, judge_inputs(tmp_path))
     assert set(rows["status"]) == {"failed"} and rows["p_a"].isna().all()
     assert set(rows["p_source"]) == {"none"}
 
 
-def test_grow_pool_with_a_panel_writer(config):
+def test_grow_pool_with_a_panel_writer(params):
     base = pd.DataFrame(builtin_pool())
-    grown = grow_pool(config, "lumen-large", 4, 0, base)
+    grown = grow_pool(RunContext(params), "lumen-large", 4, 0, base)
     assert list(grown["id"]) == [f"gen-lumen-large-0{i}" for i in range(1, 5)]
     assert not set(grown["text"]) & set(base["text"])
     assert set(grown["source"]) <= set(base["id"])

@@ -103,19 +103,31 @@ def test_the_card_shows_the_planted_traits(mmb_project, default_params):
 def test_changes_rerun_only_what_depends_on_them(mmb_project, default_params):
     assert planned_jobs(mmb_project) == Counter()
 
+    # where the embedding cache lies: a run setting (x-run-setting), declared by no rule
+    params = study_params(default_params, "mmb")
+    params["mmb"]["embedding"]["cache_dir"] = ".judgebias/moved-embeddings"
+    write_params(mmb_project, params)
+    assert planned_jobs(mmb_project) == Counter()
+
     params = study_params(default_params, "mmb")  # tau: no clustering, no embedding, no judge call
     params["mmb"]["clustering"]["tau"] = 0.1
     write_params(mmb_project, params)
     assert planned_jobs(mmb_project) == ANALYSIS
 
-    # K: reclustering; the embedding job finds all cached
+    # K: reclustering. The data job is checked to carry the largest K (its rule declares
+    # it), so it reruns, and so does all after it: the judge job finds every answer in the
+    # journal, the embedding job every embedding in the cache.
     params = study_params(default_params, "mmb")
     params["mmb"]["clustering"]["ks"] = [*params["mmb"]["clustering"]["ks"], 3]
     write_params(mmb_project, params)
-    assert planned_jobs(mmb_project) == ANALYSIS + Counter([job("mmb_embed"),
-                                                            job("mmb_cluster")])
-    run([str(BIN / "snakemake"), "data/mmb/clusters.parquet", "--cores", "2"], mmb_project)
+    assert planned_jobs(mmb_project) == ANALYSIS + Counter([
+        job("mmb_data"), job("mmb_judge", judge="corvid-pro"), job("mmb_embed"),
+        job("mmb_cluster")])
+    run([str(BIN / "snakemake"), "data/mmb/clusters.parquet",
+         "data/mmb/judgements/corvid-pro.parquet", "--cores", "2"], mmb_project)
     assert "'computed': 0" in (mmb_project / "logs/mmb/embed.log").read_text()
+    log = (mmb_project / "logs/mmb/judge/corvid-pro.log").read_text()
+    assert re.search(r"\d+ requests, \d+ from the journal, 0 new calls", log)
 
     extra = mmb_project / "extra.yaml"  # one more instruction: judged alone
     extra.write_text(yaml.safe_dump([{"id": "mine-01", "kind": "rephrasing",

@@ -21,10 +21,11 @@ from helpers.project import REPO
 
 from judgebias.config import validate_params
 from judgebias.io.artifacts import write_table
+from judgebias.models.context import RunContext
 from judgebias.studies.philautia.data import build_synthetic_dataset
 from judgebias.studies.philautia.jobs import caption_images, score_captions
 from judgebias.studies.philautia.measures import analyse
-from judgebias.studies.philautia.params import model_families
+from judgebias.studies.philautia.params import PhilautiaParams, model_families
 from judgebias.studies.philautia.selfpref import (
     build_design,
     fit_absorbed,
@@ -312,23 +313,23 @@ PANELS = {
 }
 
 
-def panel_config(base: dict, name: str) -> dict:
+def panel_params(base: dict, name: str) -> dict:
     changes, alone = PANELS[name]
-    config = copy.deepcopy(base)
+    params = copy.deepcopy(base)
     for model, (self_p, fam) in changes.items():
-        sim = config["panel"][model]["sim"]
+        sim = params["panel"][model]["sim"]
         sim["self_preference"] = self_p
         sim["preferences"] = {**(sim.get("preferences") or {}), "families": fam}
     for i, model in enumerate(alone):
-        config["families"][f"solo{i}"] = {"description": "test", "sim": {"opener": OPENERS[i]}}
-        config["panel"][model]["family"] = f"solo{i}"
-    return config
+        params["families"][f"solo{i}"] = {"description": "test", "sim": {"opener": OPENERS[i]}}
+        params["panel"][model]["family"] = f"solo{i}"
+    return params
 
 
-def without_own_preferences(config: dict, families: dict) -> dict:
+def without_own_preferences(params: dict, families: dict) -> dict:
     """The same panel with every judge's self-preference and preference for its own
     families set to 0 (cross-model preferences kept)."""
-    null = copy.deepcopy(config)
+    null = copy.deepcopy(params)
     for model, fams in families.items():
         sim = null["panel"][model]["sim"]
         sim["self_preference"] = 0.0
@@ -352,32 +353,34 @@ def simulated(tmp_path_factory, default_params):
     images_path = str(root / "images.parquet")
     write_table(images, images_path, IMAGES)
     models = study_models(base, "philautia")
+    view = PhilautiaParams.from_params(base)  # the caption prompt and settings: every panel's
     out = {}
     for name in PANELS:
-        config = panel_config(base, name)
-        config["journal_dir"] = str(root / f"journal-{name}")
-        families = model_families(config, models)
+        params = panel_params(base, name)
+        params["journal_dir"] = str(root / f"journal-{name}")
+        families = model_families(params, models)
         sib = siblings(models, families)
         captions = {}
         for g in models:
             captions[g] = str(root / f"{name}-captions-{g}.parquet")
-            write_table(caption_images(config, g, images_path), captions[g], CAPTIONS)
+            write_table(caption_images(RunContext(params), g, images_path,
+                                       prompt=view.caption_prompt), captions[g], CAPTIONS)
 
-        def scores(cfg, cells, tag, captions=captions):
+        def scores(run, cells, tag, captions=captions):
             paths = []
             for e, g in cells:
                 path = root / f"{tag}-{e}-{g}.parquet"
-                write_table(score_captions(cfg, e, "ref_free", images_path, captions[g]),
-                            path, SCORES)
+                write_table(score_captions(run, e, "ref_free", images_path, captions[g],
+                                           spec=view.settings["ref_free"]), path, SCORES)
                 paths.append(str(path))
             return analysis_scores(paths, "expected")
 
-        long = scores(config, itertools.product(models, models), name)
-        null = without_own_preferences(config, families)
+        long = scores(RunContext(params), itertools.product(models, models), name)
+        null = without_own_preferences(params, families)
         null["journal_dir"] = str(root / f"journal-null-{name}")
         cells = [(e, g) for i, e in enumerate(models) for j, g in enumerate(models)
                  if i == j or sib[i, j]]
-        diff = long.merge(scores(null, cells, f"null-{name}"),
+        diff = long.merge(scores(RunContext(null), cells, f"null-{name}"),
                           on=["image_id", "generator", "evaluator"], suffixes=("", "_null"))
         diff["points"] = (diff["score"] - diff["score_null"]) * 100
         truth = pd.DataFrame({
@@ -448,7 +451,7 @@ def test_panels_differ_from_the_default(default_params) -> None:
     base = validate_params(default_params)
     for name in PANELS:
         if name != "default":
-            assert panel_config(base, name)["panel"] != base["panel"], name
+            assert panel_params(base, name)["panel"] != base["panel"], name
 
 
 # ------------------------------------------- issue 20 item 14: own effects per setting

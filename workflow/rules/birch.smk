@@ -3,10 +3,13 @@
 # anchor); the lengthener's equalised pairs; one verdicts job per (judge, variant); then
 # every measure as pure computation, so changing the labeller reruns labelling and the
 # analysis, never a judge call. Every path carries the dataset's name: adding a dataset
-# reruns only its own jobs.
+# reruns only its own jobs. Each key of the block a rule declares comes from the view
+# (BirchParams): block_keys names them, so a renamed or removed key fails here.
+from judgebias.paramsblock import block_keys
 from judgebias.studies.birch import tables as birch
 from judgebias.studies.birch.data.pairs import dataset_files as birch_dataset_files
 from judgebias.studies.birch.jobs import JUDGE_PROMPTS, NEEDS
+from judgebias.studies.birch.params import BirchParams
 
 BIRCH = PARAMS["birch"]
 BIRCH_JUDGES = BIRCH["models"]
@@ -21,7 +24,7 @@ BIRCH_DATASETS = list(BIRCH["datasets"])
 BIRCH_REPEATS = BIRCH["repeats"]
 # The analysis reads every birch key but the other datasets' blocks and the repeats
 # (only the judge card reads those).
-BIRCH_ANALYSIS_KEYS = [*(f"birch.{k}" for k in BIRCH if k not in ("datasets", "repeats")),
+BIRCH_ANALYSIS_KEYS = [*block_keys(BirchParams, exclude=("datasets", "repeats")),
                        *(f"panel.{j}.backend" for j in BIRCH_JUDGES)]
 
 
@@ -82,7 +85,8 @@ rule birch_label:
     output:
         labels=birch.labels_path("{birch_dataset}", BIRCH_LABELLER),
     params:
-        **step_params(model_keys(BIRCH_LABELLER, "labeller", "birch.labeller")),
+        **step_params(model_keys(BIRCH_LABELLER, "labeller",
+                                 *block_keys(BirchParams, only=("labeller",)))),
     resources:
         **resources_of(BIRCH_LABELLER),
     log:
@@ -99,8 +103,8 @@ rule birch_prepare:
     output:
         texts=birch.texts_path("{birch_dataset}", "{birch_judge}", "{birch_step}"),
     params:
-        **step_params(lambda w: model_keys(w.birch_judge, w.birch_step,
-                                           "birch.caption_prompt")),
+        **step_params(lambda w: model_keys(
+            w.birch_judge, w.birch_step, *block_keys(BirchParams, only=("caption_prompt",)))),
     resources:
         **model_resources("birch_judge"),
     log:
@@ -121,8 +125,8 @@ if BIRCH_EQUALISE:
             equalised=birch.equalised_path("{birch_dataset}"),
             summary=birch.equalised_summary_path("{birch_dataset}"),
         params:
-            **step_params(model_keys(BIRCH_LENGTHENER, "lengthener",
-                                     "birch.equalise_tolerance", "birch.lengthener")),
+            **step_params(model_keys(BIRCH_LENGTHENER, "lengthener", *block_keys(
+                BirchParams, only=("equalise_tolerance", "lengthener")))),
         resources:
             **resources_of(BIRCH_LENGTHENER),
         log:
@@ -139,7 +143,8 @@ rule birch_judge:
     output:
         verdicts=birch.verdicts_path("{birch_dataset}", "{birch_judge}", "{birch_variant}"),
     params:
-        **step_params(lambda w: model_keys(w.birch_judge, "judge", "birch.swap_order")),
+        **step_params(lambda w: model_keys(w.birch_judge, "judge",
+                                           *block_keys(BirchParams, only=("swap_order",)))),
     resources:
         **model_resources("birch_judge"),
     log:
@@ -160,8 +165,8 @@ if BIRCH_REPEATS > 1:
         output:
             repeats=birch.repeats_path("{birch_dataset}", "{birch_judge}"),
         params:
-            **step_params(lambda w: model_keys(w.birch_judge, "judge", "birch.swap_order",
-                                               "birch.repeats")),
+            **step_params(lambda w: model_keys(w.birch_judge, "judge", *block_keys(
+                BirchParams, only=("swap_order", "repeats")))),
         resources:
             **model_resources("birch_judge"),
         log:
@@ -201,7 +206,7 @@ BIRCH_PRICED = sorted({*BIRCH_JUDGES, *([BIRCH_LENGTHENER] if BIRCH_EQUALISE els
 # The prices are a run setting everywhere else; this table prices the tokens, so it names
 # them (judgebias.config.answer_keys keeps a run setting a rule names itself).
 BIRCH_SUPPLEMENT_KEYS = [
-    "birch.models", "birch.variants", "birch.lengthener",
+    *block_keys(BirchParams, only=("models", "variants", "lengthener")),
     *(f"panel.{m}.{k}" for m in BIRCH_PRICED for k in ("backend", "model_id", "pricing")
       if k in PARAMS["panel"][m])]
 

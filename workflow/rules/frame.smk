@@ -2,9 +2,13 @@
 # per manipulation (its whole grid, cached per image); one score job per (judge, render
 # set); each judge's best recipes; the analysis judge's follow-ups (mitigation prompts,
 # combinations, pairwise); then the tables as pure computation.
+# Each key of the block a rule declares comes from the view (FrameParams): block_keys for
+# a key of the block, frame_keys for one within a nested part.
+from judgebias.paramsblock import block_keys
 from judgebias.studies.frame import tables as frame
 from judgebias.studies.frame.data import dataset_files as frame_dataset_files
 from judgebias.studies.frame import presets as frame_presets
+from judgebias.studies.frame.params import FrameParams, frame_keys
 
 FRAME = PARAMS["frame"]
 FRAME_JUDGES = FRAME["models"]
@@ -16,13 +20,15 @@ FRAME_BUILD = FRAME["dataset"].get("synthetic") or {}
 FRAME_WRITER = FRAME_BUILD.get("writer")
 FRAME_IMAGES = FRAME_BUILD.get("images", {})
 FRAME_IMAGE_DIR = [frame.IMAGES] if FRAME_SYNTHETIC else []
-FRAME_SCORE_KEYS = ["frame.prompts.standard"]
-FRAME_ANALYST_KEYS = ["frame.analysis_judge"]  # the follow-ups' judge, read by their steps
-FRAME_RENDER_KEYS = ["frame.resize_back", "frame.beauty"]
+FRAME_SCORE_KEYS = frame_keys("prompts.standard")
+# the follow-ups' judge, read by their steps
+FRAME_ANALYST_KEYS = block_keys(FrameParams, only=("analysis_judge",))
+# not frame.render_cache: where the cache lies, a run setting (no rule declares one)
+FRAME_RENDER_KEYS = block_keys(FrameParams, only=("resize_back", "beauty"))
 FRAME_ALL_RENDERS = [frame.renders_path(m) for m in FRAME_MANIPULATIONS]
 # frame.presets: paper adds one render set and one score set per judge (seed 004 Tables 9-10)
 FRAME_PRESETS = frame_presets.enabled(FRAME)
-FRAME_PRESET_KEYS = ["frame.presets", "frame.preset_judges"]
+FRAME_PRESET_KEYS = block_keys(FrameParams, only=("presets", "preset_judges"))
 
 wildcard_constraints:
     frame_judge="|".join(FRAME_JUDGES),
@@ -63,10 +69,10 @@ if FRAME_SYNTHETIC:
         output:
             concepts=frame.CONCEPTS_PATH,
         params:
-            **step_params(["frame.dataset.synthetic.n_per_domain",
-                           "frame.dataset.synthetic.domains",
-                           "frame.dataset.synthetic.k_weights",
-                           "frame.dataset.synthetic.seed"]),
+            **step_params(frame_keys("dataset.synthetic.n_per_domain",
+                                     "dataset.synthetic.domains",
+                                     "dataset.synthetic.k_weights",
+                                     "dataset.synthetic.seed")),
         priority: LONG_CHAIN
         log:
             "logs/frame/concepts.log",
@@ -81,7 +87,7 @@ if FRAME_SYNTHETIC:
         output:
             instructions=frame.INSTRUCTIONS_PATH,
         params:
-            **step_params(["frame.dataset.synthetic.writer",
+            **step_params([*frame_keys("dataset.synthetic.writer"),
                            *(model_keys(FRAME_WRITER, "writer") if FRAME_WRITER else [])]),
         resources:
             **(resources_of(FRAME_WRITER) if FRAME_WRITER else {}),
@@ -99,7 +105,8 @@ if FRAME_SYNTHETIC:
             generated=frame.GENERATED_PATH,
             images=directory(frame.IMAGES),
         params:
-            **step_params(["frame.dataset.synthetic.images", "frame.dataset.synthetic.seed"]),
+            # the images block but its cache_dir, a run setting (judgebias.config.answer_keys)
+            **step_params(frame_keys("dataset.synthetic.images", "dataset.synthetic.seed")),
         resources:
             gpu=frame_gpus("images"),
             # the OpenAI images API: a unit of the openai backend's slot
@@ -120,7 +127,7 @@ rule frame_items:
         benchmark=frame.ITEMS_PATH,
         summary=frame.SUMMARY_PATH,
     params:
-        **step_params(["frame.dataset"]),
+        **step_params(block_keys(FrameParams, only=("dataset",))),
     priority: LONG_CHAIN
     log:
         "logs/frame/items.log",
@@ -193,7 +200,7 @@ rule frame_combine:
         table=frame.renders_path(frame.COMBINED),
         images=directory(frame.renders_dir(frame.COMBINED)),
     params:
-        **step_params(["frame.combinations", *FRAME_RENDER_KEYS]),
+        **step_params([*block_keys(FrameParams, only=("combinations",)), *FRAME_RENDER_KEYS]),
     resources:
         gpu=frame_gpus("combine"),  # its recipes may hold the GFPGAN beauty filter
     priority: LONG_CHAIN
@@ -235,7 +242,7 @@ rule frame_mitigation:
         scores=frame.MITIGATION_PATH,
     params:
         **step_params(model_keys(FRAME_ANALYST, "judge", *FRAME_ANALYST_KEYS,
-                                 "frame.prompts", "frame.mitigation")),
+                                 *block_keys(FrameParams, only=("prompts", "mitigation")))),
     resources:
         **resources_of(FRAME_ANALYST),
     log:
@@ -255,7 +262,7 @@ rule frame_pairwise:
         verdicts=frame.PAIRWISE_PATH,
     params:
         **step_params(model_keys(FRAME_ANALYST, "judge", *FRAME_ANALYST_KEYS,
-                                 "frame.pairwise")),
+                                 *block_keys(FrameParams, only=("pairwise",)))),
     resources:
         **resources_of(FRAME_ANALYST),
     log:
@@ -280,7 +287,8 @@ rule frame_analysis:
         tables=[frame.result_path(table) for table in frame.TABLES],
         figures=[frame.figure_path(figure) for figure in frame.FIGURES],
     params:
-        **step_params(["frame", *(f"panel.{j}" for j in FRAME_JUDGES)]),
+        # the whole block but its run settings (judgebias.config.answer_keys)
+        **step_params([FrameParams.PARAMS_KEY, *(f"panel.{j}" for j in FRAME_JUDGES)]),
     log:
         "logs/frame/analysis.log",
     shell:
@@ -315,9 +323,9 @@ if FRAME_PRESETS:
         output:
             table=frame_presets.RESULTS_PATH,
         params:
-            **step_params([*FRAME_PRESET_KEYS, "frame.models",
-                           "frame.analysis.n_permutations", "frame.analysis.seed",
-                           "frame.analysis.alpha"]),  # its log line's q < alpha
+            **step_params([*FRAME_PRESET_KEYS, *block_keys(FrameParams, only=("models",)),
+                           *frame_keys("analysis.n_permutations", "analysis.seed",
+                                       "analysis.alpha")]),  # its log line's q < alpha
         log:
             "logs/frame/presets.log",
         shell:

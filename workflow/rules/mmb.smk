@@ -1,31 +1,46 @@
 # MMB (seed 002): pairwise image preference data; an instruction pool; every (pair,
 # instruction) judged once per judge (journaled); CLIP embeddings (cached per image) and
 # FAISS clusters; then the factorial design and the tables as pure computation, so
-# changing K, tau or the design reruns no judge call and no embedding.
+# changing K, tau or the design reruns no judge call and no embedding (the judge and
+# embedding jobs a change of the data job reruns find every answer in the journal and
+# every embedding in the cache).
+#
+# Each key of the block a rule declares comes from the view (MmbParams): block_keys for a
+# key of the block, mmb_keys for a key inside one of its parts. A declared block that
+# holds a run setting (mmb.embedding.cache_dir, and so the whole block `mmb`) is declared
+# as its other keys (step_params: judgebias.config.answer_keys).
+from judgebias.paramsblock import block_keys
 from judgebias.studies.mmb import tables as mmb
 from judgebias.studies.mmb.data.pairs import dataset_files as mmb_dataset_files
-from judgebias.studies.mmb.params import probability_keys
+from judgebias.studies.mmb.params import MmbParams, mmb_keys, probability_keys
 
 MMB_JUDGES = PARAMS["mmb"]["models"]
 MMB_GROW = PARAMS["mmb"]["instructions"]["grow"]
 MMB_EXTRA = PARAMS["mmb"]["instructions"]["extra"]
-MMB_DATA_KEYS = ["mmb.dataset"]
-MMB_POOL_KEYS = ["mmb.instructions",
+# The data step checks the data carry the design before anything is written
+# (data.checks.data_errors: the largest D_val against the validation pairs, D_sup and K
+# against the training images and each MJBench fold), so that a shortfall stops the run
+# before any judge call is paid: the job fails or not by these keys, so it declares them.
+MMB_DATA_KEYS = [*block_keys(MmbParams, only=("dataset",)),
+                 *mmb_keys("clustering.ks", "clustering.support_per_cluster", "design.n_val")]
+# A grown pool is checked to hold the largest ensemble (the writer may add fewer than
+# asked); without a writer `validate` counts the pool exactly, and the step reads no
+# n_prompts (steps.pool).
+MMB_POOL_KEYS = [*block_keys(MmbParams, only=("instructions",)),
+                 *(mmb_keys("design.n_prompts") if MMB_GROW else []),
                  *(model_keys(MMB_GROW["writer"], "writer") if MMB_GROW else [])]
-MMB_EMBED_KEYS = ["mmb.embedding", "mmb.clustering.ks", "mmb.clustering.support_per_cluster"]
-MMB_CLUSTER_KEYS = ["mmb.clustering.ks", "mmb.clustering.seeds", "mmb.clustering.niter",
-                    "mmb.clustering.support_per_cluster", "mmb.clustering.support"]
-MMB_FACTORIAL_KEYS = ["mmb.clustering", "mmb.entropy", "mmb.design"]
-MMB_ANALYSIS_KEYS = ["mmb", *(f"panel.{j}" for j in MMB_JUDGES)]
+MMB_JUDGE_KEYS = block_keys(MmbParams, only=("prompt", "order", "order_seed"))
+MMB_EMBED_KEYS = [*block_keys(MmbParams, only=("embedding",)),
+                  *mmb_keys("clustering.ks", "clustering.support_per_cluster")]
+MMB_CLUSTER_KEYS = mmb_keys("clustering.ks", "clustering.seeds", "clustering.niter",
+                            "clustering.support_per_cluster", "clustering.support")
+MMB_FACTORIAL_KEYS = block_keys(MmbParams, only=("clustering", "entropy", "design"))
+MMB_ANALYSIS_KEYS = [MmbParams.PARAMS_KEY, *(f"panel.{j}" for j in MMB_JUDGES)]
 
 wildcard_constraints:
     judge="|".join(MMB_JUDGES),
 
 
-# The data step also checks mmb.design, mmb.clustering and the MJBench folds against the
-# data (data.checks.data_errors) so that a shortfall stops the run before any judge call;
-# these keys change no byte of its outputs, so they are not its params (a later edit is
-# checked again by the steps that read them). The pool step checks n_prompts the same way.
 rule mmb_data:
     input:
         # unnamed: the imported files, images included, are dependencies, read through
@@ -74,8 +89,7 @@ rule mmb_judge:
     output:
         judgements=mmb.judgements_path("{judge}"),
     params:
-        **step_params(lambda w: model_keys(w.judge, "judge", "mmb.prompt", "mmb.order",
-                                           "mmb.order_seed",
+        **step_params(lambda w: model_keys(w.judge, "judge", *MMB_JUDGE_KEYS,
                                            *probability_keys(PARAMS, w.judge))),
     resources:
         **model_resources("judge"),

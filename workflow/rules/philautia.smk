@@ -1,9 +1,10 @@
 # Philautia-Eval (seed 000 §4.1, Algorithm 1): captions per generator, scores per
 # evaluator x generator x setting, then Phi, Phi-tilde / philautia scores and figures.
+from judgebias.paramsblock import block_keys
 from judgebias.studies.philautia.data import dataset_files
 from judgebias.study import study_models
 from judgebias.studies.philautia import tables as philautia
-from judgebias.studies.philautia.params import models_key, setting_prompt_id
+from judgebias.studies.philautia.params import PhilautiaParams, models_key, setting_prompt_id
 
 PHILAUTIA_MODELS = study_models(PARAMS, "philautia")
 SETTINGS = list(PARAMS["philautia"]["settings"])
@@ -15,18 +16,19 @@ wildcard_constraints:
 
 
 MODELS_KEY = models_key(PARAMS)
-PHI_KEYS = [MODELS_KEY, "philautia.score"]
+PHI_KEYS = [MODELS_KEY, *block_keys(PhilautiaParams, only=("score",))]
 FAMILY_KEYS = [
     *[f"panel.{m}.family" for m in PHILAUTIA_MODELS],
     # optional (no schema default): declared only where params.yaml states it
     *[f"panel.{m}.also_in" for m in PHILAUTIA_MODELS if "also_in" in PARAMS["panel"][m]],
 ]
 ANALYSIS_KEYS = [
-    MODELS_KEY, "philautia.ddof", "philautia.n_bootstrap",
-    "philautia.n_permutations", "philautia.ci", "philautia.seed", *FAMILY_KEYS,
+    MODELS_KEY,
+    *block_keys(PhilautiaParams, only=("ddof", "n_bootstrap", "n_permutations", "ci", "seed")),
+    *FAMILY_KEYS,
 ]
 # the scores and the philautia scores it sits next to come from its inputs
-SELFPREF_KEYS = [MODELS_KEY, "philautia.ci", *FAMILY_KEYS]
+SELFPREF_KEYS = [MODELS_KEY, *block_keys(PhilautiaParams, only=("ci",)), *FAMILY_KEYS]
 PHILAUTIA_FIGURE_KEYS = [MODELS_KEY, *figure_keys(PHILAUTIA_MODELS)]
 
 
@@ -40,7 +42,7 @@ rule dataset:
         table=philautia.DATASET_TABLE,
         images=directory(philautia.DATASET_IMAGES),
     params:
-        **step_params(["philautia.dataset"]),
+        **step_params(block_keys(PhilautiaParams, only=("dataset",))),
     log:
         "logs/dataset.log",
     shell:
@@ -55,8 +57,8 @@ rule caption:
     output:
         captions=philautia.captions_path("{generator}"),
     params:
-        **step_params(lambda w: model_keys(w.generator, "generator",
-                                           "philautia.caption_prompt")),
+        **step_params(lambda w: model_keys(
+            w.generator, "generator", *block_keys(PhilautiaParams, only=("caption_prompt",)))),
     resources:
         **model_resources("generator"),
     log:

@@ -2,18 +2,21 @@
 # datasets with the same prompt and setting, through the same journal; an Elastic Net over
 # forward-selected evaluators is fitted to the human judgements; Phi-tilde is recomputed
 # with the ensemble as an extra evaluator.
+from judgebias.paramsblock import block_keys
 from judgebias.studies.pomms.data import judgement_files
 from judgebias.study import study_models
 from judgebias.studies.philautia import tables as philautia_tables
-from judgebias.studies.philautia.params import models_key, setting_prompt_id
+from judgebias.studies.philautia.params import PhilautiaParams, models_key, setting_prompt_id
 from judgebias.studies.pomms import tables as pomms
-from judgebias.studies.pomms.params import judgement_setting
+from judgebias.studies.pomms.params import PommsParams, judgement_setting
 
 POMMS_MODELS = study_models(PARAMS, "philautia")
 POMMS_DATASETS = list(PARAMS["pomms"]["datasets"])
 POMMS_SETTING = PARAMS["pomms"]["setting"]  # Phi-tilde and philautia scores (Table 1)
 POMMS_JUDGEMENT_SETTING = judgement_setting(PARAMS["pomms"])  # tau on the judgement data
-POMMS_KEYS = ["pomms", models_key(PARAMS), "philautia.score", "philautia.ddof",
+# the whole pomms block (every key of PommsParams), and the philautia keys it builds on
+POMMS_KEYS = [PommsParams.PARAMS_KEY, models_key(PARAMS),
+              *block_keys(PhilautiaParams, only=("score", "ddof")),
               *[f"panel.{m}.family" for m in POMMS_MODELS]]
 POMMS_FIGURE_KEYS = [models_key(PARAMS), *figure_keys(POMMS_MODELS)]
 
@@ -82,7 +85,8 @@ rule pomms_heatmap:
     output:
         figure=pomms.HEATMAP,
     params:
-        **step_params([*POMMS_FIGURE_KEYS, "pomms.setting"]),  # the figure's title
+        **step_params([*POMMS_FIGURE_KEYS,
+                       *block_keys(PommsParams, only=("setting",))]),  # the figure's title
     log:
         "logs/pomms_heatmap.log",
     shell:

@@ -19,7 +19,7 @@ from judgebias.card.schema import ALPHA, CARD, KEY, ROW_FIELDS
 from judgebias.io.artifacts import ArtifactError, write_json, write_table
 
 
-def study_rows(config: Mapping[str, Any], files: Mapping[str, Mapping[str, str]]
+def study_rows(params: Mapping[str, Any], files: Mapping[str, Mapping[str, str]]
                ) -> pd.DataFrame:
     """Every active study's card rows, checked: the columns of `CARD_ROWS`, only models
     the study judged (judgebias.study.study_models), one row per key, and a reason in
@@ -27,16 +27,16 @@ def study_rows(config: Mapping[str, Any], files: Mapping[str, Mapping[str, str]]
     from judgebias.study import active, study_models
 
     frames = []
-    for study in active(config):
+    for study in active(params):
         if study.card is None:
             continue
         named = {name: Path(path) for name, path in files.get(study.name, {}).items()}
-        declared = study.load("card_inputs")(config)
+        declared = study.load("card_inputs")(params)
         if set(named) != set(declared):
             raise ValueError(f"card: study {study.name!r} needs files {sorted(declared)}, "
                              f"was given {sorted(named)}")
-        rows = study.load("card")(config, named)
-        frames.append(_checked(rows, study.name, set(study_models(config, study.name))))
+        rows = study.load("card")(params, named)
+        frames.append(_checked(rows, study.name, set(study_models(params, study.name))))
     if not frames:
         return pd.DataFrame({f.name: pd.Series(dtype=object) for f in ROW_FIELDS})
     return pd.concat(frames, ignore_index=True)
@@ -91,12 +91,12 @@ def adjust(rows: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     return out
 
 
-def in_panel_order(config: Mapping[str, Any], card: pd.DataFrame) -> pd.DataFrame:
+def in_panel_order(params: Mapping[str, Any], card: pd.DataFrame) -> pd.DataFrame:
     """Models in panel order, each model's studies in registry order, and each study's
     rows in the order the study gave them (its most important first)."""
     from judgebias.study import registered
 
-    panel = {model: k for k, model in enumerate(config["panel"])}
+    panel = {model: k for k, model in enumerate(params["panel"])}
     studies = {name: k for k, name in enumerate(registered())}
     order = np.lexsort((np.arange(len(card)), card["study"].map(studies).to_numpy(),
                         card["model"].map(panel).to_numpy()))
@@ -157,11 +157,11 @@ def _number(value: Any) -> float | None:
     return None if value is None or pd.isna(value) or math.isinf(value) else float(value)
 
 
-def write_card(config: Mapping[str, Any], files: Mapping[str, Mapping[str, str]],
+def write_card(params: Mapping[str, Any], files: Mapping[str, Mapping[str, str]],
                table: Path, metrics: Path) -> pd.DataFrame:
     """Build the card from the studies' named files and write it: every row to `table`,
     the headline cells to the folder `metrics` (DVC's metrics: `write_headline`)."""
-    card = in_panel_order(config, adjust(study_rows(config, files)))
+    card = in_panel_order(params, adjust(study_rows(params, files)))
     write_table(card, table, CARD)
     write_headline(card, metrics)
     return card

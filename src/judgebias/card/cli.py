@@ -12,7 +12,7 @@ import pandas as pd
 from judgebias.card.text import card_json, card_text, estimate_text, number
 
 
-def show_card(config: Mapping[str, Any], args: argparse.Namespace) -> str:
+def show_card(params: Mapping[str, Any], args: argparse.Namespace) -> str:
     from judgebias.card.compare import compare, load_card
     from judgebias.study import simulated_models
 
@@ -27,7 +27,7 @@ def show_card(config: Mapping[str, Any], args: argparse.Namespace) -> str:
     models = [args.model] if args.model else list(dict.fromkeys(card["model"]))
     if args.json:
         return "\n".join(card_json(card, m) for m in models) + "\n"
-    simulated = simulated_models(config, [m for m in models if m in config["panel"]])
+    simulated = simulated_models(params, [m for m in models if m in params["panel"]])
     return "\n".join(card_text(card, m, m in simulated) for m in models)
 
 

@@ -4,8 +4,9 @@
 committed page; tests/core/test_docs.py fails when the page and the schema disagree.
 
 The schema is :func:`judgebias.config.params_schema`: the core file
-(``workflow/params.schema.yaml``), each registered study's ``schema.yaml`` as the block
-named after the study, and the fields and client settings of each registered backend.
+(``workflow/params.schema.yaml``), each registered study's block as its typed view declares
+it (judgebias.paramsblock), named after the study, and the fields and client settings of
+each registered backend.
 Every key of an object's ``properties`` is one row (its dotted path, type, default,
 whether it is required, its description), recursively, following ``$ref`` into
 ``$defs``. A mapping whose keys the user names (``panel``, ``families``, a study's
@@ -173,8 +174,9 @@ def params_reference() -> str:
         "",
         "Every key `params.yaml` may hold, generated from the JSON schema that `judgebias "
         "validate` checks (`judgebias.config.params_schema`: "
-        "`src/judgebias/workflow/params.schema.yaml`, each study's "
-        "`src/judgebias/studies/<study>/schema.yaml`, and the fields each backend of "
+        "`src/judgebias/workflow/params.schema.yaml`, each study's block as the typed "
+        "view in `src/judgebias/studies/<study>/params.py` declares it, and the fields "
+        "each backend of "
         "`judgebias.models.backends` adds to a panel entry). `<key>` stands for a name "
         "you choose (a panel model, a family, a dataset, a setting). A default is filled "
         "in when the key is absent; a key without one is optional unless marked "

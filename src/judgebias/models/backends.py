@@ -63,8 +63,9 @@ class BatchApi:
 class BackendSpec:
     """One backend's registry entry.
 
-    ``backend`` is called as ``(params, panel model, role)`` and returns the Backend: the
-    class itself, or a function that builds it. Its ``name`` attribute must be the
+    ``backend`` is called as ``(run, model, role)`` (the run's
+    judgebias.models.context.RunContext, the PanelModel, the role) and returns the
+    Backend: the class itself, or a function that builds it. Its ``name`` attribute must be the
     spec's name, which journal keys carry. ``version`` names a string, or a function of
     the panel model returning one: part of every journal key, so it must change exactly
     when the answers can. ``fields`` are the JSON-Schema properties a panel entry of this

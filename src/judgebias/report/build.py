@@ -23,10 +23,10 @@ def _git_commit() -> str:
         return "unknown (not a git checkout)"
 
 
-def provenance(config: Mapping[str, Any], params_path: str) -> dict[str, str]:
+def provenance(params: Mapping[str, Any], params_path: str) -> dict[str, str]:
     return {
         "params file": params_path,
-        "params fingerprint": fingerprint({k: get_key(config, k) for k in result_keys(config)}),
+        "params fingerprint": fingerprint({k: get_key(params, k) for k in result_keys(params)}),
         "git commit": _git_commit(),
         "judgebias": version("judgebias"),
         "python": platform.python_version(),
@@ -34,7 +34,7 @@ def provenance(config: Mapping[str, Any], params_path: str) -> dict[str, str]:
     }
 
 
-def write_full_report(config: Mapping[str, Any], params_path: str,
+def write_full_report(params: Mapping[str, Any], params_path: str,
                       results: Mapping[str, str], data: Mapping[str, Mapping[str, str]],
                       out: Path, card: Path | None = None) -> None:
     """Assemble the judge card (`card`: results/judges.parquet, if given) and then each
@@ -46,22 +46,22 @@ def write_full_report(config: Mapping[str, Any], params_path: str,
     from judgebias.study import active, simulated_models, study_models
 
     sections, simulated = [], set()
-    for study in active(config):
+    for study in active(params):
         if study.report is None:
             continue
         if study.name not in results:
             raise ValueError(f"report: no results folder given for study {study.name!r}")
         files = {name: Path(path) for name, path in data.get(study.name, {}).items()}
-        section = study.load("report")(config, Path(results[study.name]), files)
+        section = study.load("report")(params, Path(results[study.name]), files)
         section.anchor = study_anchor(study.name)
         sections.append(section)
-        simulated |= simulated_models(config, study_models(config, study.name))
+        simulated |= simulated_models(params, study_models(params, study.name))
     if card is not None:
-        sections.insert(0, card_section(read_table(card, CARD), list(config["panel"])))
+        sections.insert(0, card_section(read_table(card, CARD), list(params["panel"])))
     report = Report(
         title="judgebias report",
         sections=sections,
-        provenance=provenance(config, params_path),
+        provenance=provenance(params, params_path),
         simulated_models=sorted(simulated),
     )
     write_report(report, out)

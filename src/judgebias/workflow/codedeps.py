@@ -120,16 +120,10 @@ def step_modules(command: str, extra: Iterable[str] = ()) -> set[str]:
 
 
 def _data_files(modules: set[str]) -> list[Path]:
-    from judgebias.study import registered
-
     files = []
     if "judgebias.config" in modules:  # reads the core schema from this package
         files += [PACKAGE_ROOT / "workflow" / "__init__.py",
                   PACKAGE_ROOT / "workflow" / "params.schema.yaml"]
-    for study in registered().values():
-        package = module_file(study.package)
-        if study.package in modules and package is not None and not study.view:
-            files.append(package.parent / "schema.yaml")  # TRANSITION
     return files
 
 
@@ -140,7 +134,7 @@ def _schema_modules(modules: set[str]) -> set[str]:
     from judgebias.study import registered
 
     views = {f"{study.package}.params" for study in registered().values()
-             if study.package in modules and study.view}
+             if study.package in modules}
     return closure(views) if views else set()
 
 

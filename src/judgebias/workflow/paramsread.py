@@ -41,33 +41,36 @@ What counts as a read (:class:`Reads`), and why:
   rule would declare it once present is a question for a params file that has it (run the
   check on that one).
 
-Typed views. A study's steps mostly receive a frozen dataclass its ``from_params`` builds
-from the whole params, eagerly: PhilautiaParams reads the dataset block, every setting,
-the bootstrap sizes and the panel's families for a step that uses two of them. Recording
-those reads as the step's would report every analysis step; ignoring them would check
-nothing. So each read made while ``from_params`` runs is credited to the field its value
-flows into (:class:`_ViewBuild`): the running instruction of ``from_params``'s frame (its
-source position, Python's ``co_positions``) lies inside one keyword argument of the
-constructor call it returns (``score=block["score"]``; nested constructors give nested
-fields, ``downsampling.ratios``, and so does a helper whose call is a field's whole value
-and which returns a constructor call itself, FRAME's ``_synthetic``), or inside an
-assignment to a local name (``models = ...``), whose reads every field naming that local
-inherits. The step's view is the same dataclass, of a subclass that reads a field's keys
-when the step uses the field. This holds for the view a step is handed, for one it
-builds itself from the params mapping it also passes on to a model job (BIRCH's
-``equalise``) and for the panel models the judging core resolves (PanelModel: a sim
-judge's world asks of a model it prefers only whether it is simulated):
-:func:`recording_views` covers the view classes judgebias.workflow.step_dispatch names to it. A read
-outside any field or assignment (an ``if`` in ``from_params``) is credited to the step at
-once, and a field built in a helper's own locals is credited whole: wider than the
-step's use, never narrower. Two splits are by name. A nested view built by ``**``
-(``Inference(**{key: block[key] for key in ...})``) credits a read whose last key names
-one of its fields to that field, any other to all of them. A field holding a dict built in
-``from_params`` (FRAME's grid per manipulation, philautia's families per model) reads,
-for one entry, the reads naming that entry's key in their path and those naming none of
-its keys (a key set holding the entry's key read as whether it holds it). That is what
-``**{key: block[key]}`` and ``{name: f(block[name]) for name in block}`` read; a value
-computed from a key named after another field or entry would go unseen.
+Typed views. A study's steps mostly receive its typed view, the declaration of its params
+block (judgebias.paramsblock): a field that is a key of the block is named after the key,
+so using it reads exactly that key (``view.downsampling.seed`` reads
+``birch.downsampling.seed``; an entry of a mapping field, its own key; a key left out,
+its absence), and the view is built from the block's data without reading anything
+(``block_values``). The view's ``derived()`` fields (the judges resolved from the panel,
+the families per model, the top-level seed) and the other views (PanelModel, which the
+judging core resolves: a sim judge's world asks of a model it prefers only whether it is
+simulated) are computed in ``from_params`` from the whole params, eagerly; recording
+those reads as the step's would report every step that uses one field. So each read made
+while ``from_params`` runs is credited to the field its value flows into
+(:class:`_ViewBuild`): the running instruction of ``from_params``'s frame (its source
+position, Python's ``co_positions``) lies inside one keyword argument of the constructor
+call it returns (``judges=tuple(study_models(params, ...))``; nested constructors give
+nested fields, and so does a helper whose call is a field's whole value and which returns
+a constructor call itself), or inside an assignment to a local name (``models = ...``),
+whose reads every field naming that local inherits. The step's view is the same
+dataclass, of a subclass that reads a field's keys when the step uses the field. This
+holds for the view a step is handed, for one it builds itself from the params mapping
+and for the panel models: :func:`recording_views` covers the view classes
+judgebias.workflow.step_dispatch names to it. A read outside any field or assignment (an
+``if`` in ``from_params``) is credited to the step at once, and a field built in a
+helper's own locals is credited whole: wider than the step's use, never narrower. Two
+splits are by name. A nested view built by ``**`` (``Part(**{key: block[key] for key in
+...})``) credits a read whose last key names one of its fields to that field, any other
+to all of them. A field holding a dict built in ``from_params`` (philautia's families per
+model) reads, for one entry, the reads naming that entry's key in their path and those
+naming none of its keys (a key set holding the entry's key read as whether it holds it).
+That is what ``**{key: block[key]}`` and ``{name: f(block[name]) for name in block}``
+read; a value computed from a key named after another field or entry would go unseen.
 
 A module of its own, importing only the standard library (and judgebias.io.atomicfile to
 write a record), because the step dispatcher (judgebias.workflow.step_dispatch) imports it for
@@ -503,8 +506,19 @@ def _block_value(value: Any, build: _ViewBuild, path: FieldPath) -> Any:
         return value
     if type(value) is dict:
         return _BlockDict(value, build, path)
-    build.reads.add("value", build.block_key(path))
+    dotted = build.block_key(path)
+    build.reads.add("value" if _holds(build.params, dotted) else "absent", dotted)
     return value
+
+
+def _holds(params: Mapping[str, Any], dotted: str) -> bool:
+    """Whether `params` hold the key at `dotted` (a view holds None for one left out)."""
+    node: Any = params
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return True
 
 
 class _BlockDict(Mapping[Any, Any]):

@@ -8,26 +8,28 @@ from functools import lru_cache
 from typing import Any
 
 from judgebias.models.base import ChatRequest, ChatResponse, TokenLogprob
+from judgebias.models.context import RunContext
 from judgebias.models.registry import sim_traits
 from judgebias.models.sim import SimBackend, SimModel, score_logprobs, score_tokens
 
 NO_COMPUTE_TEXT = "The caption is accurate. The final score is $80$."
 
 
-def sim_panel(config: Mapping[str, Any]) -> SimBackend:
-    """One ``SimBackend`` holding every ``sim`` model of the config, keyed by model id.
+def sim_panel(params: Mapping[str, Any]) -> SimBackend:
+    """One ``SimBackend`` holding every ``sim`` model of `params`, keyed by model id.
 
     Built like :func:`judgebias.models.registry.build_backend` builds a model's world, but
     with the whole panel and every family opener: the extra models and families only add
     zero bonuses, so each model answers exactly as its own ``build_backend`` world does.
     """
+    run = RunContext(params)
     world = {
-        model["model_id"]: SimModel.from_params(key, model["family"], sim_traits(config, key))
-        for key, model in config["panel"].items() if model["backend"] == "sim"
+        model["model_id"]: SimModel.from_params(key, model["family"], sim_traits(run, key))
+        for key, model in params["panel"].items() if model["backend"] == "sim"
     }
-    openers = {family: spec["sim"]["opener"] for family, spec in config["families"].items()
+    openers = {family: spec["sim"]["opener"] for family, spec in params["families"].items()
                if isinstance(spec.get("sim"), Mapping) and "opener" in spec["sim"]}
-    return SimBackend(world, seed=config["seed"], family_openers=openers)
+    return SimBackend(world, seed=params["seed"], family_openers=openers)
 
 
 @lru_cache(maxsize=32)

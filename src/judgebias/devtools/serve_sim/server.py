@@ -73,11 +73,11 @@ def check_loopback(host: str) -> str:
     return str(address)
 
 
-def image_study(config: Mapping[str, Any]) -> Study | None:
+def image_study(params: Mapping[str, Any]) -> Study | None:
     """The study whose ``sim_images`` hook draws the images route's pictures: the first
-    that declares one among those `config` runs, else among all registered; None if no
+    that declares one among those `params` runs, else among all registered; None if no
     study declares one."""
-    for studies in (active(config), registered().values()):
+    for studies in (active(params), registered().values()):
         for study in studies:
             if study.sim_images is not None:
                 return study
@@ -87,13 +87,13 @@ def image_study(config: Mapping[str, Any]) -> Study | None:
 class SimServer:
     """The simulated panel served over HTTP on loopback (OpenAI, Gemini and Anthropic APIs).
 
-    Start with :meth:`start` (or ``with SimServer(config) as server:``), point a client
+    Start with :meth:`start` (or ``with SimServer(params) as server:``), point a client
     at :attr:`url`, read :attr:`stats`. Each HTTP request runs in its own thread; the sim
     itself is guarded by a lock (its perception cache is not thread-safe), while latency
     and stalls are slept outside it, so concurrent requests overlap.
     """
 
-    def __init__(self, config: Mapping[str, Any], *, host: str = "127.0.0.1", port: int = 0,
+    def __init__(self, params: Mapping[str, Any], *, host: str = "127.0.0.1", port: int = 0,
                  api_key: str | None = None, latency_s: float = 0.0, no_compute: bool = False,
                  faults: Faults = NO_FAULTS, no_logprobs_models: frozenset[str] = frozenset(),
                  quota: RequestQuota | None = None, seed: int = 0,
@@ -114,9 +114,9 @@ class SimServer:
         self.faults = faults
         self.no_logprobs_models = frozenset(no_logprobs_models)
         # What the clients' panel says of each model id (reasoning, thinking, log-probs:
-        # serve_sim.hidden); `config`'s own panel where no client params are given.
+        # serve_sim.hidden); `params`'s own panel where no client params are given.
         # Reassign to serve another panel (a test's, which names this server's url).
-        self.served = ServedModels.from_params(config if client_params is None
+        self.served = ServedModels.from_params(params if client_params is None
                                                else client_params)
         # Model ids whose endpoint is down (503); reassign to switch an outage on or off.
         self.down_models = frozenset(down_models)
@@ -126,9 +126,9 @@ class SimServer:
         # Off by default: a resumed batch answered twice then answers alike.
         self.fresh_samples = bool(fresh_samples)
         self._answered: Counter[str] = Counter()
-        self.backend = sim_panel(config)
+        self.backend = sim_panel(params)
         self.model_ids = tuple(self.backend.models)
-        self.image_study = image_study(config)
+        self.image_study = image_study(params)
         self.stats_ = ServerStats()
         self.drawer = FaultDrawer(faults, seed)
         self.quota = quota
@@ -325,7 +325,7 @@ class SimServer:
 # parser, and only `serve-sim` needs this module's sim imports).
 
 
-def server_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> SimServer:
+def server_from_args(params: Mapping[str, Any], args: argparse.Namespace) -> SimServer:
     """A (not yet started) :class:`SimServer` configured from the CLI options."""
     api_key = None
     if args.api_key_env:
@@ -340,7 +340,7 @@ def server_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> Sim
     down = frozenset(m.strip() for m in args.down_models.split(",") if m.strip())
     quota = (RequestQuota(args.requests_per_minute, args.burst)
              if args.requests_per_minute is not None else None)
-    return SimServer(config, host=args.host, port=args.port, api_key=api_key,
+    return SimServer(params, host=args.host, port=args.port, api_key=api_key,
                      latency_s=args.latency, no_compute=args.no_compute, faults=faults,
                      no_logprobs_models=no_logprobs, quota=quota, seed=args.fault_seed,
                      down_models=down, batch_completion_s=args.batch_completion,
@@ -368,9 +368,9 @@ def _client_params(path: str | None) -> Mapping[str, Any] | None:
         raise ServeSimError(f"serve-sim: --client-params {path}: {exc}") from exc
 
 
-def run_from_args(config: Mapping[str, Any], args: argparse.Namespace) -> int:
+def run_from_args(params: Mapping[str, Any], args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM; print the listening line first and the stats last."""
-    server = server_from_args(config, args)
+    server = server_from_args(params, args)
     done = threading.Event()
     previous: dict[signal.Signals, Any] = {}
     in_main = threading.current_thread() is threading.main_thread()

@@ -12,4 +12,5 @@ STUDY = Study(
     package=__name__,
     rules="workflow/rules/birch.smk",
     has=("warnings",),
+    view="BirchParams",
 )

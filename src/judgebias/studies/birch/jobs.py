@@ -1,7 +1,7 @@
 """BIRCH's model jobs, each an ordinary journaled judge task of the judging core, so a rerun
 pays only for what is new (seed 003 §3, §5, Appendix A and C.5; spec birch.md).
 
-Judging variants (:data:`VARIANTS`), each judged by every judge:
+Judging variants (judgebias.studies.birch.params.Variant), each judged by every judge:
 
 ``base``          Base with the image: Fig. 21 without its reference block (ours: the
                   paper prints no Base prompt; spec birch.md)
@@ -26,16 +26,15 @@ and samples are the panel model's sampling block (spec: default temperature 0, o
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from judgebias.judging.answers import STATUS_OK, STATUS_TIE, Choice
 from judgebias.judging.tasks import FreeText, JudgeTask, run_samples, run_task
+from judgebias.models.context import RunContext
 
-VARIANTS = ("base", "no_image", "caption", "standard_ref", "birch", "equalised")
 STEPS = ("reference", "caption", "anchor")
 # The texts each variant needs, from which step.
 NEEDS = {"caption": "caption", "standard_ref": "reference", "birch": "anchor"}
@@ -119,10 +118,13 @@ def with_texts(pairs: pd.DataFrame, texts: pd.DataFrame | None) -> pd.DataFrame:
     return merged
 
 
-def judge(config: Mapping[str, Any], judge_key: str, variant: str, pairs: pd.DataFrame,
-          texts: pd.DataFrame | None = None, repeats: Sequence[int] = (0,)) -> pd.DataFrame:
+def judge(run: RunContext, judge_key: str, variant: str, pairs: pd.DataFrame,
+          texts: pd.DataFrame | None = None, repeats: Sequence[int] = (0,), *,
+          swap_order: bool) -> pd.DataFrame:
     """Every pair judged by `judge_key` in one variant: the verdicts table's rows, with
-    their ``repeat``.
+    their ``repeat``; in both orders with `swap_order` (``birch.swap_order``), else as
+    the pair gives them. `run`: the journal, the judge and its limits
+    (judgebias.models.context).
 
     A repeat r > 0 asks the same requests again with the judge's sampling seed + r
     (judgebias.judging.tasks.run_samples), so each repeat is its own journal entry,
@@ -130,9 +132,9 @@ def judge(config: Mapping[str, Any], judge_key: str, variant: str, pairs: pd.Dat
     differently: the repeats behind the judge card's repetition stability
     (``birch.repeats``).
     """
-    orders = ORDERS if config["birch"]["swap_order"] else ORDERS[:1]
+    orders = ORDERS if swap_order else ORDERS[:1]
     items = shown(with_texts(pairs, texts), orders)
-    answers = run_samples(config, judge_key, "judge", judge_task(variant), items, repeats)
+    answers = run_samples(run, judge_key, "judge", judge_task(variant), items, repeats)
     asked = pd.concat([items] * len(repeats), ignore_index=True)
     keys = pd.DataFrame({"pair_id": asked["pair_id"], "judge": judge_key, "variant": variant,
                          "order": asked["order"],
@@ -141,11 +143,11 @@ def judge(config: Mapping[str, Any], judge_key: str, variant: str, pairs: pd.Dat
     return pd.concat([keys, answers.rename(columns={"sample": "repeat"})], axis=1)
 
 
-def label(config: Mapping[str, Any], labeller: str, pairs: pd.DataFrame) -> pd.DataFrame:
+def label(run: RunContext, labeller: str, pairs: pd.DataFrame) -> pd.DataFrame:
     """Fig. 18 in both orders: the labels table's rows (A / B of the pair, None unless
     usable; a tie is not an answer Fig. 18 allows and stays unusable)."""
     items = shown(pairs, ORDERS)
-    answers = run_task(config, labeller, "labeller", label_task(), items)
+    answers = run_task(run, labeller, "labeller", label_task(), items)
     sides = to_pair_side(answers["status"], answers["label"], items["order"])
     keys = pd.DataFrame({"pair_id": items["pair_id"], "labeller": labeller,
                          "order": items["order"],
@@ -159,12 +161,13 @@ def merged_anchor(text: str) -> str | None:
     return anchor.strip() or None if found else None
 
 
-def prepare(config: Mapping[str, Any], model: str, step: str, pairs: pd.DataFrame
-            ) -> pd.DataFrame:
-    """The texts of one preparatory step for every pair (reference, caption or anchor)."""
+def prepare(run: RunContext, model: str, step: str, pairs: pd.DataFrame, *,
+            caption_prompt: str) -> pd.DataFrame:
+    """The texts of one preparatory step for every pair (reference, caption or anchor;
+    `caption_prompt`: the captioning prompt id, ``birch.caption_prompt``)."""
     items = shown(pairs, ORDERS[:1])
-    task = text_task(step, config["birch"]["caption_prompt"])
-    answers = run_task(config, model, step, task, items)
+    task = text_task(step, caption_prompt)
+    answers = run_task(run, model, step, task, items)
     texts: list[str | None] = []
     statuses = answers["status"].tolist()
     for index, (status, text) in enumerate(zip(statuses, answers["label"], strict=True)):
@@ -196,11 +199,11 @@ def lengthen_items(pairs: pd.DataFrame) -> pd.DataFrame:
     return items.reset_index(drop=True)
 
 
-def lengthen(config: Mapping[str, Any], model: str, pairs: pd.DataFrame) -> pd.DataFrame:
+def lengthen(run: RunContext, model: str, pairs: pd.DataFrame) -> pd.DataFrame:
     """The lengthened shorter answer of every pair of unequal lengths (texts rows; the
     lengthened side is in the `label` column's place: see :func:`equalised_pairs`)."""
     items = lengthen_items(pairs)
-    answers = run_task(config, model, "lengthener", text_task("lengthen", ""), items)
+    answers = run_task(run, model, "lengthener", text_task("lengthen", ""), items)
     usable = answers["status"] == STATUS_OK
     keys = pd.DataFrame({"pair_id": items["pair_id"], "model": model,
                          "step": "lengthen_" + items["shorter_side"],

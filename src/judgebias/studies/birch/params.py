@@ -1,124 +1,177 @@
-"""The `birch:` params block: the checks its schema cannot express, and the typed view
-its steps receive (judgebias.workflow.step_dispatch passes `BirchParams` to a step whose ``params``
-argument is annotated with it)."""
+"""The `birch:` params block, declared once: its typed view (judgebias.paramsblock).
+
+Each field of :class:`BirchParams` is a key of the block, with its type, default, bounds
+and description (the docstring below it); its nested blocks (:class:`BirchDataset`,
+:class:`Downsampling`, :class:`Inference`) likewise. The block's JSON schema, the view its
+steps receive (judgebias.workflow.step_dispatch passes `BirchParams` to a step whose
+``params`` argument is annotated with it) and the keys its rules declare (``block_keys``)
+all come from it. A field marked ``derived()`` is computed from other keys: the top-level
+``seed`` and the simulated judges. A step that runs a model job also takes the run context
+(judgebias.models.context.RunContext: the journal, the panel models, their limits and
+prices) and hands the jobs (.jobs) that and the values they need of this view
+(``swap_order``, ``caption_prompt``), never the params mapping. What the schema cannot
+express is checked in ``validate``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import Any, Literal
+from dataclasses import fields
+from typing import Annotated, Any, ClassVar, Literal, get_args
+
+from pydantic import Field
 
 from judgebias.abilities import Need
 from judgebias.config import path_errors
+from judgebias.paramsblock import block_values, derived, key, part, view
 from judgebias.prompts import available_prompts
 from judgebias.studies.birch.traits import Traits
 from judgebias.study import simulated_models, study_models
 
+NAME_PATTERN = "^[A-Za-z0-9_-]+$"  # a name of ``birch.datasets``
+Variant = Literal["base", "no_image", "caption", "standard_ref", "birch", "equalised"]
 
-@dataclass(frozen=True)
+
+@view
+class BirchDataset:
+    """One benchmark of pairs: synthetic, VL-RewardBench or an MLLM-as-a-Judge pair
+    file."""
+
+    format: Literal["synthetic", "vl_rewardbench", "mllm_judge"] = key()
+    """synthetic (generated scenes and answers, offline), vl_rewardbench (its data.jsonl)
+    or mllm_judge (an MLLM-as-a-Judge pair file)."""
+    n_pairs: int | None = key(absent=True, ge=1)
+    """synthetic: the pairs to draw (required; params.yaml: 300). vl_rewardbench /
+    mllm_judge: the file's published size (VL-RewardBench 1,250 rows, MLLM-as-a-Judge
+    7,756 pairs), which `judgebias plan` counts from while the file is not downloaded
+    yet; the file, once there, is counted exactly."""
+    p_correct: float = key(0.6, ge=0, le=1)
+    """synthetic only: P(an answer is correct) -- drawn independently per answer."""
+    max_details: int = key(3, ge=0)
+    """synthetic only: valid extra facts per answer ~ U{0..max_details}."""
+    max_padding: int = key(3, ge=0)
+    """synthetic only: filler sentences per answer ~ U{0..max_padding}."""
+    image_size: int = key(128, ge=64)
+    """synthetic only."""
+    seed: int | None = None
+    """synthetic only: seeds the scenes and answers; null: the top-level seed."""
+    path: str | None = key(absent=True)
+    """vl_rewardbench: data.jsonl (human_ranking: ranks, 0 = preferred); mllm_judge: a
+    pair file (JSONL or JSON; human label under human_answer or human)."""
+    images: str | None = key(absent=True)
+    """The folder the file's image paths are relative to (VL-RewardBench: the one
+    holding images/)."""
+    order_seed: int | None = 0
+    """Seeds the shown order of each row (1,245 of VL-RewardBench's 1,250 rows put the
+    preferred answer first); null keeps the file's order (mllm_judge only)."""
+    overrides: str | None = None
+    """A label-override file (YAML pair_id: A|B|tie, or CSV pair_id,preference; labels in
+    the benchmark file's own order). Off by default: no label is ever corrected unless
+    you name a file."""
+    reference_labels: str | None = None
+    """Human informativeness labels for Table 7 (YAML or CSV pair_id -> A|B in the shown
+    order); synthetic data use their planted truth."""
+
+
+@view
 class Downsampling:
-    """``birch.downsampling`` (Appendix C.3): each subset sampled at `ratios`, `draws`
-    times per ratio; Fig. 4's correctness-driven subset at `cds_ratios`; with `seed`."""
+    """Appendix C.3's down-sampling and Fig. 4's ratios of the correctness-driven
+    subset."""
 
-    ratios: tuple[float, ...]
-    draws: int
-    cds_ratios: tuple[float, ...]
-    seed: int
+    ratios: tuple[Annotated[float, Field(gt=0, le=1)], ...] = key(
+        (0.4, 0.6, 0.8, 1.0), min_length=1, unique=True)
+    """Appendix C.3: each subset sampled at these fractions."""
+    draws: int = key(10, ge=1)
+    """Draws per ratio (4 x 4 x 10 = 160 per statistic)."""
+    cds_ratios: tuple[Annotated[float, Field(gt=0, lt=1)], ...] = key(
+        (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), min_length=1, unique=True)
+    """Fig. 4: target ratios of the correctness-driven subset."""
+    seed: int = 0
+    """Seeds the draws."""
 
 
-@dataclass(frozen=True)
+@view
 class Inference:
-    """``birch.inference``: paired bootstrap intervals (`resamples`, `interval` method,
-    `level`, `seed`) and the FDR level `alpha` of the McNemar tests."""
+    """Paired bootstrap intervals and McNemar tests (issue 20;
+    studies/birch/measures/inference.py)."""
 
-    resamples: int
-    interval: Literal["percentile", "BCa"]
-    level: float
-    alpha: float
-    seed: int
+    resamples: int = key(2000, ge=100)
+    """Bootstrap resamples of the pairs per judge."""
+    interval: Literal["percentile", "BCa"] = "percentile"
+    """scipy.stats.bootstrap's interval (benchmarks/birch_null.py measures both)."""
+    level: float = key(0.95, gt=0, lt=1)
+    """Confidence level of the bootstrap intervals."""
+    alpha: float = key(0.05, gt=0, lt=1)
+    """FDR level of the Benjamini-Hochberg correction over every McNemar test."""
+    seed: int = 0
+    """Seeds the bootstrap."""
 
 
-@dataclass(frozen=True)
+@view
 class BirchParams:
-    """What BIRCH's steps read, resolved once from the validated params.
+    """Seed 003 -- image reliance, informativeness bias, length bias and BIRCH's truthful
+    anchor in pairwise VQA judging."""
 
-    The data and analysis steps receive it instead of the params mapping; the model jobs
-    keep the mapping (the core's job runner reads the panel and the journal).
+    PARAMS_KEY: ClassVar[str] = "birch"
 
-    Attributes
-    ----------
-    models : tuple of str
-        The judges (``birch.models``).
-    labeller, lengthener : str
-        The informativeness labeller and the length-equalisation model.
-    variants : tuple of str
-        The judging variants run.
-    swap_order : bool
-        Whether every pair is also judged with its answers swapped.
-    repeats : int
-        How many times the Base judgement of each (pair, order) is asked (repeat 0 is
-        the ordinary verdict; the others only feed the judge card's RS).
-    caption_prompt : str
-        The judge's captioning prompt id.
-    equalise_tolerance : int
-        Equalised pairs keep at most this length difference (words).
-    datasets : Mapping
-        ``birch.datasets`` as validated, by name: the pair builder
-        (data.pairs.load_pairs) consumes each block whole.
-    downsampling : Downsampling
-    inference : Inference
-    seed : int
-        The top-level ``seed`` (a synthetic dataset's seed when it gives none).
-    simulated : frozenset of str
-        The judges the sim backend answers for (the figures mark them).
-    """
-
-    models: tuple[str, ...]
-    labeller: str
-    lengthener: str
-    variants: tuple[str, ...]
-    swap_order: bool
-    repeats: int
-    caption_prompt: str
-    equalise_tolerance: int
-    datasets: Mapping[str, Mapping[str, Any]]
-    downsampling: Downsampling
-    inference: Inference
-    seed: int
-    simulated: frozenset[str]
+    models: tuple[str, ...] = key(min_length=1, unique=True)
+    """The judges (panel keys); each judges every pair in every variant."""
+    labeller: str = key()
+    """The informativeness labeller (the paper: GPT-4o), asked Fig. 18 in both orders
+    with the image withheld. Changing it reruns labelling and the measures, never a
+    judge call."""
+    lengthener: str = key()
+    """The model that lengthens the shorter answer for the length-equalisation ablation
+    (Appendix C.5; the paper: GPT-4o)."""
+    variants: tuple[Variant, ...] = key(get_args(Variant), unique=True)
+    """The judging variants run (base is always needed by the measures)."""
+    swap_order: bool = False
+    """Also judge every pair with the answers swapped; the swapped order is reported
+    separately."""
+    repeats: int = key(1, ge=1)
+    """Ask the Base judgement of every (pair, order) this many times for the judge card's
+    repetition stability (Shi et al.): repeat r is sent with the judge's sampling seed +
+    r, a new journaled (and paid) call; the study's measures use repeat 0, the ordinary
+    verdicts. Meaningful only where the judge samples (temperature > 0)."""
+    caption_prompt: str = "caption_llava_ov"
+    """The judge's captioning prompt for Image Caption (the paper prints none)."""
+    equalise_tolerance: int = key(5, ge=0)
+    """Keep equalised pairs whose lengths differ by at most this many words (Appendix
+    C.5: 5)."""
+    datasets: dict[str, BirchDataset] = key(names=NAME_PATTERN, min_length=1)
+    """The benchmarks, by a name of your choice (its files live under data/birch/<name>/
+    and results/birch/<name>/); every judge judges each, and the report sets Tables 1-3
+    side by side. Adding one reruns only its own jobs."""
+    downsampling: Downsampling = part(Downsampling)
+    """Appendix C.3's down-sampling and Fig. 4's ratios of the correctness-driven
+    subset."""
+    inference: Inference = part(Inference)
+    """Paired bootstrap intervals and McNemar tests (issue 20;
+    studies/birch/measures/inference.py)."""
+    seed: int = derived()
+    """The top-level ``seed`` (a synthetic dataset's seed when it gives none)."""
+    simulated: frozenset[str] = derived()
+    """The judges the sim backend answers for (the figures mark them)."""
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> BirchParams:
         """The view of validated `params` (the schema filled every default in)."""
-        block = params["birch"]
-        models = tuple(study_models(params, "birch"))
-        sampling, inference = block["downsampling"], block["inference"]
-        return cls(
-            models=models, labeller=block["labeller"], lengthener=block["lengthener"],
-            variants=tuple(block["variants"]), swap_order=block["swap_order"],
-            repeats=block["repeats"],
-            caption_prompt=block["caption_prompt"],
-            equalise_tolerance=block["equalise_tolerance"], datasets=block["datasets"],
-            downsampling=Downsampling(
-                ratios=tuple(sampling["ratios"]), draws=sampling["draws"],
-                cds_ratios=tuple(sampling["cds_ratios"]), seed=sampling["seed"]),
-            inference=Inference(**{key: inference[key] for key in (
-                "resamples", "interval", "level", "alpha", "seed")}),
-            seed=params["seed"], simulated=frozenset(simulated_models(params, list(models))))
+        return cls(**block_values(params, "birch"), seed=params["seed"],
+                   simulated=frozenset(simulated_models(
+                       params, study_models(params, "birch"))))
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:
     """Judges, labeller and lengthener in the panel, simulated ones with sound traits,
     base among the variants, the caption prompt known, and every file named present."""
     block, panel = params["birch"], params["panel"]
-    errors = [f"birch.models[{i}]: model {key!r} is not defined under panel"
-              for i, key in enumerate(block["models"]) if key not in panel]
+    errors = [f"birch.models[{i}]: model {model!r} is not defined under panel"
+              for i, model in enumerate(block["models"]) if model not in panel]
     for role in ("labeller", "lengthener"):
         if block[role] not in panel:
             errors.append(f"birch.{role}: model {block[role]!r} is not defined under panel")
-    for key in {*block["models"], block["labeller"], block["lengthener"]}:
-        if key in panel and panel[key]["backend"] == "sim":
-            errors += sim_trait_errors(key, panel[key]["sim"].get("birch", {}))
+    for model in {*block["models"], block["labeller"], block["lengthener"]}:
+        if model in panel and panel[model]["backend"] == "sim":
+            errors += sim_trait_errors(model, panel[model]["sim"].get("birch", {}))
     if "base" not in block["variants"]:
         errors.append("birch.variants: must include base (every measure starts from it)")
     if block["caption_prompt"] not in available_prompts():

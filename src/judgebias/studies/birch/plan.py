@@ -24,6 +24,7 @@ import pandas as pd
 
 from judgebias.io.artifacts import read_table
 from judgebias.judging.tasks import build_requests
+from judgebias.models.context import RunContext
 from judgebias.plan import NotCounted, PlannedCalls
 from judgebias.studies.birch.tables import (
     PAIRS,
@@ -44,7 +45,7 @@ NOT_DOWNLOADED = ("benchmark not downloaded yet: counted from birch.datasets.<na
 NO_IMAGES = "benchmark images not downloaded yet: counted from the file's rows"
 
 
-def _pairs(config: Mapping[str, Any], name: str) -> pd.DataFrame | tuple[int, str] | None:
+def _pairs(params: Mapping[str, Any], name: str) -> pd.DataFrame | tuple[int, str] | None:
     """Dataset `name`'s pair table: built, or an imported benchmark read in place; else
     how many pairs to count and why (a synthetic table not built, a benchmark whose file
     or images are not downloaded yet); None where no size is known."""
@@ -53,7 +54,7 @@ def _pairs(config: Mapping[str, Any], name: str) -> pd.DataFrame | tuple[int, st
 
     if Path(pairs_path(name)).exists():
         return read_table(pairs_path(name), PAIRS)
-    dataset = config["birch"]["datasets"][name]
+    dataset = params["birch"]["datasets"][name]
     if dataset["format"] == "synthetic":
         return dataset["n_pairs"], NO_PAIRS
     if not Path(dataset["path"]).is_file():
@@ -62,16 +63,16 @@ def _pairs(config: Mapping[str, Any], name: str) -> pd.DataFrame | tuple[int, st
         read = (importers.read_vl_rewardbench if dataset["format"] == "vl_rewardbench"
                 else importers.read_mllm_judge)
         return len(read(dataset["path"], dataset["images"], dataset["order_seed"])), NO_IMAGES
-    return load_pairs(name, dataset, Path(images_dir(name)), config["seed"])  # no image written
+    return load_pairs(name, dataset, Path(images_dir(name)), params["seed"])  # no image written
 
 
-def _built(config: Mapping[str, Any], model: str, task: Any, items: pd.DataFrame,
+def _built(run: RunContext, model: str, task: Any, items: pd.DataFrame,
            samples: range = range(1)) -> list:
-    requests, _ = build_requests(config, model, task, items, samples)
+    requests, _ = build_requests(run, model, task, items, samples)
     return [r for r in requests if r is not None]
 
 
-def _variant(config: Mapping[str, Any], name: str, judge: str, variant: str,
+def _variant(run: RunContext, name: str, judge: str, variant: str,
              pairs: pd.DataFrame, orders: tuple[str, ...]) -> PlannedCalls:
     """One (judge, variant) verdicts job: keyed if its pairs and texts exist."""
     from judgebias.studies.birch.jobs import NEEDS, judge_task, lengthen_items, shown, with_texts
@@ -84,11 +85,14 @@ def _variant(config: Mapping[str, Any], name: str, judge: str, variant: str,
     texts = (read_table(texts_path(name, judge, NEEDS[variant]), TEXTS) if variant in NEEDS
              else None)
     table = read_table(equalised_path(name), PAIRS) if variant == "equalised" else pairs
-    return PlannedCalls(judge, _built(config, judge, judge_task(variant),
+    return PlannedCalls(judge, _built(run, judge, judge_task(variant),
                                       shown(with_texts(table, texts), orders)))
 
 
-def _keyed(config: Mapping[str, Any], name: str, pairs: pd.DataFrame) -> list[PlannedCalls]:
+def _keyed(params: Mapping[str, Any], run: RunContext, name: str, pairs: pd.DataFrame
+           ) -> list[PlannedCalls]:
+    """Every call of dataset `name` keyed from its pair table (`run`: the run context
+    of `params`, which builds the requests)."""
     from judgebias.studies.birch.jobs import (
         NEEDS,
         ORDERS,
@@ -99,33 +103,33 @@ def _keyed(config: Mapping[str, Any], name: str, pairs: pd.DataFrame) -> list[Pl
         text_task,
     )
 
-    block = config["birch"]
+    block = params["birch"]
     orders = ORDERS if block["swap_order"] else ORDERS[:1]
-    planned = [PlannedCalls(block["labeller"], _built(config, block["labeller"], label_task(),
+    planned = [PlannedCalls(block["labeller"], _built(run, block["labeller"], label_task(),
                                                       shown(pairs, ORDERS)))]
     steps = sorted({NEEDS[v] for v in block["variants"] if v in NEEDS})
     for judge in block["models"]:
-        planned += [_variant(config, name, judge, v, pairs, orders)
+        planned += [_variant(run, name, judge, v, pairs, orders)
                     for v in block["variants"]]
         if block["repeats"] > 1:  # the Base judgement asked again (steps.repeat)
             planned.append(PlannedCalls(judge, _built(
-                config, judge, judge_task("base"), shown(pairs, orders),
+                run, judge, judge_task("base"), shown(pairs, orders),
                 range(1, block["repeats"]))))
-        planned += [PlannedCalls(judge, _built(config, judge,
+        planned += [PlannedCalls(judge, _built(run, judge,
                                                text_task(step, block["caption_prompt"]),
                                                shown(pairs, ORDERS[:1]))) for step in steps]
     if "equalised" in block["variants"]:
         planned.append(PlannedCalls(block["lengthener"], _built(
-            config, block["lengthener"], text_task("lengthen", ""), lengthen_items(pairs))))
+            run, block["lengthener"], text_task("lengthen", ""), lengthen_items(pairs))))
     return planned
 
 
-def _counted(config: Mapping[str, Any], n: int, why: str) -> list[PlannedCalls]:
+def _counted(params: Mapping[str, Any], n: int, why: str) -> list[PlannedCalls]:
     """Every call counted from `n` pairs (the pair table cannot be built yet: `why`), each
     group with its task (judgebias.plan.template_size sizes their prompts)."""
     from judgebias.studies.birch.jobs import NEEDS, judge_task, label_task, text_task
 
-    block = config["birch"]
+    block = params["birch"]
     orders = 2 if block["swap_order"] else 1
     steps = sorted({NEEDS[v] for v in block["variants"] if v in NEEDS})
     note = f"{why}; {WAITS_ON_TEXT}; {WAITS_ON_LENGTHENER}"
@@ -147,30 +151,32 @@ def _counted(config: Mapping[str, Any], n: int, why: str) -> list[PlannedCalls]:
     return planned
 
 
-def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
-    """Every dataset's calls (each judges every benchmark of ``birch.datasets``)."""
+def planned_calls(params: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
+    """Every dataset's calls (each judges every benchmark of ``birch.datasets``); the
+    requests are built with the run context of `params` (judgebias.models.context)."""
+    run = RunContext(params)
     planned: list[PlannedCalls | NotCounted] = []
-    for name, dataset in config["birch"]["datasets"].items():
-        pairs = _pairs(config, name)
+    for name, dataset in params["birch"]["datasets"].items():
+        pairs = _pairs(params, name)
         if pairs is None:
             planned.append(NotCounted(
                 f"dataset {name}: {dataset['path']} is not downloaded yet and "
                 f"birch.datasets.{name}.n_pairs declares no size"))
         elif isinstance(pairs, tuple):
-            planned += _counted(config, *pairs)
+            planned += _counted(params, *pairs)
         else:
-            planned += _keyed(config, name, pairs)
+            planned += _keyed(params, run, name, pairs)
     return planned
 
 
 POWERED = ("ib", "irs", "lb", "birch_gain")  # card measures over pairs (judgebias.stats.power)
 
 
-def power_sizes(config: Mapping[str, Any]) -> dict[str, float]:
+def power_sizes(params: Mapping[str, Any]) -> dict[str, float]:
     """The design size of the card's accuracy differences: the pairs of the first
     dataset, the one the card's headline rows come from (judgebias.stats.power)."""
-    name = next(iter(config["birch"]["datasets"]))
-    found = _pairs(config, name)
+    name = next(iter(params["birch"]["datasets"]))
+    found = _pairs(params, name)
     if found is None:
         return {}
     pairs = len(found) if isinstance(found, pd.DataFrame) else found[0]

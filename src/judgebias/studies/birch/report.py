@@ -133,11 +133,11 @@ def table4(methods: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=["n_ids", "n_cds"]).set_index(["judge", "method"])
 
 
-def dataset_section(config: Mapping[str, Any], name: str, out: Path, summary_file: Path
+def dataset_section(params: Mapping[str, Any], name: str, out: Path, summary_file: Path
                     ) -> Section:
     """One dataset's part: its tables and figures (``out``: its results folder) and its
     data summary."""
-    block = config["birch"]
+    block = params["birch"]
     metrics = json.loads((out / "metrics.json").read_text())
     summary = json.loads(summary_file.read_text())
     read = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
@@ -256,12 +256,12 @@ def dataset_section(config: Mapping[str, Any], name: str, out: Path, summary_fil
 TITLE = "BIRCH: image reliance, informativeness bias and the truthful anchor"
 
 
-def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path]) -> Section:
+def report_section(params: Mapping[str, Any], out: Path, data: Mapping[str, Path]) -> Section:
     """BIRCH's section: one dataset's parts directly; several datasets each in their own
     subsection, after Tables 1-3 side by side (`out`: results/birch; `data`: each
     dataset's summary as ``summary.<dataset>``, tables.report_inputs)."""
-    names = list(config["birch"]["datasets"])
-    parts = [dataset_section(config, name, out / name, data[f"summary.{name}"])
+    names = list(params["birch"]["datasets"])
+    parts = [dataset_section(params, name, out / name, data[f"summary.{name}"])
              for name in names]
     if len(parts) == 1:
         part = parts[0]

@@ -78,7 +78,7 @@ TEXTS = table_schema("birch_texts", [
 VERDICTS = table_schema("birch_verdicts", [
     pa.field("pair_id", pa.string(), nullable=False),
     pa.field("judge", pa.string(), nullable=False),
-    pa.field("variant", pa.string(), nullable=False),  # see jobs.VARIANTS
+    pa.field("variant", pa.string(), nullable=False),  # see params.Variant
     pa.field("order", pa.string(), nullable=False),  # "ab" | "ba" (the order shown)
     pa.field("verdict", pa.string(), nullable=True),  # "A" | "B" | "tie" | None
     *ANSWER_FIELDS,

@@ -15,4 +15,5 @@ STUDY = Study(
     # its report also reads the paper presets' table when they run: presets.py knows
     # that, and tables.py cannot import it without every FRAME job depending on it
     targets={"report_inputs": "presets:report_inputs"},
+    view="FrameParams",
 )

@@ -60,7 +60,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -74,6 +74,9 @@ from judgebias.studies.frame.annotators import simulate_annotators
 from judgebias.studies.frame.concepts import VOCABULARY, perturb, sample_concepts
 from judgebias.studies.frame.recipes import DOMAINS
 from judgebias.studies.frame.tables import ITEMS
+
+if TYPE_CHECKING:
+    from judgebias.models.context import RunContext
 
 log = logging.getLogger(__name__)
 
@@ -158,11 +161,12 @@ def draw_concepts(n_per_domain: Mapping[str, int] | int,
 
 # -- 2. instructions ---------------------------------------------------------------------------
 
-def write_instructions(config: Mapping[str, Any], concepts_df: pd.DataFrame,
+def write_instructions(run: RunContext, concepts_df: pd.DataFrame,
                        writer: str | None) -> pd.DataFrame:
     """Stage 2: ``instruction`` (written from the original concepts: what the image is
     judged against) and ``prompt`` (from the perturbed concepts: what is rendered), by the
-    offline template (`writer` None) or the panel model `writer` as a journaled judge task.
+    offline template (`writer` None) or the panel model `writer` as a journaled judge task
+    (`run`: the journal and the panel, judgebias.models.context; unread without a writer).
 
     Every row is kept with a ``status``: an item whose writer answer failed, was not one
     line, or lost a concept value has a status other than "ok" and no text; it is left
@@ -171,8 +175,8 @@ def write_instructions(config: Mapping[str, Any], concepts_df: pd.DataFrame,
     from judgebias.studies.frame.writer import write
 
     items = concepts_df.reset_index(drop=True).copy()
-    instruction, status_i = write(config, writer, items["domain"], items["concepts"])
-    prompt, status_p = write(config, writer, items["domain"], items["perturbed_concepts"])
+    instruction, status_i = write(run, writer, items["domain"], items["concepts"])
+    prompt, status_p = write(run, writer, items["domain"], items["perturbed_concepts"])
     status = [a if a != STATUS_OK else b for a, b in zip(status_i, status_p, strict=True)]
     items["instruction"] = [t if s == STATUS_OK else None for t, s in zip(instruction, status,
                                                                           strict=True)]

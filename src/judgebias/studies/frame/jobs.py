@@ -18,14 +18,18 @@ A failed, unparseable or out-of-range answer keeps its status and gets no score.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from judgebias.judging.answers import STATUS_OK, STATUS_TIE, Choice, DecimalScore
 from judgebias.judging.tasks import JudgeTask, run_task
+from judgebias.models.context import RunContext
 from judgebias.studies.frame.recipes import ORIGINAL, applies, parse_recipe
+
+if TYPE_CHECKING:
+    from judgebias.studies.frame.params import Prompts
 
 PROMPTS = ("standard", "bias_aware", "bias_definition", "cot")
 SYSTEM = "frame_system"
@@ -56,18 +60,20 @@ PAIR_LABELS = ("first", "second")
 ORDERS = ("ab", "ba")
 
 
-def score_task(config: Mapping[str, Any], prompt: str) -> JudgeTask:
-    """The single-score task of one prompt kind (Figs. 4-7)."""
+def score_task(prompts: Prompts, prompt: str) -> JudgeTask:
+    """The single-score task of one prompt kind (Figs. 4-7), asked with the prompt id
+    `prompts` names for it (``frame.prompts``: FrameParams.prompts)."""
     fields = {"Instruction": "instruction"}
     if prompt == "bias_definition":
         fields |= {"Perturbation": "perturbation", "Definition": "definition"}
-    return JudgeTask(prompt=config["frame"]["prompts"][prompt], answer=DecimalScore(),
+    return JudgeTask(prompt=prompts.of(prompt), answer=DecimalScore(),
                      fields=fields, images=("image",), system=SYSTEM)
 
 
-def pairwise_task(config: Mapping[str, Any]) -> JudgeTask:
-    """Fig. 8: which of two images is better, words first / second / tie."""
-    return JudgeTask(prompt=config["frame"]["pairwise"]["prompt"],
+def pairwise_task(prompt: str) -> JudgeTask:
+    """Fig. 8: which of two images is better, words first / second / tie, asked with
+    prompt id `prompt` (``frame.pairwise.prompt``)."""
+    return JudgeTask(prompt=prompt,
                      answer=Choice(labels=PAIR_LABELS, tie_labels=("tie",), style="words"),
                      fields={"Instruction": "instruction"},
                      images=("first_image", "second_image"), system=SYSTEM)
@@ -98,13 +104,15 @@ def prompt_items(prompt: str, images: pd.DataFrame) -> pd.DataFrame:
     return items
 
 
-def score_images(config: Mapping[str, Any], judge: str, prompt: str,
-                 images: pd.DataFrame) -> pd.DataFrame:
+def score_images(run: RunContext, judge: str, prompt: str, images: pd.DataFrame, *,
+                 prompts: Prompts) -> pd.DataFrame:
     """Score every row of `images` (item_id, domain, instruction, recipe, image, and for
     bias_definition `named`; an optional `status` marks rows that cannot be asked) with
-    `judge` and one prompt kind. One score row per image row."""
+    `judge` and one prompt kind, asked with the prompt id `prompts` names for it
+    (:func:`score_task`; `run`: the journal, the panel model, judgebias.models.context).
+    One score row per image row."""
     items = prompt_items(prompt, images)
-    answers = run_task(config, judge, "judge", score_task(config, prompt), items)
+    answers = run_task(run, judge, "judge", score_task(prompts, prompt), items)
     usable = answers["status"] == STATUS_OK
     keys = pd.DataFrame({"item_id": items["item_id"], "domain": items["domain"],
                          "judge": judge, "prompt": prompt, "recipe": items["recipe"]})
@@ -133,10 +141,12 @@ def pairwise_items(items: pd.DataFrame, conditions: Mapping[str, pd.DataFrame]
     return pd.concat(rows, ignore_index=True)
 
 
-def judge_pairs(config: Mapping[str, Any], judge: str, shown: pd.DataFrame) -> pd.DataFrame:
-    """One pairwise row per (item, condition, order): the verdict mapped back from the
-    order shown to set A / set B ("tie" kept; None unless usable)."""
-    answers = run_task(config, judge, "judge", pairwise_task(config), shown)
+def judge_pairs(run: RunContext, judge: str, shown: pd.DataFrame, *, prompt: str
+                ) -> pd.DataFrame:
+    """One pairwise row per (item, condition, order), asked with prompt id `prompt`
+    (:func:`pairwise_task`): the verdict mapped back from the order shown to set A / set B
+    ("tie" kept; None unless usable)."""
+    answers = run_task(run, judge, "judge", pairwise_task(prompt), shown)
     verdicts: list[str | None] = []
     for status, label, order in zip(answers["status"], answers["label"], shown["order"],
                                     strict=True):
@@ -174,16 +184,17 @@ def best_images(items: pd.DataFrame, best: pd.DataFrame, renders: pd.DataFrame
     return wanted.merge(renders, on=["item_id", "recipe"])
 
 
-def mitigation_images(config: Mapping[str, Any], items: pd.DataFrame, best: pd.DataFrame,
+def mitigation_images(mitigation: Sequence[str], items: pd.DataFrame, best: pd.DataFrame,
                       renders: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The images each mitigation prompt scores: the originals and every best recipe. The
-    bias-definition prompt scores each original once per manipulation it names, so each
-    manipulation is compared with originals told the same thing."""
+    """The images each mitigation prompt (`mitigation`: ``frame.mitigation``) scores: the
+    originals and every best recipe. The bias-definition prompt scores each original once
+    per manipulation it names, so each manipulation is compared with originals told the
+    same thing."""
     manipulated = best_images(items, best, renders)
     manipulated = images_to_score(items, manipulated[["item_id", "recipe", "image", "status"]])
     originals = images_to_score(items, None)
     shown = {}
-    for prompt in config["frame"]["mitigation"]:
+    for prompt in mitigation:
         if prompt == "bias_definition":
             named = [originals.assign(named=m) for m in best["manipulation"].unique()]
             named = [n[[applies(m, d) for m, d in zip(n["named"], n["domain"], strict=True)]]
@@ -196,11 +207,12 @@ def mitigation_images(config: Mapping[str, Any], items: pd.DataFrame, best: pd.D
     return shown
 
 
-def pairwise_shown(config: Mapping[str, Any], items: pd.DataFrame, best: pd.DataFrame,
+def pairwise_shown(manipulation: str, items: pd.DataFrame, best: pd.DataFrame,
                    renders: pd.DataFrame) -> pd.DataFrame:
     """Fig. 3's comparisons: set A against set B, and set A with the pairwise manipulation
-    at the judge's best setting per domain against set B; both orders of each."""
-    best = best[best["manipulation"] == config["frame"]["pairwise"]["manipulation"]]
+    (`manipulation`: ``frame.pairwise.manipulation``) at the judge's best setting per
+    domain against set B; both orders of each."""
+    best = best[best["manipulation"] == manipulation]
     manipulated = best_images(items, best, renders)
     manipulated = manipulated[manipulated["status"] == "ok"]
     originals = items[["item_id", "image"]].assign(recipe=ORIGINAL)

@@ -1,16 +1,25 @@
-"""The `frame:` params block: the checks its schema cannot express, and the typed view
-its steps receive (judgebias.workflow.step_dispatch passes `FrameParams` to a step whose ``params``
-argument is annotated with it)."""
+"""The `frame:` params block, declared once: its typed view (judgebias.paramsblock).
+
+Each field of :class:`FrameParams` is a key of the block, with its type, default, bounds
+and description (the docstring below it); its nested blocks (:class:`Dataset`,
+:class:`Synthetic`, :class:`Manipulations`...) likewise. The block's JSON schema, the view
+its steps receive (judgebias.workflow.step_dispatch passes it to a step argument annotated
+with it) and the keys its rules declare (``block_keys``) all come from it. The field marked
+``derived()`` is computed from other keys. What the schema cannot express is checked in
+``validate``; it, ``warnings`` and ``needs`` take the params mapping."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_type_hints
+
+from pydantic import Field, WithJsonSchema
 
 from judgebias.abilities import Need
 from judgebias.config import path_errors
 from judgebias.models.gpu import device_errors
+from judgebias.paramsblock import block_fields, block_keys, block_values, derived, key, part, view
 from judgebias.prompts import available_prompts, fields
 from judgebias.studies.frame.recipes import (
     DOMAINS,
@@ -35,163 +44,306 @@ SIM_SUB_BLOCKS = {"prompts": ("bias_aware", "bias_definition", "cot"),
                   "cot": ("lift", "bounding_box"),
                   "pairwise": ("temperature", "tie", "position_bias")}
 
+# The types of the schema's words (recipes.DOMAINS and POSITIONS, as literals)
+Domain = Literal["people", "animal", "illustration", "indoor", "outdoor"]
+Position = Literal["bottom-right", "bottom-left", "top-right", "top-left", "center"]
+MitigationPrompt = Literal["bias_aware", "bias_definition", "cot"]
+# The paper's judges with a recipe (presets.paper_judges: paper_recipes.yaml's keys)
+PaperJudge = Literal["gpt-4.1", "gpt-4.1-mini", "gpt-4o", "qwen2.5-vl-32b", "llava-1.5-13b",
+                     "gpt-4o-mini", "llava-next-8b", "llava-onevision-7b"]
+Positive = Annotated[float, Field(gt=0)]
+NonNegative = Annotated[float, Field(ge=0)]
+# A plain mapping of options (no ``additionalProperties: true``: the JSON-schema default)
+Options = Annotated[dict[str, Any], WithJsonSchema({"type": "object"})]
+# The one setting of the bounding box (pydantic would add ``type: string`` to the const)
+BoxSetting = Annotated[Literal["annotated"], WithJsonSchema({"const": "annotated"})]
 
-@dataclass(frozen=True)
+
+@view
+class Images:
+    """The text-to-image step."""
+
+    backend: Literal["offline", "openai", "diffusers"] = "offline"
+    """offline renderer (default) | the OpenAI images API (DALL-E 3 in the paper) | a
+    local diffusers pipeline (GPU rule)."""
+    size: int = key(256, ge=128)
+    """Offline renderer's image size in pixels (its layout needs 128 or more)."""
+    error_rate: float = key(0.1, ge=0, le=1)
+    """Offline renderer: share of concepts drawn wrong (a text-to-image model's own
+    errors)."""
+    options: Options = key(default_factory=dict, schema={"default": {}})
+    """Backend options (openai: model, size, quality, base_url, api_key_env; diffusers:
+    model, steps, guidance, device)."""
+    gpus: int = key(0, ge=0)
+    """GPUs the image rule asks for (diffusers; its options.device: auto computes on them,
+    else on the CPU; cuda needs gpus >= 1)."""
+    cache_dir: str = key(".judgebias/images", run_setting=True)
+    """Generated images cached per (backend, model, prompt, seed): never paid twice."""
+
+
+@view
 class Annotators:
-    """``frame.dataset.synthetic.annotators``: the two simulated annotators' noise `sds`
-    and `bias`, or the imported human `scores` file instead."""
+    """Two simulated annotators, each scoring an image clip(round(1 + 4 x alignment + bias
+    + N(0, sd)), 1, 5); or human scores from `scores`."""
 
-    sds: tuple[float, float]
-    bias: tuple[float, float]
-    scores: str | None
+    sds: tuple[NonNegative, ...] = key((0.6, 0.9), min_length=2, max_length=2)
+    """Each annotator's noise sd."""
+    bias: tuple[float, ...] = key((0.0, 0.2), min_length=2, max_length=2)
+    """Each annotator's leniency, added to every score."""
+    scores: str | None = None
+    """Human scores of the generated images (CSV or JSON lines: item_id and human_score,
+    or annotator_1 and annotator_2) instead of simulated annotators."""
 
 
-@dataclass(frozen=True)
+@view
 class Synthetic:
-    """``frame.dataset.synthetic`` (§4.1): `n_per_domain` items of each of `domains`,
-    k perturbed concepts drawn with `k_weights`, the `seed`, the instruction `writer`
-    (None: the offline template), the image backend `images` (a mapping: imagegen.backend
-    reads it whole) and the `annotators`."""
+    """The §4.1 construction pipeline: concepts (Table 8), instructions, perturbed
+    prompts, images, human scores."""
 
-    n_per_domain: int
-    domains: tuple[str, ...]
-    k_weights: tuple[float, ...]
-    seed: int
-    writer: str | None
-    images: Mapping[str, Any]
-    annotators: Annotators
+    n_per_domain: int = key(20, ge=2)
+    """Items per domain (the paper: 100)."""
+    domains: tuple[Domain, ...] = key(DOMAINS, min_length=1, unique=True)
+    """The domains items are built in."""
+    k_weights: tuple[NonNegative, ...] = key((0.05, 0.15, 0.3, 0.3, 0.2), min_length=1)
+    """P(k concepts perturbed), k = 0, 1, ...; spreads the scores like Table 2."""
+    seed: int = 0
+    """Seeds the construction."""
+    writer: str | None = None
+    """A panel model that writes each instruction from its concepts (GPT-4o in the
+    paper); null: the offline template."""
+    images: Images = part(Images)
+    """The text-to-image step."""
+    annotators: Annotators = part(Annotators)
+    """Two simulated annotators, each scoring an image clip(round(1 + 4 x alignment + bias
+    + N(0, sd)), 1, 5); or human scores from `scores`."""
 
 
-@dataclass(frozen=True)
+@view
 class FrameTable:
-    """``frame.dataset.table``: an imported FRAME-format table and its images' folder."""
+    """A FRAME-format table (judgebias.studies.frame.data documents it)."""
 
-    path: str
-    image_root: str
+    path: str = key()
+    """The FRAME-format table."""
+    image_root: str = key()
+    """The folder the table's image paths are relative to."""
+    n_per_domain: int | None = key(absent=True, ge=1)
+    """The table's published size per domain (the FRAME benchmark: 100), which `judgebias
+    plan` counts from while the table is not downloaded yet; the table, once there, is
+    counted exactly."""
+    domains: tuple[Domain, ...] | None = key(absent=True, min_length=1, unique=True)
+    """With n_per_domain: the domains the table covers (default: all five)."""
 
 
-@dataclass(frozen=True)
+@view
 class Dataset:
-    """``frame.dataset``: the benchmark built (`synthetic`) or imported (`table`); the
-    block `name` does not pick may be None."""
+    """The benchmark: built offline as §4.1 builds it (synthetic), or read from a FRAME
+    table."""
 
-    name: Literal["synthetic", "table"]
-    synthetic: Synthetic | None
-    table: FrameTable | None
+    name: Literal["synthetic", "table"] = key()
+    """synthetic (the §4.1 construction) or table (a FRAME-format file)."""
+    # None where params.yaml leaves the block out. Annotated without ``| None``: for an
+    # absent ``Part | None``, block_schema keeps the part's ``$ref`` instead of inlining it
+    synthetic: Synthetic = key(absent=True)
+    """The §4.1 construction pipeline: concepts (Table 8), instructions, perturbed
+    prompts, images, human scores."""
+    table: FrameTable = key(absent=True)
+    """A FRAME-format table (judgebias.studies.frame.data documents it)."""
 
 
-@dataclass(frozen=True)
+@view
+class Manipulations:
+    """Each manipulation's grid (Appendix B.3); leave one out to skip it (None)."""
+
+    brightness: tuple[Positive, ...] | None = key(absent=True, min_length=1, unique=True)
+    """Brightness factors (every channel multiplied; 1.0 is the identity)."""
+    gamma: tuple[Positive, ...] | None = key(absent=True, min_length=1, unique=True)
+    """Gamma values g: out = 255 (in / 255)^(1/g); g above 1 brightens the mid-tones."""
+    authenticity_overlay: tuple[Position, ...] | None = key(absent=True, min_length=1,
+                                                            unique=True)
+    """Positions of the overlaid phrase "Reference Image"."""
+    keyword_overlay: tuple[Position, ...] | None = key(absent=True, min_length=1,
+                                                       unique=True)
+    """Positions of an overlaid keyword of the prompt (the item's object concept)."""
+    instruction_overlay: tuple[Position, ...] | None = key(absent=True, min_length=1,
+                                                           unique=True)
+    """Positions of the overlaid generation instruction."""
+    padding: tuple[Positive, ...] | None = key(absent=True, min_length=1, unique=True)
+    """Widths of a black border on all four sides, in pixels at the 1024-px reference."""
+    bounding_box: tuple[BoxSetting, ...] | None = key(absent=True, min_length=1,
+                                                      max_length=1)
+    """[annotated]: red outlines around the item's annotated objects."""
+    beauty_filter: tuple[Literal["gfpgan", "smoothing"], ...] | None = key(
+        absent=True, min_length=1, max_length=1)
+    """gfpgan (the paper's; needs its weights) | smoothing (an offline stand-in, not
+    GFPGAN)."""
+
+    def grid(self, name: str) -> tuple[Any, ...]:
+        """Manipulation `name`'s grid values, in the order params.yaml lists them."""
+        values = getattr(self, name) if name in MANIPULATIONS else None
+        if values is None:
+            raise KeyError(f"frame.manipulations.{name}: not run")
+        return tuple(values)
+
+
+@view
+class Beauty:
+    """The beauty filter's GFPGAN files and device (where manipulations.beauty_filter is
+    [gfpgan])."""
+
+    weights: str | None = None
+    """GFPGAN weights (e.g. GFPGANv1.4.pth); without them the beauty filter is reported
+    unavailable."""
+    face_models: str | None = None
+    """Folder with facexlib's face detector and parser (detection_Resnet50_Final.pth,
+    parsing_parsenet.pth), read locally, never downloaded; without them the beauty filter
+    is reported unavailable."""
+    upscale: int = key(1, ge=1)
+    """GFPGAN's upscale factor (1 keeps the image's size)."""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """auto: CUDA on the GPUs the job is given (gpus), else the CPU; cuda needs gpus >= 1;
+    cpu asks for none."""
+    gpus: int = key(0, ge=0)
+    """GPUs the GFPGAN renders ask for (the beauty-filter grid and the combinations, whose
+    recipes may hold it); the job holds that many devices of its own. The offline stand-in
+    (smoothing) asks for none."""
+
+
+@view
+class Prompts:
+    """Template ids of the scoring prompts: standard (Fig. 4) and the mitigation prompts
+    (Figs. 5-7)."""
+
+    standard: str = "frame_standard"
+    """The 0.0-5.0 scoring prompt (Fig. 4)."""
+    bias_aware: str = "frame_bias_aware"
+    """The bias-aware mitigation prompt (Fig. 5)."""
+    bias_definition: str = "frame_bias_definition"
+    """The mitigation prompt that defines the manipulation (Fig. 6)."""
+    cot: str = "frame_cot"
+    """The chain-of-thought mitigation prompt (Fig. 7)."""
+
+    def of(self, kind: str) -> str:
+        """The prompt id of scoring prompt `kind` (standard or a mitigation prompt)."""
+        if kind not in PROMPT_FIELDS:
+            raise KeyError(f"frame.prompts.{kind}: no such scoring prompt")
+        prompt: str = getattr(self, kind)
+        return prompt
+
+
+@view
 class Pairwise:
-    """``frame.pairwise`` (Fig. 3): the comparison `prompt` and the `manipulation` of set A."""
+    """Fig. 3's pairwise win rates before and after a manipulation (the analysis judge,
+    Fig. 8's prompt in both orders)."""
 
-    prompt: str
-    manipulation: str
+    prompt: str = "frame_pairwise"
+    """Template id of the pairwise prompt (Fig. 8)."""
+    manipulation: str = "instruction_overlay"
+    """Fig. 3's manipulation of set A, at the analysis judge's best setting per domain."""
 
 
-@dataclass(frozen=True)
+@view
 class Analysis:
-    """``frame.analysis``: the permutation tests (`n_permutations`, `seed`), the bootstrap
-    of the agreement with humans (`n_bootstrap`, the same `seed`), the FDR level `alpha`
-    and the gallery's `examples` per domain."""
+    """The statistics: permutation tests, the bootstrap of the agreement with humans, the
+    FDR level, the report's gallery."""
 
-    n_permutations: int
-    n_bootstrap: int
-    seed: int
-    alpha: float
-    examples: int
+    n_permutations: int = key(2000, ge=100)
+    """Draws of the permutation nulls."""
+    n_bootstrap: int = key(2000, ge=0)
+    """Bootstrap resamples of the interval of each judge's Kendall tau with the human
+    scores (0 for none)."""
+    seed: int = 0
+    """Seeds the permutation tests and the bootstrap."""
+    alpha: float = key(0.05, gt=0, lt=1)
+    """FDR level of the Benjamini-Hochberg corrections."""
+    examples: int = key(2, ge=1)
+    """Example items per domain in the report's image gallery."""
 
 
-@dataclass(frozen=True)
+# Every step receives the view instead of the params mapping; a model job's step also
+# takes the run context (judgebias.models.context.RunContext: the journal, the panel
+# models) and passes the job the values of the view it needs (the prompt ids, the
+# mitigation prompts, the pairwise block).
+@view
 class FrameParams:
-    """What FRAME's steps read, resolved once from the validated params.
+    """Seed 004 -- visual manipulations that inflate LVLM judges' text-to-image alignment
+    scores."""
 
-    The data, render and analysis steps receive it instead of the params mapping; the
-    model jobs keep the mapping (the core's job runner reads the panel and the journal).
+    PARAMS_KEY: ClassVar[str] = "frame"
 
-    Attributes
-    ----------
-    models : tuple of str
-        The judges (``frame.models``).
-    analysis_judge : str
-        The judge of the follow-ups (mitigation, combinations, pairwise).
-    dataset : Dataset
-    manipulations : Mapping
-        Each manipulation's grid values, in the order params lists them.
-    beauty : Mapping
-        ``frame.beauty`` as validated: manipulate.restorer reads it, and the render cache
-        key holds what of it changes a render (render.beauty_key: the files' content,
-        the upscale, the device type; not the paths or ``gpus``).
-    resize_back : bool
-        Padding resizes the image back to its original size.
-    render_cache : str
-        The folder of cached manipulated images.
-    prompts : Mapping
-        The prompt id of each scoring prompt (standard and the mitigation prompts).
-    mitigation : tuple of str
-        Table 5's prompts.
-    combinations : tuple of int
-        Table 6's combination sizes.
-    pairwise : Pairwise
-    presets : str
-        ``none`` or ``paper`` (the recipes of seed 004 Tables 9-10).
-    preset_judges : tuple of str
-        Whose paper recipes the presets take.
-    analysis : Analysis
-    simulated : frozenset of str
-        The judges the sim backend answers for (the figures mark them).
-    """
-
-    models: tuple[str, ...]
-    analysis_judge: str
-    dataset: Dataset
-    manipulations: Mapping[str, tuple[Any, ...]]
-    beauty: Mapping[str, Any]
-    resize_back: bool
-    render_cache: str
-    prompts: Mapping[str, str]
-    mitigation: tuple[Literal["bias_aware", "bias_definition", "cot"], ...]
-    combinations: tuple[int, ...]
-    pairwise: Pairwise
-    presets: Literal["none", "paper"]
-    preset_judges: tuple[str, ...]
-    analysis: Analysis
-    simulated: frozenset[str]
+    # key(): pydantic lists the required fields given a Field first; so `required` keeps
+    # the declaration order (models, analysis_judge, dataset, manipulations)
+    models: tuple[str, ...] = key(min_length=1, unique=True)
+    """The judges (panel keys); each scores every original and manipulated image (Tables
+    3, 12)."""
+    analysis_judge: str = key()
+    """The judge of §6's analyses (GPT-4.1-mini in the paper): mitigation prompts,
+    combinations, pairwise."""
+    dataset: Dataset = key()
+    """The benchmark: built offline as §4.1 builds it (synthetic), or read from a FRAME
+    table."""
+    manipulations: Manipulations = key()
+    """Each manipulation's grid (Appendix B.3); leave one out to skip it."""
+    beauty: Beauty = part(Beauty)
+    """The beauty filter's GFPGAN files and device (where manipulations.beauty_filter is
+    [gfpgan])."""
+    resize_back: bool = False
+    """Padding: resize the padded image back to its original size (the image grows by
+    default)."""
+    render_cache: str = key(".judgebias/frame-renders", run_setting=True)
+    """Manipulated images cached per (image, recipe, code): a new grid value renders only
+    its own images."""
+    prompts: Prompts = part(Prompts)
+    """Template ids of the scoring prompts: standard (Fig. 4) and the mitigation prompts
+    (Figs. 5-7)."""
+    mitigation: tuple[MitigationPrompt, ...] = key(("bias_aware", "bias_definition", "cot"),
+                                                   unique=True)
+    """Table 5's prompts, for the analysis judge on its best recipes."""
+    combinations: tuple[Literal[2, 3], ...] = key((2, 3), unique=True)
+    """Table 6: all pairs and triples of the analysis judge's best single recipes."""
+    pairwise: Pairwise = part(Pairwise)
+    """Fig. 3's pairwise win rates before and after a manipulation (the analysis judge,
+    Fig. 8's prompt in both orders)."""
+    presets: Literal["none", "paper"] = "none"
+    """paper: also score every judge at the recipes of seed 004 Tables 9-10
+    (judgebias.studies.frame.presets), no selection, so a plain paired interval and exact
+    tests per domain and manipulation; none: off."""
+    preset_judges: tuple[PaperJudge, ...] = key(("gpt-4.1-mini",), min_length=1,
+                                                unique=True)
+    """Whose recipes (the paper's judges: Table 9 gpt-4.1, gpt-4.1-mini, gpt-4o,
+    qwen2.5-vl-32b, llava-1.5-13b; Table 10 gpt-4o-mini, llava-next-8b,
+    llava-onevision-7b); gpt-4.1-mini's drive the paper's analyses (App. B.3)."""
+    analysis: Analysis = part(Analysis)
+    """The statistics: permutation tests, the bootstrap of the agreement with humans, the
+    FDR level, the report's gallery."""
+    simulated: frozenset[str] = derived()
+    """The judges the sim backend answers for (the figures mark them)."""
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FrameParams:
         """The view of validated `params` (the schema filled every default in)."""
-        block = params["frame"]
-        models = tuple(study_models(params, "frame"))
-        dataset, analysis = block["dataset"], block["analysis"]
-        synthetic, table = dataset.get("synthetic"), dataset.get("table")
-        return cls(
-            models=models, analysis_judge=block["analysis_judge"],
-            dataset=Dataset(
-                name=dataset["name"],
-                synthetic=_synthetic(synthetic) if synthetic is not None else None,
-                table=FrameTable(path=table["path"], image_root=table["image_root"])
-                if table is not None else None),
-            manipulations={name: tuple(values)
-                           for name, values in block["manipulations"].items()},
-            beauty=block["beauty"], resize_back=block["resize_back"],
-            render_cache=block["render_cache"], prompts=block["prompts"],
-            mitigation=tuple(block["mitigation"]), combinations=tuple(block["combinations"]),
-            pairwise=Pairwise(prompt=block["pairwise"]["prompt"],
-                              manipulation=block["pairwise"]["manipulation"]),
-            presets=block["presets"], preset_judges=tuple(block["preset_judges"]),
-            analysis=Analysis(**{key: analysis[key] for key in (
-                "n_permutations", "n_bootstrap", "seed", "alpha", "examples")}),
-            simulated=frozenset(simulated_models(params, list(models))))
+        return cls(**block_values(params, "frame"),
+                   simulated=frozenset(simulated_models(params, study_models(params,
+                                                                             "frame"))))
 
 
-def _synthetic(block: Mapping[str, Any]) -> Synthetic:
-    annotators = block["annotators"]
-    return Synthetic(
-        n_per_domain=block["n_per_domain"], domains=tuple(block["domains"]),
-        k_weights=tuple(block["k_weights"]), seed=block["seed"], writer=block["writer"],
-        images=block["images"],
-        annotators=Annotators(sds=tuple(annotators["sds"]), bias=tuple(annotators["bias"]),
-                              scores=annotators["scores"]))
+def frame_keys(*paths: str) -> list[str]:
+    """The dotted params keys of FRAME's block at `paths`, each a path of fields of
+    :class:`FrameParams` (``"dataset.synthetic.seed"``: ``frame.dataset.synthetic.seed``):
+    what a rule declares. Its first name is checked by ``block_keys``, each further one
+    against the nested view it names, so a rule cannot go on declaring a key that was
+    renamed or removed."""
+    keys = []
+    for path in paths:
+        first, *rest = path.split(".")
+        [top] = block_keys(FrameParams, only=(first,))
+        part: Any = FrameParams
+        for above, name in zip([first, *rest], rest, strict=False):
+            part = get_type_hints(part)[above]
+            if not (isinstance(part, type) and dataclasses.is_dataclass(part)
+                    and name in block_fields(part)):
+                raise ValueError(f"frame.{path}: {above} has no key {name}")
+        keys.append(".".join([top, *rest]))
+    return keys
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:
@@ -204,9 +356,10 @@ def validate(params: Mapping[str, Any]) -> list[str]:
         errors.append(f"frame.analysis_judge: {frame['analysis_judge']!r} is not one of "
                       "frame.models")
     errors += _combination_errors(frame["combinations"], frame["manipulations"])
-    for key in frame["models"]:
-        if key in panel and panel[key]["backend"] == "sim":
-            errors += sim_trait_errors(f"panel.{key}.sim.frame", panel[key]["sim"].get("frame"))
+    for judge in frame["models"]:
+        if judge in panel and panel[judge]["backend"] == "sim":
+            errors += sim_trait_errors(f"panel.{judge}.sim.frame",
+                                       panel[judge]["sim"].get("frame"))
     for kind, prompt in frame["prompts"].items():
         if prompt not in available_prompts():
             errors.append(f"frame.prompts.{kind}: unknown prompt id {prompt!r}")

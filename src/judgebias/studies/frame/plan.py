@@ -24,8 +24,10 @@ import pandas as pd
 
 from judgebias.io.artifacts import read_table
 from judgebias.judging.tasks import build_requests
+from judgebias.models.context import RunContext
 from judgebias.plan import NotCounted, PlannedCalls
 from judgebias.studies.frame import presets
+from judgebias.studies.frame.params import Prompts
 from judgebias.studies.frame.recipes import MANIPULATIONS, applies
 from judgebias.studies.frame.tables import (
     COMBINED,
@@ -41,14 +43,14 @@ NO_RENDERS = ("items or renders not built: one score per original, and per grid 
               "item of the domains each manipulation applies to")
 
 
-def _per_domain(config: Mapping[str, Any]) -> dict[str, int] | None:
+def _per_domain(params: Mapping[str, Any]) -> dict[str, int] | None:
     """Items per domain: from the item table if built, else from the dataset block (a
     FRAME table read where it lies, or, it or its images not downloaded yet, its declared
     ``n_per_domain``: the importer checks every image); None for a table not downloaded
     that declares no size."""
     from judgebias.studies.frame.data import _counts, read_frame_table
 
-    dataset = config["frame"]["dataset"]
+    dataset = params["frame"]["dataset"]
     table = dataset.get("table") or {}
     if Path(ITEMS_PATH).exists():
         items = read_table(ITEMS_PATH, ITEMS)
@@ -63,16 +65,16 @@ def _per_domain(config: Mapping[str, Any]) -> dict[str, int] | None:
     return items["domain"].value_counts().to_dict()
 
 
-def _writer(config: Mapping[str, Any]) -> list[PlannedCalls]:
+def _writer(params: Mapping[str, Any], run: RunContext) -> list[PlannedCalls]:
     """The instruction writer's calls: the original and the perturbed concepts of every
     item (one call where they are the same), keyed from the concept table, drawn here
     if it is not built (it needs no model)."""
     from judgebias.studies.frame.data import draw_concepts
     from judgebias.studies.frame.writer import concept_lines, writer_task
 
-    block = config["frame"]["dataset"].get("synthetic") or {}
+    block = params["frame"]["dataset"].get("synthetic") or {}
     writer = block.get("writer")
-    if config["frame"]["dataset"]["name"] != "synthetic" or not writer:
+    if params["frame"]["dataset"]["name"] != "synthetic" or not writer:
         return []
     concepts = (pd.read_parquet(CONCEPTS_PATH) if Path(CONCEPTS_PATH).exists() else
                 draw_concepts(block["n_per_domain"], block["domains"], block["k_weights"],
@@ -81,16 +83,18 @@ def _writer(config: Mapping[str, Any]) -> list[PlannedCalls]:
         "domain": [*concepts["domain"], *concepts["domain"]],
         "concept_lines": [concept_lines(json.loads(c)) for c in
                           [*concepts["concepts"], *concepts["perturbed_concepts"]]]})
-    requests, _ = build_requests(config, writer, writer_task(), items)
+    requests, _ = build_requests(run, writer, writer_task(), items)
     return [PlannedCalls(writer, [r for r in requests if r is not None])]
 
 
-def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
+def planned_calls(params: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
     from judgebias.studies.frame.jobs import images_to_score, score_task
 
-    frame = config["frame"]
+    frame = params["frame"]
+    run = RunContext(params)
+    prompts = Prompts(**frame["prompts"])
     grid = frame["manipulations"]
-    counts = _per_domain(config)
+    counts = _per_domain(params)
     if counts is None:
         table = frame["dataset"]["table"]
         return [NotCounted(f"every judge call: {table['path']} or {table['image_root']} is "
@@ -103,7 +107,7 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
         sets.append((presets.PRESETS, renders_path(presets.PRESETS)))
     planned: list[PlannedCalls | NotCounted] = []
     for judge in frame["models"]:
-        calls = PlannedCalls(judge, task=score_task(config, "standard"))
+        calls = PlannedCalls(judge, task=score_task(prompts, "standard"))
         for name, path in sets:
             n = (sum(counts.values()) if path is None else
                  presets.expected_scores(frame, counts) if name == presets.PRESETS else
@@ -113,21 +117,21 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
                 calls.note = NO_RENDERS
                 continue
             renders = None if path is None else read_table(path, RENDERS)
-            requests, _ = build_requests(config, judge, score_task(config, "standard"),
+            requests, _ = build_requests(run, judge, score_task(prompts, "standard"),
                                          images_to_score(items, renders))
             calls.requests += [r for r in requests if r is not None]
         planned.append(calls)
-    planned.append(_follow_ups(config, items, counts))
+    planned.append(_follow_ups(frame, run, items, counts))
     images = (frame["dataset"].get("synthetic") or {}).get("images") or {}
     if frame["dataset"]["name"] == "synthetic":
         planned.append(NotCounted(
             f"text-to-image generation of sets A and B (backend {images.get('backend')}; "
             "cached per prompt and seed, not a panel model)"))
-    return [*_writer(config), *planned]
+    return [*_writer(params, run), *planned]
 
 
-def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
-                ) -> PlannedCalls:
+def _follow_ups(frame: Mapping[str, Any], run: RunContext, items: Any,
+                counts: Mapping[str, int]) -> PlannedCalls:
     """The analysis judge's follow-ups: mitigation prompts (Table 5), combinations
     (Table 6) and pairwise (Fig. 3), each keyed once its inputs (best recipes, renders)
     exist, else estimated from the grid (:func:`_estimated_follow_ups`)."""
@@ -141,8 +145,7 @@ def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
     )
     from judgebias.studies.frame.tables import read_renders
 
-    frame = config["frame"]
-    judge = frame["analysis_judge"]
+    judge, prompts = frame["analysis_judge"], Prompts(**frame["prompts"])
     follow = PlannedCalls(judge)
     renders = [renders_path(m) for m in frame["manipulations"]]
     pairwise_renders = renders_path(frame["pairwise"]["manipulation"])
@@ -150,22 +153,25 @@ def _follow_ups(config: Mapping[str, Any], items: Any, counts: Mapping[str, int]
             if items is not None and Path(recipes_path(judge)).exists() else None)
     tasks, waiting = [], []
     if best is not None and all(Path(p).exists() for p in renders):
-        tasks += [(score_task(config, prompt), prompt_items(prompt, shown)) for prompt, shown
-                  in mitigation_images(config, items, best, read_renders(renders)).items()]
+        shown = mitigation_images(frame["mitigation"], items, best, read_renders(renders))
+        tasks += [(score_task(prompts, prompt), prompt_items(prompt, images))
+                  for prompt, images in shown.items()]
     else:
         waiting.append("mitigation")
     if items is not None and Path(renders_path(COMBINED)).exists():
         combined = read_table(renders_path(COMBINED), RENDERS)
-        tasks.append((score_task(config, "standard"), images_to_score(items, combined)))
+        tasks.append((score_task(prompts, "standard"),
+                      images_to_score(items, combined)))
     else:
         waiting.append("combinations")
     if best is not None and Path(pairwise_renders).exists():
-        tasks.append((pairwise_task(config), pairwise_shown(config, items, best,
-                                                            read_renders([pairwise_renders]))))
+        tasks.append((pairwise_task(frame["pairwise"]["prompt"]),
+                      pairwise_shown(frame["pairwise"]["manipulation"], items, best,
+                                     read_renders([pairwise_renders]))))
     else:
         waiting.append("pairwise")
     for task, table in tasks:
-        requests, _ = build_requests(config, judge, task, table)
+        requests, _ = build_requests(run, judge, task, table)
         follow.requests += [r for r in requests if r is not None]
     follow.estimated = _estimated_follow_ups(frame, counts, waiting)
     if waiting:
@@ -198,10 +204,10 @@ def _estimated_follow_ups(frame: Mapping[str, Any], counts: Mapping[str, int],
     return total
 
 
-def power_sizes(config: Mapping[str, Any]) -> dict[str, float]:
+def power_sizes(params: Mapping[str, Any]) -> dict[str, float]:
     """The design size of the card's per-cell inflation (``max_gain``): the items of a
     domain, the items a cell's difference is averaged over (judgebias.stats.power)."""
-    counts = _per_domain(config)
+    counts = _per_domain(params)
     if not counts:
         return {}
     return {"max_gain": sum(counts.values()) / len(counts)}

@@ -164,11 +164,11 @@ def _detail(table: pd.DataFrame) -> pd.DataFrame:
                       "q_value": "q (BH, sign-flip)"})
 
 
-def report_section(config: Mapping[str, Any], out: Path) -> list[Any]:
+def report_section(params: Mapping[str, Any], out: Path) -> list[Any]:
     """The presets subsection of FRAME's report (empty when presets are off)."""
     from judgebias.report.html import Section, Table
 
-    frame = config["frame"]
+    frame = params["frame"]
     if not enabled(frame):
         return []
     table = pd.read_parquet(out / RESULTS_NAME)

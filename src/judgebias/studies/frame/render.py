@@ -31,7 +31,7 @@ from judgebias.studies.frame.recipes import applies, parse_recipe, recipe_id, st
 
 if TYPE_CHECKING:
     from judgebias.studies.frame.manipulate import Box
-    from judgebias.studies.frame.params import FrameParams
+    from judgebias.studies.frame.params import Beauty, FrameParams
 
 log = logging.getLogger(__name__)
 
@@ -78,16 +78,16 @@ def combination_jobs(items: pd.DataFrame, best: pd.DataFrame, sizes: Sequence[in
     return pd.DataFrame(rows, columns=["item_id", "recipe"])
 
 
-def _restorer(beauty: Mapping[str, Any], name: str) -> Any:
+def _restorer(beauty: Beauty, name: str) -> Any:
     from judgebias.studies.frame.manipulate import restorer
 
     if name == "gfpgan":
-        return restorer(name, weights=beauty["weights"], face_models=beauty["face_models"],
-                        upscale=beauty["upscale"], device=beauty["device"])
+        return restorer(name, weights=beauty.weights, face_models=beauty.face_models,
+                        upscale=beauty.upscale, device=beauty.device)
     return restorer(name)
 
 
-def beauty_key(beauty: Mapping[str, Any], restorer: Any, memo: Path) -> dict[str, Any]:
+def beauty_key(beauty: Beauty, restorer: Any, memo: Path) -> dict[str, Any]:
     """What of the GFPGAN beauty filter changes its renders, for the render key: the
     weights' and the face models' content (sha256, remembered in `memo` by the files'
     identity: judgebias.io.filedigest), not their paths; the upscale; the versions of the
@@ -105,10 +105,12 @@ def beauty_key(beauty: Mapping[str, Any], restorer: Any, memo: Path) -> dict[str
         except PackageNotFoundError:
             return "not installed"
 
-    faces = Path(beauty["face_models"])
-    return {"weights": file_sha256(beauty["weights"], memo),
+    weights, face_models = beauty.weights, beauty.face_models
+    assert weights is not None and face_models is not None, "GFPGAN loaded without its files"
+    faces = Path(face_models)
+    return {"weights": file_sha256(weights, memo),
             "face_models": {name: file_sha256(faces / name, memo) for name in FACE_MODEL_FILES},
-            "upscale": beauty["upscale"],
+            "upscale": beauty.upscale,
             "libraries": {p: installed(p) for p in ("torch", "spandrel", "facexlib")},
             "device": getattr(restorer, "device_type", None)}
 

@@ -73,10 +73,10 @@ def _cross_means(cross: pd.DataFrame) -> pd.DataFrame:
     return cross.assign(cross_mean=cross["original_mean"] + cross["cross_fitted_gain"])
 
 
-def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path]) -> Section:
+def report_section(params: Mapping[str, Any], out: Path, data: Mapping[str, Path]) -> Section:
     """FRAME's part of the HTML report, from its results folder `out` and the data summary
     `data` names (presets.report_inputs)."""
-    frame = config["frame"]
+    frame = params["frame"]
     metrics = json.loads((out / "metrics.json").read_text())
     summary = json.loads(data["summary"].read_text())
     read = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
@@ -171,7 +171,7 @@ def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path
                  Figure(out / "figures/fig3.png", "Fig. 3 analogue: pairwise win rates")],
         tables=tables,
         notes=[PARSED_VERDICTS, *failed_note(metrics.get("failed_calls", {}))],
-        subsections=[gallery, *judges, *presets.report_section(config, out)],
+        subsections=[gallery, *judges, *presets.report_section(params, out)],
     )
 
 

@@ -5,16 +5,20 @@ reads the files its rule names, calls the study's functions and writes the files
 A step imports what only it uses inside its body, so its rule's code dependencies
 (derived from those imports) stay its own. The benchmark is judgebias.studies.frame.data,
 the model jobs .jobs, the renders .render, the statistics .measures, the figures .figures.
-Every step also depends on .params (the typed view `FrameParams`) and what it imports.
+Every step also depends on .params (the typed view `FrameParams`) and what it imports; a
+model job's step also takes the run context (`RunContext`: the journal, the panel models),
+never the params mapping.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from judgebias.models.context import RunContext
 from judgebias.studies.frame.params import FrameParams, Synthetic
 from judgebias.studies.frame.tables import ITEMS, RENDERS, SCORES, read_renders
 
@@ -41,7 +45,8 @@ def _synthetic(params: FrameParams) -> Synthetic:
     return params.dataset.synthetic
 
 
-def instructions(params: Mapping[str, Any], *, concepts: Path, instructions: Path) -> None:
+def instructions(params: FrameParams, run: RunContext, *, concepts: Path,
+                 instructions: Path) -> None:
     """§4.1 stage 2: the instruction judged and the prompt rendered, by the writer model or
     the template (data.write_instructions)."""
     import pandas as pd
@@ -49,8 +54,8 @@ def instructions(params: Mapping[str, Any], *, concepts: Path, instructions: Pat
     from judgebias.io.artifacts import write_frame
     from judgebias.studies.frame.data import write_instructions
 
-    writer = params["frame"]["dataset"]["synthetic"]["writer"]
-    write_frame(write_instructions(params, pd.read_parquet(concepts), writer), instructions)
+    writer = _synthetic(params).writer
+    write_frame(write_instructions(run, pd.read_parquet(concepts), writer), instructions)
 
 
 def images(params: FrameParams, *, instructions: Path, generated: Path, images: Path
@@ -62,8 +67,8 @@ def images(params: FrameParams, *, instructions: Path, generated: Path, images: 
     from judgebias.studies.frame.data import generate_images
 
     block = _synthetic(params)
-    write_frame(generate_images(pd.read_parquet(instructions), images, block.images,
-                                block.seed), generated)
+    write_frame(generate_images(pd.read_parquet(instructions), images,
+                                dataclasses.asdict(block.images), block.seed), generated)
 
 
 def items(params: FrameParams, *, generated: Path | None = None, benchmark: Path,
@@ -76,8 +81,10 @@ def items(params: FrameParams, *, generated: Path | None = None, benchmark: Path
     from judgebias.io.artifacts import write_json, write_table
     from judgebias.studies.frame.data import attach_humans, read_frame_table
 
-    imported = params.dataset.table
     if params.dataset.name == "table":
+        # looked up for a table only: where params.yaml leaves the block out the field is
+        # None, which the params-read recorder takes for a read of a key params.yaml lacks
+        imported = params.dataset.table
         assert imported is not None, "frame.dataset.table is not given"
         with input_errors("frame.dataset.table"):
             table = read_frame_table(imported.path, imported.image_root)
@@ -90,7 +97,7 @@ def items(params: FrameParams, *, generated: Path | None = None, benchmark: Path
                                   bias=annotators.bias, seed=block.seed,
                                   scores=annotators.scores)
         description = (f"synthetic FRAME benchmark: {block.n_per_domain} items per domain, "
-                       f"images by the {block.images['backend']} renderer, "
+                       f"images by the {block.images.backend} renderer, "
                        + ("imported human scores" if annotators.scores
                           else "two simulated annotators"))
     write_table(table, benchmark, ITEMS)
@@ -106,32 +113,32 @@ def render_grid(params: FrameParams, *, manipulation: str, benchmark: Path,
     from judgebias.studies.frame.render import grid_jobs, render
 
     shown = read_table(benchmark, ITEMS)
-    jobs = grid_jobs(shown, manipulation, params.manipulations[manipulation])
+    jobs = grid_jobs(shown, manipulation, params.manipulations.grid(manipulation))
     write_table(render(params, shown, jobs, images), table, RENDERS)
 
 
-def _score(params: Mapping[str, Any], judge: str, benchmark: Path, renders: Path | None,
-           scores: Path) -> None:
+def _score(params: FrameParams, run: RunContext, judge: str, benchmark: Path,
+           renders: Path | None, scores: Path) -> None:
     """The standard prompt (Fig. 4) on the originals (`renders` None) or one render set."""
     from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.frame.jobs import images_to_score, score_images
 
     table = read_table(benchmark, ITEMS)
     rendered = read_table(renders, RENDERS) if renders else None
-    write_table(score_images(params, judge, "standard", images_to_score(table, rendered)),
-                scores, SCORES)
+    write_table(score_images(run, judge, "standard", images_to_score(table, rendered),
+                             prompts=params.prompts), scores, SCORES)
 
 
-def score(params: Mapping[str, Any], *, frame_judge: str, benchmark: Path,
+def score(params: FrameParams, run: RunContext, *, frame_judge: str, benchmark: Path,
           renders: Path | None = None, scores: Path) -> None:
     """A judge's standard-prompt scores of the originals or of one render set."""
-    _score(params, frame_judge, benchmark, renders, scores)
+    _score(params, run, frame_judge, benchmark, renders, scores)
 
 
-def combinations(params: Mapping[str, Any], *, benchmark: Path, renders: Path,
+def combinations(params: FrameParams, run: RunContext, *, benchmark: Path, renders: Path,
                  scores: Path) -> None:
     """Tables 6 and 11: the analysis judge's standard-prompt scores of the combined set."""
-    _score(params, params["frame"]["analysis_judge"], benchmark, renders, scores)
+    _score(params, run, params.analysis_judge, benchmark, renders, scores)
 
 
 def read_scores(paths: Sequence[Path]) -> pd.DataFrame:
@@ -176,7 +183,7 @@ def combine(params: FrameParams, *, benchmark: Path, recipes: Path, table: Path,
     write_table(render(params, shown, jobs, images), table, RENDERS)
 
 
-def mitigation(params: Mapping[str, Any], *, benchmark: Path, recipes: Path,
+def mitigation(params: FrameParams, run: RunContext, *, benchmark: Path, recipes: Path,
                renders: Sequence[Path], scores: Path) -> None:
     """Table 5: the analysis judge scores with the mitigation prompts (Figs. 5-7), see
     jobs.mitigation_images. With no prompts (``frame.mitigation: []``) the table is empty
@@ -186,17 +193,18 @@ def mitigation(params: Mapping[str, Any], *, benchmark: Path, recipes: Path,
     from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.frame.jobs import mitigation_images, score_images
 
-    judge = params["frame"]["analysis_judge"]
-    shown = mitigation_images(params, read_table(benchmark, ITEMS), pd.read_parquet(recipes),
-                              read_renders(renders))
-    frames = [score_images(params, judge, prompt, images) for prompt, images in shown.items()]
+    judge = params.analysis_judge
+    shown = mitigation_images(params.mitigation, read_table(benchmark, ITEMS),
+                              pd.read_parquet(recipes), read_renders(renders))
+    frames = [score_images(run, judge, prompt, images, prompts=params.prompts)
+              for prompt, images in shown.items()]
     table = (pd.concat(frames, ignore_index=True) if frames
              else SCORES.empty_table().to_pandas())
     write_table(table, scores, SCORES)
 
 
-def pairwise(params: Mapping[str, Any], *, benchmark: Path, recipes: Path, renders: Path,
-             verdicts: Path) -> None:
+def pairwise(params: FrameParams, run: RunContext, *, benchmark: Path, recipes: Path,
+             renders: Path, verdicts: Path) -> None:
     """Fig. 3: the analysis judge compares set A (original, manipulated) with set B (see
     jobs.pairwise_shown)."""
     import pandas as pd
@@ -205,10 +213,10 @@ def pairwise(params: Mapping[str, Any], *, benchmark: Path, recipes: Path, rende
     from judgebias.studies.frame.jobs import judge_pairs, pairwise_shown
     from judgebias.studies.frame.tables import PAIRWISE
 
-    shown = pairwise_shown(params, read_table(benchmark, ITEMS), pd.read_parquet(recipes),
-                           read_renders([renders]))
-    write_table(judge_pairs(params, params["frame"]["analysis_judge"], shown), verdicts,
-                PAIRWISE)
+    shown = pairwise_shown(params.pairwise.manipulation, read_table(benchmark, ITEMS),
+                           pd.read_parquet(recipes), read_renders([renders]))
+    write_table(judge_pairs(run, params.analysis_judge, shown,
+                            prompt=params.pairwise.prompt), verdicts, PAIRWISE)
 
 
 def presets_render(params: FrameParams, *, benchmark: Path, table: Path,

@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
 from judgebias.judging.answers import STATUS_OK
 from judgebias.judging.tasks import FreeText, JudgeTask, run_task
 from judgebias.models.base import ChatRequest, TokenLogprob
+from judgebias.models.context import RunContext
 from judgebias.models.sim import SimBackend, SimModel
 from judgebias.studies.frame.concepts import VOCABULARY, compose_instruction, parse_instruction
 
@@ -41,17 +41,18 @@ def concept_lines(concepts: Mapping[str, str]) -> list[str]:
     return [f"{slot}: {value}" for slot, value in concepts.items()]
 
 
-def write(config: Mapping[str, Any], writer: str | None, domains: pd.Series,
+def write(run: RunContext, writer: str | None, domains: pd.Series,
           concepts: pd.Series) -> tuple[list[str | None], list[str]]:
     """An instruction per concept set (JSON strings) and its status: the template's with
-    no writer, else the writer model's, checked (module docstring)."""
+    no writer, else the writer model's (`run`: the journal, the panel model), checked
+    (module docstring)."""
     sets = [json.loads(c) for c in concepts]
     if writer is None:
         return [compose_instruction(d, c) for d, c in zip(domains, sets, strict=True)], \
             [STATUS_OK] * len(sets)
     items = pd.DataFrame({"domain": list(domains),
                           "concept_lines": [concept_lines(c) for c in sets]})
-    answers = run_task(config, writer, "writer", writer_task(), items)
+    answers = run_task(run, writer, "writer", writer_task(), items)
     texts, statuses = [], []
     for domain, wanted, status, text in zip(domains, sets, answers["status"],
                                             answers["label"], strict=True):

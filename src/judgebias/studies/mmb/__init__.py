@@ -11,4 +11,5 @@ STUDY = Study(
     package=__name__,
     rules="workflow/rules/mmb.smk",
     has=("gpus",),
+    view="MmbParams",
 )

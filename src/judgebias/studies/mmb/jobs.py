@@ -13,7 +13,7 @@ status and no number.
 
 A judge read from samples (``mmb.probability``: a judge without log-probs, such as Claude
 or a reasoning model) is asked each (pair, instruction, order) n times, sample r with its
-sampling seed + r (judgebias.judging.tasks.resampled_config: each sample its own journaled
+sampling seed + r (judgebias.judging.tasks.resampled: each sample its own journaled
 call), and p(shown first preferred) is estimated from the k of its m usable verdicts that
 chose the first image as ``(k + prior) / (m + 2 prior)``: the posterior mean under a
 symmetric Beta(prior, prior) prior, Laplace's rule of succession at prior = 1, which is
@@ -24,13 +24,16 @@ benchmarks/mmb_sampling.py measures against the log-prob route. Each sample keep
 row (``sample`` r, its raw answer and status); ``p_a`` is the (pair, instruction, order)'s
 estimate, on each of its usable samples' rows. A failed or unparseable sample is not a
 vote; a (pair, instruction, order) with no usable sample has no number.
+
+The jobs take the run context (judgebias.models.context.RunContext: the journal, the panel
+model and its limits) and the values of the ``mmb:`` block they need (the step hands them
+from its typed view, params.MmbParams), never the params mapping.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -38,16 +41,18 @@ import pandas as pd
 from judgebias.io.artifacts import read_table
 from judgebias.judging.answers import STATUS_NO_LOGPROBS, STATUS_OK, LabelProbabilities
 from judgebias.judging.tasks import FreeText, JudgeTask, run_samples, run_task
-from judgebias.studies.mmb.params import sampled
+from judgebias.models.context import RunContext
+from judgebias.studies.mmb.params import Sampled
 from judgebias.studies.mmb.tables import PAIRS, read_pool
 
 ORDERS = ("ab", "ba")
 SMOOTHED_WIN = 2 / 3  # Laplace: (1 + 1) / (1 + 2) for the choice, 1/3 for the other
 
 
-def judge_task(config: Mapping[str, Any]) -> JudgeTask:
-    """The pairwise prompt: the instruction, the generation prompt, both images."""
-    return JudgeTask(prompt=config["mmb"]["prompt"], answer=LabelProbabilities(),
+def judge_task(prompt: str) -> JudgeTask:
+    """The pairwise prompt (template `prompt`, ``mmb.prompt``): the instruction, the
+    generation prompt, both images."""
+    return JudgeTask(prompt=prompt, answer=LabelProbabilities(),
                      fields={"Instruction": "instruction_text", "Prompt": "prompt"},
                      images=("first_image", "second_image"))
 
@@ -84,13 +89,13 @@ def p_first(status: str, probs: str, label: str | None) -> tuple[float | None, s
     return None, "none"
 
 
-def judge_items(config: Mapping[str, Any], pairs_path: str, pool_path: str) -> pd.DataFrame:
+def judge_items(pairs_path: str, pool_path: str, order: str, order_seed: int
+                ) -> pd.DataFrame:
     """Every (pair, instruction, order shown) with the instruction's text and the images
-    in the order shown (`first_image`, `second_image`)."""
-    block = config["mmb"]
+    in the order shown (`first_image`, `second_image`); `order` and `order_seed` are
+    ``mmb.order`` and ``mmb.order_seed`` (:func:`orders`)."""
     pool = read_pool(pool_path)
-    items = orders(read_table(pairs_path, PAIRS), pool["id"], block["order"],
-                   block["order_seed"])
+    items = orders(read_table(pairs_path, PAIRS), pool["id"], order, order_seed)
     items = items.merge(pool.rename(columns={"id": "instruction", "text": "instruction_text"}),
                         on="instruction", how="left")
     swapped = items["order"] == "ba"
@@ -108,18 +113,21 @@ def sampled_p_first(first: np.ndarray, usable: np.ndarray, prior: float) -> np.n
         return np.where(usable > 0, (first + prior) / (usable + 2 * prior), np.nan)
 
 
-def judge_pairs(config: Mapping[str, Any], judge: str, pairs_path: str,
-                pool_path: str) -> pd.DataFrame:
+def judge_pairs(run: RunContext, judge: str, pairs_path: str, pool_path: str, *,
+                prompt: str, order: str, order_seed: int, how: Sampled | None
+                ) -> pd.DataFrame:
     """One judgements row per (pair, instruction, order shown, sample) for `judge`: one
-    sample (0) when read from log-probs, ``mmb.probability.samples`` when sampled."""
-    items = judge_items(config, pairs_path, pool_path)
-    how = sampled(config, judge)
+    sample (0) when read from log-probs (`how` None), ``mmb.probability.samples`` when
+    sampled (`how`: params.Probability.of). `prompt`, `order` and `order_seed` are
+    ``mmb.prompt``, ``mmb.order`` and ``mmb.order_seed``."""
+    items = judge_items(pairs_path, pool_path, order, order_seed)
+    task = judge_task(prompt)
     if how is None:
-        answers = run_samples(config, judge, "judge", judge_task(config), items, (0,))
+        answers = run_samples(run, judge, "judge", task, items, (0,))
         read = [p_first(s, p, lab) for s, p, lab in
                 zip(answers["status"], answers["probs"], answers["label"], strict=True)]
         return _rows(items, judge, [r[0] for r in read], [r[1] for r in read], answers)
-    answers = run_samples(config, judge, "judge", judge_task(config), items, range(how.n))
+    answers = run_samples(run, judge, "judge", task, items, range(how.n))
     usable = ((answers["status"].isin([STATUS_OK, STATUS_NO_LOGPROBS]))
               & answers["label"].isin(["A", "B"])).to_numpy()
     votes = usable.reshape(how.n, len(items))
@@ -152,7 +160,7 @@ def rephrase_sources(base: pd.DataFrame, n_new: int, seed: int) -> pd.DataFrame:
     return base.iloc[chosen].reset_index(drop=True)
 
 
-def grow_pool(config: Mapping[str, Any], writer: str, n_new: int, seed: int,
+def grow_pool(run: RunContext, writer: str, n_new: int, seed: int,
               base: pd.DataFrame) -> pd.DataFrame:
     """Seed 002 §5 ("LLM-driven rephrasings"): `writer` rewrites `n_new` instructions drawn
     (seeded) from the pool; each usable, new text joins it as ``gen-<writer>-<n>``.
@@ -161,7 +169,7 @@ def grow_pool(config: Mapping[str, Any], writer: str, n_new: int, seed: int,
     text are dropped (the log says how many): a pool entry is always a real instruction.
     """
     sources = rephrase_sources(base, n_new, seed)
-    answers = run_task(config, writer, "writer", writer_task(), sources)
+    answers = run_task(run, writer, "writer", writer_task(), sources)
     known = {t.casefold() for t in base["text"]}
     added: list[dict[str, str]] = []
     for source, status, text in zip(sources["id"], answers["status"], answers["label"],

@@ -1,42 +1,216 @@
-"""The `mmb:` params block: the checks its schema cannot express, and the typed view its
-steps receive (judgebias.workflow.step_dispatch passes `MmbParams` to a step whose ``params``
-argument is annotated with it)."""
+"""The `mmb:` params block, declared once: its typed view (judgebias.paramsblock).
+
+Each field of :class:`MmbParams` is a key of the block, with its type, default, bounds and
+description (the docstring below it); its nested blocks (:class:`Dataset`,
+:class:`Embedding`, :class:`Clustering`, :class:`DesignParams`...) likewise. The block's
+JSON schema, the view its steps receive (judgebias.workflow.step_dispatch passes it to a
+step argument annotated with it) and the keys its rules declare (``block_keys``,
+:func:`mmb_keys`) all come from it. The fields marked ``derived()`` are computed from
+other keys. What the schema cannot express is checked in ``validate``; it, ``needs`` and
+the plan, report and card hooks take the params mapping."""
 
 from __future__ import annotations
 
+import dataclasses
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import (
+    Annotated,
+    Any,
+    ClassVar,
+    Literal,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 import yaml
+from pydantic import Field, WithJsonSchema
 
 from judgebias.abilities import Need
 from judgebias.config import path_errors
 from judgebias.io.yamlread import load_yaml
 from judgebias.models.gpu import device_errors
+from judgebias.paramsblock import block_fields, block_keys, block_values, derived, key, part, view
 from judgebias.prompts import available_prompts, fields
 from judgebias.study import simulated_models, study_models
 
 SIM_TRAITS = ("gamma", "position_bias", "brightness_bias", "noise", "miscalibrated")
 BUILTIN_POOL = Path(__file__).with_name("instructions.yaml")  # the built-in instructions
 
+Part = TypeVar("Part")
 
-@dataclass(frozen=True)
+
+class _OneOfNull:
+    """``X | None`` as JSON Schema's ``oneOf: [null, X]``, the words the block's reference
+    has always used (pydantic writes ``anyOf: [X, null]``, which block_schema turns into
+    ``type: [object, "null"]``): the same values, its own description left to the key's."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = handler(core_schema)
+        branches = [b for b in schema.pop("anyOf") if b != {"type": "null"}]
+        for branch in branches:
+            handler.resolve_ref_schema(branch).pop("description", None)
+        return {"oneOf": [{"type": "null"}, *branches], **schema}
+
+
+OrNull = Annotated[Part | None, _OneOfNull]  # a part or null (``oneOf``)
+Positive = Annotated[float, Field(gt=0)]
+AtLeastOne = Annotated[int, Field(ge=1)]
+NonNegativeInt = Annotated[int, Field(ge=0)]
+# One degradation's parameters: a plain mapping (no ``additionalProperties: true``)
+DegradationParams = Annotated[dict[str, Any], WithJsonSchema(
+    {"type": "object", "description": "One degradation's parameters."})]
+Source = Literal["logprobs", "samples"]
+JudgeSource = Annotated[Source, Field(description="This judge's source: logprobs or samples.")]
+
+
+@view
+class Synthetic:
+    """Generated images in visual styles with a planted quality and simulated human
+    preferences, written as HPDv2 and MJ-Bench files and read back by the real importers
+    (data.synthetic.generate: a key left out takes its default there)."""
+
+    styles: tuple[str, ...] | None = key(absent=True, min_length=1, unique=True)
+    """The visual styles (names of judgebias.studies.mmb.data.synthetic.STYLES); a prompt
+    group has one style."""
+    n_test_groups: int | None = key(absent=True, ge=1)
+    """Test prompt groups (HPSv2: 400); every pair of a group's images is a test pair."""
+    images_per_test_group: int | None = key(absent=True, ge=2)
+    """Images per test group (HPSv2: 9)."""
+    n_train_groups: int | None = key(absent=True, ge=1)
+    """Training prompt groups: one validation pair each; their images form the support set
+    D_sup."""
+    images_per_train_group: int | None = key(absent=True, ge=2)
+    """Images per training group."""
+    n_mjb_groups: int | None = key(absent=True, ge=0)
+    """MJ-Bench-shaped prompt groups (originals, degraded counterparts, folds); 0: none."""
+    images_per_mjb_group: int | None = key(absent=True, ge=2)
+    """Images per MJ-Bench-shaped group."""
+    gamma: float | None = key(absent=True, gt=0)
+    """The simulated humans prefer the better image with probability sigmoid(gamma x
+    quality difference)."""
+    image_size: int | None = key(absent=True, ge=16)
+    """Side of each image, in pixels."""
+    seed: int | None = key(absent=True)
+    """Seeds the images and the simulated humans."""
+
+
+@view
+class Hpdv2:
+    """HPDv2 as published (HPSv2's README): the HPD folder holds train/ and test/ with
+    train.json and test.json, whose image paths are relative to their own folder."""
+
+    test: str = key()
+    """test.json: [{prompt, image_path[], rank[], raw_annotation}]"""
+    train: str = key()
+    """train.json: [{prompt, image_path[] (file_path[] in the README), human_preference[],
+    user_hash}]"""
+    image_root: str = key()
+    """The HPD folder: test.json's paths resolve inside image_root/test, train.json's inside
+    image_root/train."""
+    n_test_groups: int | None = key(absent=True, ge=1)
+    """test.json's published size in prompts (HPDv2: 400; seed 002 §5), which `judgebias
+    plan` counts from while the files are not downloaded yet (with images_per_test_group
+    and n_train_groups); the files, once there, are counted exactly."""
+    images_per_test_group: int | None = key(absent=True, ge=2)
+    """Images per test prompt (HPDv2: 9), for `judgebias plan` before the download."""
+    n_train_groups: int | None = key(absent=True, ge=1)
+    """train.json's prompts (HPDv2: about 107k), for `judgebias plan` before the download:
+    one validation candidate each, capped by val_candidates."""
+
+
+@view
+class Mjbench:
+    """An MJ-Bench bias file and the folder its images lie in."""
+
+    path: str = key()
+    """An MJ-Bench bias file: [{demographic, occupation, images_dir, prompt, ...}]"""
+    image_root: str = key()
+    """The folder images_dir paths resolve inside."""
+    n_groups: int | None = key(absent=True, ge=1)
+    """The file's prompts, for `judgebias plan` before the download (with
+    images_per_group); the file, once there, is counted exactly."""
+    images_per_group: int | None = key(absent=True, ge=1)
+    """Images per prompt, for `judgebias plan` before the download."""
+
+
+@view
+class MjbenchProtocol:
+    """Seed 002 §5's MJBench construction: prompts in folds, each original paired with a
+    degraded counterpart and preferred."""
+
+    n_folds: int = key(10, ge=2)
+    """Folds of prompts (all images of a prompt in one fold), left out one at a time."""
+    counterpart: Literal["other", "same"] = key("other")
+    """other: the degraded version of another image of the same prompt; same: of the
+    original itself."""
+    degradations: dict[str, DegradationParams] | None = key(absent=True, min_length=1)
+    """The degradations by name with their parameters (the paper names them but prints no
+    parameters); each pair draws one."""
+
+
+@view
+class Dataset:
+    """The image pairs: synthetic (offline, in HPDv2 and MJ-Bench shapes) or HPDv2, with an
+    optional MJ-Bench bias file."""
+
+    name: Literal["synthetic", "hpdv2"] = key()
+    """synthetic, or hpdv2 (HPSv2's test.json and train.json)."""
+    seed: int = key(0)
+    """Draws the validation pair per training group, the support set's order, the MJBench
+    folds and (orientation random) which image of each test pair is A."""
+    orientation: Literal["random", "listed"] = key("random")
+    """Which image of an HPSv2 test pair is A: drawn per pair with seed (spec mmb.md;
+    recorded in the data summary), or the file's order (A = the earlier image). AUC-PR and
+    F1 take 'A preferred' as the positive class, so they depend on it."""
+    val_candidates: int | None = key(None, ge=1)
+    """Judge only this many validation candidates (a seeded sample of the training groups'
+    pairs): D_val takes at most max(n_val) of them per training seed, and the real HPDv2
+    train set has about 107k prompts. null: every candidate."""
+    # None where params.yaml leaves the block out (annotated without ``| None``: for an
+    # absent ``Part | None``, block_schema keeps the part's ``$ref`` instead of inlining it)
+    synthetic: Synthetic = key(absent=True)
+    """Generated images in visual styles with a planted quality and simulated human
+    preferences, written as HPDv2 and MJ-Bench files and read back by the real
+    importers."""
+    hpdv2: Hpdv2 = key(absent=True)
+    """HPDv2 as published (HPSv2's README): the HPD folder holds train/ and test/ with
+    train.json and test.json, whose image paths are relative to their own folder."""
+    mjbench: OrNull[Mjbench] = key(None)
+    """An MJ-Bench bias file, optional; null: none."""
+    mjbench_protocol: MjbenchProtocol = key(absent=True)
+    """Seed 002 §5's MJBench construction: prompts in folds, each original paired with a
+    degraded counterpart and preferred."""
+
+
+@view
 class Grow:
     """``mmb.instructions.grow``: the writer model adds `n` rephrasings (drawn with `seed`)."""
 
-    writer: str
-    n: int
-    seed: int
+    writer: str = key()
+    """The panel model that writes the rephrasings."""
+    n: int = key(ge=1)
+    """Rephrasings to write."""
+    seed: int = key(0)
+    """Seeds the draw of the rephrasings."""
 
 
-@dataclass(frozen=True)
+@view
 class Instructions:
-    """``mmb.instructions``: the `extra` instruction file and the `grow` writer (or None)."""
+    """The instruction pool: the 44 built-in instructions, plus `extra` and `grow`."""
 
-    extra: str | None
-    grow: Grow | None
+    extra: str | None = key(None)
+    """A YAML file of more instructions (list of {id, kind, text}) joining the built-in
+    pool."""
+    grow: OrNull[Grow] = key(None)
+    """Grow the pool with a panel model as the writer (seed 002 §5, LLM-driven
+    rephrasings)."""
 
 
 @dataclass(frozen=True)
@@ -48,81 +222,181 @@ class Sampled:
     prior: float
 
 
+# mmb.probability's defaults, for a block that leaves a key out (sampled() reads the mapping)
+SOURCE, SAMPLES, PRIOR = "logprobs", 8, 1.0
+
+
+@view
+class Probability:
+    """How p(y | x, a) is read from a judge (seed 002 §3; studies/mmb/jobs.py): the answer
+    token's log-probs, or n sampled verdicts per (pair, instruction, order) for a judge
+    without log-probs."""
+
+    source: Source = key(SOURCE)
+    """logprobs: the softmax of the two labels' log-probs (one call); samples: (k + prior) /
+    (n + 2 prior) from n verdicts sampled at the judge's temperature (n calls)."""
+    samples: int = key(SAMPLES, ge=2)
+    """Verdicts sampled per (pair, instruction, order) where the source is samples; each is
+    a call (the judge's sampling seed + r)."""
+    prior: float = key(PRIOR, gt=0)
+    """Pseudo-count per label of the sampled estimate: 1 is Laplace's rule of succession
+    (the smoothing of a single parsed choice, 2/3 or 1/3), 0.5 Jeffreys."""
+    by_judge: dict[str, JudgeSource] = key(default_factory=dict, schema={"default": {}})
+    """A source per judge (panel key) that overrides source: a mixed panel reads GPT-4o's
+    log-probs and samples Claude."""
+
+    def of(self, judge: str) -> Sampled | None:
+        """How `judge`'s p(y | x, a) is read, as :func:`sampled` says: its `Sampled`, or
+        None for the answer token's log-probs. The judge step asks it of its typed view,
+        so it reads `samples` and `prior` only for a sampled judge, and of `by_judge`
+        only the judge's own entry."""
+        if self.by_judge.get(judge, self.source) != "samples":
+            return None
+        return Sampled(n=self.samples, prior=self.prior)
+
+
 def sampled(params: Mapping[str, Any], judge: str) -> Sampled | None:
     """How `judge`'s p(y | x, a) is read: from samples (its `Sampled`), or from the
     answer token's log-probs (None). ``mmb.probability.by_judge`` overrides ``source``."""
     block = params["mmb"].get("probability") or {}
-    source = (block.get("by_judge") or {}).get(judge, block.get("source", "logprobs"))
+    source = (block.get("by_judge") or {}).get(judge, block.get("source", SOURCE))
     if source != "samples":
         return None
-    return Sampled(n=int(block.get("samples", 8)), prior=float(block.get("prior", 1.0)))
+    return Sampled(n=int(block.get("samples", SAMPLES)),
+                   prior=float(block.get("prior", PRIOR)))
 
 
 def probability_keys(params: Mapping[str, Any], judge: str) -> list[str]:
     """The ``mmb.probability`` keys `judge`'s judgements depend on: its source, and n and
     the prior only where it is sampled (a log-prob judge's step is not rerun by them)."""
     block = params["mmb"].get("probability") or {}
-    keys = ["mmb.probability.source"] if "source" in block else []
+    keys = mmb_keys("probability.source") if "source" in block else []
     if judge in (block.get("by_judge") or {}):
-        keys.append(f"mmb.probability.by_judge.{judge}")
+        keys.append(f"{mmb_keys('probability.by_judge')[0]}.{judge}")
     if sampled(params, judge):
-        keys += [f"mmb.probability.{key}" for key in ("samples", "prior") if key in block]
+        keys += mmb_keys(*(f"probability.{name}" for name in ("samples", "prior")
+                           if name in block))
     return keys
 
 
-@dataclass(frozen=True)
+@view
+class Embedding:
+    """The CLIP image embeddings (open_clip) the clusters are computed from."""
+
+    architecture: str = key("ViT-B-16")
+    """The open_clip architecture."""
+    pretrained: str | None = key(None)
+    """An open_clip pretrained tag (downloads weights once); null with no checkpoint:
+    random weights from init_seed."""
+    checkpoint: str | None = key(None)
+    """A local checkpoint file (nothing is downloaded)."""
+    init_seed: int = key(0)
+    """Seeds the random weights used when neither pretrained nor checkpoint is set."""
+    image_size: int | None = key(None, ge=16)
+    """Input size (open_clip force_image_size); null: the architecture's own (224 for
+    ViT-B-16)."""
+    batch_size: int = key(64, ge=1)
+    """Images per embedding batch."""
+    device: Literal["auto", "cpu", "cuda"] = key("auto")
+    """auto: CUDA on the GPUs the job is given (gpus), else the CPU; cuda needs gpus >= 1;
+    cpu asks for none."""
+    gpus: int = key(0, ge=0)
+    """GPUs the embedding rule asks Snakemake (or Slurm) for; the job holds that many
+    devices of its own (JUDGEBIAS_GPU_SLOTS lets jobs share one)."""
+    cache_dir: str = key(".judgebias/embeddings", run_setting=True)
+    """Embeddings cached per (model, image hash); outside every output, like the
+    journal."""
+
+
+@view
 class Clustering:
-    """``mmb.clustering``: the cluster counts `ks`, the clustering `seeds` per K, D_sup's
-    size (`support_per_cluster` x K, or x max K for every K with `support` max_k), the
-    temperature `tau` of p(z|x) and its sweep, how a pair's p(z|pair) is formed (`pair`)
-    and the k-means iterations (`niter`)."""
+    """The image clusters (FAISS k-means on the embeddings) whose instruction weights MMB
+    fits."""
 
-    ks: tuple[int, ...]
-    seeds: int
-    support_per_cluster: int
-    support: Literal["per_k", "max_k"]
-    tau: float
-    tau_sweep: tuple[float, ...]
-    pair: Literal["mean_prob", "mean_embedding"]
-    niter: int
+    ks: tuple[AtLeastOne, ...] = key(min_length=1, unique=True)
+    """Cluster counts K (seed 002 Table 3: 4, 8, 16, 32, 64)."""
+    seeds: int = key(ge=1)
+    """Clustering seeds per K (the paper uses 5)."""
+    support_per_cluster: int = key(256, ge=1)
+    """|D_sup| = support_per_cluster x K (seed 002 §5: 256 x K); the embedding step embeds
+    support_per_cluster x max(K)."""
+    support: Literal["per_k", "max_k"] = key("per_k")
+    """per_k: each K clusters the first support_per_cluster x K images of the seeded
+    support order (seed 002 §5: 'always composed of 256 x K samples'); max_k: every K
+    clusters the same support_per_cluster x max(K) images, so Table 3's comparison across
+    K varies K alone, not the data too (and small K get more images)."""
+    tau: float = key(0.05, gt=0)
+    """Temperature of p(z|x) (never given by the paper; spec default 0.05)."""
+    tau_sweep: tuple[Positive, ...] = key((0.01, 0.03, 0.1, 0.3, 1.0), unique=True)
+    """The temperatures of the report's tau sweep."""
+    pair: Literal["mean_prob", "mean_embedding"] = key("mean_prob")
+    """p(z|pair): mean of the two images' p(z|x), or p(z|normalised mean embedding)."""
+    niter: int = key(25, ge=1)
+    """k-means iterations."""
 
 
-@dataclass(frozen=True)
+@view
 class BpeReference:
     """``mmb.design.bpe_reference``: amzn/BayesPE's BPE with these `regularisers` at
     `weight` (none: left out)."""
 
-    regularisers: tuple[str, ...]
-    weight: float
+    regularisers: tuple[Literal["printed", "corrected"], ...] = key(("printed", "corrected"),
+                                                                    unique=True)
+    """[] leaves the reference BPE out."""
+    weight: float = key(0.1, gt=0)
+    """The regulariser's weight (the reference's kl_weight, 0.1)."""
 
 
-@dataclass(frozen=True)
+@view
 class DesignParams:
-    """``mmb.design``: the factorial's prompt counts, validation sizes, training and
-    sampling seeds, the error-coverage points, the calibration bins and the reference BPE
-    (measures.factorial.Design is built from it with the block's entropy)."""
+    """Seed 002 §5's factorial design; every configuration is computed from the judged
+    probabilities, without a judge call (measures.factorial.Design is built from it with
+    the block's entropy)."""
 
-    n_prompts: tuple[int, ...]
-    n_val: tuple[int, ...]
-    train_seeds: int
-    sampling_seeds: int
-    coverages: int
-    calibration_bins: int
-    bpe_reference: BpeReference
+    n_prompts: tuple[AtLeastOne, ...] = key((5, 10, 20), min_length=1, unique=True)
+    """Ensemble sizes: instructions per ensemble."""
+    n_val: tuple[NonNegativeInt, ...] = key((5, 10, 20, 50), min_length=1, unique=True)
+    """Validation set sizes: pairs in D_val."""
+    train_seeds: int = key(3, ge=1)
+    """Training seeds: each draws D_val from the validation candidates."""
+    sampling_seeds: int = key(50, ge=2)
+    """Sampling seeds: each draws the instructions of the ensemble (the paper: 50)."""
+    coverages: int = key(20, ge=2)
+    """Points of the error-coverage curves (Fig. 3, and Fig. 5 for every prompt count)."""
+    calibration_bins: int = key(15, ge=2)
+    """Equal-width bins of the top-label confidence for ECE and MCE (spec mmb.md: 15, Guo
+    et al.). The reference BPE code (amzn/BayesPE, src/evaluation.py) uses 10; MCE, the
+    largest gap over non-empty bins, moves a lot with the binning, so compare published
+    MCEs at their own bin count."""
+    bpe_reference: BpeReference = key(BpeReference())
+    """Extra baselines: BPE as amzn/BayesPE fits it (mixture likelihood inside the log;
+    studies/mmb/bpe_reference.py), so a published BPE number can be matched to its
+    objective. Each regulariser is its own method: 'BPE-ref (printed)' has the code's sum w
+    exp(w), 'BPE-ref (corrected)' the entropy sum w log w its docstring names. The table's
+    BPE is eq. 5 (exact softmax of the validation log-likelihoods)."""
 
 
-@dataclass(frozen=True)
+@view
 class Report:
-    """``mmb.report``: the reported cell (`n_prompts`, `n_val`) and K, and the settings of
-    the significance tests (`n_resamples`, `alpha`, `seed`) and bootstrap bands (`n_boot`)."""
+    """The cell of the design and the K the report shows, and the settings of its tests
+    and bands."""
 
-    n_prompts: int
-    n_val: int
-    k: int
-    n_resamples: int
-    alpha: float
-    n_boot: int
-    seed: int
+    n_prompts: int = key(10)
+    """The cell of Tables 2-3 and Fig. 3 (the paper's 10 prompts, 20 samples)."""
+    n_val: int = key(20)
+    """The validation size of the reported cell."""
+    k: int = key(ge=1)
+    """The K of MMB in Tables 1, 2, 4 and Figs. 1, 3."""
+    n_resamples: int = key(10000, ge=100)
+    """Resamples of the paired permutation tests against the best method."""
+    alpha: float = key(0.05, gt=0, lt=1)
+    """FDR level of the Benjamini-Yekutieli correction (bold: the best method or not
+    significantly different from it)."""
+    n_boot: int = key(1000, ge=100)
+    """Bootstrap resamples of the error-coverage bands (Fig. 3) and of the card's
+    position-bias measures."""
+    seed: int = key(0)
+    """Seeds the tests and the bootstraps."""
 
     @property
     def cell(self) -> tuple[int, int]:
@@ -130,95 +404,96 @@ class Report:
         return self.n_prompts, self.n_val
 
 
-@dataclass(frozen=True)
+# Every step receives the view instead of the params mapping; a step that runs a model job
+# also takes the run context (judgebias.models.context.RunContext: the journal, the panel)
+# and hands the job the values it needs of this view.
+@view
 class MmbParams:
-    """What MMB's steps read, resolved once from the validated params.
+    """Seed 002 -- calibrating a pairwise image judge with image-cluster-aware Bayesian
+    prompt ensembles."""
 
-    The analysis, figure and data steps receive it instead of the params mapping; the
-    model jobs keep the mapping (the core's job runner reads the panel and the journal).
+    PARAMS_KEY: ClassVar[str] = "mmb"
 
-    Attributes
-    ----------
-    models : tuple of str
-        The judges (``mmb.models``).
-    dataset : Mapping
-        ``mmb.dataset`` as validated: the data builder (data.pairs.build_dataset)
-        consumes it whole.
-    prompt : str
-        The pairwise question's template id.
-    instructions : Instructions
-        The extra instruction file and the pool's writer.
-    order, order_seed
-        The answer order of each (pair, instruction) and its seed.
-    embedding : Mapping
-        ``mmb.embedding`` as validated (embed.EmbeddingSpec.from_params reads it, and
-        ``cache_dir`` names the embedding cache).
-    clustering : Clustering
-    entropy : str
-        ``per_group`` or ``per_sample`` (the MMB objective's entropy term).
-    design : DesignParams
-    report : Report
-    simulated : frozenset of str
-        The judges the sim backend answers for (figures and the report mark them).
-    experts : Mapping
-        Each simulated judge's planted experts (``panel.<judge>.sim.mmb.experts``: style
-        -> instruction phrase), which the top prompts are checked against.
-    sampled : Mapping
-        The judges read from samples (``mmb.probability``) and how (`Sampled`).
-    """
-
-    models: tuple[str, ...]
-    dataset: Mapping[str, Any]
-    prompt: str
-    instructions: Instructions
-    order: Literal["random", "both"]
-    order_seed: int
-    embedding: Mapping[str, Any]
-    clustering: Clustering
-    entropy: Literal["per_group", "per_sample"]
-    design: DesignParams
-    report: Report
-    simulated: frozenset[str]
-    experts: Mapping[str, Mapping[str, str]]
-    sampled: Mapping[str, Sampled]
+    models: tuple[str, ...] = key(min_length=1, unique=True)
+    """The judges (panel keys); each judges every (pair, instruction) once."""
+    dataset: Dataset = key()
+    """The image pairs: synthetic (offline, in HPDv2 and MJ-Bench shapes) or HPDv2, with
+    an optional MJ-Bench bias file."""
+    prompt: str = key("mmb_pairwise")
+    """Template of the pairwise question (instruction + generation prompt + two
+    images)."""
+    instructions: Instructions = part(Instructions)
+    """The instruction pool: the 44 built-in instructions, plus `extra` and `grow`."""
+    order: Literal["random", "both"] = key("random")
+    """Answer order: one order per (pair, instruction) drawn with order_seed, or both
+    orders averaged."""
+    order_seed: int = key(0)
+    """Seeds the order each (pair, instruction) is shown in (order: random)."""
+    probability: Probability = part(Probability)
+    """How p(y | x, a) is read from a judge (seed 002 §3; studies/mmb/jobs.py): the answer
+    token's log-probs, or n sampled verdicts per (pair, instruction, order) for a judge
+    without log-probs."""
+    embedding: Embedding = key()
+    """The CLIP image embeddings (open_clip) the clusters are computed from."""
+    clustering: Clustering = key()
+    """The image clusters (FAISS k-means on the embeddings) whose instruction weights MMB
+    fits."""
+    entropy: Literal["per_group", "per_sample"] = key("per_group")
+    """per_group: the spec's reading (K=1 is BPE); per_sample: eq. 9 as printed."""
+    design: DesignParams = key()
+    """Seed 002 §5's factorial design; every configuration is computed from the judged
+    probabilities, without a judge call."""
+    report: Report = key()
+    """The cell of the design and the K the report shows, and the settings of its tests
+    and bands."""
+    simulated: frozenset[str] = derived()
+    """The judges the sim backend answers for (figures and the report mark them)."""
+    experts: dict[str, dict[str, str]] = derived()
+    """Each simulated judge's planted experts (``panel.<judge>.sim.mmb.experts``: style ->
+    instruction phrase), which the top prompts are checked against."""
+    sampled: dict[str, Sampled] = derived()
+    """The judges read from samples (``mmb.probability``) and how (`Sampled`)."""
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> MmbParams:
         """The view of validated `params` (the schema filled every default in)."""
-        block = params["mmb"]
-        models = tuple(study_models(params, "mmb"))
-        simulated = frozenset(simulated_models(params, list(models)))
-        grow, design = block["instructions"]["grow"], block["design"]
-        clustering, report = block["clustering"], block["report"]
+        models = study_models(params, "mmb")
+        simulated = frozenset(simulated_models(params, models))
         return cls(
-            models=models, dataset=block["dataset"], prompt=block["prompt"],
-            instructions=Instructions(
-                extra=block["instructions"]["extra"],
-                grow=Grow(writer=grow["writer"], n=grow["n"], seed=grow.get("seed", 0))
-                if grow else None),
-            order=block["order"], order_seed=block["order_seed"],
-            embedding=block["embedding"],
-            clustering=Clustering(
-                ks=tuple(clustering["ks"]), seeds=clustering["seeds"],
-                support_per_cluster=clustering["support_per_cluster"],
-                support=clustering["support"], tau=clustering["tau"],
-                tau_sweep=tuple(clustering["tau_sweep"]), pair=clustering["pair"],
-                niter=clustering["niter"]),
-            entropy=block["entropy"],
-            design=DesignParams(
-                n_prompts=tuple(design["n_prompts"]), n_val=tuple(design["n_val"]),
-                train_seeds=design["train_seeds"], sampling_seeds=design["sampling_seeds"],
-                coverages=design["coverages"], calibration_bins=design["calibration_bins"],
-                bpe_reference=BpeReference(
-                    regularisers=tuple(design["bpe_reference"]["regularisers"]),
-                    weight=design["bpe_reference"]["weight"])),
-            report=Report(**{key: report[key] for key in (
-                "n_prompts", "n_val", "k", "n_resamples", "alpha", "n_boot", "seed")}),
+            **block_values(params, "mmb"),
             simulated=simulated,
             experts={judge: params["panel"][judge]["sim"]["mmb"]["experts"]
                      for judge in models if judge in simulated},
             sampled={judge: how for judge in models
                      if (how := sampled(params, judge)) is not None})
+
+
+def mmb_keys(*paths: str) -> list[str]:
+    """The dotted params keys of MMB's block at `paths`, each a path of fields of
+    :class:`MmbParams` (``"clustering.ks"``: ``mmb.clustering.ks``): what a rule declares.
+    Its first name is checked by ``block_keys``, each further one against the part it
+    names, so a rule cannot go on declaring a key that was renamed or removed."""
+    keys = []
+    for path in paths:
+        first, *rest = path.split(".")
+        [top] = block_keys(MmbParams, only=(first,))
+        above: Any = MmbParams
+        for parent, name in zip([first, *rest], rest, strict=False):
+            above = _part_type(get_type_hints(above)[parent])
+            if above is None or name not in block_fields(above):
+                raise ValueError(f"mmb.{path}: {parent} has no key {name}")
+        keys.append(".".join([top, *rest]))
+    return keys
+
+
+def _part_type(hint: Any) -> type | None:
+    """The view class a field's type names (``Grow`` for ``Grow | None``), or None."""
+    if get_origin(hint) is Annotated:
+        return _part_type(get_args(hint)[0])
+    if get_origin(hint) in (Union, types.UnionType):
+        parts = [p for a in get_args(hint) if (p := _part_type(a)) is not None]
+        return parts[0] if len(parts) == 1 else None
+    return hint if isinstance(hint, type) and dataclasses.is_dataclass(hint) else None
 
 
 def builtin_pool() -> list[dict[str, str]]:
@@ -231,12 +506,13 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     report cell inside the design, enough instructions for the largest ensemble, the
     prompt's placeholders, and every file the block names."""
     mmb, panel = params["mmb"], params["panel"]
-    errors = [f"mmb.models[{i}]: model {key!r} is not defined under panel"
-              for i, key in enumerate(mmb["models"]) if key not in panel]
+    errors = [f"mmb.models[{i}]: model {judge!r} is not defined under panel"
+              for i, judge in enumerate(mmb["models"]) if judge not in panel]
     errors += _probability_errors(params)
-    for key in mmb["models"]:
-        if key in panel and panel[key]["backend"] == "sim":
-            errors += _sim_trait_errors(f"panel.{key}.sim.mmb", panel[key]["sim"].get("mmb"))
+    for judge in mmb["models"]:
+        if judge in panel and panel[judge]["backend"] == "sim":
+            errors += _sim_trait_errors(f"panel.{judge}.sim.mmb",
+                                        panel[judge]["sim"].get("mmb"))
     grow = mmb["instructions"]["grow"]
     if grow and grow["writer"] not in panel:
         errors.append(f"mmb.instructions.grow.writer: model {grow['writer']!r} is not "
@@ -262,13 +538,13 @@ def _probability_errors(params: Mapping[str, Any]) -> list[str]:
     (at 0 its n verdicts would repeat one answer and p would be 1/(n+2) or (n+1)/(n+2))."""
     mmb, panel = params["mmb"], params["panel"]
     by_judge = (mmb.get("probability") or {}).get("by_judge") or {}
-    errors = [f"mmb.probability.by_judge.{key}: {key!r} is not one of mmb.models"
-              for key in by_judge if key not in mmb["models"]]
-    for key in mmb["models"]:
-        temperature = panel.get(key, {}).get("sampling", {}).get("temperature")
-        if sampled(params, key) and temperature is not None and temperature <= 0:
-            errors.append(f"mmb.probability: judge {key!r} is read from samples, but "
-                          f"panel.{key}.sampling.temperature is {temperature}: its "
+    errors = [f"mmb.probability.by_judge.{judge}: {judge!r} is not one of mmb.models"
+              for judge in by_judge if judge not in mmb["models"]]
+    for judge in mmb["models"]:
+        temperature = panel.get(judge, {}).get("sampling", {}).get("temperature")
+        if sampled(params, judge) and temperature is not None and temperature <= 0:
+            errors.append(f"mmb.probability: judge {judge!r} is read from samples, but "
+                          f"panel.{judge}.sampling.temperature is {temperature}: its "
                           "verdicts would all be one answer; sample at a temperature "
                           "above 0")
     return errors
@@ -283,13 +559,13 @@ def _sim_trait_errors(where: str, block: Any) -> list[str]:
     if not isinstance(experts, Mapping) or not all(
             isinstance(v, str) and v for v in experts.values()):
         errors.append(f"{where}.experts: must map styles to instruction phrases")
-    errors += [f"{where}.{key}: must be a number" for key in SIM_TRAITS
-               if key in block and not isinstance(block[key], int | float)]
+    errors += [f"{where}.{trait}: must be a number" for trait in SIM_TRAITS
+               if trait in block and not isinstance(block[trait], int | float)]
     share = block.get("miscalibrated", 1.0)
     if isinstance(share, int | float) and not 0 <= share <= 1:
         errors.append(f"{where}.miscalibrated: must lie in [0, 1], got {share}")
-    errors += [f"{where}.{key}: unknown trait (known: experts, {', '.join(SIM_TRAITS)})"
-               for key in block if key not in ("experts", *SIM_TRAITS)]
+    errors += [f"{where}.{trait}: unknown trait (known: experts, {', '.join(SIM_TRAITS)})"
+               for trait in block if trait not in ("experts", *SIM_TRAITS)]
     return errors
 
 
@@ -298,10 +574,10 @@ def _design_errors(mmb: Mapping[str, Any]) -> list[str]:
     errors = []
     if "k" in report and report["k"] not in ks:
         errors.append(f"mmb.report.k: {report['k']} is not one of mmb.clustering.ks {ks}")
-    for key in ("n_prompts", "n_val"):
-        if report[key] not in design[key]:
-            errors.append(f"mmb.report.{key}: {report[key]} is not one of "
-                          f"mmb.design.{key} {design[key]}")
+    for name in ("n_prompts", "n_val"):
+        if report[name] not in design[name]:
+            errors.append(f"mmb.report.{name}: {report[name]} is not one of "
+                          f"mmb.design.{name} {design[name]}")
     largest, pool = max(design["n_prompts"]), pool_size_bound(mmb["instructions"])
     if pool is not None and largest > pool:
         errors.append(f"mmb.design.n_prompts: {largest} prompts per ensemble, but the pool "
@@ -332,13 +608,13 @@ def _dataset_errors(dataset: Mapping[str, Any]) -> list[str]:
     errors = []
     if name == "hpdv2":
         hpd = dataset["hpdv2"]
-        for key, directory in (("test", False), ("train", False), ("image_root", True)):
-            errors += path_errors(f"mmb.dataset.hpdv2.{key}", hpd[key], directory=directory,
-                                  what=DOWNLOADS[f"hpdv2.{key}"])
+        for field, directory in (("test", False), ("train", False), ("image_root", True)):
+            errors += path_errors(f"mmb.dataset.hpdv2.{field}", hpd[field], directory=directory,
+                                  what=DOWNLOADS[f"hpdv2.{field}"])
     if dataset.get("mjbench"):
-        for key, directory in (("path", False), ("image_root", True)):
-            errors += path_errors(f"mmb.dataset.mjbench.{key}", dataset["mjbench"][key],
-                                  directory=directory, what=DOWNLOADS[f"mjbench.{key}"])
+        for field, directory in (("path", False), ("image_root", True)):
+            errors += path_errors(f"mmb.dataset.mjbench.{field}", dataset["mjbench"][field],
+                                  directory=directory, what=DOWNLOADS[f"mjbench.{field}"])
     return errors
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from judgebias.judging.tasks import build_requests
+from judgebias.models.context import RunContext
 from judgebias.plan import NotCounted, PlannedCalls
 from judgebias.studies.mmb.params import sampled
 from judgebias.studies.mmb.tables import INSTRUCTIONS_PATH, PAIRS_PATH
@@ -99,33 +100,34 @@ def _count_pairs(dataset: Mapping[str, Any]) -> tuple[int, list[NotCounted]]:
     return n, left_out
 
 
-def _writer(config: Mapping[str, Any]) -> tuple[PlannedCalls | None, int]:
+def _writer(params: Mapping[str, Any]) -> tuple[PlannedCalls | None, int]:
     """The writer's rephrasing requests, and the pool size counted before it grows."""
     from judgebias.studies.mmb.data.instructions import base_pool
     from judgebias.studies.mmb.jobs import rephrase_sources, writer_task
     from judgebias.studies.mmb.params import BUILTIN_POOL
 
-    spec = config["mmb"]["instructions"]
+    spec = params["mmb"]["instructions"]
     base, grow = base_pool(BUILTIN_POOL, spec["extra"]), spec["grow"]
     if not grow:
         return None, len(base)
     sources = rephrase_sources(base, grow["n"], grow.get("seed", 0))
-    requests, _ = build_requests(config, grow["writer"], writer_task(), sources)
+    requests, _ = build_requests(RunContext(params), grow["writer"], writer_task(), sources)
     return (PlannedCalls(grow["writer"], [r for r in requests if r is not None]),
             len(base) + len(sources))
 
 
-def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
+def planned_calls(params: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
     from judgebias.studies.mmb.jobs import judge_items, judge_task
 
-    mmb = config["mmb"]
-    writer, pool_size = _writer(config)
+    mmb = params["mmb"]
+    writer, pool_size = _writer(params)
     planned: list[PlannedCalls | NotCounted] = [] if writer is None else [writer]
     if Path(PAIRS_PATH).exists() and Path(INSTRUCTIONS_PATH).exists():
-        items = judge_items(config, PAIRS_PATH, INSTRUCTIONS_PATH)
+        items = judge_items(PAIRS_PATH, INSTRUCTIONS_PATH, mmb["order"], mmb["order_seed"])
+        run = RunContext(params)
         for judge in mmb["models"]:
-            requests, _ = build_requests(config, judge, judge_task(config), items,
-                                         _samples(config, judge))
+            requests, _ = build_requests(run, judge, judge_task(mmb["prompt"]), items,
+                                         _samples(params, judge))
             planned.append(PlannedCalls(judge, [r for r in requests if r is not None]))
     else:
         if Path(PAIRS_PATH).exists():
@@ -145,30 +147,30 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
             pool_size = len(read_pool(INSTRUCTIONS_PATH))
         orders = 2 if mmb["order"] == "both" else 1
         for judge in mmb["models"]:
-            samples = len(_samples(config, judge))
+            samples = len(_samples(params, judge))
             note = (f"pairs or instruction pool not built: {n_pairs} pairs x {pool_size} "
                     f"instructions x {orders} order(s) x {samples} sample(s)")
             planned.append(PlannedCalls(judge, estimated=n_pairs * pool_size * orders * samples,
-                                        note=note, task=judge_task(config)))
+                                        note=note, task=judge_task(mmb["prompt"])))
     planned.append(NotCounted("CLIP image embeddings (mmb.embedding: a local model, "
                               "not a panel model; cached per image)"))
     return planned
 
 
-def _samples(config: Mapping[str, Any], judge: str) -> range:
+def _samples(params: Mapping[str, Any], judge: str) -> range:
     """The samples asked per (pair, instruction, order): 1, or ``mmb.probability.samples``
     for a judge read from samples (jobs.judge_pairs)."""
-    how = sampled(config, judge)
+    how = sampled(params, judge)
     return range(1 if how is None else how.n)
 
 
 POWERED = ("mmb_vs_avg_ece", "mmb_vs_bpe_ece", "mmb_vs_avg_brier", "mmb_vs_bpe_brier")
 
 
-def power_sizes(config: Mapping[str, Any]) -> dict[str, float]:
+def power_sizes(params: Mapping[str, Any]) -> dict[str, float]:
     """The design size of the card's calibration differences: test groups (the t over
     test-group differences; judgebias.stats.power)."""
-    dataset = config["mmb"]["dataset"]
+    dataset = params["mmb"]["dataset"]
     if dataset["name"] == "synthetic":
         groups = dataset["synthetic"].get("n_test_groups", 30)
     elif Path(dataset["hpdv2"]["test"]).is_file():

@@ -83,10 +83,10 @@ def by_metric(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return values[columns], bold[columns]
 
 
-def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path]) -> Section:
+def report_section(params: Mapping[str, Any], out: Path, data: Mapping[str, Path]) -> Section:
     """MMB's part of the HTML report, from its results folder `out` and the data summary
     and instruction pool `data` names (tables.report_inputs)."""
-    mmb = config["mmb"]
+    mmb = params["mmb"]
     metrics = json.loads((out / "metrics.json").read_text())
     summary = json.loads(data["summary"].read_text())
     read = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
@@ -152,18 +152,18 @@ def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path
     answers = read["answers"].set_index("judge")
     return Section(
         title="MMB: calibrating a pairwise image judge with multimodal prompt ensembles",
-        intro=intro(config, summary),
+        intro=intro(params, summary),
         tables=[comparison_table(read["comparisons"], mmb["report"], k, cell),
                 Table(answers, "Answers per judge: status and where p(y | x, a) came from "
                       "(log-probs; the parsed choice smoothed to 2/3 or 1/3 when an answer "
                       "carried none; or n sampled verdicts, mmb.probability)", "{:.0f}")],
-        notes=protocol_notes(config, summary),
+        notes=protocol_notes(params, summary),
         subsections=subsections,
     )
 
 
-def intro(config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
-    mmb = config["mmb"]
+def intro(params: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
+    mmb = params["mmb"]
     design = mmb["design"]
     reference = design["bpe_reference"]["regularisers"]
     return (
@@ -213,8 +213,8 @@ def embedding_text(block: Mapping[str, Any]) -> str:
             "table shows each cluster's dominant style); real images need pretrained CLIP.")
 
 
-def protocol_notes(config: Mapping[str, Any], summary: Mapping[str, Any]) -> list[str]:
-    mmb = config["mmb"]
+def protocol_notes(params: Mapping[str, Any], summary: Mapping[str, Any]) -> list[str]:
+    mmb = params["mmb"]
     notes = [
         "Eq. 9 as printed weights each cluster's entropy by its mass, so K = 1 would not "
         "give BPE; entropy per_group (the default) puts one entropy term per cluster: K = 1 "

@@ -8,10 +8,11 @@ model jobs .jobs and .embed, the formulas .measures, the estimators .estimator."
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from judgebias.models.context import RunContext
 from judgebias.studies.mmb.params import MmbParams
 from judgebias.studies.mmb.tables import (
     EMBEDDINGS,
@@ -33,13 +34,15 @@ def data(params: MmbParams, *, pairs: Path, support: Path, images: Path,
     """The pair and support tables (and their images) from ``mmb.dataset``. The data must
     carry the design (data_errors) before anything is written: this is the first job, so
     a shortfall stops the run before any judge call is paid."""
+    from dataclasses import asdict
+
     from judgebias.config import ConfigError
     from judgebias.io.artifacts import write_json, write_table
     from judgebias.studies.mmb.data.checks import data_errors
     from judgebias.studies.mmb.data.pairs import build_dataset
 
-    built, support_table, described = build_dataset(params.dataset, images,
-                                                    seed=params.dataset["seed"])
+    built, support_table, described = build_dataset(asdict(params.dataset), images,
+                                                    seed=params.dataset.seed)
     errors = data_errors(params, built, support_table, described)
     if errors:
         raise ConfigError("\n".join(errors))
@@ -50,10 +53,11 @@ def data(params: MmbParams, *, pairs: Path, support: Path, images: Path,
              built["split"].value_counts().to_dict(), len(support_table))
 
 
-def pool(params: Mapping[str, Any], *, builtin: Path, pool: Path,
+def pool(params: MmbParams, run: RunContext, *, builtin: Path, pool: Path,
          extra: Path | None = None) -> None:
     """The instruction pool: the built-in one, the `extra` file's, and, with `grow`, the
-    writer model's rephrasings (seed 002 §5). Ids must be unique; texts are kept verbatim."""
+    writer model's rephrasings (seed 002 §5; a model job: `run` calls the writer). Ids
+    must be unique; texts are kept verbatim."""
     import pandas as pd
     import yaml
 
@@ -62,11 +66,10 @@ def pool(params: Mapping[str, Any], *, builtin: Path, pool: Path,
     from judgebias.studies.mmb.data.instructions import base_pool
     from judgebias.studies.mmb.jobs import grow_pool
 
-    mmb = MmbParams.from_params(params)
-    grow = mmb.instructions.grow
+    grow = params.instructions.grow
     instructions = base_pool(builtin, extra)
     if grow:
-        grown = grow_pool(params, grow.writer, grow.n, grow.seed, instructions)
+        grown = grow_pool(run, grow.writer, grow.n, grow.seed, instructions)
         log.info("writer %s added %d of %d asked instructions", grow.writer, len(grown),
                  grow.n)
         instructions = pd.concat([instructions, grown[["id", "kind", "text"]]],
@@ -74,26 +77,35 @@ def pool(params: Mapping[str, Any], *, builtin: Path, pool: Path,
     duplicated = instructions["id"][instructions["id"].duplicated()].tolist()
     if duplicated:
         raise ConfigError(f"mmb.instructions: duplicate instruction ids {duplicated}")
-    largest = max(mmb.design.n_prompts)
-    if largest > len(instructions):
+    # The pool must hold the largest ensemble. Without a writer, `validate` counts it
+    # exactly (params._design_errors: the built-in and the extra file's instructions);
+    # the writer may add fewer than grow.n, so a grown pool is counted here (the rule
+    # then declares mmb.design.n_prompts), before any judge call is paid.
+    if grow and (largest := max(params.design.n_prompts)) > len(instructions):
         raise ConfigError(f"mmb.design.n_prompts: {largest} prompts per ensemble, but the "
                           f"pool has {len(instructions)} instructions")
     write_text(yaml.safe_dump(instructions.to_dict("records"), sort_keys=False, width=1000),
                pool)
 
 
-def judge(params: Mapping[str, Any], *, judge: str, pairs: Path, pool: Path,
+def judge(params: MmbParams, run: RunContext, *, judge: str, pairs: Path, pool: Path,
           judgements: Path) -> None:
-    """Every (pair, instruction) judged once by `judge` (journaled: seed 002 §5)."""
+    """Every (pair, instruction) judged once by `judge` (journaled: seed 002 §5), or n
+    times where it is read from samples (``mmb.probability``)."""
     from judgebias.io.artifacts import write_table
     from judgebias.studies.mmb.jobs import judge_pairs
 
-    write_table(judge_pairs(params, judge, str(pairs), str(pool)), judgements, JUDGEMENTS)
+    rows = judge_pairs(run, judge, str(pairs), str(pool), prompt=params.prompt,
+                       order=params.order, order_seed=params.order_seed,
+                       how=params.probability.of(judge))
+    write_table(rows, judgements, JUDGEMENTS)
 
 
 def embed(params: MmbParams, *, pairs: Path, support: Path,
           embeddings: Path) -> None:
     """CLIP embeddings of every image a pair shows and of D_sup, cached per image hash."""
+    from dataclasses import asdict
+
     import numpy as np
     import pandas as pd
 
@@ -105,8 +117,8 @@ def embed(params: MmbParams, *, pairs: Path, support: Path,
     support_table = support_images(params.clustering, read_table(support, SUPPORT))
     paths = list(dict.fromkeys([*pair_table["image_a"], *pair_table["image_b"],
                                 *support_table["image_path"]]))
-    spec = EmbeddingSpec.from_params(params.embedding)
-    hashes, vectors, stats = embed_images(paths, spec, Path(params.embedding["cache_dir"]))
+    spec = EmbeddingSpec.from_params(asdict(params.embedding))
+    hashes, vectors, stats = embed_images(paths, spec, Path(params.embedding.cache_dir))
     log.info("embedded %d images with %s: %s", len(paths), spec.description(), stats)
     write_table(pd.DataFrame({"image_path": paths, "image_sha256": hashes,
                               "embedding": list(vectors.astype(np.float32))}),

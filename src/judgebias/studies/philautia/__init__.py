@@ -10,5 +10,6 @@ STUDY = Study(
     title="Philautia: self- and family-preference of caption judges",
     package=__name__,
     rules="workflow/rules/philautia.smk",
+    view="PhilautiaParams",
     sim_traits=False,  # its tasks read the core traits (judgebias.models.sim), no block
 )

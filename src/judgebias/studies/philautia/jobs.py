@@ -1,42 +1,46 @@
 """The philautia study's model jobs (seed 000 Algorithm 1, lines 2 and 4): a generator
 captions each image; an evaluator scores each caption with the setting's G-VEval prompt.
-Both are ordinary judge tasks of the judging core (journaled, raw answers kept)."""
+Both are ordinary judge tasks of the judging core (journaled, raw answers kept).
+
+The jobs take the run context (judgebias.models.context.RunContext: the journal, the panel
+model and its limits) and the values of the ``philautia:`` block they need (the step hands
+them from its typed view, params.PhilautiaParams), never the params mapping."""
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from typing import Any
 
 import pandas as pd
 
 from judgebias.io.artifacts import read_table
 from judgebias.judging.answers import STATUS_OK, IntegerScore
 from judgebias.judging.tasks import FreeText, JudgeTask, run_task
+from judgebias.models.context import RunContext
+from judgebias.studies.philautia.params import Setting
 from judgebias.studies.philautia.tables import CAPTIONS, IMAGES
 
 NO_CAPTION = "no_caption"
 
 
-def caption_task(config: Mapping[str, Any]) -> JudgeTask:
-    """The generation prompt (seed 000 Appendix C) with the image."""
-    return JudgeTask(prompt=config["philautia"]["caption_prompt"], answer=FreeText())
+def caption_task(prompt: str) -> JudgeTask:
+    """The generation prompt (seed 000 Appendix C; template `prompt`,
+    ``philautia.caption_prompt``) with the image."""
+    return JudgeTask(prompt=prompt, answer=FreeText())
 
 
-def judge_task(config: Mapping[str, Any], setting: str) -> JudgeTask:
+def judge_task(setting: Setting) -> JudgeTask:
     """The setting's G-VEval prompt (seed 000 Appendix C) with the caption, the image and,
     in the reference-based setting, the reference captions, one per line (our format;
     G-VEval's scorer joins them as ``'a'; 'b'; 'c``, see judgebias.prompts)."""
-    spec = config["philautia"]["settings"][setting]
     fields = {"Caption": "caption", **({"Reference": "references"}
-                                       if spec["references"] else {})}
-    return JudgeTask(prompt=spec["prompt"], answer=IntegerScore(), fields=fields)
+                                       if setting.references else {})}
+    return JudgeTask(prompt=setting.prompt, answer=IntegerScore(), fields=fields)
 
 
-def caption_images(config: Mapping[str, Any], generator: str, images_path: str
+def caption_images(run: RunContext, generator: str, images_path: str, *, prompt: str
                    ) -> pd.DataFrame:
-    """Seed 000 Alg. 1 line 2: one caption per image by `generator` (a captions table)."""
+    """Seed 000 Alg. 1 line 2: one caption per image by `generator` (a captions table),
+    asked with template `prompt` (``philautia.caption_prompt``)."""
     images = read_table(images_path, IMAGES)
-    rows = run_task(config, generator, "generator", caption_task(config), images)
+    rows = run_task(run, generator, "generator", caption_task(prompt), images)
     return pd.DataFrame({"image_id": images["image_id"].to_numpy(), "generator": generator,
                          **rows})
 
@@ -51,14 +55,16 @@ def caption_rows(images: pd.DataFrame, captions: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-def score_captions(config: Mapping[str, Any], evaluator: str, setting: str,
-                   images_path: str, captions_path: str) -> pd.DataFrame:
-    """Seed 000 Alg. 1 line 4 (per image): `evaluator` scores each caption (a scores table).
+def score_captions(run: RunContext, evaluator: str, setting: str, images_path: str,
+                   captions_path: str, *, spec: Setting) -> pd.DataFrame:
+    """Seed 000 Alg. 1 line 4 (per image): `evaluator` scores each caption in setting
+    `setting`, whose prompt and references are `spec` (``philautia.settings.<setting>``,
+    params.PhilautiaParams.settings; a scores table).
 
     Images whose caption failed get status "no_caption" and no request is made.
     """
     rows = caption_rows(read_table(images_path, IMAGES), read_table(captions_path, CAPTIONS))
-    answers = run_task(config, evaluator, "evaluator", judge_task(config, setting), rows)
+    answers = run_task(run, evaluator, "evaluator", judge_task(spec), rows)
     return pd.DataFrame({"image_id": rows["image_id"].to_numpy(),
                          "generator": rows["generator"].to_numpy(),
                          "evaluator": evaluator, "setting": setting, **answers})

@@ -1,82 +1,147 @@
-"""The `philautia:` params block: the checks its schema cannot express, and the typed
-view its steps receive (judgebias.workflow.step_dispatch passes `PhilautiaParams` to a step whose
-``params`` argument is annotated with it)."""
+"""The `philautia:` params block, declared once: its typed view (judgebias.paramsblock).
+
+Each field of :class:`PhilautiaParams` is a key of the block, with its type, default,
+bounds and description (the docstring below it); its nested blocks (:class:`Dataset`,
+:class:`Setting`...) likewise. The block's JSON schema, the view its steps receive
+(judgebias.workflow.step_dispatch passes it to a step argument annotated with it) and the
+keys its rules declare (``block_keys``) all come from it. A field marked ``derived()`` is
+computed from other keys. What the schema cannot express is checked in ``validate``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from judgebias.abilities import Need
 from judgebias.config import path_errors
+from judgebias.paramsblock import block_values, derived, key, view
 from judgebias.prompts import available_prompts, fields
 from judgebias.study import simulated_models, study_models
 
+NAME_PATTERN = "^[A-Za-z0-9_-]+$"  # a name of ``philautia.settings`` (and of ``pomms.datasets``)
 
-@dataclass(frozen=True)
+
+@view
+class SyntheticImages:
+    """Generated scenes with known content, each with correct reference captions."""
+
+    n_images: int = key(ge=1)
+    """Images to generate."""
+    seed: int
+    """Seeds the scenes and their references (image i draws from (seed, i))."""
+    image_size: int = key(128, ge=32)
+    """Side of each image, in pixels."""
+    n_references: int = key(5, ge=1, le=10)
+    """Reference captions per image, all correct."""
+
+
+@view
+class Nocaps:
+    """The nocaps validation set with its human captions as references (seed 000 §5 uses
+    4,500 images); download it yourself."""
+
+    annotations: str
+    """nocaps' validation annotations (a JSON file such as nocaps_val_4500_captions.json)."""
+    image_dir: str
+    """The folder holding the validation images."""
+    n_images: int | None = key(4500, ge=1)
+    """Images drawn (seeded) from the file; null: every image."""
+    n_references: int = key(5, ge=1, le=10)
+    """Human captions per image given as references."""
+    seed: int = 0
+    """Seeds the draw of n_images."""
+    # no default, yet null a value to write (all three): `absent` drops the default and
+    # the null branch, `schema` puts null back into the type
+    domains: tuple[Literal["in-domain", "near-domain", "out-domain"], ...] | None = key(
+        absent=True, unique=True, schema={"type": ["array", "null"]})
+    """Only images of these nocaps domains; null: all three."""
+    missing: Literal["error", "skip"] = "error"
+    """An image file that is absent: error stops the data step, skip drops the image;
+    either way the missing file names are reported."""
+
+
+@view
+class Dataset:
+    """The images and their reference captions."""
+
+    name: Literal["synthetic", "nocaps"]
+    """synthetic (generated scenes with known content, offline) or nocaps (the nocaps
+    validation set, seed 000 §5)."""
+    # None where params.yaml leaves the block out. Annotated without ``| None``: for an
+    # absent ``Part | None``, block_schema keeps the part's ``$ref`` instead of inlining it
+    synthetic: SyntheticImages = key(absent=True)
+    """Generated scenes with known content, each with correct reference captions."""
+    nocaps: Nocaps = key(absent=True)
+    """The nocaps validation set with its human captions as references (seed 000 §5 uses
+    4,500 images); download it yourself."""
+
+
+@view
 class Setting:
-    """One ``philautia.settings.<name>``: the evaluator prompt and whether it is given the
-    reference captions."""
+    """One evaluation setting: the evaluator prompt and whether the evaluator sees the
+    references."""
 
     prompt: str
+    """Evaluator prompt template id."""
     references: bool
+    """Whether reference captions are given to the evaluator."""
 
 
-@dataclass(frozen=True)
+@view
 class PhilautiaParams:
-    """The validated ``philautia:`` block as the study's steps read it, resolved once.
+    """Seed 000 §4.1 -- does a caption judge score its own captions, or its family's,
+    higher than their quality warrants? Every panel model captions every image and scores
+    every caption."""
 
-    Fields are the block's keys (the schema's defaults filled in), with ``models``
-    resolved (the block's own subset, else the whole panel) and what the steps derive
-    from the panel for those models:
+    PARAMS_KEY: ClassVar[str] = "philautia"
 
-    Attributes
-    ----------
-    models : tuple of str
-        The panel models of the study, each a generator and an evaluator.
-    dataset : Mapping
-        The ``dataset`` block as validated (judgebias.studies.philautia.data reads it).
-    caption_prompt : str
-        The generators' prompt template id.
-    settings : Mapping of str to Setting
-        The evaluation settings by name.
-    score : {"expected", "parsed"}
-        Which score of an answer the analysis reads.
-    ddof, n_bootstrap, n_permutations, ci, seed
-        The analysis' standardisation, resampling and interval settings.
-    families : Mapping of str to tuple of str
-        Model -> every family it belongs to (`model_families`).
-    simulated : frozenset of str
-        The models that are simulated (figures flag them).
-    """
-
-    models: tuple[str, ...]
-    dataset: Mapping[str, Any]
-    caption_prompt: str
-    settings: Mapping[str, Setting]
-    score: str
-    ddof: int
-    n_bootstrap: int
-    n_permutations: int
-    ci: float
-    seed: int
-    families: Mapping[str, tuple[str, ...]]
-    simulated: frozenset[str]
+    # key(): pydantic lists the required fields given a Field first; so `required` keeps
+    # the declaration order (dataset, settings)
+    dataset: Dataset = key()
+    """The images and their reference captions."""
+    caption_prompt: str = "caption_llava_ov"
+    """Prompt template id of the generator prompt (seed 000 Appendix C)."""
+    models: tuple[str, ...] | None = key(absent=True, unique=True, min_length=3)
+    """Panel keys (default all); each model is both a generator and an evaluator."""
+    settings: dict[str, Setting] = key(names=NAME_PATTERN, min_length=1)
+    """The evaluation settings, by a name of your choice (ref_based, ref_free): every
+    evaluator scores every caption in each."""
+    score: Literal["expected", "parsed"] = "expected"
+    """expected = log-prob weighted score where log-probs exist (else the parsed one);
+    parsed = the $NN$ integer."""
+    ddof: Literal[0, 1] = 0
+    """Standard-deviation convention of the standardisation: 0 (population, as
+    scipy.stats.zscore) or 1, which multiplies every Phi-tilde entry by sqrt((M-1)/M)."""
+    n_bootstrap: int = key(1000, ge=10)
+    """Image resamples of the bootstrap behind the philautia scores' intervals."""
+    n_permutations: int = key(10000, ge=100)
+    """Permutations of the test of diagonal against off-diagonal entries."""
+    ci: float = key(0.95, gt=0, lt=1)
+    """Confidence level of the intervals."""
+    seed: int = 0
+    """Seeds the bootstrap and the permutation test."""
+    judges: tuple[str, ...] = derived()
+    """The study's panel models, each a generator and an evaluator: ``models``, or every
+    panel model where it is absent (judgebias.study.study_models)."""
+    families: Mapping[str, tuple[str, ...]] = derived()
+    """Model -> every family it belongs to (`model_families`)."""
+    simulated: frozenset[str] = derived()
+    """The judges that are simulated (figures flag them)."""
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> PhilautiaParams:
-        block = params["philautia"]
-        models = study_models(params, "philautia")
-        return cls(
-            models=tuple(models), dataset=block["dataset"],
-            caption_prompt=block["caption_prompt"],
-            settings={name: Setting(prompt=s["prompt"], references=s["references"])
-                      for name, s in block["settings"].items()},
-            score=block["score"], ddof=block["ddof"], n_bootstrap=block["n_bootstrap"],
-            n_permutations=block["n_permutations"], ci=block["ci"], seed=block["seed"],
-            families=model_families(params, models),
-            simulated=frozenset(simulated_models(params, models)))
+        """The view of validated `params` (the schema filled every default in)."""
+        judges = study_models(params, "philautia")
+        return cls(**block_values(params, "philautia"), judges=tuple(judges),
+                   families=model_families(params, judges),
+                   simulated=frozenset(simulated_models(params, judges)))
+
+
+def settings_of(block: Mapping[str, Any]) -> dict[str, Setting]:
+    """Every evaluation setting of the validated ``philautia:`` `block`, by name (for
+    what takes the params mapping: the plan, Pomms' view)."""
+    return {name: Setting(prompt=spec["prompt"], references=spec["references"])
+            for name, spec in block["settings"].items()}
 
 
 # What belongs at the nocaps paths and where to get it, for `judgebias validate` to say
@@ -106,9 +171,9 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     if study["caption_prompt"] not in prompts:
         errors.append(f"philautia.caption_prompt: unknown prompt id {study['caption_prompt']!r}"
                       f" (available: {', '.join(sorted(prompts))})")
-    for i, key in enumerate(study.get("models") or []):
-        if key not in panel:
-            errors.append(f"philautia.models[{i}]: model {key!r} is referenced but not "
+    for i, model in enumerate(study.get("models") or []):
+        if model not in panel:
+            errors.append(f"philautia.models[{i}]: model {model!r} is referenced but not "
                           f"defined under panel (defined: {', '.join(panel)})")
     if not study.get("models") and len(panel) < 3:
         errors.append("philautia.models: the study needs at least 3 models "
@@ -126,13 +191,13 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     return errors
 
 
-def model_families(config: Mapping[str, Any], models: Sequence[str]
+def model_families(params: Mapping[str, Any], models: Sequence[str]
                    ) -> dict[str, tuple[str, ...]]:
     """Model -> every family it belongs to: ``panel.<key>.family`` (its primary family,
     whose sim opener styles its captions) then ``panel.<key>.also_in`` (further
     families for the §6.2 sub-matrices; seed 000 Fig. 6 puts LLaVA-OneVision-7B in both
     the Qwen-based and the LLaVA block)."""
-    return {m: (config["panel"][m]["family"], *config["panel"][m].get("also_in", ()))
+    return {m: (params["panel"][m]["family"], *params["panel"][m].get("also_in", ()))
             for m in models}
 
 

@@ -12,8 +12,10 @@ from typing import Any
 
 from judgebias.io.artifacts import read_table
 from judgebias.judging.tasks import build_requests
+from judgebias.models.context import RunContext
 from judgebias.plan import PlannedCalls
 from judgebias.studies.philautia.jobs import caption_rows, caption_task, judge_task
+from judgebias.studies.philautia.params import settings_of
 from judgebias.studies.philautia.tables import CAPTIONS, DATASET_TABLE, IMAGES, captions_path
 from judgebias.study import study_models
 
@@ -23,40 +25,43 @@ NO_CAPTIONS = "scores of captions not written yet: one per image, if every capti
 POWERED = ("self_preference", "family_preference", "own_minus_family")  # card measures
 
 
-def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls]:
-    models, settings = study_models(config, "philautia"), config["philautia"]["settings"]
+def planned_calls(params: Mapping[str, Any]) -> list[PlannedCalls]:
+    block = params["philautia"]
+    models, settings = study_models(params, "philautia"), settings_of(block)
+    captioning = caption_task(block["caption_prompt"])
     if not Path(DATASET_TABLE).exists():
-        spec = config["philautia"]["dataset"]
+        spec = block["dataset"]
         n_images = spec[spec["name"]].get("n_images") or 0
         return [calls for m in models for calls in (
-            PlannedCalls(m, estimated=n_images, note=NO_DATASET, task=caption_task(config)),
+            PlannedCalls(m, estimated=n_images, note=NO_DATASET, task=captioning),
             *(PlannedCalls(m, estimated=n_images * len(models), note=NO_DATASET,
-                           task=judge_task(config, setting)) for setting in settings))]
+                           task=judge_task(setting)) for setting in settings.values()))]
+    run = RunContext(params)
     images = read_table(DATASET_TABLE, IMAGES)
     rows = {g: caption_rows(images, read_table(captions_path(g), CAPTIONS)) for g in models
             if Path(captions_path(g)).exists()}
     planned = []
     for key in models:
-        requests, _ = build_requests(config, key, caption_task(config), images)
+        requests, _ = build_requests(run, key, captioning, images)
         planned.append(PlannedCalls(key, [r for r in requests if r is not None]))
-        for setting in settings:
-            task = judge_task(config, setting)
+        for setting in settings.values():
+            task = judge_task(setting)
             calls = PlannedCalls(key, task=task)
             for generator in models:
                 if generator not in rows:
                     calls.estimated += len(images)
                     calls.note = NO_CAPTIONS
                     continue
-                requests, _ = build_requests(config, key, task, rows[generator])
+                requests, _ = build_requests(run, key, task, rows[generator])
                 calls.requests += [r for r in requests if r is not None]
             planned.append(calls)
     return planned
 
 
-def power_sizes(config: Mapping[str, Any]) -> dict[str, float]:
+def power_sizes(params: Mapping[str, Any]) -> dict[str, float]:
     """The design size of the card's self-preference measures: images (judgebias.stats.power;
     the image-clustered standard error shrinks with the root of their number)."""
-    spec = config["philautia"]["dataset"]
+    spec = params["philautia"]["dataset"]
     if Path(DATASET_TABLE).exists():
         images = len(read_table(DATASET_TABLE, IMAGES))
     else:

@@ -29,11 +29,11 @@ FAMILY_COLUMNS = {
     "share of subsets ≥ (p-value)", "method": "method", "n_evaluated": "subsets evaluated"}
 
 
-def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path) -> Section:
+def _section_for_setting(params: Mapping[str, Any], setting: str, results: Path) -> Section:
     metrics = json.loads((results / "metrics.json").read_text())
     figures = results / "figures"
     test, counts = metrics["diagonal_test"], metrics["counts"]
-    prompt = config["philautia"]["settings"][setting]["prompt"]
+    prompt = params["philautia"]["settings"][setting]["prompt"]
     notes = [
         f"Diagonal vs off-diagonal (permutation test over generator labels, "
         f"{'exact' if test['exact'] else str(test['n_resamples']) + ' resamples'}): mean "
@@ -42,7 +42,7 @@ def _section_for_setting(config: Mapping[str, Any], setting: str, results: Path)
         f"Scores: {counts['n_valid']} valid of {counts['n_scores_expected']} expected; "
         f"{counts['n_excluded']} excluded from the means (by status: "
         f"{counts['excluded_by_status'] or 'none'}).",
-        _expected_note(config, results),
+        _expected_note(params, results),
         f"Standardisation uses ddof={metrics['ddof']}; intervals are "
         f"{metrics['bootstrap']['ci']:.0%} percentile bootstrap intervals over "
         f"{metrics['n_images']} images ({metrics['bootstrap']['n_boot']} resamples).",
@@ -158,25 +158,25 @@ def _identification_note(results: Path) -> list[str]:
     return notes
 
 
-def report_section(config: Mapping[str, Any], results_root: Path,
+def report_section(params: Mapping[str, Any], results_root: Path,
                    data: Mapping[str, Path]) -> Section:
     """The philautia study's part of the HTML report (seed 000 §6.1-6.2); it reads its
     results folder only (`data` is empty: tables.report_inputs names no other file)."""
-    settings = config["philautia"]["settings"]
+    settings = params["philautia"]["settings"]
     return Section(
         title="Philautia: self- and family-preference of caption judges",
         intro=("Seed 000 (Philautia-Eval, Algorithm 1): every panel model captions every "
                "image and scores every caption; Φ is standardised per evaluator (columns) "
                "then per generator (rows); the diagonal of Φ̃ is the philautia score. "
-               + images_note(config)),
-        subsections=[_section_for_setting(config, s, results_root / s) for s in settings],
+               + images_note(params)),
+        subsections=[_section_for_setting(params, s, results_root / s) for s in settings],
     )
 
 
-def images_note(config: Mapping[str, Any]) -> str:
+def images_note(params: Mapping[str, Any]) -> str:
     """Which images were captioned, read from params: a real dataset, or the synthetic
     stand-in said plainly (docs/design.md principle 7)."""
-    dataset = config["philautia"]["dataset"]
+    dataset = params["philautia"]["dataset"]
     if dataset["name"] == "nocaps":
         nocaps = dataset["nocaps"]
         sample = ("all images" if nocaps["n_images"] is None
@@ -189,10 +189,10 @@ def images_note(config: Mapping[str, Any]) -> str:
             f"not photographs; {synthetic['n_references']} generated reference captions each.")
 
 
-def _expected_note(config: Mapping[str, Any], results: Path) -> str:
+def _expected_note(params: Mapping[str, Any], results: Path) -> str:
     counts = pd.read_parquet(results / "counts.parquet")
     expected, parsed = int(counts["n_expected"].sum()), int(counts["n_parsed_fallback"].sum())
-    if config["philautia"]["score"] == "parsed":
+    if params["philautia"]["score"] == "parsed":
         return "Scores are the parsed $NN$ integers (philautia.score: parsed)."
     return (f"{expected} valid scores are log-prob expected scores (exact conditional "
             f"expectation, judgebias.judging.expected); {parsed} fell back to the parsed "

@@ -9,10 +9,11 @@ its rule's code dependencies stay its own (judgebias.workflow.codedeps)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from judgebias.models.context import RunContext
 from judgebias.studies.philautia.params import PhilautiaParams
 from judgebias.studies.philautia.tables import SCORE_SCALE
 
@@ -26,36 +27,41 @@ log = logging.getLogger(__name__)
 
 def dataset(params: PhilautiaParams, *, table: Path, images: Path) -> None:
     """Build the synthetic image dataset or import a real one (``philautia.dataset``)."""
+    import dataclasses
+
     from judgebias.config import input_errors
     from judgebias.io.artifacts import write_table
     from judgebias.studies.philautia.data import build_dataset
     from judgebias.studies.philautia.tables import IMAGES
 
-    with input_errors(f"philautia.dataset.{params.dataset['name']}"):
-        built = build_dataset(params.dataset, images)
+    with input_errors(f"philautia.dataset.{params.dataset.name}"):
+        built = build_dataset(dataclasses.asdict(params.dataset), images)
     write_table(built, table, IMAGES)
     log.info("dataset: %d images -> %s", len(built), table)
 
 
-def caption(params: Mapping[str, Any], *, generator: str, images: Path,
+def caption(params: PhilautiaParams, run: RunContext, *, generator: str, images: Path,
             captions: Path) -> None:
-    """Caption every image of the dataset with one generator (seed 000 Algorithm 1)."""
+    """Caption every image of the dataset with one generator (seed 000 Algorithm 1; a
+    model job: `run` calls the generator)."""
     from judgebias.io.artifacts import write_table
     from judgebias.studies.philautia.jobs import caption_images
     from judgebias.studies.philautia.tables import CAPTIONS
 
-    write_table(caption_images(params, generator, str(images)), captions, CAPTIONS)
+    write_table(caption_images(run, generator, str(images), prompt=params.caption_prompt),
+                captions, CAPTIONS)
 
 
-def score(params: Mapping[str, Any], *, evaluator: str, setting: str, images: Path,
-          captions: Path, scores: Path) -> None:
-    """Score one generator's captions with one evaluator in one setting."""
+def score(params: PhilautiaParams, run: RunContext, *, evaluator: str, setting: str,
+          images: Path, captions: Path, scores: Path) -> None:
+    """Score one generator's captions with one evaluator in one setting (a model job:
+    `run` calls the evaluator)."""
     from judgebias.io.artifacts import write_table
     from judgebias.studies.philautia.jobs import score_captions
     from judgebias.studies.philautia.tables import SCORES
 
-    write_table(score_captions(params, evaluator, setting, str(images), str(captions)),
-                scores, SCORES)
+    write_table(score_captions(run, evaluator, setting, str(images), str(captions),
+                               spec=params.settings[setting]), scores, SCORES)
 
 
 def phi(params: PhilautiaParams, *, scores: Sequence[Path], long: Path,
@@ -63,7 +69,7 @@ def phi(params: PhilautiaParams, *, scores: Sequence[Path], long: Path,
     """Collect a setting's score tables into its long table, Phi and per-cell counts."""
     from judgebias.io.artifacts import write_frame
 
-    long_table, phi_table, counts_table = collect_scores(scores, params.models, params.score)
+    long_table, phi_table, counts_table = collect_scores(scores, params.judges, params.score)
     write_frame(long_table, long)
     write_frame(phi_table, phi)
     write_frame(counts_table, counts)
@@ -96,7 +102,7 @@ def selfpref(params: PhilautiaParams, *, scores: Path, philautia: Path,
     from judgebias.studies.philautia.selfpref import self_preference, with_philautia
     from judgebias.studies.philautia.tables import SELFPREF
 
-    effects = self_preference(pd.read_parquet(scores), params.models, params.families,
+    effects = self_preference(pd.read_parquet(scores), params.judges, params.families,
                               ci=params.ci)
     write_table(with_philautia(effects, pd.read_parquet(philautia)), selfpref, SELFPREF)
 
@@ -170,6 +176,6 @@ def run_analysis(params: PhilautiaParams, scores_path: str | Path) -> PhilautiaR
 
     from judgebias.studies.philautia.measures import analyse
 
-    return analyse(pd.read_parquet(scores_path), params.models, params.families,
+    return analyse(pd.read_parquet(scores_path), params.judges, params.families,
                    ddof=params.ddof, n_boot=params.n_bootstrap,
                    n_permutations=params.n_permutations, seed=params.seed, ci=params.ci)

@@ -9,6 +9,7 @@ STUDY = Study(
     title="Pomms: an ensemble of evaluators against self-preference",
     package=__name__,
     rules="workflow/rules/pomms.smk",
+    view="PommsParams",
     lacks=("power", "sim"),  # no sim tasks: its judges answer philautia's prompts
     has=("cli",),
     requires=("philautia",),

@@ -1,15 +1,22 @@
-"""The `pomms:` params block: the checks its schema cannot express, and the typed view
-its steps receive (judgebias.workflow.step_dispatch passes `PommsParams` to a step whose ``params``
-argument is annotated with it)."""
+"""The `pomms:` params block, declared once: its typed view (judgebias.paramsblock).
+
+Each field of :class:`PommsParams` is a key of the block, with its type, default, bounds
+and description (the docstring below it); a judgement dataset's block is
+:class:`JudgementDataset`. The block's JSON schema, the view its steps receive
+(judgebias.workflow.step_dispatch passes it to a step argument annotated with it) and the
+keys its rules declare (``block_keys``) all come from it. The fields marked ``derived()``
+are computed from other keys: the few ``philautia:`` values Pomms builds on (its rule
+declares the same keys). What the schema cannot express is checked in ``validate``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from judgebias.abilities import Need
 from judgebias.config import path_errors
+from judgebias.paramsblock import block_values, derived, key, view
+from judgebias.studies.philautia.params import NAME_PATTERN, Setting, settings_of
 from judgebias.study import simulated_models, study_models
 
 
@@ -19,68 +26,108 @@ def judgement_setting(pomms: Mapping[str, Any]) -> str:
     return pomms.get("judgement_setting") or pomms["setting"]
 
 
-@dataclass(frozen=True)
+@view
+class JudgementDataset:
+    """One caption-judgement dataset, one row per human rating (item, image, candidate
+    caption, references, human score, split)."""
+
+    format: Literal["synthetic", "flickr8k_expert", "nebula", "table"]
+    """synthetic (simulated raters, offline), flickr8k_expert (the FLEUR-format JSON),
+    nebula (the EXPERT-format JSON) or table (CSV/Parquet with image_id, candidate,
+    references, human_score, split)."""
+    path: str | None = key(absent=True)
+    """The dataset file (flickr8k_expert / nebula JSON, or a CSV/Parquet table)."""
+    image_dir: str | None = None
+    """Folder with the images; without it items cannot be judged by an MLLM."""
+    missing: Literal["error", "skip"] = "error"
+    """An image file that is absent: error stops the import, skip drops the affected
+    items; either way they are listed by name."""
+    split: str = "test"
+    """nebula only -- which split the file holds."""
+    n_items: int | None = key(absent=True, ge=10)
+    """synthetic: the items to simulate (required). An imported format: the file's
+    published item count (Flickr8k-Expert 5,664; Nebula 32,978 over its three splits),
+    which `judgebias plan` counts from while the file is not downloaded yet; the file,
+    once there, is counted exactly."""
+    seed: int = 0
+    """synthetic only: seeds the items and the raters."""
+    n_raters: int = key(3, ge=1)
+    """synthetic only: simulated raters per caption."""
+    rater_noise: float = key(0.1, ge=0)
+    """synthetic only: the sd of each rating around the caption's true accuracy (ratings
+    clipped to [0, 1])."""
+
+
+@view
 class PommsParams:
-    """The validated ``pomms:`` block as Pomms' steps read it, resolved once, with the
-    few ``philautia:`` values Pomms builds on (its rule declares the same keys).
+    """Seed 000 §4.2/§6.3 -- an ensemble of the panel's evaluators fitted to human
+    judgements."""
 
-    Attributes
-    ----------
-    setting : str
-        The philautia setting whose Phi-tilde gets the Pomms column.
-    judgement_setting : str
-        The philautia setting that scores the judgement datasets, resolved
-        (`judgement_setting`: ``setting`` when the block's is null).
-    train_dataset : str
-        The judgement dataset Pomms is fitted (train split) and selected (val split) on.
-    datasets : Mapping of str to Mapping
-        Every ``datasets.<name>`` block as validated (judgebias.studies.pomms.data reads it).
-    max_features, alpha, l1_ratio, positive, scoring, select, min_members
-        The estimator's settings (judgebias.studies.pomms.estimator.Pomms).
-    n_bootstrap, seed : int
-        The image-cluster bootstrap of the agreement table's tau intervals and tests.
-    models : tuple of str
-        The panel models Pomms selects from: philautia's (judgebias.study.study_models).
-    score : {"expected", "parsed"}
-        ``philautia.score``: which score of an answer is read.
-    ddof : int
-        ``philautia.ddof``: Phi-tilde's standardisation.
-    simulated : frozenset of str
-        The models that are simulated (figures flag them).
-    """
+    PARAMS_KEY: ClassVar[str] = "pomms"
 
-    setting: str
-    judgement_setting: str
-    train_dataset: str
-    datasets: Mapping[str, Mapping[str, Any]]
-    max_features: int | None
-    alpha: float
-    l1_ratio: float
-    positive: bool
-    scoring: str
-    select: str
-    min_members: int
-    n_bootstrap: int
-    seed: int
-    models: tuple[str, ...]
-    score: str
-    ddof: int
-    simulated: frozenset[str]
+    # key(): pydantic lists the required fields given a Field first; so `required` keeps
+    # the declaration order (setting, train_dataset, datasets)
+    setting: str = key()
+    """The philautia setting whose Phi-tilde gets the Pomms column and gives the
+    philautia scores (seed 000 Table 1: Fig. 4 (ii), reference-free)."""
+    judgement_setting: str | None = None
+    """The philautia setting (prompt, references) that scores the judgement datasets for
+    tau; null = `setting`. G-VEval scores Flickr8k-Expert with its reference prompt."""
+    train_dataset: str = key()
+    """Its train split fits, its val split selects members."""
+    datasets: dict[str, JudgementDataset] = key(names=NAME_PATTERN, min_length=1)
+    """The caption-judgement datasets (human ratings of candidate captions), by a name of
+    your choice; every panel judge scores each."""
+    max_features: int | None = key(None, ge=1)
+    """The largest ensemble the forward selection considers; null: every panel
+    evaluator."""
+    alpha: float = key(0.001, gt=0)
+    """Elastic Net penalty of the meta-learner (scikit-learn's ElasticNet), on scores in
+    [0, 1]."""
+    l1_ratio: float = key(0.5, ge=0, le=1)
+    """Elastic Net mixing parameter (1: lasso, 0: ridge)."""
+    positive: bool = False
+    """Constrain the Elastic Net's coefficients to be non-negative."""
+    scoring: Literal["tau_b", "tau_c"] = "tau_b"
+    """The Kendall tau variant the forward selection (and select: best_validation)
+    maximises on the validation split."""
+    select: Literal["best_validation", "min_philautia"] = "min_philautia"
+    """How many SFS steps make the ensemble: best validation tau, or (seed 000 §6.3,
+    Table 2's Pomms (iv)) the smallest absolute philautia score."""
+    min_members: int = key(2, ge=1)
+    """Smallest ensemble `select` may choose; seed 000 Table 1's Pomms rows start at two
+    members, and a one-member ensemble's philautia score is a single judge's own."""
+    n_bootstrap: int = key(2000, ge=0)
+    """Resamples of the image-cluster bootstrap behind each Kendall tau's 95% interval and
+    its test of tau = 0 in the agreement table (judgebias.stats.agreement); 0: estimates
+    only."""
+    seed: int = 0
+    """Seeds that bootstrap."""
+    judged_with: str = derived()
+    """The philautia setting that scores the judgement datasets: ``judgement_setting``,
+    or ``setting`` where it is null (`judgement_setting`)."""
+    models: tuple[str, ...] = derived()
+    """The panel models Pomms selects from: philautia's (judgebias.study.study_models)."""
+    score: str = derived()
+    """``philautia.score``: which score of an answer is read."""
+    ddof: int = derived()
+    """``philautia.ddof``: Phi-tilde's standardisation."""
+    settings: Mapping[str, Setting] = derived()
+    """``philautia.settings``: the evaluation settings by name (a judgement dataset is
+    scored with one of them, its prompt and whether it is given the references)."""
+    simulated: frozenset[str] = derived()
+    """The models that are simulated (figures flag them)."""
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> PommsParams:
-        block, philautia = params["pomms"], params["philautia"]
+        """The view of validated `params` (the schema filled every default in)."""
+        philautia = params["philautia"]
         models = study_models(params, "pomms")
-        return cls(
-            setting=block["setting"], judgement_setting=judgement_setting(block),
-            train_dataset=block["train_dataset"], datasets=block["datasets"],
-            max_features=block["max_features"], alpha=block["alpha"],
-            l1_ratio=block["l1_ratio"], positive=block["positive"],
-            scoring=block["scoring"], select=block["select"],
-            min_members=block["min_members"], n_bootstrap=block["n_bootstrap"],
-            seed=block["seed"], models=tuple(models),
-            score=philautia["score"], ddof=philautia["ddof"],
-            simulated=frozenset(simulated_models(params, models)))
+        return cls(**block_values(params, "pomms"),
+                   judged_with=judgement_setting(params["pomms"]), models=tuple(models),
+                   score=philautia["score"], ddof=philautia["ddof"],
+                   settings=settings_of(philautia),
+                   simulated=frozenset(simulated_models(params, models)))
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:

@@ -15,8 +15,10 @@ from typing import Any
 import pandas as pd
 
 from judgebias.judging.tasks import build_requests
+from judgebias.models.context import RunContext
 from judgebias.plan import NotCounted, PlannedCalls
 from judgebias.studies.philautia.jobs import judge_task
+from judgebias.studies.philautia.params import settings_of
 from judgebias.studies.pomms.jobs import item_rows
 from judgebias.studies.pomms.params import judgement_setting
 from judgebias.studies.pomms.tables import judgements_path
@@ -53,11 +55,11 @@ def _rows(dataset: str, spec: Mapping[str, Any]) -> pd.DataFrame | tuple[int, st
     return items(table).rename(columns={"candidate": "caption"})
 
 
-def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
-    pomms = config["pomms"]
-    task = judge_task(config, judgement_setting(pomms))
+def planned_calls(params: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
+    pomms, run = params["pomms"], RunContext(params)
+    task = judge_task(settings_of(params["philautia"])[judgement_setting(pomms)])
     planned: list[PlannedCalls | NotCounted] = []
-    calls = [PlannedCalls(m, task=task) for m in study_models(config, "philautia")]
+    calls = [PlannedCalls(m, task=task) for m in study_models(params, "philautia")]
     for dataset, spec in pomms["datasets"].items():
         try:
             rows = _rows(dataset, spec)
@@ -69,6 +71,6 @@ def planned_calls(config: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
                 evaluator.estimated += rows[0]
                 evaluator.note = rows[1]
                 continue
-            requests, _ = build_requests(config, evaluator.model, task, rows)
+            requests, _ = build_requests(run, evaluator.model, task, rows)
             evaluator.requests += [r for r in requests if r is not None]
     return [*calls, *planned]

@@ -40,11 +40,11 @@ FORMAT_NAMES = {"flickr8k_expert": "Flickr8k-Expert", "nebula": "Nebula",
                 "table": "a judgement table"}
 
 
-def datasets_note(config: Mapping[str, Any]) -> str:
+def datasets_note(params: Mapping[str, Any]) -> str:
     """What each judgement dataset is, read from params: the report says plainly when the
     "human" ratings are simulated raters (docs/design.md principle 7)."""
     parts = []
-    for name, spec in config["pomms"]["datasets"].items():
+    for name, spec in params["pomms"]["datasets"].items():
         if spec["format"] == "synthetic":
             parts.append(f"`{name}`: SIMULATED raters of {spec['n_items']} synthetic items "
                          f"(seed {spec['seed']}), not people")
@@ -69,7 +69,7 @@ def _agreement(table: pd.DataFrame) -> pd.DataFrame:
             .rename(columns=AGREEMENT_COLUMNS))
 
 
-def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path]) -> Section:
+def report_section(params: Mapping[str, Any], out: Path, data: Mapping[str, Path]) -> Section:
     """Pomms' part of the HTML report: Table 1 and Table 2 analogues and Fig. D. It reads
     its results folder `out` only (`data` is empty: tables.report_inputs names no other
     file)."""
@@ -82,7 +82,7 @@ def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path
         title="Pomms: an ensemble of evaluators against self-preference",
         intro=(f"Seed 000 §4.2/§6.3. Forward sequential selection over the panel's evaluators "
                f"with an Elastic Net meta-learner, fitted on the train split of "
-               f"`{config['pomms']['train_dataset']}` and scored on its val split; the "
+               f"`{params['pomms']['train_dataset']}` and scored on its val split; the "
                f"judgement datasets are scored with the `{metrics['judgement_setting']}` "
                f"setting, Φ̃ and the philautia scores come from the `{metrics['setting']}` "
                f"setting. Ensemble size chosen by {SELECT_RULES[metrics['select']]} among "
@@ -118,7 +118,7 @@ def report_section(config: Mapping[str, Any], out: Path, data: Mapping[str, Path
                   "(pomms.n_bootstrap)", "{:.3f}"),
         ],
         notes=[
-            datasets_note(config),
+            datasets_note(params),
             f"Pomms' most extreme Φ̃ entry is {metrics['pomms_most_extreme']:.2f} "
             f"({metrics['pomms_most_extreme_generator']}); the least extreme evaluator's most "
             f"extreme entry is {metrics['min_evaluator_most_extreme']:.2f}.",

@@ -8,10 +8,11 @@ A step imports what only it uses inside its body, so its rule's code dependencie
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from judgebias.models.context import RunContext
 from judgebias.studies.philautia.tables import SCORE_SCALE
 from judgebias.studies.pomms.params import PommsParams
 from judgebias.studies.pomms.tables import ITEM_SCORES, JUDGEMENTS, TABLES
@@ -83,25 +84,29 @@ def fit_pomms(params: PommsParams, ratings: pd.DataFrame,
 def judgements(params: PommsParams, *, dataset: str, table: Path,
                images: Path) -> None:
     """Build or import caption-judgement dataset `dataset` (``pomms.datasets``)."""
+    import dataclasses
+
     from judgebias.config import input_errors
     from judgebias.io.artifacts import write_table
     from judgebias.studies.pomms.data import build_judgements
 
     with input_errors(f"pomms.datasets.{dataset}"):
-        built = build_judgements(dataset, params.datasets[dataset], images)
+        built = build_judgements(dataset, dataclasses.asdict(params.datasets[dataset]),
+                                 images)
     write_table(built, table, JUDGEMENTS)
     log.info("%s: %d ratings of %d items -> %s", dataset, len(built),
              built["item_id"].nunique(), table)
 
 
-def judge_items(params: Mapping[str, Any], *, evaluator: str, setting: str,
+def judge_items(params: PommsParams, run: RunContext, *, evaluator: str, setting: str,
                 judgements: Path, item_scores: Path) -> None:
-    """Score every item of a judgement dataset with one evaluator (seed 000 §6.3)."""
+    """Score every item of a judgement dataset with one evaluator in philautia setting
+    `setting` (seed 000 §6.3; a model job: `run` calls the evaluator)."""
     from judgebias.io.artifacts import write_table
     from judgebias.studies.pomms.jobs import score_items
 
-    write_table(score_items(params, evaluator, setting, str(judgements)), item_scores,
-                ITEM_SCORES)
+    write_table(score_items(run, evaluator, setting, str(judgements),
+                            spec=params.settings[setting]), item_scores, ITEM_SCORES)
 
 
 def heatmap(params: PommsParams, *, phi_tilde: Path, figure: Path) -> None:
@@ -158,7 +163,7 @@ def fit(params: PommsParams, *, judgements: Sequence[Path],
                           versus=POMMS if params.n_bootstrap else None), out["agreement"])
     write_json({
         "setting": params.setting,
-        "judgement_setting": params.judgement_setting,
+        "judgement_setting": params.judged_with,
         "min_members": int(estimator.min_members),
         "selection_order": list(estimator.selection_order_),
         "coef": dict(zip(estimator.members_, map(float, estimator.coef_), strict=True)),

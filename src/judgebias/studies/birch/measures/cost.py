@@ -22,25 +22,28 @@ The labeller's calls serve the IB analysis, not judging, and belong to no method
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from judgebias.models.panel import Pricing
 
 COLUMNS = ["judge", "method", "n_pairs", "calls", "calls_without_usage", "prompt_tokens",
            "completion_tokens", "calls_per_pair", "prompt_tokens_per_pair",
            "completion_tokens_per_pair", "cost_per_pair"]
 
 
-def _cost(prompt: float, completion: float, pricing: Mapping[str, Any] | None) -> float:
+def _cost(prompt: float, completion: float, pricing: Pricing | None) -> float:
     """USD for the tokens at the panel model's `pricing` (NaN without one)."""
     if pricing is None:
         return np.nan
-    return (prompt * pricing["input_per_mtok"] + completion * pricing["output_per_mtok"]) / 1e6
+    return (prompt * pricing.input_per_mtok + completion * pricing.output_per_mtok) / 1e6
 
 
-def method_cost(judge: str, method: str, parts: list[tuple[pd.DataFrame, Mapping | None]],
+def method_cost(judge: str, method: str, parts: list[tuple[pd.DataFrame, Pricing | None]],
                 n_pairs: int) -> dict[str, Any]:
     """One Table 6 row: `parts` are the method's answer rows with usage (see
     :func:`judgebias.studies.birch.steps.journal_usage`), each with the pricing of the
@@ -63,24 +66,25 @@ def method_cost(judge: str, method: str, parts: list[tuple[pd.DataFrame, Mapping
             "completion_tokens_per_pair": completion / per, "cost_per_pair": cost / per}
 
 
-def cost_table(config: Mapping[str, Any], verdicts: pd.DataFrame, texts: pd.DataFrame
-               ) -> pd.DataFrame:
+def cost_table(verdicts: pd.DataFrame, texts: pd.DataFrame, *,
+               pricing: Callable[[str], Pricing | None], lengthener: str) -> pd.DataFrame:
     """Table 6 analogue (COLUMNS) per (judge, method) from the verdicts and the
     preparatory texts (every step, the lengthener's included), each row with its usage
-    from the journal (``prompt_tokens``, ``completion_tokens``; NaN: not journaled)."""
+    from the journal (``prompt_tokens``, ``completion_tokens``; NaN: not journaled).
+    `pricing` gives a panel model's prices (``panel.<key>.pricing``, None without
+    any), asked only of the models whose calls are priced: each judge, and `lengthener`
+    (``birch.lengthener``) for the equalised ablation."""
     from judgebias.studies.birch.jobs import NEEDS
 
-    panel, block = config["panel"], config["birch"]
     rows = []
     for (judge, method), own in verdicts.groupby(["judge", "variant"], sort=False):
-        parts = [(own, panel[judge].get("pricing"))]
+        parts = [(own, pricing(str(judge)))]
         if method in NEEDS:
             step = texts[(texts["model"] == judge) & (texts["step"] == NEEDS[method])]
-            parts.append((step, panel[judge].get("pricing")))
+            parts.append((step, pricing(str(judge))))
         if method == "equalised":
-            lengthener = block["lengthener"]
             step = texts[(texts["model"] == lengthener)
                          & texts["step"].str.startswith("lengthen")]
-            parts.append((step, panel[lengthener].get("pricing")))
+            parts.append((step, pricing(lengthener)))
         rows.append(method_cost(str(judge), str(method), parts, own["pair_id"].nunique()))
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 if TYPE_CHECKING:
-    from judgebias.studies.mmb.params import Clustering, MmbParams
+    from judgebias.studies.mmb.params import Clustering, MjbenchProtocol, MmbParams
 
 
 def data_errors(params: MmbParams, pairs: pd.DataFrame, support: pd.DataFrame,
@@ -20,8 +20,9 @@ def data_errors(params: MmbParams, pairs: pd.DataFrame, support: pd.DataFrame,
     pairs (HPSv2) and against each MJBench fold's validation pairs, D_sup (256 x K in the
     paper) against the training images, K against each fold's support, the MJBench folds
     against its prompts, and test pairs at all. (The factorial checks D_val again against
-    the pairs a judge answered usably.)"""
-    files, name = summary["files"], params.dataset["name"]
+    the pairs a judge answered usably.) The data rule declares the keys they read: the
+    job fails or not by them."""
+    files, name = summary["files"], params.dataset.name
     n_val, k_max = max(params.design.n_val), max(params.clustering.ks)
     split = pairs["split"]
     errors = []
@@ -30,7 +31,7 @@ def data_errors(params: MmbParams, pairs: pd.DataFrame, support: pd.DataFrame,
                       f"({summary['tied_pairs_dropped']} tied pairs dropped)")
     n_train = int((split == "train").sum())
     if n_val > n_train:
-        sampled = params.dataset.get("val_candidates")
+        sampled = params.dataset.val_candidates
         how = f"mmb.dataset.val_candidates = {sampled}" if sampled else (
             "one per prompt with a preferred and a non-preferred image")
         errors.append(f"mmb.design.n_val: {n_val} validation pairs asked, but "
@@ -39,17 +40,18 @@ def data_errors(params: MmbParams, pairs: pd.DataFrame, support: pd.DataFrame,
     if shortfall:
         errors.append(f"{shortfall} in {files['train']}")
     if files["mjbench"]:
-        errors += _mjbench_errors(params.dataset, pairs, support, files["mjbench"], n_val,
-                                  k_max)
+        errors += _mjbench_errors(params.dataset.mjbench_protocol, pairs, support,
+                                  files["mjbench"], n_val, k_max)
     return errors
 
 
-def _mjbench_errors(dataset: Mapping[str, Any], pairs: pd.DataFrame, support: pd.DataFrame,
-                    path: str, n_val: int, k_max: int) -> list[str]:
-    """The MJBench protocol's folds: each held-out fold fits on the other folds'
-    validation pairs and clusters their originals (seed 002 §5)."""
+def _mjbench_errors(protocol: MjbenchProtocol | None, pairs: pd.DataFrame,
+                    support: pd.DataFrame, path: str, n_val: int, k_max: int) -> list[str]:
+    """The MJBench protocol's folds (``mmb.dataset.mjbench_protocol``; None: its
+    defaults): each held-out fold fits on the other folds' validation pairs and clusters
+    their originals (seed 002 §5)."""
     mjb = pairs[pairs["source"] == "mjbench"]
-    n_folds = (dataset.get("mjbench_protocol") or {}).get("n_folds", 10)
+    n_folds = protocol.n_folds if protocol else 10
     prompts = mjb["group"].nunique()
     if n_folds > prompts:
         return [f"mmb.dataset.mjbench_protocol.n_folds: {n_folds} folds asked, but {path} "

@@ -267,7 +267,9 @@ def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
     checks' messages and the test pairs' orientation (``test_orientation``). A bad file is
     a ConfigError naming its params key, the file and the row. Both tables hold the
     sha256 of every image they name (judgebias.io.filedigest.files_sha256, each file read
-    once), so that a replaced image changes them and `dvc repro` reruns what follows."""
+    once), so that a replaced image changes them and `dvc repro` reruns what follows.
+    `block` is the block as params.yaml states it, or the data step's typed view of it as
+    a mapping (dataclasses.asdict), which holds None for a key left out."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     name = block["name"]
@@ -276,8 +278,9 @@ def build_dataset(block: Mapping[str, Any], out_dir: str | Path, *, seed: int
     hpd: Mapping[str, Any]
     mjb: Mapping[str, Any] | None
     if name == "synthetic":
-        with input_errors("mmb.dataset.synthetic"):
-            written = generate(out_dir, **block["synthetic"])
+        with input_errors("mmb.dataset.synthetic"):  # a key left out (None): its default
+            written = generate(out_dir, **{key: value for key, value
+                                           in block["synthetic"].items() if value is not None})
         hpd = {"test": written["test"], "train": written["train"],
                "image_root": written["test"].parent}
         mjb = {"path": written["mjbench"], "image_root": written["mjbench"].parent}
