@@ -32,7 +32,17 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar, dataclass_transform
+from types import UnionType
+from typing import (
+    Annotated,
+    Any,
+    TypeVar,
+    Union,
+    dataclass_transform,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from pydantic import ConfigDict, Field, TypeAdapter
 from pydantic.dataclasses import dataclass as pydantic_dataclass
@@ -113,18 +123,37 @@ def block_fields(cls: type) -> list[str]:
 def block_keys(cls: type, *, only: Iterable[str] | None = None,
                exclude: Iterable[str] = ()) -> list[str]:
     """The dotted params keys of view `cls`'s block (``birch.variants``...), `only` those
-    named or all but those `exclude`d: what a rule declares for a step that reads them.
-    A name that is no key of the block is an error, so a rule cannot go on declaring a
-    key that was renamed or removed."""
+    named (a name may go into a nested part: ``"dataset.synthetic.seed"``) or all but those
+    `exclude`d: what a rule declares for a step that reads them. A name that is no key of
+    the block is an error, so a rule cannot go on declaring a key that was renamed or
+    removed."""
     names = block_fields(cls)
     chosen = list(only) if only is not None else names
-    skip = set(exclude)
-    unknown = sorted({*chosen, *skip} - set(names))
+    unknown = sorted(set(exclude) - set(names))
+    unknown += [path for path in chosen if not _declares(cls, path.split("."))]
     if unknown:
         raise ValueError(f"{cls.__name__} ({getattr(cls, PARAMS_KEY)}): no key "
                          f"{', '.join(unknown)} (its keys: {', '.join(names)})")
     prefix = getattr(cls, PARAMS_KEY)
-    return [f"{prefix}.{name}" for name in chosen if name not in skip]
+    return [f"{prefix}.{path}" for path in chosen if path not in set(exclude)]
+
+
+def _declares(cls: type | None, path: list[str]) -> bool:
+    """Whether view `cls` has the key at `path` (field names, down nested parts)."""
+    if cls is None or path[0] not in block_fields(cls):
+        return False
+    return len(path) == 1 or _declares(_part(get_type_hints(cls)[path[0]]), path[1:])
+
+
+def _part(hint: Any) -> type | None:
+    """The view class a field's type names (``Grow`` for ``Grow | None`` or an
+    ``Annotated`` one), or None."""
+    if get_origin(hint) is Annotated:
+        return _part(get_args(hint)[0])
+    if get_origin(hint) in (Union, UnionType):
+        parts = [p for a in get_args(hint) if (p := _part(a)) is not None]
+        return parts[0] if len(parts) == 1 else None
+    return hint if isinstance(hint, type) and dataclasses.is_dataclass(hint) else None
 
 
 def block_values(params: Mapping[str, Any], name: str) -> dict[str, Any]:

@@ -102,7 +102,9 @@ def test_a_rule_declares_keys_of_the_declaration_only():
                                      "toy.sampling", "toy.datasets"]
     assert block_keys(ToyParams, only=("level",)) == ["toy.level"]
     assert block_keys(ToyParams, exclude=("cache", "datasets"))[-1] == "toy.sampling"
-    for wrong in ({"only": ("levle",)}, {"exclude": ("seed",)}):
+    assert block_keys(ToyParams, only=("sampling.seed",)) == ["toy.sampling.seed"]
+    for wrong in ({"only": ("levle",)}, {"exclude": ("seed",)}, {"only": ("sampling.sead",)},
+                  {"only": ("level.x",)}):
         with pytest.raises(ValueError, match="no key"):
             block_keys(ToyParams, **wrong)
 

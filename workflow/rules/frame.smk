@@ -2,13 +2,13 @@
 # per manipulation (its whole grid, cached per image); one score job per (judge, render
 # set); each judge's best recipes; the analysis judge's follow-ups (mitigation prompts,
 # combinations, pairwise); then the tables as pure computation.
-# Each key of the block a rule declares comes from the view (FrameParams): block_keys for
-# a key of the block, frame_keys for one within a nested part.
+# Each key of the block a rule declares comes from the view (FrameParams, block_keys: a
+# dotted name goes into a nested part).
 from judgebias.paramsblock import block_keys
 from judgebias.studies.frame import tables as frame
 from judgebias.studies.frame.data import dataset_files as frame_dataset_files
 from judgebias.studies.frame import presets as frame_presets
-from judgebias.studies.frame.params import FrameParams, frame_keys
+from judgebias.studies.frame.params import FrameParams
 
 FRAME = PARAMS["frame"]
 FRAME_JUDGES = FRAME["models"]
@@ -20,7 +20,7 @@ FRAME_BUILD = FRAME["dataset"].get("synthetic") or {}
 FRAME_WRITER = FRAME_BUILD.get("writer")
 FRAME_IMAGES = FRAME_BUILD.get("images", {})
 FRAME_IMAGE_DIR = [frame.IMAGES] if FRAME_SYNTHETIC else []
-FRAME_SCORE_KEYS = frame_keys("prompts.standard")
+FRAME_SCORE_KEYS = block_keys(FrameParams, only=("prompts.standard",))
 # the follow-ups' judge, read by their steps
 FRAME_ANALYST_KEYS = block_keys(FrameParams, only=("analysis_judge",))
 # not frame.render_cache: where the cache lies, a run setting (no rule declares one)
@@ -69,10 +69,10 @@ if FRAME_SYNTHETIC:
         output:
             concepts=frame.CONCEPTS_PATH,
         params:
-            **step_params(frame_keys("dataset.synthetic.n_per_domain",
+            **step_params(block_keys(FrameParams, only=("dataset.synthetic.n_per_domain",
                                      "dataset.synthetic.domains",
                                      "dataset.synthetic.k_weights",
-                                     "dataset.synthetic.seed")),
+                                     "dataset.synthetic.seed"))),
         priority: LONG_CHAIN
         log:
             "logs/frame/concepts.log",
@@ -87,7 +87,7 @@ if FRAME_SYNTHETIC:
         output:
             instructions=frame.INSTRUCTIONS_PATH,
         params:
-            **step_params([*frame_keys("dataset.synthetic.writer"),
+            **step_params([*block_keys(FrameParams, only=("dataset.synthetic.writer",)),
                            *(model_keys(FRAME_WRITER, "writer") if FRAME_WRITER else [])]),
         resources:
             **(resources_of(FRAME_WRITER) if FRAME_WRITER else {}),
@@ -106,7 +106,8 @@ if FRAME_SYNTHETIC:
             images=directory(frame.IMAGES),
         params:
             # the images block but its cache_dir, a run setting (judgebias.config.answer_keys)
-            **step_params(frame_keys("dataset.synthetic.images", "dataset.synthetic.seed")),
+            **step_params(block_keys(FrameParams, only=("dataset.synthetic.images",
+                                                        "dataset.synthetic.seed"))),
         resources:
             gpu=frame_gpus("images"),
             # the OpenAI images API: a unit of the openai backend's slot
@@ -323,9 +324,9 @@ if FRAME_PRESETS:
         output:
             table=frame_presets.RESULTS_PATH,
         params:
-            **step_params([*FRAME_PRESET_KEYS, *block_keys(FrameParams, only=("models",)),
-                           *frame_keys("analysis.n_permutations", "analysis.seed",
-                                       "analysis.alpha")]),  # its log line's q < alpha
+            **step_params([*FRAME_PRESET_KEYS, *block_keys(FrameParams, only=(
+                "models", "analysis.n_permutations", "analysis.seed",
+                "analysis.alpha"))]),  # its log line's q < alpha
         log:
             "logs/frame/presets.log",
         shell:

@@ -5,14 +5,14 @@
 # embedding jobs a change of the data job reruns find every answer in the journal and
 # every embedding in the cache).
 #
-# Each key of the block a rule declares comes from the view (MmbParams): block_keys for a
-# key of the block, mmb_keys for a key inside one of its parts. A declared block that
+# Each key of the block a rule declares comes from the view (MmbParams, block_keys: a
+# dotted name goes into a nested part). A declared block that
 # holds a run setting (mmb.embedding.cache_dir, and so the whole block `mmb`) is declared
 # as its other keys (step_params: judgebias.config.answer_keys).
 from judgebias.paramsblock import block_keys
 from judgebias.studies.mmb import tables as mmb
 from judgebias.studies.mmb.data.pairs import dataset_files as mmb_dataset_files
-from judgebias.studies.mmb.params import MmbParams, mmb_keys, probability_keys
+from judgebias.studies.mmb.params import MmbParams, probability_keys
 
 MMB_JUDGES = PARAMS["mmb"]["models"]
 MMB_GROW = PARAMS["mmb"]["instructions"]["grow"]
@@ -21,19 +21,20 @@ MMB_EXTRA = PARAMS["mmb"]["instructions"]["extra"]
 # (data.checks.data_errors: the largest D_val against the validation pairs, D_sup and K
 # against the training images and each MJBench fold), so that a shortfall stops the run
 # before any judge call is paid: the job fails or not by these keys, so it declares them.
-MMB_DATA_KEYS = [*block_keys(MmbParams, only=("dataset",)),
-                 *mmb_keys("clustering.ks", "clustering.support_per_cluster", "design.n_val")]
+MMB_DATA_KEYS = block_keys(MmbParams, only=("dataset", "clustering.ks",
+                                            "clustering.support_per_cluster", "design.n_val"))
 # A grown pool is checked to hold the largest ensemble (the writer may add fewer than
 # asked); without a writer `validate` counts the pool exactly, and the step reads no
 # n_prompts (steps.pool).
-MMB_POOL_KEYS = [*block_keys(MmbParams, only=("instructions",)),
-                 *(mmb_keys("design.n_prompts") if MMB_GROW else []),
+MMB_POOL_KEYS = [*block_keys(MmbParams, only=("instructions",
+                                              *(("design.n_prompts",) if MMB_GROW else ()))),
                  *(model_keys(MMB_GROW["writer"], "writer") if MMB_GROW else [])]
 MMB_JUDGE_KEYS = block_keys(MmbParams, only=("prompt", "order", "order_seed"))
-MMB_EMBED_KEYS = [*block_keys(MmbParams, only=("embedding",)),
-                  *mmb_keys("clustering.ks", "clustering.support_per_cluster")]
-MMB_CLUSTER_KEYS = mmb_keys("clustering.ks", "clustering.seeds", "clustering.niter",
-                            "clustering.support_per_cluster", "clustering.support")
+MMB_EMBED_KEYS = block_keys(MmbParams, only=("embedding", "clustering.ks",
+                                             "clustering.support_per_cluster"))
+MMB_CLUSTER_KEYS = block_keys(MmbParams, only=(
+    "clustering.ks", "clustering.seeds", "clustering.niter", "clustering.support_per_cluster",
+    "clustering.support"))
 MMB_FACTORIAL_KEYS = block_keys(MmbParams, only=("clustering", "entropy", "design"))
 MMB_ANALYSIS_KEYS = [MmbParams.PARAMS_KEY, *(f"panel.{j}" for j in MMB_JUDGES)]
 

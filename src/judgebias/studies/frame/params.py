@@ -10,16 +10,15 @@ with it) and the keys its rules declare (``block_keys``) all come from it. The f
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Literal, get_type_hints
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, WithJsonSchema
 
 from judgebias.abilities import Need
 from judgebias.config import path_errors
 from judgebias.models.gpu import device_errors
-from judgebias.paramsblock import block_fields, block_keys, block_values, derived, key, part, view
+from judgebias.paramsblock import block_values, derived, key, part, view
 from judgebias.prompts import available_prompts, fields
 from judgebias.studies.frame.recipes import (
     DOMAINS,
@@ -324,26 +323,6 @@ class FrameParams:
         return cls(**block_values(params, "frame"),
                    simulated=frozenset(simulated_models(params, study_models(params,
                                                                              "frame"))))
-
-
-def frame_keys(*paths: str) -> list[str]:
-    """The dotted params keys of FRAME's block at `paths`, each a path of fields of
-    :class:`FrameParams` (``"dataset.synthetic.seed"``: ``frame.dataset.synthetic.seed``):
-    what a rule declares. Its first name is checked by ``block_keys``, each further one
-    against the nested view it names, so a rule cannot go on declaring a key that was
-    renamed or removed."""
-    keys = []
-    for path in paths:
-        first, *rest = path.split(".")
-        [top] = block_keys(FrameParams, only=(first,))
-        part: Any = FrameParams
-        for above, name in zip([first, *rest], rest, strict=False):
-            part = get_type_hints(part)[above]
-            if not (isinstance(part, type) and dataclasses.is_dataclass(part)
-                    and name in block_fields(part)):
-                raise ValueError(f"frame.{path}: {above} has no key {name}")
-        keys.append(".".join([top, *rest]))
-    return keys
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:

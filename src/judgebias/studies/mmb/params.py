@@ -4,15 +4,13 @@ Each field of :class:`MmbParams` is a key of the block, with its type, default, 
 description (the docstring below it); its nested blocks (:class:`Dataset`,
 :class:`Embedding`, :class:`Clustering`, :class:`DesignParams`...) likewise. The block's
 JSON schema, the view its steps receive (judgebias.workflow.step_dispatch passes it to a
-step argument annotated with it) and the keys its rules declare (``block_keys``,
-:func:`mmb_keys`) all come from it. The fields marked ``derived()`` are computed from
+step argument annotated with it) and the keys its rules declare (``block_keys``) all
+come from it. The fields marked ``derived()`` are computed from
 other keys. What the schema cannot express is checked in ``validate``; it, ``needs`` and
 the plan, report and card hooks take the params mapping."""
 
 from __future__ import annotations
 
-import dataclasses
-import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,10 +20,6 @@ from typing import (
     ClassVar,
     Literal,
     TypeVar,
-    Union,
-    get_args,
-    get_origin,
-    get_type_hints,
 )
 
 import yaml
@@ -35,7 +29,7 @@ from judgebias.abilities import Need
 from judgebias.config import path_errors
 from judgebias.io.yamlread import load_yaml
 from judgebias.models.gpu import device_errors
-from judgebias.paramsblock import block_fields, block_keys, block_values, derived, key, part, view
+from judgebias.paramsblock import block_keys, block_values, derived, key, part, view
 from judgebias.prompts import available_prompts, fields
 from judgebias.study import simulated_models, study_models
 
@@ -270,12 +264,13 @@ def probability_keys(params: Mapping[str, Any], judge: str) -> list[str]:
     """The ``mmb.probability`` keys `judge`'s judgements depend on: its source, and n and
     the prior only where it is sampled (a log-prob judge's step is not rerun by them)."""
     block = params["mmb"].get("probability") or {}
-    keys = mmb_keys("probability.source") if "source" in block else []
-    if judge in (block.get("by_judge") or {}):
-        keys.append(f"{mmb_keys('probability.by_judge')[0]}.{judge}")
+    names = ["source"] if "source" in block else []
     if sampled(params, judge):
-        keys += mmb_keys(*(f"probability.{name}" for name in ("samples", "prior")
-                           if name in block))
+        names += [name for name in ("samples", "prior") if name in block]
+    keys = block_keys(MmbParams, only=[f"probability.{name}" for name in names])
+    if judge in (block.get("by_judge") or {}):
+        [by_judge] = block_keys(MmbParams, only=("probability.by_judge",))
+        keys.insert(1 if names[:1] == ["source"] else 0, f"{by_judge}.{judge}")
     return keys
 
 
@@ -466,34 +461,6 @@ class MmbParams:
                      for judge in models if judge in simulated},
             sampled={judge: how for judge in models
                      if (how := sampled(params, judge)) is not None})
-
-
-def mmb_keys(*paths: str) -> list[str]:
-    """The dotted params keys of MMB's block at `paths`, each a path of fields of
-    :class:`MmbParams` (``"clustering.ks"``: ``mmb.clustering.ks``): what a rule declares.
-    Its first name is checked by ``block_keys``, each further one against the part it
-    names, so a rule cannot go on declaring a key that was renamed or removed."""
-    keys = []
-    for path in paths:
-        first, *rest = path.split(".")
-        [top] = block_keys(MmbParams, only=(first,))
-        above: Any = MmbParams
-        for parent, name in zip([first, *rest], rest, strict=False):
-            above = _part_type(get_type_hints(above)[parent])
-            if above is None or name not in block_fields(above):
-                raise ValueError(f"mmb.{path}: {parent} has no key {name}")
-        keys.append(".".join([top, *rest]))
-    return keys
-
-
-def _part_type(hint: Any) -> type | None:
-    """The view class a field's type names (``Grow`` for ``Grow | None``), or None."""
-    if get_origin(hint) is Annotated:
-        return _part_type(get_args(hint)[0])
-    if get_origin(hint) in (Union, types.UnionType):
-        parts = [p for a in get_args(hint) if (p := _part_type(a)) is not None]
-        return parts[0] if len(parts) == 1 else None
-    return hint if isinstance(hint, type) and dataclasses.is_dataclass(hint) else None
 
 
 def builtin_pool() -> list[dict[str, str]]:
