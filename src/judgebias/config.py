@@ -106,8 +106,18 @@ def _schema_errors(params: Mapping[str, Any]) -> list[str]:
         if error.validator == "uniqueItems":
             messages += _repeated_items(path, error.instance)
             continue
+        if "propertyNames" in error.schema_path and isinstance(error.instance, str):
+            messages.append(f"{key_text(path)}: the name {error.instance!r} does not match "
+                            f"{error.schema.get('pattern', '')!r}{_NAME_HINT}")
+            continue
         messages.append(f"{key_text(path)}: {error.message}")
     return messages
+
+
+# Why a name the user gives (a panel model, a family, a dataset) holds no dot: the rules
+# and DVC address every params key by its dotted path (``panel.<key>.sampling``).
+_NAME_HINT = (" (letters, digits, - and _: the rules and DVC address a key by its dotted "
+              "path, so a dot inside a name would split it; write gpt-4-1 for gpt-4.1)")
 
 
 def _repeated_items(path: list[Any], items: list[Any]) -> list[str]:

@@ -36,6 +36,18 @@ def test_unknown_key_is_named(params):
     assert "temperature" in message  # the allowed keys are listed
 
 
+def test_a_dot_in_a_name_the_user_gives_is_refused(params):
+    """A panel model, a family or a dataset is addressed by its dotted key path in the
+    rules and in DVC (``panel.gpt-4.1.sampling`` would split inside the name)."""
+    params["panel"]["gpt-4.1"] = params["panel"].pop("corvid-pro")
+    params["families"]["v1.5"] = {"description": "a family"}
+    with pytest.raises(ConfigError) as info:
+        validate_params(params)
+    assert "panel: the name 'gpt-4.1' does not match" in str(info.value)
+    assert "families: the name 'v1.5' does not match" in str(info.value)
+    assert "write gpt-4-1 for gpt-4.1" in str(info.value)
+
+
 def test_wrong_type_is_named(params):
     params["philautia"]["n_bootstrap"] = "many"
     assert "philautia.n_bootstrap: 'many' is not of type 'integer'" in _error(params)

@@ -172,7 +172,7 @@ def test_birch_plans_every_variant_on_both_benchmarks(offline, capsys):
     assert set(result.values()) == {pairs * 9}
     gpus = {key: m["resources"]["gpus"] for key, m in config("birch.yaml")["panel"].items()
             if m["backend"] == "vllm"}
-    assert gpus["llama-3.2-vision-90b"] == 8 and gpus["llava-1.6-34b"] == 2
+    assert gpus["llama-3-2-vision-90b"] == 8 and gpus["llava-1-6-34b"] == 2
 
 
 def test_frame_plans_the_grid_for_nine_judges(offline, capsys):
@@ -184,7 +184,7 @@ def test_frame_plans_the_grid_for_nine_judges(offline, capsys):
     grid = 500 * (1 + 16 + 16 + 5 + 5 + 7) + 400 * (5 + 1) + 100
     assert grid == 27_500
     assert len(result) == 9
-    assert result.pop("gpt-4.1-mini") > grid
+    assert result.pop("gpt-4-1-mini") > grid
     assert set(result.values()) == {grid}
 
 
@@ -229,7 +229,7 @@ def test_a_file_downloaded_without_its_images_is_counted_from_its_rows(offline, 
     params["birch"]["datasets"]["vl_rewardbench"].update(path=str(vlrb), n_pairs=10)
     (tmp_path / "birch.yaml").write_text(yaml.safe_dump(params))
     assert main(["--params", str(tmp_path / "birch.yaml"), "plan", "--json"]) == 0
-    assert requests(json.loads(capsys.readouterr().out))["llava-1.5-13b"] == \
+    assert requests(json.loads(capsys.readouterr().out))["llava-1-5-13b"] == \
         (7_756 + 1_250) * 9  # the file's 1,250 rows
 
 
@@ -289,9 +289,9 @@ def test_calls_not_keyed_yet_are_sized_by_their_template(tmp_path):
     ("frame.yaml", "o3", "openai-chat-1+reasoning-medium"),
     # the papers set no thinking budget: the models' own dynamic thinking, no
     # thinking_config, so keys journaled before issue 41 still answer
-    ("birch.yaml", "gemini-2.5-flash", "gemini-generate-1"),
-    ("philautia_eval.yaml", "gemini-2.5-pro", "gemini-generate-1"),
-    ("frame.yaml", "gpt-4.1", "openai-chat-1"),
+    ("birch.yaml", "gemini-2-5-flash", "gemini-generate-1"),
+    ("philautia_eval.yaml", "gemini-2-5-pro", "gemini-generate-1"),
+    ("frame.yaml", "gpt-4-1", "openai-chat-1"),
 ])
 def test_reasoning_and_thinking_models_are_asked_as_such(name, key, version, offline):
     """Issue 41: o3 is sent as a reasoning model (effort, max_completion_tokens, nothing it
@@ -313,3 +313,30 @@ def test_reasoning_and_thinking_models_are_asked_as_such(name, key, version, off
         limit = "max_tokens" if reasoning is None else "max_completion_tokens"
         assert body[limit] == model.sampling.max_tokens
         assert ("temperature" in body) == (reasoning is None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(PLACEHOLDERS))
+def test_a_configs_workflow_parses_and_exports_once_its_data_are_there(name, tmp_path,
+                                                                       monkeypatch):
+    """With every placeholder path present (empty stand-ins), the paper's panel builds its
+    DAG and its dvc.yaml: its panel keys (gpt-4-1, not gpt-4.1) are dotted key paths'
+    names, and the params stage declares the blocks the file writes, whatever keys of
+    them it leaves to their defaults."""
+    from helpers.project import BIN, make_project, run
+
+    for variable in ("OPENAI_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.setenv(variable, "not-a-key")
+    params = config(name)
+    (tmp_path / "project").mkdir()
+    project = make_project(tmp_path / "project", params)
+    for key in PLACEHOLDERS[name]:
+        path = project / get_key(params, key)
+        if key.rsplit(".", 1)[-1] in FOLDERS:
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+    run([str(BIN / "snakemake"), "--dry-run", "--cores", "1", "--quiet"], project)
+    run([str(BIN / "judgebias"), "export-dvc"], project)
+    assert (project / "dvc.yaml").read_text().count("cmd:") > 1

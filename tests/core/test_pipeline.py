@@ -350,9 +350,12 @@ def test_one_code_stamp_per_rule_needs_the_same_code_in_every_job():
         _code_stage([job("score", "a", ["x.py"]), job("score", "b", ["x.py", "y.py"])])
 
 
-def test_export_refuses_params_keys_the_file_does_not_set(tmp_path):
+def test_export_refuses_params_blocks_the_file_does_not_set(tmp_path):
     """DVC reads params from the file, not from our schema's defaults (b2e8e66, 962e525:
-    `dvc commit` failed on keys only the schema set): the export names them first."""
+    `dvc commit` failed on keys only the schema set): the export names them first. The
+    params stage declares the top-level blocks (the stamps say which keys a job reads), so
+    a key left to its default inside a block the file has is no problem: the paper
+    configs leave most of them out."""
     from judgebias.config import ConfigError
     from judgebias.workflow.dvc_export import check_params_declared
 
@@ -365,10 +368,9 @@ def test_export_refuses_params_keys_the_file_does_not_set(tmp_path):
         check_params_declared(stages, params)
     message = str(info.value)
     assert str(params) in message
-    assert "frame.resize_back (declared by stage frame_render__tone)" in message
-    assert "mmb.prompt (declared by stage mmb_judge__a)" in message
-    assert "frame.models" not in message and "frame.prompts" not in message
-    check_params_declared({k: v for k, v in stages.items() if k == "frame_score__a"}, params)
+    assert "mmb (declared by stage mmb_judge__a)" in message
+    assert "frame" not in message.replace(str(params), "")
+    check_params_declared({k: v for k, v in stages.items() if k != "mmb_judge__a"}, params)
 
 
 def test_exported_commands_survive_dvc_lock_folding():

@@ -97,7 +97,7 @@ def test_cluster_slurm_examples_are_what_runs(params):
     params["families"].update(example["families"])
     params["panel"].update(example["panel"])
     config = validate_params(params)
-    qwen = PanelModel.from_params(config, "qwen2.5-vl-72b")
+    qwen = PanelModel.from_params(config, "qwen2-5-vl-72b")
     assert qwen.gpus == 2 and qwen.engine_args["tensor_parallel_size"] == 2
     shipped = yaml.safe_load((REPO / "workflow/profiles/slurm/partitions.yaml").read_text())
     assert _yaml_block(page, "# workflow/profiles/slurm/partitions.yaml") == shipped

@@ -351,21 +351,23 @@ def _stamp_params(stages: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_params_declared(stages: dict[str, Any], params_file: Path) -> None:
-    """Every params key a stage declares must be written in `params_file`.
+    """Every top-level params key a stage declares must be written in `params_file`.
 
-    DVC reads a stage's params from the file itself, not from our schema's defaults: a
-    key the schema fills in but the file lacks makes `dvc commit`, `dvc status` and
-    `dvc repro` fail on that stage ("missing params"), long after the export. So the
-    export refuses it here, naming the keys and a stage that declares each.
+    DVC reads the params stage's params (the top-level blocks holding every declared key,
+    :func:`_stamp_params`) from the file itself, not from our schema's defaults: a block
+    the schema fills in but the file lacks makes `dvc commit`, `dvc status` and `dvc repro`
+    fail ("missing params"), long after the export. So the export refuses it here, naming
+    the block and a stage that declares a key of it. A key inside a block the file has may
+    be left to its default: DVC sees the whole block change, the stamps (which read the
+    filled params) say which jobs that changes.
     """
     params = load_yaml(params_file.read_text()) or {}
     missing: dict[str, str] = {}
     for name, stage in stages.items():
         for key in stage.get("params", []):
-            try:
-                get_key(params, key)
-            except (KeyError, TypeError):
-                missing.setdefault(key, name)
+            top = key.split(".")[0]
+            if top not in params:
+                missing.setdefault(top, name)
     if missing:
         lines = "\n".join(f"  {key} (declared by stage {stage})"
                           for key, stage in sorted(missing.items()))
