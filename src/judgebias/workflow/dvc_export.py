@@ -95,7 +95,7 @@ from typing import Any
 import yaml
 
 from judgebias.commands import invocation
-from judgebias.config import ConfigError, get_key
+from judgebias.config import ConfigError
 from judgebias.io.artifacts import write_text
 from judgebias.io.yamlread import load_yaml
 from judgebias.workflow.dvcviews import METRIC_FLAG, PLOT_FLAG
