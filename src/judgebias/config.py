@@ -56,12 +56,18 @@ class MissingPath(str):
 
 @cache
 def params_schema() -> dict[str, Any]:
-    """The core schema plus each registered study's block (an optional top-level key)
-    and each registered backend's part (:func:`_add_backends`)."""
+    """The core schema (with the API client settings their view declares,
+    judgebias.models.limits.ApiLimits) plus each registered study's block (an optional
+    top-level key, declared by its view: judgebias.paramsblock) and each registered
+    backend's part (:func:`_add_backends`)."""
     from judgebias.study import registered
+
+    from judgebias.models.limits import ApiLimits
+    from judgebias.paramsblock import block_schema
 
     text = resources.files("judgebias.workflow").joinpath("params.schema.yaml").read_text()
     schema = load_yaml(text)
+    schema["$defs"]["api_limits"] = block_schema(ApiLimits)  # declared once, by the view
     for name, study in registered().items():
         fragment = study.schema_fragment()
         for key, definition in fragment.pop("$defs", {}).items():
