@@ -60,10 +60,9 @@ def params_schema() -> dict[str, Any]:
     judgebias.models.limits.ApiLimits) plus each registered study's block (an optional
     top-level key, declared by its view: judgebias.paramsblock) and each registered
     backend's part (:func:`_add_backends`)."""
-    from judgebias.study import registered
-
     from judgebias.models.limits import ApiLimits
     from judgebias.paramsblock import block_schema
+    from judgebias.study import registered
 
     text = resources.files("judgebias.workflow").joinpath("params.schema.yaml").read_text()
     schema = load_yaml(text)
