@@ -60,13 +60,19 @@ def params_schema() -> dict[str, Any]:
     judgebias.models.limits.ApiLimits) plus each registered study's block (an optional
     top-level key, declared by its view: judgebias.paramsblock) and each registered
     backend's part (:func:`_add_backends`)."""
+    from judgebias.models.entry import Pricing, Resources
     from judgebias.models.limits import ApiLimits
     from judgebias.paramsblock import block_schema
     from judgebias.study import registered
 
     text = resources.files("judgebias.workflow").joinpath("params.schema.yaml").read_text()
     schema = load_yaml(text)
-    schema["$defs"]["api_limits"] = block_schema(ApiLimits)  # declared once, by the view
+    # The parts declared once by their views (judgebias.paramsblock), which the file's
+    # stubs name: a stub keeps only what the view cannot say (pricing is a run setting).
+    schema["$defs"]["api_limits"] = block_schema(ApiLimits)
+    model = schema["$defs"]["model"]["properties"]
+    model["pricing"].update(block_schema(Pricing))
+    model["resources"].update(block_schema(Resources))
     for name, study in registered().items():
         fragment = study.schema_fragment()
         for key, definition in fragment.pop("$defs", {}).items():

@@ -14,8 +14,8 @@ import pytest
 
 from judgebias.data.scenes import Scene, SceneObject, scene_to_json
 from judgebias.models.base import ChatRequest, ChatResponse
+from judgebias.models.entry import Pricing
 from judgebias.models.journal import Journal, journal_path
-from judgebias.models.panel import Pricing
 from judgebias.studies.birch.measures.anchors import anchor_quality
 from judgebias.studies.birch.measures.cost import cost_table, method_cost
 from judgebias.studies.birch.measures.formulas import domain_reliance

@@ -19,7 +19,8 @@ from judgebias.cli import main
 from judgebias.config import get_key
 from judgebias.models.backends import backend_spec
 from judgebias.models.base import Sampling
-from judgebias.models.panel import PanelModel, Pricing
+from judgebias.models.entry import Pricing
+from judgebias.models.panel import PanelModel
 from judgebias.plan import ModelPlan, Plan, cost_totals, estimate_cost, plan_table
 
 CONFIGS = REPO / "configs"

@@ -12,7 +12,8 @@ import pytest
 from judgebias.config import validate_params
 from judgebias.models.base import Sampling
 from judgebias.models.context import RunContext
-from judgebias.models.panel import PanelModel, Pricing, Resources, panel_models
+from judgebias.models.entry import Pricing, Resources
+from judgebias.models.panel import PanelModel, panel_models
 from judgebias.models.registry import backend_version, sim_traits
 
 

@@ -28,7 +28,13 @@ import yaml
 from helpers.project import BIN, make_project, planned_jobs, run, study_params, write_params
 from PIL import Image
 
-from judgebias.config import RUN_SETTING, answer_keys, is_run_setting, params_schema
+from judgebias.config import (
+    RUN_SETTING,
+    answer_keys,
+    is_run_setting,
+    params_schema,
+    validate_params,
+)
 from judgebias.workflow.dvc_export import PARAMS_STAGE
 
 NOTHING = "Nothing to be done"
@@ -161,7 +167,8 @@ def test_the_default_dags_jobs_declare_no_run_setting(default_params):
     assert declared
     named = {k for k in declared if is_run_setting(k)}
     assert {k.split(".")[-1] for k in named} <= {"pricing"}
-    assert {k for k in declared - named if answer_keys(default_params, [k]) != [k]} == set()
+    params = validate_params(copy.deepcopy(default_params))  # defaults filled, as the DAG's
+    assert {k for k in declared - named if answer_keys(params, [k]) != [k]} == set()
 
 
 @pytest.mark.slow

@@ -69,7 +69,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, cast, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from judgebias.models.base import STATUS_FAILED, ChatRequest, ChatResponse
 from judgebias.models.journal import BATCH_DONE, Journal
@@ -100,13 +100,10 @@ class BatchSettings:
 
     @classmethod
     def of(cls, limits: ApiLimits) -> BatchSettings:
-        """The settings of ``backends.<provider>`` (params.yaml), provider limits kept."""
-        if limits.batch_retry not in ("batch", "online", "none"):
-            raise ValueError(f"batch_retry must be batch, online or none, not "
-                             f"{limits.batch_retry!r}")
+        """The settings of ``backends.<provider>`` (params.yaml), provider limits kept
+        (``batch_retry`` is one of RetryMode: ApiLimits, a typed view, checked it)."""
         return cls(poll_s=limits.batch_poll_s, poll_max_s=limits.batch_poll_max_s,
-                   wait_s=limits.batch_wait_s,
-                   retry=cast(RetryMode, limits.batch_retry),
+                   wait_s=limits.batch_wait_s, retry=limits.batch_retry,
                    retry_rounds=limits.batch_retry_rounds)
 
 

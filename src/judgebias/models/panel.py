@@ -20,30 +20,9 @@ from typing import Any
 
 from judgebias.models.backends import backend_spec
 from judgebias.models.base import Sampling
+from judgebias.models.entry import Pricing, Resources
 
 BackendName = str  # a registered backend (judgebias.models.backends), checked by the schema
-
-
-@dataclass(frozen=True)
-class Pricing:
-    """USD per million tokens, for `judgebias plan` estimates, and the output tokens one
-    call is expected to bill until the journal measures them: the answer's, and the
-    hidden reasoning's (judgebias.plan.estimate_cost)."""
-
-    input_per_mtok: float
-    output_per_mtok: float
-    image_tokens: int = 765
-    answer_tokens: int | None = None
-    reasoning_tokens: int | None = None
-
-
-@dataclass(frozen=True)
-class Resources:
-    """What a job of the model takes from the machine (GPUs count only for a backend
-    whose jobs take them, the registry's ``gpus``: vllm)."""
-
-    gpus: int = 0
-    mem_mb: int | None = None
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
-    from judgebias.models.panel import Pricing
+    from judgebias.models.entry import Pricing
 
 COLUMNS = ["judge", "method", "n_pairs", "calls", "calls_without_usage", "prompt_tokens",
            "completion_tokens", "calls_per_pair", "prompt_tokens_per_pair",
