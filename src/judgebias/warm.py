@@ -56,9 +56,9 @@ from typing import Any
 
 SOCKET_ENV = "JUDGEBIAS_WARM_SOCKET"
 # What a job imports before its own work, in the order a job imports it: ~1 s per job.
-PRELOAD = ("numpy", "pyarrow", "pyarrow.parquet", "pandas", "yaml", "jsonschema", "pydantic",
-           "pydantic.dataclasses",
-           "PIL.Image", "scipy.stats", "sklearn.base", "threadpoolctl")
+PRELOAD = ("numpy", "pyarrow", "pyarrow.parquet", "pandas", "yaml", "jsonschema",
+           "pydantic", "pydantic.dataclasses", "PIL.Image", "scipy.stats", "sklearn.base",
+           "threadpoolctl")
 # Where the BLAS and OpenMP runtimes loaded with numpy, scipy and scikit-learn read their
 # thread counts, in the order they read them. They read them once, when loaded: a cold
 # job's count is what Snakemake set for it (`threads`, 1 by default), so a warm child sets
