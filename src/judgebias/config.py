@@ -22,6 +22,7 @@ import jsonschema
 import yaml
 
 from judgebias.io.yamlread import DuplicateKeyError, key_text, load_yaml
+from judgebias.paramsblock import RUN_SETTING
 
 
 class ConfigError(ValueError):
@@ -400,7 +401,6 @@ def missing_secrets(params: Mapping[str, Any], keys: Iterable[str]) -> list[str]
 # one reruns nothing (issue 39). `max_failures` only decides whether a job with failed
 # calls may write its output (with those rows marked "failed", counted by every
 # analysis); the journal's keys hold no budget, price, endpoint or batch flag.
-RUN_SETTING = "x-run-setting"
 
 
 def _resolved(schema: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:

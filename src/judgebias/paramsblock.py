@@ -54,7 +54,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 DERIVED = "x-derived"  # a view field computed from other keys: no key of the block
 ABSENT = "x-absent"  # a key with no default: None in the view where params.yaml omits it
-RUN_SETTING = "x-run-setting"  # judgebias.config.RUN_SETTING: changes how a run goes
+RUN_SETTING = "x-run-setting"  # a key that changes how a run goes, never an answer
 PARAMS_KEY = "PARAMS_KEY"  # a view's class attribute: its block's top-level key
 
 View = TypeVar("View", bound=type)
