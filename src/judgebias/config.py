@@ -397,7 +397,8 @@ def missing_secrets(params: Mapping[str, Any], keys: Iterable[str]) -> list[str]
 
 # Run settings: keys that change how a run goes (budgets, prices, client limits, where a
 # file lies, how much memory a job asks for), never what is answered. The schema marks
-# each with `x-run-setting: true` (params.schema.yaml); no job declares them, so changing
+# each with `x-run-setting: true` (RUN_SETTING: params.schema.yaml, or a view's
+# `key(run_setting=True)`, judgebias.paramsblock); no job declares them, so changing
 # one reruns nothing (issue 39). `max_failures` only decides whether a job with failed
 # calls may write its output (with those rows marked "failed", counted by every
 # analysis); the journal's keys hold no budget, price, endpoint or batch flag.
