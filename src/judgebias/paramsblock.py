@@ -103,7 +103,7 @@ def _module_tree(filename: str) -> ast.Module | None:
         return None
 
 
-VIEW_CONFIG = ConfigDict(extra="forbid", arbitrary_types_allowed=True,
+VIEW_CONFIG = ConfigDict(extra="forbid", arbitrary_types_allowed=True, defer_build=False,
                          json_schema_extra=_schema_words)
 
 

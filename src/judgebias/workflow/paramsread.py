@@ -75,6 +75,11 @@ read; a value computed from a key named after another field or entry would go un
 A module of its own, importing only the standard library (and judgebias.io.atomicfile to
 write a record), because the step dispatcher (judgebias.workflow.step_dispatch) imports it for
 every job; the check, which asks Snakemake for the DAG, is judgebias.workflow.paramscheck.
+
+Why this module is long: the recording mapping, the two ways a view's field reads its keys
+(by name for a declared block, by source position for what ``from_params`` derives) and
+the records are one mechanism, each part crediting what the others read, and the step
+dispatcher imports it for every job, so it must stay one module of the standard library.
 """
 
 from __future__ import annotations

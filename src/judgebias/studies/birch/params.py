@@ -217,12 +217,13 @@ def dataset_errors(where: str, dataset: Mapping[str, Any]) -> list[str]:
 
 def _reference_label_errors(where: str, path: str | None) -> list[str]:
     """The Table 7 reference labels are read by the analysis, after every judge call:
-    their file is read here, so a bad one stops the run before any call."""
-    from judgebias.studies.birch.data.importers import read_reference_labels
-
+    their file is read here, so a bad one stops the run before any call. (The reader,
+    with pandas, is imported only for a file to read: every job validates its params.)"""
     errors = path_errors(where, path)
     if path is None or errors:
         return errors
+    from judgebias.studies.birch.data.importers import read_reference_labels
+
     try:
         read_reference_labels(path)
     except ValueError as exc:

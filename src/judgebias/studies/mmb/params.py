@@ -7,7 +7,13 @@ JSON schema, the view its steps receive (judgebias.workflow.step_dispatch passes
 step argument annotated with it) and the keys its rules declare (``block_keys``) all
 come from it. The fields marked ``derived()`` are computed from
 other keys. What the schema cannot express is checked in ``validate``; it, ``needs`` and
-the plan, report and card hooks take the params mapping."""
+the plan, report and card hooks take the params mapping.
+
+Why this module is long: the block has twelve keys and eleven nested parts (a dataset in
+three formats, the instruction pool, clustering, design, probability, report...), each key
+declared once with its description, and the checks the schema cannot express read those
+parts; split, the checks would import every part and one block's declaration would be
+spread over files."""
 
 from __future__ import annotations
 
