@@ -34,9 +34,7 @@ import copy
 import dataclasses
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from functools import cache
 from itertools import pairwise
-from pathlib import Path
 from types import UnionType
 from typing import (
     Annotated,
@@ -51,6 +49,8 @@ from typing import (
 
 from pydantic import ConfigDict, Field, TypeAdapter
 from pydantic.dataclasses import dataclass as pydantic_dataclass
+
+from judgebias.io.pysource import module_tree
 
 DERIVED = "x-derived"  # a view field computed from other keys: no key of the block
 ABSENT = "x-absent"  # a key with no default: None in the view where params.yaml omits it
@@ -80,7 +80,7 @@ def _attribute_docstrings(cls: type) -> dict[str, str]:
     ``use_attribute_docstrings`` when each class is made: that re-reads the source for
     every class, a third of a second added to every job's start."""
     try:
-        tree = _module_tree(inspect.getsourcefile(cls) or "")
+        tree = module_tree(inspect.getsourcefile(cls) or "")
     except TypeError:
         return {}
     node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
@@ -95,15 +95,7 @@ def _attribute_docstrings(cls: type) -> dict[str, str]:
     return found
 
 
-@cache
-def _module_tree(filename: str) -> ast.Module | None:
-    try:
-        return ast.parse(Path(filename).read_text(), filename)
-    except (OSError, SyntaxError, ValueError):
-        return None
-
-
-VIEW_CONFIG = ConfigDict(extra="forbid", arbitrary_types_allowed=True, defer_build=False,
+VIEW_CONFIG = ConfigDict(extra="forbid", arbitrary_types_allowed=True,
                          json_schema_extra=_schema_words)
 
 

@@ -72,8 +72,8 @@ naming none of its keys (a key set holding the entry's key read as whether it ho
 That is what ``**{key: block[key]}`` and ``{name: f(block[name]) for name in block}``
 read; a value computed from a key named after another field or entry would go unseen.
 
-A module of its own, importing only the standard library (and judgebias.io.atomicfile to
-write a record), because the step dispatcher (judgebias.workflow.step_dispatch) imports it for
+A module of its own, importing only the standard library (and judgebias.io's pysource,
+to read a source's tree, and atomicfile, to write a record), because the step dispatcher (judgebias.workflow.step_dispatch) imports it for
 every job; the check, which asks Snakemake for the DAG, is judgebias.workflow.paramscheck.
 
 Why this module is long: the recording mapping, the two ways a view's field reads its keys
@@ -99,6 +99,8 @@ from itertools import pairwise
 from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any, Literal
+
+from judgebias.io.pysource import module_tree
 
 RECORD_ENV = "JUDGEBIAS_RECORD_PARAMS"  # a folder: each step job writes what it read there
 Kind = Literal["value", "keys", "present", "empty", "absent"]
@@ -287,17 +289,9 @@ class _Layout:
 
 
 @cache
-def _module_tree(filename: str) -> ast.Module | None:
-    try:
-        return ast.parse(Path(filename).read_text(), filename)
-    except (OSError, SyntaxError, ValueError):
-        return None
-
-
-@cache
 def _layout(code: CodeType) -> _Layout | None:
     """The layout of the function of `code` (None where its source is not found)."""
-    tree = _module_tree(code.co_filename)
+    tree = module_tree(code.co_filename)
     node = tree and next((n for n in ast.walk(tree)
                           if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
                           and n.name == code.co_name
