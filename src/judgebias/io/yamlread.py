@@ -2,8 +2,8 @@
 libyaml's C parser, rejecting a key stated twice in one mapping.
 
 Why a module of its own, in io: reading YAML is a primitive of the layers below the
-params checks (judgebias.config), such as a study's schema fragment (judgebias.study),
-and it imports nothing of judgebias.
+params checks (judgebias.config), such as the core schema file, and it imports nothing
+of judgebias.
 """
 
 from __future__ import annotations

@@ -24,8 +24,10 @@ checks that a step's run-time imports are its closure plus this layer, and nothi
 A core module that loads study code by name counts it too: the sim backend's closure
 includes every study's declared sim tasks (Study.sim).
 
-Data files a step reads are added explicitly where they are known: a study's params
-schema fragment with its package. Prompt templates are declared per rule (common.smk).
+Data files a step reads are added explicitly where they are known: the core params schema
+with judgebias.config; and with a study's package, the modules declaring its params block
+(its params module's closure: judgebias.paramsblock), from which the schema comes. Prompt
+templates are declared per rule (common.smk).
 """
 
 from __future__ import annotations
