@@ -73,8 +73,9 @@ That is what ``**{key: block[key]}`` and ``{name: f(block[name]) for name in blo
 read; a value computed from a key named after another field or entry would go unseen.
 
 A module of its own, importing only the standard library (and judgebias.io's pysource,
-to read a source's tree, and atomicfile, to write a record), because the step dispatcher (judgebias.workflow.step_dispatch) imports it for
-every job; the check, which asks Snakemake for the DAG, is judgebias.workflow.paramscheck.
+to read a source's tree, and atomicfile, to write a record), because the step dispatcher
+(judgebias.workflow.step_dispatch) imports it for every job; the check, which asks
+Snakemake for the DAG, is judgebias.workflow.paramscheck.
 
 Why this module is long: the recording mapping, the two ways a view's field reads its keys
 (by name for a declared block, by source position for what ``from_params`` derives) and
