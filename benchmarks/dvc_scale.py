@@ -52,6 +52,7 @@ from pathlib import Path
 import yaml
 from dag_scale import BIN, project, scale_params
 
+from judgebias.config import with_defaults
 from judgebias.workflow.codestamp import stamps_of
 from judgebias.workflow.dvc_export import CODE_STAGE, HEADER, PARAMS_STAGE
 from judgebias.workflow.dvcsync import record, stage_args
@@ -197,6 +198,9 @@ def main() -> None:
     params = scale_params(args.models, args.images)
     if args.small:
         params = shrink(params)
+    # The layout before params stamps (per_stage_params) had DVC read every key a stage
+    # declares from the file itself, so the file states each default: all layouts read it.
+    params = with_defaults(params)
     with tempfile.TemporaryDirectory() as tmp:
         folder = project((args.keep or Path(tmp)) / "stamps", params)
         start = time.perf_counter()

@@ -149,6 +149,11 @@ def _repeated_items(path: list[Any], items: list[Any]) -> list[str]:
     return lines
 
 
+def with_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `params` with every default of the schema filled in (not validated)."""
+    return _fill_defaults(copy.deepcopy(dict(params)), params_schema(), params_schema())
+
+
 def _fill_defaults(instance: Any, schema: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
     """Insert the schema's `default` values so every consumer sees one complete config."""
     if "$ref" in schema:
@@ -328,7 +333,7 @@ def validate_params(params: Any, source: str = "params.yaml", *,
         raise ConfigError(f"{source}: expected a mapping at the top level")
     errors = _schema_errors(params)
     if not errors:
-        params = _fill_defaults(copy.deepcopy(params), params_schema(), params_schema())
+        params = with_defaults(params)
         errors = _reference_errors(params, needs)
     missing: list[str] = [e for e in errors if isinstance(e, MissingPath)]
     broken = [e for e in errors if not isinstance(e, MissingPath)]

@@ -271,7 +271,8 @@ def test_job_stages_depend_on_the_stamps_of_their_params():
 
 def test_params_stamp_changes_with_its_keys_only(tmp_path, monkeypatch):
     """A stamp is its keys' values as sorted JSON, named by the set of keys, rewritten only
-    when a value changes (its mtime, DVC's state entry, stays); missing keys are named."""
+    when a value changes (its mtime, DVC's state entry, stays); a key the file leaves out
+    stamps its default, one neither sets is named."""
     from judgebias.cli import main
     from judgebias.config import ConfigError
     from judgebias.workflow.paramstamp import stamp_path, write_param_stamps
@@ -296,6 +297,10 @@ def test_params_stamp_changes_with_its_keys_only(tmp_path, monkeypatch):
     assert after[0][0] != before[0][0] and after[1] == (before[1][0], 0)
     with pytest.raises(ConfigError, match=re.escape("no value for params keys panel.b, mmb")):
         write_param_stamps([["seed", "panel.b"], ["mmb"]], root=tmp_path)
+    # a key the file leaves out stamps its schema default, the value the job reads
+    write_param_stamps([["max_failures"]], root=tmp_path, out="s")
+    assert json.loads(Path(stamp_path(["max_failures"], "s")).read_text()) == {
+        "max_failures": {}}
 
 
 def test_code_stamp_changes_with_a_listed_file(tmp_path, monkeypatch, capsys):

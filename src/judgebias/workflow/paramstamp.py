@@ -12,9 +12,12 @@ jobs of one evaluator and setting, whatever the generator), named by a hash of t
 keys it holds.
 
 The values are read the way the pipeline reads params.yaml (judgebias.io.yamlread.load_yaml),
-from the file as written, as DVC reads it: a key only the schema's defaults set is refused
-by the export (dvc_export.check_params_declared) before any stamp is written. A stamp whose
-text is unchanged is not rewritten (artifacts.write_text_if_changed).
+from the file as written, as DVC reads it; a key the file leaves out stamps its schema
+default (judgebias.config.with_defaults), the value the job reads. (DVC itself reads only
+the top-level blocks, which the export asks the file to hold:
+dvc_export.check_params_declared; a default that changes with the code reruns the jobs
+through their code stamps.) A key neither the file nor the schema sets is an error. A
+stamp whose text is unchanged is not rewritten (artifacts.write_text_if_changed).
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from judgebias.config import ConfigError, get_key
+from judgebias.config import ConfigError, get_key, with_defaults
 from judgebias.io.artifacts import write_text_if_changed
 from judgebias.io.yamlread import load_yaml
 
@@ -44,14 +48,22 @@ def stamp_path(keys: Iterable[str], out: str = PARAMS_DIR) -> str:
 def write_param_stamps(sets: Iterable[Iterable[str]], params_file: Path = Path("params.yaml"),
                        out: str = PARAMS_DIR, root: Path = Path(".")) -> None:
     """Write the stamp of every set of keys in `sets` from `params_file` (paths relative to
-    `root`, as dvc.yaml spells them); raise ConfigError naming the keys the file lacks."""
+    `root`, as dvc.yaml spells them), a key it leaves out at its schema default; raise
+    ConfigError naming the keys neither sets."""
     params = load_yaml((root / params_file).read_text()) or {}
+    defaults: dict[str, Any] | None = None  # filled in for the first key the file lacks
     texts, missing = {}, []
     for keys in map(set, sets):
         values = {}
         for key in sorted(keys):
             try:
                 values[key] = get_key(params, key)
+                continue
+            except (KeyError, TypeError):
+                pass
+            defaults = with_defaults(params) if defaults is None else defaults
+            try:
+                values[key] = get_key(defaults, key)
             except (KeyError, TypeError):
                 missing.append(key)
         texts[stamp_path(keys, out)] = json.dumps(values, indent=1, sort_keys=True,
