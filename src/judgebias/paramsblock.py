@@ -21,7 +21,8 @@ a generated view would be code nobody wrote and a type checker reads only once g
 
 The emitted schema is the plain JSON Schema a reader of the reference expects: pydantic's
 titles are dropped, ``Optional[X]`` becomes ``type: [x, "null"]``, nested blocks are
-inlined (a dict of blocks as ``additionalProperties``), a ``Literal`` is an ``enum`` and a
+inlined (a dict of blocks as ``additionalProperties``), a ``Literal`` is an ``enum`` (or a
+``const``) without pydantic's ``type``, a ``dict[str, Any]`` a plain ``type: object``, and a
 nested block's default is ``{}`` (judgebias.config fills its keys' own defaults in).
 Constraints JSON Schema has and pydantic does not (``uniqueItems``, ``propertyNames``,
 ``x-run-setting``) are given with :func:`key`.
@@ -58,7 +59,7 @@ RUN_SETTING = "x-run-setting"  # a key that changes how a run goes, never an ans
 PARAMS_KEY = "PARAMS_KEY"  # a view's class attribute: its block's top-level key
 
 View = TypeVar("View", bound=type)
-
+Positive = Annotated[float, Field(gt=0)]  # an item of a list of positive numbers
 
 
 def _schema_words(schema: dict[str, Any], cls: type) -> None:
@@ -160,13 +161,14 @@ def block_keys(cls: type, *, only: Iterable[str] | None = None,
     removed."""
     names = block_fields(cls)
     chosen = list(only) if only is not None else names
-    unknown = sorted(set(exclude) - set(names))
+    skip = set(exclude)
+    unknown = sorted(skip - set(names))
     unknown += [path for path in chosen if not _declares(cls, path.split("."))]
     if unknown:
         raise ValueError(f"{cls.__name__} ({getattr(cls, PARAMS_KEY)}): no key "
                          f"{', '.join(unknown)} (its keys: {', '.join(names)})")
     prefix = getattr(cls, PARAMS_KEY)
-    return [f"{prefix}.{path}" for path in chosen if path not in set(exclude)]
+    return [f"{prefix}.{path}" for path in chosen if path not in skip]
 
 
 def _declares(cls: type | None, path: list[str]) -> bool:
@@ -223,8 +225,10 @@ def _plain(node: Any, definitions: Mapping[str, Any]) -> Any:
     node.pop("title", None)
     if isinstance(node.get("description"), str):
         node["description"] = " ".join(node["description"].split())
-    if "enum" in node:
+    if "enum" in node or "const" in node:  # a Literal: its values say the type
         node.pop("type", None)
+    if node.get("additionalProperties") is True:  # JSON Schema's default: a plain mapping
+        del node["additionalProperties"]
     if node.pop(ABSENT, False):
         return _plain(_not_null(node), definitions)  # its one branch may be a reference
     properties = node.get("properties")

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, WithJsonSchema
+from pydantic import Field
 
 from judgebias.abilities import Need
 from judgebias.config import path_errors
 from judgebias.models.gpu import device_errors
-from judgebias.paramsblock import block_values, derived, key, part, view
+from judgebias.paramsblock import Positive, block_values, derived, key, part, view
 from judgebias.prompts import available_prompts, fields
 from judgebias.studies.frame.recipes import (
     DOMAINS,
@@ -50,12 +50,7 @@ MitigationPrompt = Literal["bias_aware", "bias_definition", "cot"]
 # The paper's judges with a recipe (presets.paper_judges: paper_recipes.yaml's keys)
 PaperJudge = Literal["gpt-4.1", "gpt-4.1-mini", "gpt-4o", "qwen2.5-vl-32b", "llava-1.5-13b",
                      "gpt-4o-mini", "llava-next-8b", "llava-onevision-7b"]
-Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
-# A plain mapping of options (no ``additionalProperties: true``: the JSON-schema default)
-Options = Annotated[dict[str, Any], WithJsonSchema({"type": "object"})]
-# The one setting of the bounding box (pydantic would add ``type: string`` to the const)
-BoxSetting = Annotated[Literal["annotated"], WithJsonSchema({"const": "annotated"})]
 
 
 @view
@@ -70,7 +65,7 @@ class Images:
     error_rate: float = key(0.1, ge=0, le=1)
     """Offline renderer: share of concepts drawn wrong (a text-to-image model's own
     errors)."""
-    options: Options = key(default_factory=dict, schema={"default": {}})
+    options: dict[str, Any] = key(default_factory=dict, schema={"default": {}})
     """Backend options (openai: model, size, quality, base_url, api_key_env; diffusers:
     model, steps, guidance, device)."""
     gpus: int = key(0, ge=0)
@@ -168,7 +163,7 @@ class Manipulations:
     """Positions of the overlaid generation instruction."""
     padding: tuple[Positive, ...] | None = key(absent=True, min_length=1, unique=True)
     """Widths of a black border on all four sides, in pixels at the 1024-px reference."""
-    bounding_box: tuple[BoxSetting, ...] | None = key(absent=True, min_length=1,
+    bounding_box: tuple[Literal["annotated"], ...] | None = key(absent=True, min_length=1,
                                                       max_length=1)
     """[annotated]: red outlines around the item's annotated objects."""
     beauty_filter: tuple[Literal["gfpgan", "smoothing"], ...] | None = key(

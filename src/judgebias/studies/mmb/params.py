@@ -29,13 +29,13 @@ from typing import (
 )
 
 import yaml
-from pydantic import Field, WithJsonSchema
+from pydantic import Field
 
 from judgebias.abilities import Need
 from judgebias.config import path_errors
 from judgebias.io.yamlread import load_yaml
 from judgebias.models.gpu import device_errors
-from judgebias.paramsblock import block_keys, block_values, derived, key, part, view
+from judgebias.paramsblock import Positive, block_keys, block_values, derived, key, part, view
 from judgebias.prompts import available_prompts, fields
 from judgebias.study import simulated_models, study_models
 
@@ -60,12 +60,9 @@ class _OneOfNull:
 
 
 OrNull = Annotated[Part | None, _OneOfNull]  # a part or null (``oneOf``)
-Positive = Annotated[float, Field(gt=0)]
 AtLeastOne = Annotated[int, Field(ge=1)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
-# One degradation's parameters: a plain mapping (no ``additionalProperties: true``)
-DegradationParams = Annotated[dict[str, Any], WithJsonSchema(
-    {"type": "object", "description": "One degradation's parameters."})]
+DegradationParams = Annotated[dict[str, Any], Field(description="One degradation's parameters.")]
 Source = Literal["logprobs", "samples"]
 JudgeSource = Annotated[Source, Field(description="This judge's source: logprobs or samples.")]
 
