@@ -82,8 +82,6 @@ def items(params: FrameParams, *, generated: Path | None = None, benchmark: Path
     from judgebias.studies.frame.data import attach_humans, read_frame_table
 
     if params.dataset.name == "table":
-        # looked up for a table only: where params.yaml leaves the block out the field is
-        # None, which the params-read recorder takes for a read of a key params.yaml lacks
         imported = params.dataset.table
         assert imported is not None, "frame.dataset.table is not given"
         with input_errors("frame.dataset.table"):
