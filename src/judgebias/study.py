@@ -45,7 +45,9 @@ The optional roles, which few studies fill:
   images API, (prompt, width in px, seed) -> PNG bytes.
 
 Its rules' steps are the functions of its ``steps`` module (judgebias.workflow.step_dispatch),
-found by name, not declared.
+found by name, not declared. The fitted estimators it writes as artifacts are declared in
+``saved`` ("module:Class" in its package): `saved_classes` gathers them, the allowlist
+without which `judgebias.load` reads no saved file (judgebias.io.saved).
 
 A declaration states only where a study departs from the table: the standard roles it
 ``lacks``, the optional ones it ``has``, and the ``targets`` of roles it fills elsewhere
@@ -125,6 +127,9 @@ class Study:
     targets: Mapping[str, str] = field(default_factory=dict, hash=False)
     sim_traits: bool = True
     requires: tuple[str, ...] = ()
+    # The fitted estimators it saves (judgebias.io.saved), "module:Class" in its package:
+    # the allowlist of classes `judgebias.load` builds from a file (`saved_classes`).
+    saved: tuple[str, ...] = ()
     # Each role's hook, "module:name" with the module's full name, or None where the study
     # does not fill the role: resolved by __post_init__, never given.
     validate: str | None = field(init=False, default=None)
@@ -154,6 +159,8 @@ class Study:
                   | set(self.targets))
         problems += [f"{a!r} and {b!r} go together" for a, b in PAIRED_ROLES
                      if (a in filled) != (b in filled)]
+        problems += [f"saved {c!r} is not 'module:Class'" for c in self.saved
+                     if not all(c.partition(":")[::2]) or c.count(":") != 1]
         if problems:
             raise ValueError(f"study {self.name!r}: " + "; ".join(problems))
         for role in filled:
@@ -198,6 +205,14 @@ def registered() -> dict[str, Study]:
                                f"STUDY is {study.name!r} in {study.package}")
         studies[name] = study
     return studies
+
+
+def saved_classes() -> list[str]:
+    """Every estimator class a registered study saves, "module:Class" with the module's
+    full name: the only classes a saved file may name (judgebias.io.saved.load, declared
+    rather than found, so that reading a file imports no module it chooses)."""
+    return [f"{study.package}.{target}" for study in registered().values()
+            for target in study.saved]
 
 
 def active(params: Mapping[str, Any]) -> list[Study]:

@@ -255,7 +255,7 @@ def test_plan_prices_claude_online_and_at_half_in_batches(params, tmp_path, monk
     from judgebias.plan import plan_calls
 
     monkeypatch.chdir(tmp_path)
-    for study in ("pomms", "mmb", "frame", "birch"):
+    for study in ("pomms", "mmb", "frame", "birch", "leaderboard"):
         del params[study]
     params["philautia"]["models"] = ["lumen-large", "lumen-mini", "corvid-pro"]
     params["philautia"]["dataset"]["synthetic"]["n_images"] = 5

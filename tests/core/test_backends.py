@@ -331,7 +331,8 @@ def test_plan_counts_what_is_left(params, tmp_path, key_env, monkeypatch, capsys
     from judgebias.studies.pomms.tables import JUDGEMENTS, judgement_images, judgements_path
 
     monkeypatch.chdir(tmp_path)
-    del params["mmb"], params["frame"], params["birch"]  # their plans: tests/core/test_plan.py
+    # their plans: tests/core/test_plan.py
+    del params["mmb"], params["frame"], params["birch"], params["leaderboard"]
     images = build_synthetic_dataset(tmp_path / "data/dataset", 6, 3)
     write_table(images, DATASET_TABLE, IMAGES)
     params["philautia"]["models"] = ["lumen-large", "lumen-mini", "corvid-pro"]
@@ -376,6 +377,7 @@ def test_plan_of_a_philautia_only_params_file(params, tmp_path, key_env, monkeyp
 
     monkeypatch.chdir(tmp_path)
     del params["pomms"], params["mmb"], params["frame"], params["birch"]
+    del params["leaderboard"]  # its pomms method needs the pomms block
     params["philautia"]["models"] = ["lumen-large", "lumen-mini", "corvid-pro"]
     params["philautia"]["dataset"]["synthetic"]["n_images"] = 5
     params["journal_dir"] = str(tmp_path / "journal")

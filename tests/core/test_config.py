@@ -139,6 +139,7 @@ def test_philautia_models_default_to_the_whole_panel(params):
 
 def test_params_without_pomms_run_philautia_only(params):
     del params["pomms"], params["mmb"], params["frame"], params["birch"]
+    del params["leaderboard"]  # its pomms method needs the pomms block
     config = validate_params(params)
     assert [s.name for s in active(config)] == ["philautia"]
     assert "pomms" not in config
@@ -181,6 +182,7 @@ def test_missing_nocaps_files_are_named(params, tmp_path):
 def test_pomms_judgement_setting_and_select(params):
     from judgebias.studies.pomms.params import judgement_setting
 
+    del params["leaderboard"]  # its pomms method asks in Pomms' judgement setting
     config = validate_params(params)
     assert config["pomms"]["judgement_setting"] == "ref_based"
     assert config["pomms"]["select"] == "min_philautia"
@@ -225,7 +227,8 @@ def test_cli_validate_names_a_missing_nocaps_annotations_file(tmp_path, params, 
     (tmp_path / "captions.json").write_text("{}")
     assert main(["--params", str(path), "validate"]) == 0
     out = capsys.readouterr().out
-    assert "valid (6 panel models; studies: philautia, pomms, mmb, frame, birch)" in out
+    assert ("valid (6 panel models; studies: philautia, pomms, mmb, frame, birch, "
+            "leaderboard)") in out
 
 
 def test_cli_validate_names_unset_secrets(tmp_path, params, capsys, monkeypatch):

@@ -441,6 +441,7 @@ def project(tmp_path: Path, params: dict, monkeypatch) -> tuple[Path, dict]:
     params.pop("mmb")  # its report section is tested end to end (tests/mmb/test_mmb_pipeline.py)
     params.pop("frame")  # and so is this one (tests/frame/test_frame_pipeline.py)
     params.pop("birch")  # and this one (tests/birch/test_birch_pipeline.py)
+    params.pop("leaderboard")  # and this one (tests/leaderboard/test_leaderboard_pipeline.py)
     params["journal_dir"] = str(tmp_path / "journal")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     return tmp_path, validate_params(params)

@@ -228,7 +228,7 @@ def test_every_study_on_slurm_equals_local_run_and_gpu_jobs_get_gpus(
 
     names = artifacts(local)
     assert names == artifacts(on_slurm)
-    for study in ("philautia", "pomms", "mmb", "frame", "birch"):
+    for study in ("philautia", "pomms", "mmb", "frame", "birch", "leaderboard"):
         assert any(n.startswith(f"results/{study}") for n in names), study
     for name in sorted(names):
         a, b = local / name, on_slurm / name

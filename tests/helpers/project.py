@@ -47,7 +47,8 @@ def shared_data_dir() -> Path:
 
 def _small(params: dict) -> None:
     """Each study's pipeline-test size: Philautia on 12 images of 3 models, Pomms on 40
-    judgement items, BIRCH on 200 pairs (MMB and FRAME run their defaults)."""
+    judgement items, BIRCH on 200 pairs, the leaderboard on 10 images (MMB and FRAME run
+    their defaults)."""
     if philautia := params.get("philautia"):
         philautia["dataset"]["synthetic"]["n_images"] = 12
         philautia.update(models=list(PANEL), n_bootstrap=50, n_permutations=200)
@@ -55,6 +56,18 @@ def _small(params: dict) -> None:
         pomms["datasets"]["synthetic"]["n_items"] = 40
     if birch := params.get("birch"):
         birch["datasets"]["synthetic"]["n_pairs"] = 200
+    if "leaderboard" in params:
+        small_leaderboard(params)
+
+
+def small_leaderboard(params: dict) -> None:
+    """The `leaderboard:` block at a pipeline-test size (in place): 10 images, 4 of
+    them labelled, 500 resamples."""
+    for task in params["leaderboard"]["tasks"].values():
+        task["images"]["synthetic"]["n_images"] = 10
+        if (labels := task.get("human_labels")) and "synthetic" in labels:
+            labels["synthetic"]["n_items"] = 4
+    params["leaderboard"]["inference"] = {"resamples": 500}
 
 
 def study_params(params: dict, *studies: str, small: bool = False) -> dict:
@@ -89,6 +102,7 @@ def small_all_studies(default_params: dict) -> dict:
     birch.update(models=SMALL_JUDGES, swap_order=True)
     birch["datasets"]["synthetic"]["n_pairs"] = 24
     birch["downsampling"]["draws"] = 2
+    small_leaderboard(params)
     return params
 
 

@@ -70,6 +70,8 @@ rule pomms:
     output:
         metrics=pomms.METRICS,
         tables=[pomms.table_path(t) for t in pomms.TABLES],
+        ensemble=pomms.ENSEMBLE,
+        model_card=pomms.ENSEMBLE_CARD,
     params:
         **step_params(POMMS_KEYS),
     log:

@@ -1,5 +1,7 @@
 """The statistics layer: what the studies and the card compute with, and nothing else of
 judgebias (it reads no params file and makes no call; a contract in pyproject.toml keeps
 it so): weighted bootstrap means over shared units (``bootstrap``), agreement with human
-ratings (``agreement``), position bias and consistency (``position``), and how a card
-measure's interval shrinks with the design (``power``)."""
+ratings (``agreement``), position bias and consistency (``position``), how a card
+measure's interval shrinks with the design (``power``), a paired leaderboard of systems
+with rank intervals (``ranking``) and prediction-powered inference with human labels
+(``ppi``)."""

@@ -11,4 +11,5 @@ STUDIES = {
     "mmb": "judgebias.studies.mmb",
     "frame": "judgebias.studies.frame",
     "birch": "judgebias.studies.birch",
+    "leaderboard": "judgebias.studies.leaderboard",
 }

@@ -13,4 +13,5 @@ STUDY = Study(
     lacks=("power", "sim"),  # no sim tasks: its judges answer philautia's prompts
     has=("cli",),
     requires=("philautia",),
+    saved=("estimator:Pomms",),  # results/pomms/ensemble.json, read by judgebias.load
 )

@@ -463,7 +463,7 @@ def parse_references(value: Any) -> list[str]:
     raise ValueError(f"references must be a list or a string, got {type(value).__name__}")
 
 
-def _read_any(path: Path) -> pd.DataFrame:
+def read_any_table(path: Path) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix == ".csv":
         # Everything as text: ids keep leading zeros, empty cells stay "" (not NaN).
@@ -513,7 +513,7 @@ def load_table(
     path = Path(path)
     _check_missing_mode(missing)
     dataset = dataset or path.stem
-    frame = _read_any(path)
+    frame = read_any_table(path)
     absent = [c for c in TABLE_REQUIRED if c not in frame.columns]
     if absent:
         raise ValueError(f"{path}: required column(s) {absent} missing; found "
@@ -616,19 +616,22 @@ def synthetic_item_id(index: int) -> str:
     return f"synthetic-{index:06d}"
 
 
-def _human_writer(quality: float) -> SimModel:
+def neutral_writer(quality: float) -> SimModel:
     """A stand-in writer whose only trait used is the caption quality.
 
     `philautia.sim.described_scene` applies exactly the omission / hallucination process of the
     simulated generators, so candidate errors look like the captions the panel writes;
-    the sentence itself is phrased by `_phrase`, never by `philautia.sim.write_caption`, because
-    the latter always adds an opener and a signature.
+    the sentence itself is phrased by `neutral_phrase`, never by
+    `philautia.sim.write_caption`, because the latter always adds an opener and a
+    signature. The leaderboard study's simulated captioners write the same way.
     """
     return SimModel(key="synthetic-human", family="none", caption_quality=quality,
                     opener="-", signature="-")
 
 
-def _phrase(described: scenes.Scene, rng: np.random.Generator) -> str:
+def neutral_phrase(described: scenes.Scene, rng: np.random.Generator) -> str:
+    """A caption of the described scene in a neutral style: no panel opener, no
+    signature word, so no simulated judge has a style preference for it."""
     objects = scenes.join_phrases([scenes.describe_object(o, rng) for o in described.objects])
     bg = scenes.COLOR_WORDS[described.background][
         int(rng.integers(len(scenes.COLOR_WORDS[described.background])))
@@ -701,7 +704,7 @@ def build_synthetic_judgements(
         scene = scenes.random_scene(rng)
         references = scenes.reference_captions(scene, rng, n=n_references)
         quality = float(rng.uniform(*QUALITY_RANGE))
-        candidate = _phrase(described_scene(_human_writer(quality), scene, rng), rng)
+        candidate = neutral_phrase(described_scene(neutral_writer(quality), scene, rng), rng)
         truth = scenes.scene_claims(scene)
         accuracy = scenes.match_claims(scenes.read_caption(candidate), truth).accuracy
         noisy = accuracy + rater_noise * rng.standard_normal(n_raters)

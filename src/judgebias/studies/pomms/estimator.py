@@ -503,6 +503,90 @@ class Pomms(RegressorMixin, BaseEstimator):
             for k, est in enumerate(self.step_estimators_)
         ]
 
+    # ---------------------------------------------------------------------------------
+    # saved (judgebias.io.saved: JSON, loaded by judgebias.load)
+    # ---------------------------------------------------------------------------------
+
+    _saved_state_version: ClassVar[int] = 1
+
+    def _saved_state(self) -> dict[str, Any]:
+        """Everything the fitted ensemble is: its constructor params and its fitted
+        attributes, each meta-learner as its coefficients and intercept (ElasticNet's
+        predict is ``X @ coef_ + intercept_``), for `_from_saved_state`.
+
+        ``cv`` is saved as an int, None or a `PredefinedSplit`'s folds (the pipeline's
+        `validation_split`); ``random_state`` as an int or None. Others are refused
+        rather than saved as something else."""
+        check_is_fitted(self, "estimator_")
+        params = self.get_params(deep=False)
+        cv = params["cv"]
+        if isinstance(cv, PredefinedSplit):
+            params["cv"] = {"predefined_split": np.asarray(cv.test_fold)}
+        elif not (cv is None or isinstance(cv, Integral)):
+            raise TypeError(f"Pomms with cv={cv!r} cannot be saved: fit it with an int "
+                            "or validation_split(...)")
+        if not (params["random_state"] is None or isinstance(params["random_state"],
+                                                             Integral)):
+            raise TypeError("Pomms with a RandomState instance cannot be saved: fit it "
+                            "with an int random_state")
+        fitted = {name: getattr(self, name) for name in (
+            "n_features_in_", "selection_order_", "steps_", "n_members_", "members_",
+            "coef_", "intercept_", "n_splits_", "n_dropped_", "n_train_", "n_validation_")}
+        if hasattr(self, "feature_names_in_"):
+            fitted["feature_names_in_"] = self.feature_names_in_
+        fitted["step_estimators_"] = [
+            {"coef_": est.coef_, "intercept_": float(est.intercept_)}
+            for est in self.step_estimators_]
+        return {"params": params, "fitted": fitted}
+
+    @classmethod
+    def _from_saved_state(cls, state: dict[str, Any]) -> Pomms:
+        """The fitted ensemble `_saved_state` describes: each ElasticNet rebuilt from its
+        coefficients and intercept, so `predict` and `predict_step` give the same numbers
+        to the last bit."""
+        params = dict(state["params"])
+        if isinstance(params["cv"], dict):
+            params["cv"] = PredefinedSplit(np.asarray(params["cv"]["predefined_split"]))
+        estimator = cls(**params)
+        estimator._validate_params()
+        fitted = dict(state["fitted"])
+        steps = fitted.pop("step_estimators_")
+        n_features = int(fitted["n_features_in_"])
+        names = (list(fitted["feature_names_in_"]) if "feature_names_in_" in fitted
+                 else [f"x{i}" for i in range(n_features)])
+        order = [str(m) for m in fitted["selection_order_"]]
+        members = [str(m) for m in fitted["members_"]]
+        n_members = int(fitted["n_members_"])
+        if (len(names) != n_features or not set(order) <= set(names) or not steps
+                or len(steps) > len(order) or not 1 <= n_members <= len(steps)
+                or members != order[:n_members]):
+            raise ValueError("its features, selection order, steps and members disagree")
+        estimators = []
+        for k, step in enumerate(steps, start=1):
+            est = estimator._meta_learner()
+            est.coef_ = np.asarray(step["coef_"], dtype=float)
+            if est.coef_.shape != (k,):
+                raise ValueError(f"step {k}'s coefficients have shape {est.coef_.shape}")
+            est.intercept_ = np.float64(step["intercept_"])
+            est.n_features_in_ = k
+            est.n_iter_ = 0
+            est.dual_gap_ = np.float64(np.nan)
+            estimators.append(est)
+        coef = np.asarray(fitted["coef_"], dtype=float)
+        if not np.array_equal(coef, estimators[n_members - 1].coef_):
+            raise ValueError("coef_ is not the chosen step's coefficients")
+        for name, value in fitted.items():
+            setattr(estimator, name, value)
+        estimator.n_features_in_ = n_features
+        estimator.selection_order_ = order
+        estimator.members_ = members
+        estimator.n_members_ = n_members
+        estimator.coef_ = coef
+        estimator.intercept_ = float(fitted["intercept_"])
+        estimator.step_estimators_ = estimators
+        estimator.estimator_ = estimators[n_members - 1]
+        return estimator
+
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Kendall tau (``self.scoring``) of `predict` against ``y``, NaN rows dropped.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from judgebias.models.context import RunContext
 from judgebias.studies.philautia.tables import SCORE_SCALE
@@ -116,10 +116,118 @@ def heatmap(params: PommsParams, *, phi_tilde: Path, figure: Path) -> None:
     draw_heatmap(params.setting, params.simulated, str(phi_tilde), figure)
 
 
+_CARD_AGREEMENT = ["dataset", "metric", "tau_b", "tau_b_low", "tau_b_high", "tau_c",
+                   "tau_c_low", "tau_c_high", "n", "n_clusters"]
+
+
+def ensemble_card(params: PommsParams, estimator: Pomms, ratings: pd.DataFrame,
+                  calls: pd.DataFrame, agreement_table: pd.DataFrame) -> dict[str, Any]:
+    """The fitted ensemble's model card, saved with it (ensemble.json's ``card``): the
+    panel (each evaluator's backend, model id and revision as its answers record them),
+    the training data and its splits, the fit settings, the members and weights, and the
+    agreement with humans on the test split (Kendall tau of the ensemble and of each
+    judge, the agreement table's rows: no new statistics)."""
+    from judgebias.studies.pomms.measures import POMMS
+
+    weights = dict(zip(estimator.members_, map(float, estimator.coef_), strict=True))
+    selectable = [str(c) for c in estimator.feature_names_in_]
+    panel = []
+    for model in params.models:
+        mine = calls[calls["evaluator"] == model]
+
+        def recorded(column: str, mine: pd.DataFrame = mine) -> str:
+            return ", ".join(sorted(set(mine[column].astype(str))))
+
+        panel.append({"model": model, "backend": recorded("backend"),
+                      "model_id": recorded("model_id"), "revision": recorded("revision"),
+                      "simulated": recorded("backend") == "sim",
+                      "selectable": model in selectable, "member": model in weights,
+                      "weight": weights.get(model)})
+    train = ratings[ratings["dataset"] == params.train_dataset]
+    splits = {str(split): {"ratings": len(rows), "items": int(rows["item_id"].nunique()),
+                           "images": int(rows["image_id"].nunique())}
+              for split, rows in train.groupby("split", sort=True)}
+    test = agreement_table[agreement_table["split"] == "test"]
+    settings = estimator.get_params(deep=False)
+    settings["cv"] = "validation_split: the train split fits, the val split selects"
+    return {
+        "model": "Pomms ensemble of MLLM judges (seed 000 §4.2, §6.3)",
+        "usage": "judgebias.load(path).predict(X)",
+        "input": (f"a DataFrame with one column per member, named as the panel model: its "
+                  f"score of the caption in [0, 1] (the 0-100 answer / 100, "
+                  f"philautia.score `{params.score}`), asked with the prompt of philautia "
+                  f"setting `{params.judged_with}`; other columns are ignored"),
+        "output": (f"the ensemble score of each row, on the scale of the human scores of "
+                   f"`{params.train_dataset}`; NaN where a member's score is NaN"),
+        "members": list(estimator.members_),
+        "weights": weights,
+        "intercept": float(estimator.intercept_),
+        "selection_order": list(estimator.selection_order_),
+        "panel": panel,
+        "simulated": any(p["simulated"] for p in panel),
+        "training": {"dataset": params.train_dataset,
+                     "judgement_setting": params.judged_with, "score": params.score,
+                     "philautia_setting": params.setting, "splits": splits,
+                     "n_train": int(estimator.n_train_),
+                     "n_validation": int(estimator.n_validation_),
+                     "n_dropped": int(estimator.n_dropped_)},
+        "fit_settings": settings,
+        "agreement_test": {
+            "what": (f"Kendall tau of each judge and of the ensemble ({POMMS!r}) with the "
+                     "human scores on each dataset's test split, with image-cluster "
+                     "bootstrap intervals where pomms.n_bootstrap > 0"),
+            "rows": test[[c for c in _CARD_AGREEMENT if c in test]].to_dict("records"),
+        },
+    }
+
+
+def card_markdown(card: dict[str, Any]) -> str:
+    """The model card (`ensemble_card`) as a short Markdown page, ensemble.md."""
+    def number(value: Any) -> str:
+        return "" if value is None else f"{value:.3f}"
+
+    lines = [f"# {card['model']}", "",
+             "Load it (no code in the file runs): `judgebias.load(\"ensemble.json\")"
+             ".predict(X)`.", "",
+             f"* **Input**: {card['input']}.", f"* **Output**: {card['output']}.", ""]
+    if card["simulated"]:
+        lines += ["**Simulated models**: some of the panel below are simulated "
+                  "(backend `sim`); the ensemble and its numbers are a demonstration.", ""]
+    lines += ["## Members", "", f"Intercept {card['intercept']!r}; selection order: "
+              f"{', '.join(card['selection_order'])}.", "",
+              "| model | backend | model id | revision | member | weight |",
+              "|---|---|---|---|---|---|"]
+    lines += [f"| {p['model']} | {p['backend']} | {p['model_id']} | {p['revision']} | "
+              f"{'yes' if p['member'] else 'no'} | "
+              f"{'' if p['weight'] is None else repr(p['weight'])} |" for p in card["panel"]]
+    training = card["training"]
+    lines += ["", "## Training data", "",
+              f"Dataset `{training['dataset']}`, scored with philautia setting "
+              f"`{training['judgement_setting']}` (score: {training['score']}); "
+              f"{training['n_train']} rows fit the Elastic Net, {training['n_validation']} "
+              f"select the members, {training['n_dropped']} dropped for a failed score.", "",
+              "| split | ratings | items | images |", "|---|---|---|---|"]
+    lines += [f"| {name} | {n['ratings']} | {n['items']} | {n['images']} |"
+              for name, n in training["splits"].items()]
+    lines += ["", "## Fit settings", ""]
+    lines += [f"* `{key}`: {value!r}" for key, value in sorted(card["fit_settings"].items())]
+    agreement = card["agreement_test"]
+    lines += ["", "## Agreement with humans (test split)", "", agreement["what"] + ".", "",
+              "| dataset | judge | tau-b | 95% interval | tau-c | n |", "|---|---|---|---|---|---|"]
+    for row in agreement["rows"]:
+        interval = (f"[{number(row['tau_b_low'])}, {number(row['tau_b_high'])}]"
+                    if "tau_b_low" in row else "")
+        lines.append(f"| {row['dataset']} | {row['metric']} | {number(row['tau_b'])} | "
+                     f"{interval} | {number(row['tau_c'])} | {row['n']} |")
+    return "\n".join(lines) + "\n"
+
+
 def fit(params: PommsParams, *, judgements: Sequence[Path],
         item_scores: Sequence[Path], scores: Path, metrics: Path,
-        tables: Sequence[Path]) -> None:
-    """Fit Pomms and write its tables: Table 1/2 analogues, Phi-tilde with Pomms, agreement.
+        tables: Sequence[Path], ensemble: Path, model_card: Path) -> None:
+    """Fit Pomms and write its tables: Table 1/2 analogues, Phi-tilde with Pomms, agreement;
+    and the fitted ensemble (`ensemble`, JSON that `judgebias.load` reads, with its model
+    card inside) with that card as Markdown (`model_card`).
 
     `scores` is the long scores table of the philautia setting Pomms uses (``setting``);
     `item_scores` hold the judgement datasets scored with ``judgement_setting``; `tables`
@@ -127,7 +235,8 @@ def fit(params: PommsParams, *, judgements: Sequence[Path],
     """
     import pandas as pd
 
-    from judgebias.io.artifacts import read_columns, write_frame, write_json
+    from judgebias.io.artifacts import read_columns, write_frame, write_json, write_text
+    from judgebias.io.saved import save
     from judgebias.judging.values import failed_calls
     from judgebias.stats.agreement import agreement
     from judgebias.studies.pomms.measures import (
@@ -147,8 +256,8 @@ def fit(params: PommsParams, *, judgements: Sequence[Path],
     estimator = fit_pomms(params, ratings, scores_long)
     first = table1(estimator, ratings, scores_long, models, ddof=params.ddof)
     second = table2(estimator, scores_long, models, ddof=params.ddof)
-    ensemble = ensemble_caption_scores(estimator, scores_long, models)
-    phi_t = pomms_phi_tilde(scores_long, models, ensemble, ddof=params.ddof)
+    caption_scores = ensemble_caption_scores(estimator, scores_long, models)
+    phi_t = pomms_phi_tilde(scores_long, models, caption_scores, ddof=params.ddof)
     ratings[POMMS] = estimator.predict(ratings[models])
     write_frame(estimator.steps_, out["steps"])
     write_frame(first, out["table1"])
@@ -158,9 +267,16 @@ def fit(params: PommsParams, *, judgements: Sequence[Path],
     # is the resampling unit (judgebias.stats.agreement, benchmarks/kendall_interval.py); each
     # judge is compared with the ensemble on the same resamples (the judge card's "does
     # Pomms help", benchmarks/kendall_difference.py)
-    write_frame(agreement(ratings, [*models, POMMS], cluster="image_id",
-                          n_resamples=params.n_bootstrap, seed=params.seed,
-                          versus=POMMS if params.n_bootstrap else None), out["agreement"])
+    agreement_table = agreement(ratings, [*models, POMMS], cluster="image_id",
+                                n_resamples=params.n_bootstrap, seed=params.seed,
+                                versus=POMMS if params.n_bootstrap else None)
+    write_frame(agreement_table, out["agreement"])
+    calls = pd.concat([read_columns(p, ITEM_SCORES, ["evaluator", "status", "backend",
+                                                     "model_id", "revision"])
+                       for p in item_scores], ignore_index=True)
+    card = ensemble_card(params, estimator, ratings, calls, agreement_table)
+    save(estimator, ensemble, card)
+    write_text(card_markdown(card), model_card)
     write_json({
         "setting": params.setting,
         "judgement_setting": params.judged_with,
@@ -172,8 +288,6 @@ def fit(params: PommsParams, *, judgements: Sequence[Path],
         "n_dropped": int(estimator.n_dropped_),
         "evaluators_left_out": [m for m in models
                                 if m not in list(estimator.feature_names_in_)],
-        "failed_calls": failed_calls(pd.concat(
-            [read_columns(p, ITEM_SCORES, ["evaluator", "status"]) for p in item_scores],
-            ignore_index=True), "evaluator"),
+        "failed_calls": failed_calls(calls[["evaluator", "status"]], "evaluator"),
         **second.summary(),
     }, metrics)

@@ -40,6 +40,10 @@ RESULTS = "results/pomms"
 TABLES = ("steps", "table1", "table2", "phi_tilde", "agreement")
 METRICS = f"{RESULTS}/metrics.json"
 HEATMAP = f"{RESULTS}/figures/phi_tilde_pomms.png"
+# The fitted ensemble, loadable without executing code (judgebias.io.saved;
+# `judgebias.load(ENSEMBLE)`), with its model card inside, and that card as Markdown.
+ENSEMBLE = f"{RESULTS}/ensemble.json"
+ENSEMBLE_CARD = f"{RESULTS}/ensemble.md"
 
 
 def table_path(table: str) -> str:

@@ -1,0 +1,343 @@
+"""The `leaderboard:` params block, declared once: its typed view (judgebias.paramsblock).
+
+The user's systems (captioners here) are listed per task with where their outputs come
+from; the judging methods are listed once and applied to every task. What the schema
+cannot check (a system with two sources, a method naming a model not in the panel, a
+pomms method whose prompt differs from the one Pomms was fitted with) is in `validate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal
+
+from judgebias.abilities import Need
+from judgebias.config import path_errors
+from judgebias.paramsblock import block_values, derived, key, part, view
+from judgebias.prompts import available_prompts
+from judgebias.studies.philautia.params import NAME_PATTERN, SyntheticImages
+from judgebias.study import simulated_models, study_models
+
+
+@view
+class SyntheticCaptioner:
+    """A simulated captioner: it describes each image's scene with the planted quality, in
+    a neutral style or in a panel family's (so a judge that prefers that family's captions
+    favours it, as it would a model of the family)."""
+
+    quality: float = key(ge=0, le=1)
+    """P(each attribute it describes is right), as a simulated panel model's
+    caption_quality."""
+    style_of: str | None = None
+    """A family of `families:` whose opener the captions start with; null: neutral."""
+
+
+@view
+class System:
+    """One system under comparison: where its outputs come from (exactly one of
+    `outputs`, `synthetic`, or `model` alone, which then captions the images) and whose
+    it is, for self-exclusion."""
+
+    model: str | None = key(absent=True)
+    """The panel model that wrote these outputs. Alone, it captions the task's images (a
+    model job); beside `outputs`, it only says whose outputs they are (`exclude: own`)."""
+    outputs: str | None = key(absent=True)
+    """A CSV or Parquet file of this system's outputs: columns image_id and caption, one
+    row per image of the task."""
+    synthetic: SyntheticCaptioner | None = key(absent=True)
+    """A simulated captioner with planted quality (the offline default)."""
+    family: str | None = key(absent=True)
+    """Its family, for `exclude: family`; a model system's is its panel family
+    (and also_in)."""
+
+
+@view
+class TaskImages:
+    """The items every system captions."""
+
+    synthetic: SyntheticImages = key()
+    """Generated scenes with known content, each with correct reference captions."""
+
+
+@view
+class SyntheticLabels:
+    """Simulated human raters on a random subset of the items: each rates every system's
+    caption of a labelled image by its true accuracy plus noise."""
+
+    n_items: int = key(ge=2)
+    """Images drawn (seeded, uniformly: PPI needs a random sample) to be labelled."""
+    n_raters: int = key(3, ge=1)
+    """Raters per caption; the label is their mean."""
+    rater_noise: float = key(0.1, ge=0)
+    """The sd of each rating around the caption's true accuracy (clipped to [0, 1])."""
+    seed: int = 0
+    """Seeds the draw of the labelled images and the raters."""
+
+
+@view
+class HumanLabels:
+    """Human labels of some systems' outputs on a random subset of the items (exactly one
+    of `path`, `synthetic`): prediction-powered inference uses them."""
+
+    path: str | None = key(absent=True)
+    """A CSV or Parquet file: image_id, system, label; its images must be a random sample
+    of the task's images."""
+    synthetic: SyntheticLabels | None = key(absent=True)
+    """Simulated raters (the offline default)."""
+    scale: tuple[float, float] = key((0.0, 1.0), min_length=2, max_length=2)
+    """The labels' lowest and highest possible value: a label outside is an error."""
+
+
+@view
+class Task:
+    """One task: the items, the systems' outputs on them, how a judge is asked, and the
+    optional human labels."""
+
+    images: TaskImages = key()
+    """The items every system captions."""
+    systems: dict[str, System] = key(names=NAME_PATTERN, min_length=2)
+    """The systems to rank, by a name of your choice."""
+    prompt: str = "gveval_ref"
+    """The judge's prompt template id (G-VEval, seed 000 Appendix C)."""
+    references: bool = True
+    """Whether the judge is given the images' reference captions."""
+    caption_prompt: str = "caption_llava_ov"
+    """The prompt a model system captions with."""
+    human_labels: HumanLabels | None = key(absent=True)
+    """Human labels on a random subset of the items: PPI++ intervals beside the judge's."""
+
+
+@view
+class Method:
+    """One way of judging the systems' outputs."""
+
+    kind: Literal["single", "panel", "pomms"]
+    """single: one judge's score; panel: the mean of several judges' scores; pomms: the
+    ensemble the pomms study fitted (seed 000 §4.2), in human units."""
+    judge: str | None = key(absent=True)
+    """single: the panel model that judges."""
+    judges: tuple[str, ...] | None = key(absent=True, unique=True, min_length=1)
+    """panel: the panel models whose scores are averaged; default: every panel model."""
+    exclude: Literal["none", "own", "family"] = "none"
+    """panel: leave out each judge's scores of its own system (own) or of its family's
+    systems (family); a system no judge may score gets no entry."""
+
+
+@view
+class Inference:
+    """The intervals and tests."""
+
+    resamples: int = key(2000, ge=100)
+    """Item resamples of the paired bootstrap behind means, differences and ranks."""
+    level: float = key(0.95, gt=0, lt=1)
+    """Confidence level of every interval."""
+    fdr: float = key(0.05, gt=0, lt=1)
+    """Benjamini-Hochberg false discovery rate over each method's pairwise tests."""
+    seed: int = 0
+    """Seeds the bootstrap."""
+
+
+@view
+class LeaderboardParams:
+    """Rank your own systems with the judges the audit vetted: each method beside a
+    plain single judge, with intervals, and the places where the order changes."""
+
+    PARAMS_KEY: ClassVar[str] = "leaderboard"
+
+    tasks: dict[str, Task] = key(names=NAME_PATTERN, min_length=1)
+    """The tasks, by a name of your choice; every method judges every task."""
+    methods: dict[str, Method] = key(names=NAME_PATTERN, min_length=1)
+    """The judging methods, by a name of your choice."""
+    baseline: str = key()
+    """The method every other is compared with: a `single` one, the plain judge."""
+    score: Literal["expected", "parsed"] = "expected"
+    """expected = log-prob weighted score where log-probs exist (else the parsed one);
+    parsed = the $NN$ integer. A pomms method needs philautia's."""
+    inference: Inference = part(Inference)
+    """The intervals and tests."""
+    judges: tuple[str, ...] = derived()
+    """The panel models whose scores some method reads, in panel order (`method_judges`):
+    every one of them scores every output of every task."""
+    families: Mapping[str, tuple[str, ...]] = derived()
+    """Panel model -> every family it belongs to (family and also_in)."""
+    simulated: frozenset[str] = derived()
+    """The panel models that are simulated (the report flags them)."""
+    openers: Mapping[str, str] = derived()
+    """Family -> the opener its simulated members start a caption with
+    (``families.<f>.sim.opener``): a synthetic captioner's ``style_of``."""
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> LeaderboardParams:
+        """The view of validated `params` (the schema filled every default in)."""
+        judges = method_judges(params)
+        return cls(**block_values(params, "leaderboard"), judges=tuple(judges),
+                   families=panel_families(params, list(params["panel"])),
+                   simulated=frozenset(simulated_models(params, judges)),
+                   openers=family_openers(params.get("families") or {}))
+
+    def system_families(self, task: str, system: str) -> tuple[str, ...]:
+        """The families of `system` in `task`: its own `family`, else its model's."""
+        spec = self.tasks[task].systems[system]
+        if spec.family is not None:
+            return (spec.family,)
+        return self.families.get(spec.model, ()) if spec.model else ()
+
+
+def method_judges(params: Mapping[str, Any]) -> list[str]:
+    """Every panel model a method of ``leaderboard.methods`` reads, in panel order: a
+    single method's judge, a panel method's judges (default: the whole panel) and, for a
+    pomms method, the models Pomms selects from (its members are chosen by its fit)."""
+    panel = list(params["panel"])
+    wanted: set[str] = set()
+    for spec in params["leaderboard"]["methods"].values():
+        if spec["kind"] == "single" and "judge" in spec:
+            wanted.add(spec["judge"])
+        elif spec["kind"] == "panel":
+            wanted.update(spec.get("judges", panel))
+        elif spec["kind"] == "pomms" and params.get("pomms") is not None:
+            wanted.update(study_models(params, "pomms"))
+    return [m for m in panel if m in wanted]
+
+
+def model_systems(task: Mapping[str, Any]) -> dict[str, str]:
+    """System -> the panel model that captions the task's images for it (a system with
+    `model` and no other source)."""
+    return {name: spec["model"] for name, spec in task["systems"].items()
+            if "model" in spec and "outputs" not in spec and "synthetic" not in spec}
+
+
+def family_openers(families: Mapping[str, Any]) -> dict[str, str]:
+    """Family -> the opener its simulated members start captions with, where one is set."""
+    return {name: str(spec["sim"]["opener"]) for name, spec in families.items()
+            if isinstance(spec.get("sim"), Mapping) and "opener" in spec["sim"]}
+
+
+def panel_families(params: Mapping[str, Any], models: Sequence[str]
+                   ) -> dict[str, tuple[str, ...]]:
+    """Every family a panel model belongs to: its ``family`` and ``also_in``."""
+    panel = params["panel"]
+    return {m: (panel[m]["family"], *panel[m].get("also_in", ())) for m in models}
+
+
+def validate(params: Mapping[str, Any]) -> list[str]:
+    """Each system has exactly one source; every model, family, file and prompt named
+    exists; each method has what its kind needs; the baseline is a single method; a pomms
+    method asks what Pomms was fitted on (the same prompt, references and score)."""
+    board, panel = params["leaderboard"], params["panel"]
+    families = set(params.get("families") or {})
+    prompts = available_prompts()
+    errors: list[str] = []
+    for name, task in board["tasks"].items():
+        where = f"leaderboard.tasks.{name}"
+        for prompt_key in ("prompt", "caption_prompt"):
+            if task[prompt_key] not in prompts:
+                errors.append(f"{where}.{prompt_key}: unknown prompt template "
+                              f"{task[prompt_key]!r}")
+        generators: dict[str, str] = {}
+        for system, spec in task["systems"].items():
+            at = f"{where}.systems.{system}"
+            sources = [s for s in ("outputs", "synthetic") if s in spec]
+            if len(sources) > 1 or (not sources and "model" not in spec):
+                errors.append(f"{at}: give exactly one of outputs, synthetic, or model "
+                              f"alone (it has {', '.join(sources) or 'none'})")
+            if "model" in spec and spec["model"] not in panel:
+                errors.append(f"{at}.model: {spec['model']!r} is not a panel model")
+            elif "model" in spec and not sources:
+                if spec["model"] in generators:
+                    errors.append(f"{at}.model: {spec['model']!r} already captions for "
+                                  f"system {generators[spec['model']]!r}: its outputs "
+                                  "would count twice")
+                generators[spec["model"]] = system
+            if "family" in spec and spec["family"] not in families:
+                errors.append(f"{at}.family: {spec['family']!r} is not under families:")
+            style = (spec.get("synthetic") or {}).get("style_of")
+            if style is not None and style not in families:
+                errors.append(f"{at}.synthetic.style_of: {style!r} is not under families:")
+            if "outputs" in spec:
+                errors += path_errors(f"{at}.outputs", spec["outputs"])
+        labels = task.get("human_labels")
+        if labels is not None:
+            sources = [s for s in ("path", "synthetic") if s in labels]
+            if len(sources) != 1:
+                errors.append(f"{where}.human_labels: give exactly one of path, synthetic")
+            if "path" in labels:
+                errors += path_errors(f"{where}.human_labels.path", labels["path"])
+            low, high = labels["scale"]
+            if not low < high:
+                errors.append(f"{where}.human_labels.scale: {low} is not below {high}")
+    errors += _method_errors(params)
+    return errors
+
+
+def _method_errors(params: Mapping[str, Any]) -> list[str]:
+    board, panel = params["leaderboard"], params["panel"]
+    errors: list[str] = []
+    for name, spec in board["methods"].items():
+        at = f"leaderboard.methods.{name}"
+        kind = spec["kind"]
+        if kind == "single":
+            if "judge" not in spec:
+                errors.append(f"{at}.judge: required for kind single")
+            elif spec["judge"] not in panel:
+                errors.append(f"{at}.judge: {spec['judge']!r} is not a panel model")
+        errors += [f"{at}.judges: {m!r} is not a panel model"
+                   for m in spec.get("judges", ()) if m not in panel]
+        for extra, kinds in (("judge", ("single",)), ("judges", ("panel",))):
+            if extra in spec and kind not in kinds:
+                errors.append(f"{at}.{extra}: only a {' or '.join(kinds)} method has it")
+        if spec["exclude"] != "none" and kind != "panel":
+            errors.append(f"{at}.exclude: only a panel method leaves judges out")
+        if kind == "pomms":
+            errors += _pomms_errors(params, at)
+    baseline = board["baseline"]
+    if baseline not in board["methods"]:
+        errors.append(f"leaderboard.baseline: {baseline!r} is not a method "
+                      f"(defined: {', '.join(board['methods'])})")
+    elif board["methods"][baseline]["kind"] != "single":
+        errors.append(f"leaderboard.baseline: {baseline!r} is a "
+                      f"{board['methods'][baseline]['kind']} method, not a single judge")
+    return errors
+
+
+def _pomms_errors(params: Mapping[str, Any], at: str) -> list[str]:
+    """A pomms method applies the ensemble to scores asked as Pomms' training scores were:
+    the same prompt, references and score (anything else feeds the fitted coefficients
+    numbers from another scale)."""
+    if params.get("pomms") is None or params.get("philautia") is None:
+        return [f"{at}.kind: pomms needs the pomms study (a `pomms:` block, and the "
+                "`philautia:` block it builds on)"]
+    from judgebias.studies.pomms.params import judgement_setting
+
+    philautia = params["philautia"]
+    setting = judgement_setting(params["pomms"])
+    fitted = philautia["settings"].get(setting)
+    errors = []
+    if fitted is not None:
+        for name, task in params["leaderboard"]["tasks"].items():
+            for field in ("prompt", "references"):
+                if task[field] != fitted[field]:
+                    errors.append(
+                        f"leaderboard.tasks.{name}.{field}: {task[field]!r}, but Pomms was "
+                        f"fitted on scores asked with {fitted[field]!r} "
+                        f"(philautia.settings.{setting}.{field}): {at} would feed its "
+                        "coefficients scores of another prompt")
+    if params["leaderboard"]["score"] != philautia["score"]:
+        errors.append(f"leaderboard.score: {params['leaderboard']['score']!r}, but Pomms "
+                      f"reads {philautia['score']!r} scores (philautia.score)")
+    return errors
+
+
+def needs(params: Mapping[str, Any]) -> list[Need]:
+    """The judges score one caption of one image; with ``score: expected`` they need the
+    score token's log-probs. A model system captions one image at a time."""
+    board = params["leaderboard"]
+    generators = sorted({m for task in board["tasks"].values()
+                         for m in model_systems(task).values()})
+    expected = board["score"] == "expected"
+    return [Need("leaderboard", "judge", method_judges(params), images_per_request=1,
+                 answer_logprobs=expected,
+                 why={"answer_logprobs": "leaderboard.score: expected weighs the score "
+                                         "by them"},
+                 fallback="leaderboard.score: parsed"),
+            Need("leaderboard", "system", generators, images_per_request=1,
+                 fallback="give the system's captions as `outputs` instead")]

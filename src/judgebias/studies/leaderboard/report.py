@@ -1,0 +1,66 @@
+"""The leaderboard's part of the HTML report: per task, every method's leaderboard beside
+the plain judge's, the order changes in words, and what the human labels buy. It reads
+only the files `tables.report_inputs` lists, which the report rule declares."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgebias.report.html import Figure, Section, Table
+
+
+def _interval(frame: pd.DataFrame, value: str, low: str = "low", high: str = "high"
+              ) -> pd.Series:
+    return frame.apply(lambda r: f"{r[value]:.3g} [{r[low]:.3g}, {r[high]:.3g}]", axis=1)
+
+
+def report_section(params: Mapping[str, Any], results: Path,
+                   data: Mapping[str, Path]) -> Section:
+    board = params["leaderboard"]
+    tables, figures, lines = [], [], []
+    for task in board["tasks"]:
+        folder = results / task
+        systems = pd.read_parquet(folder / "systems.parquet")
+        changes = pd.read_parquet(folder / "changes.parquet")
+        ppi = pd.read_parquet(folder / "ppi.parquet")
+        shown = systems.assign(
+            score=_interval(systems, "mean"),
+            rank_range=systems.apply(lambda r: f"{int(r['rank_low'])}-{int(r['rank_high'])}",
+                                     axis=1))
+        wide = shown.pivot(index="system", columns="method", values="score")
+        ranks = shown.pivot(index="system", columns="method", values="rank_range")
+        tables.append(Table(wide, f"{task}: mean score per system and method, with its 95% "
+                                  "paired bootstrap interval (units: see below)"))
+        figures.append(Figure(folder / "figures/leaderboard.png",
+                              f"{task}: each method's means and intervals"))
+        tables.append(Table(ranks, f"{task}: rank intervals (1 = best)"))
+        units = systems.drop_duplicates("method").set_index("method")["unit"]
+        tables.append(Table(units.to_frame(), f"{task}: each method's unit"))
+        if len(changes):
+            lines += [f"{task}: {text}." for text in changes["text"]]
+        else:
+            lines.append(f"{task}: every method orders the systems as the plain judge "
+                         f"{board['baseline']} does.")
+        if len(ppi):
+            means = ppi[ppi["target"] == "mean"].assign(
+                interval=lambda f: _interval(f, "estimate", "ci_low", "ci_high"))
+            tables.append(Table(
+                means.pivot_table(index=["method", "system"], columns="estimator",
+                                  values="interval", aggfunc="first"),
+                f"{task}: with the human labels: judge-only, human-only and PPI++ "
+                "(arXiv 2311.01453) intervals of each system's mean"))
+    return Section(
+        title="Leaderboard: your systems ranked by a judge you can trust",
+        headline=" ".join(lines),
+        intro=("Each method's mean score per system over the task's images, with paired "
+               "bootstrap intervals (images resampled, every system together), rank "
+               "intervals from the same resamples, and pairwise differences with BH-FDR "
+               f"(results/leaderboard/<task>/pairs.parquet). The baseline is the plain "
+               f"judge {board['baseline']}; a change in order is named above."),
+        tables=tables,
+        figures=figures,
+    )
