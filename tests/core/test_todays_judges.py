@@ -1,5 +1,5 @@
 """Every study through Snakemake with today's judges (issue 41, "How it is checked"): one
-small project running all five studies with a panel of API judges answered by serve-sim
+small project running every study with a panel of API judges answered by serve-sim
 through the real SDKs: Claude (anthropic, online), an o3-like reasoning judge (effort
 medium, no sampling parameters, batch), a GPT-5-like judge at effort none (temperature and
 log-probs, online) and at medium (none of them, batch), and a Gemini 2.5-like thinking
@@ -83,6 +83,11 @@ def todays_panel(default_params: dict, url: str) -> dict:
     params["frame"]["dataset"]["synthetic"]["writer"] = "lumen-base"
     params["birch"].update(models=STUDY_JUDGES["birch"], labeller="corvid-lite",
                            lengthener="lumen-mini")
+    board = params["leaderboard"]  # Pomms' members' parsed scores, as Pomms was fitted on
+    board["score"] = "parsed"
+    for method in board["methods"].values():
+        if method["kind"] == "panel":
+            method["judges"] = STUDY_JUDGES["philautia"]
     params["backends"] = {name: {"batch_poll_s": 0.1, "batch_poll_max_s": 0.5,
                                  "backoff_initial_s": 0.05, "backoff_max_s": 0.2}
                           for name in ("anthropic", "openai", "gemini")}
@@ -119,7 +124,8 @@ def test_every_study_runs_with_todays_judges(default_params, tmp_path, monkeypat
         assert usage, key
         if settings and backend != "anthropic" and key != LOGPROBS:  # hidden tokens billed
             assert all(u.get(hidden, 0) > 0 for u in usage), key
-    for study in ("philautia/ref_free", "pomms", "mmb", "frame", "birch/synthetic"):
+    for study in ("philautia/ref_free", "pomms", "mmb", "frame", "birch/synthetic",
+                  "leaderboard/captions"):
         assert (project / f"results/{study}/metrics.json").exists(), study
     mmb = json.loads((project / "results/mmb/metrics.json").read_text())["judges"]
     assert {j: mmb[j]["probability"]["source"] for j in STUDY_JUDGES["mmb"]} == {

@@ -169,7 +169,7 @@ rule leaderboard_figure:
     params:
         **step_params([
             "leaderboard.methods", "leaderboard.baseline",
-            *(f"panel.{m}.backend" for m in BOARD_JUDGES)]),  # simulated ones are flagged
+            *(f"panel.{m}.backend" for m in PARAMS["panel"])]),  # simulated ones are flagged
     log:
         "logs/leaderboard/{task}/figure.log",
     shell:

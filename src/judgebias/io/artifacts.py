@@ -10,6 +10,7 @@ interrupted job never leaves a half-written artifact that looks complete.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +146,13 @@ def _json_default(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def by_stem(paths: Sequence[Path], names: Sequence[str], what: str) -> dict[str, Path]:
+    """A rule's list of outputs by file stem, which must be exactly `names` (a step that
+    writes one file per name reads its paths from the rule, never spells them);
+    `what` ("birch tables") names the list in the error."""
+    out = {path.stem: path for path in paths}
+    if sorted(out) != sorted(names):
+        raise ValueError(f"{what} {sorted(out)} are not {sorted(names)}")
+    return out

@@ -34,14 +34,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _named(paths: Sequence[Path], names: Sequence[str], what: str) -> dict[str, Path]:
-    """`paths` by file stem, which must be exactly `names` (a rule's list of outputs)."""
-    out = {path.stem: path for path in paths}
-    if sorted(out) != sorted(names):
-        raise ValueError(f"birch {what} {sorted(out)} are not {sorted(names)}")
-    return out
-
-
 def _read_all(paths: Sequence[Path], schema: Any) -> pd.DataFrame:
     import pandas as pd
 
@@ -152,14 +144,14 @@ def analysis(params: BirchParams, *, pairs: Path, labels: Path,
     tables.FIGURES (by file stem), `curves` one per curve of tables.CURVES and judge
     (tables.curve_path); `equalised` the equalised pairs (with that variant),
     `reference_labels` the dataset's human informativeness labels (where given)."""
-    from judgebias.io.artifacts import read_table, write_frame, write_json
+    from judgebias.io.artifacts import by_stem, read_table, write_frame, write_json
     from judgebias.studies.birch.data.importers import read_reference_labels
     from judgebias.studies.birch.figures import draw_all, write_curves
     from judgebias.studies.birch.measures.results import dataset_results
 
-    table_paths = _named(tables, TABLES, "tables")
-    figure_paths = _named(figures, FIGURES, "figures")
-    curve_paths = _named(curves, params.models, "curves")
+    table_paths = by_stem(tables, TABLES, "birch tables")
+    figure_paths = by_stem(figures, FIGURES, "birch figures")
+    curve_paths = by_stem(curves, params.models, "birch curves")
     result, numbers = dataset_results(
         params, read_table(pairs, PAIRS).set_index("pair_id", drop=False),
         read_table(labels, LABEL_ANSWERS), _read_all(verdicts, VERDICTS),
@@ -203,7 +195,7 @@ def supplement(params: BirchParams, run: RunContext, *, pairs: Path,
     ``pricing``."""
     import pandas as pd
 
-    from judgebias.io.artifacts import read_table, write_frame
+    from judgebias.io.artifacts import by_stem, read_table, write_frame
     from judgebias.studies.birch.figures import fig11
     from judgebias.studies.birch.measures.anchors import anchor_quality
     from judgebias.studies.birch.measures.cost import cost_table
@@ -213,7 +205,7 @@ def supplement(params: BirchParams, run: RunContext, *, pairs: Path,
         domain_reliance,
     )
 
-    table_paths = _named(tables, SUPPLEMENT_TABLES, "supplement tables")
+    table_paths = by_stem(tables, SUPPLEMENT_TABLES, "birch supplement tables")
     table = read_table(pairs, PAIRS).set_index("pair_id", drop=False)
     judged = _read_all(verdicts, VERDICTS)
     written = _read_all(texts, TEXTS) if texts else pd.DataFrame(columns=TEXTS.names)

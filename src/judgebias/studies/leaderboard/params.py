@@ -161,7 +161,7 @@ class LeaderboardParams:
     families: Mapping[str, tuple[str, ...]] = derived()
     """Panel model -> every family it belongs to (family and also_in)."""
     simulated: frozenset[str] = derived()
-    """The panel models that are simulated (the report flags them)."""
+    """The panel models that are simulated (the figure flags them)."""
     openers: Mapping[str, str] = derived()
     """Family -> the opener its simulated members start a caption with
     (``families.<f>.sim.opener``): a synthetic captioner's ``style_of``."""
@@ -172,7 +172,7 @@ class LeaderboardParams:
         judges = method_judges(params)
         return cls(**block_values(params, "leaderboard"), judges=tuple(judges),
                    families=panel_families(params, list(params["panel"])),
-                   simulated=frozenset(simulated_models(params, judges)),
+                   simulated=frozenset(simulated_models(params, list(params["panel"]))),
                    openers=family_openers(params.get("families") or {}))
 
     def system_families(self, task: str, system: str) -> tuple[str, ...]:

@@ -120,8 +120,7 @@ def rank(params: LeaderboardParams, *, task: str, outputs: Path, scores: Sequenc
     name of ``tables.RESULT_TABLES`` (by file stem)."""
     import pandas as pd
 
-    import judgebias
-    from judgebias.io.artifacts import read_table, write_frame, write_json
+    from judgebias.io.artifacts import by_stem, read_table, write_frame, write_json
     from judgebias.stats.ranking import leaderboard
     from judgebias.studies.leaderboard.measures import (
         PPI_COLUMNS,
@@ -133,15 +132,20 @@ def rank(params: LeaderboardParams, *, task: str, outputs: Path, scores: Sequenc
     from judgebias.studies.leaderboard.methods import judge_values, method_scores
     from judgebias.studies.leaderboard.tables import LABELS, OUTPUTS, RESULT_TABLES, SCORES
 
-    out = {path.stem: path for path in tables}
-    if sorted(out) != sorted(RESULT_TABLES):
-        raise ValueError(f"leaderboard tables {sorted(out)} are not {sorted(RESULT_TABLES)}")
+    out = by_stem(tables, RESULT_TABLES, "leaderboard tables")
     spec, inference = params.tasks[task], params.inference
     table = read_table(outputs, OUTPUTS)
     values = judge_values(pd.concat([read_table(p, SCORES) for p in scores],
                                     ignore_index=True), params.score)
     human = read_table(labels, LABELS) if labels is not None else None
-    fitted = judgebias.load(ensemble) if ensemble is not None else None
+    fitted = None
+    if ensemble is not None:  # imported here, not through judgebias.load: the loader and
+        # the estimator are this step's code dependencies (judgebias/__init__.py)
+        from judgebias.io.saved import load
+        from judgebias.studies.pomms.estimator import Pomms  # noqa: F401
+        from judgebias.study import saved_classes
+
+        fitted = load(ensemble, trusted=saved_classes()).estimator
     images = sorted(table["image_id"].unique())
     systems = list(spec.systems)
     boards, pairs, ppi = [], [], []

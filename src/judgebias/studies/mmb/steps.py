@@ -198,7 +198,7 @@ def analyse(params: MmbParams, *, pairs: Path, pool: Path, clusters: Path,
     `curves` one per curve of tables.CURVES and judge (tables.curve_path)."""
     import pandas as pd
 
-    from judgebias.io.artifacts import read_table, write_frame, write_json
+    from judgebias.io.artifacts import by_stem, read_table, write_frame, write_json
     from judgebias.studies.mmb.figures import draw_all, write_curves
     from judgebias.studies.mmb.measures.paper_tables import section_tables
 
@@ -211,9 +211,9 @@ def analyse(params: MmbParams, *, pairs: Path, pool: Path, clusters: Path,
         judged=by_judge(judgements, lambda p: read_table(p, JUDGEMENTS)),
         configurations=by_judge(configurations, pd.read_parquet),
         nopref=by_judge(nopref, pd.read_parquet))
-    for name, path in _by_name(tables, TABLES).items():
+    for name, path in by_stem(tables, TABLES, "mmb tables").items():
         write_frame(frames[name], path)
-    draw_all(params, frames, _by_name(figures, FIGURES))
+    draw_all(params, frames, by_stem(figures, FIGURES, "mmb figures"))
     write_curves(params, frames, _curve_paths(params, curves))
     write_json(summary, metrics)
 
@@ -241,9 +241,3 @@ def _curve_paths(params: MmbParams, paths: Sequence[Path]) -> dict[tuple[str, st
     return {key: path for path, key in named.items()}
 
 
-def _by_name(paths: Sequence[Path], names: Sequence[str]) -> dict[str, Path]:
-    """The rule's outputs by file stem, which must be exactly `names`."""
-    named = {path.stem: path for path in paths}
-    if sorted(named) != sorted(names):
-        raise ValueError(f"mmb outputs {sorted(named)} are not {sorted(names)}")
-    return named

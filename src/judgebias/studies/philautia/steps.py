@@ -79,12 +79,10 @@ def philautia(params: PhilautiaParams, *, scores: Path, metrics: Path,
               tables: Sequence[Path]) -> None:
     """Phi-tilde, philautia scores, tests and intervals of one setting; `tables` are the
     rule's outputs, one per name of ``tables.ANALYSIS_TABLES`` (by file stem)."""
-    from judgebias.io.artifacts import write_frame, write_json
+    from judgebias.io.artifacts import by_stem, write_frame, write_json
     from judgebias.studies.philautia.tables import ANALYSIS_TABLES
 
-    out = {path.stem: path for path in tables}
-    if sorted(out) != sorted(ANALYSIS_TABLES):
-        raise ValueError(f"philautia tables {sorted(out)} are not {sorted(ANALYSIS_TABLES)}")
+    out = by_stem(tables, ANALYSIS_TABLES, "philautia tables")
     result = run_analysis(params, scores)
     computed = result.tables()
     for name in ANALYSIS_TABLES:

@@ -235,7 +235,13 @@ def fit(params: PommsParams, *, judgements: Sequence[Path],
     """
     import pandas as pd
 
-    from judgebias.io.artifacts import read_columns, write_frame, write_json, write_text
+    from judgebias.io.artifacts import (
+        by_stem,
+        read_columns,
+        write_frame,
+        write_json,
+        write_text,
+    )
     from judgebias.io.saved import save
     from judgebias.judging.values import failed_calls
     from judgebias.stats.agreement import agreement
@@ -247,9 +253,7 @@ def fit(params: PommsParams, *, judgements: Sequence[Path],
         table2,
     )
 
-    out = {path.stem: path for path in tables}
-    if sorted(out) != sorted(TABLES):
-        raise ValueError(f"pomms tables {sorted(out)} are not {sorted(TABLES)}")
+    out = by_stem(tables, TABLES, "pomms tables")
     models = list(params.models)
     ratings = judged_ratings(judgements, item_scores, models, params.score)
     scores_long = pd.read_parquet(scores)
