@@ -59,7 +59,7 @@ from pathlib import Path
 import yaml
 from dag_scale import BIN, REPO, project
 
-STUDIES = ("philautia", "pomms", "mmb", "frame", "birch")
+STUDIES = ("philautia", "pomms", "mmb", "frame", "birch", "leaderboard")
 STAMP = re.compile(r"^\[(\w{3} \w{3}\s+\d+ \d\d:\d\d:\d\d \d{4})\]$")
 
 

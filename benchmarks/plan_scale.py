@@ -96,7 +96,7 @@ def whole_plan(paths: list[str], models: int, settings: int, repeat: int) -> lis
     from judgebias.studies.philautia.tables import CAPTIONS, DATASET_TABLE, IMAGES, captions_path
 
     params = load_config(Path(__file__).parents[1] / "params.yaml")
-    for study in ("pomms", "mmb", "frame", "birch"):
+    for study in ("pomms", "mmb", "frame", "birch", "leaderboard"):
         params.pop(study, None)
     template = params["panel"]["lumen-large"]
     params["panel"] = {f"m{i}": {**template, "model_id": f"sim/m{i}",
