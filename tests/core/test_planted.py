@@ -167,7 +167,8 @@ def pomms_results(default_results):
     out = root / "pomms"
     fit(pomms, judgements=[Path(judgements)], item_scores=list(map(Path, item_scores)),
         scores=Path(long_paths[pomms.setting]), metrics=out / "metrics.json",
-        tables=[out / f"{table}.parquet" for table in TABLES])
+        tables=[out / f"{table}.parquet" for table in TABLES],
+        ensemble=out / "ensemble.json", model_card=out / "ensemble.md")
     return (table1(estimator, ratings, scores_long, models), table2(estimator, scores_long, models),
             taus, estimator, out)
 

@@ -421,7 +421,8 @@ def _pomms_steps(config: dict) -> None:
                   {"item_scores": item_scores[-1]}, evaluator=e, setting=setting)
     _step("pomms.fit", {"judgements": judgements, "item_scores": item_scores,
                         "scores": setting_file(setting, "scores")},
-          {"metrics": tables.METRICS, "tables": [tables.table_path(t) for t in tables.TABLES]})
+          {"metrics": tables.METRICS, "tables": [tables.table_path(t) for t in tables.TABLES],
+           "ensemble": tables.ENSEMBLE, "model_card": tables.ENSEMBLE_CARD})
     _step("pomms.heatmap", {"phi_tilde": tables.table_path("phi_tilde")},
           {"figure": tables.HEATMAP})
 
