@@ -8,14 +8,14 @@ pomms method whose prompt differs from the one Pomms was fitted with) is in `val
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from judgebias.abilities import Need
 from judgebias.config import path_errors
 from judgebias.paramsblock import block_values, derived, key, part, view
 from judgebias.prompts import available_prompts
-from judgebias.studies.philautia.params import NAME_PATTERN, SyntheticImages
+from judgebias.studies.philautia.params import NAME_PATTERN, SyntheticImages, model_families
 from judgebias.study import simulated_models, study_models
 
 
@@ -155,25 +155,17 @@ class LeaderboardParams:
     parsed = the $NN$ integer. A pomms method needs philautia's."""
     inference: Inference = part(Inference)
     """The intervals and tests."""
-    judges: tuple[str, ...] = derived()
-    """The panel models whose scores some method reads, in panel order (`method_judges`):
-    every one of them scores every output of every task."""
     families: Mapping[str, tuple[str, ...]] = derived()
     """Panel model -> every family it belongs to (family and also_in)."""
     simulated: frozenset[str] = derived()
     """The panel models that are simulated (the figure flags them)."""
-    openers: Mapping[str, str] = derived()
-    """Family -> the opener its simulated members start a caption with
-    (``families.<f>.sim.opener``): a synthetic captioner's ``style_of``."""
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> LeaderboardParams:
         """The view of validated `params` (the schema filled every default in)."""
-        judges = method_judges(params)
-        return cls(**block_values(params, "leaderboard"), judges=tuple(judges),
-                   families=panel_families(params, list(params["panel"])),
-                   simulated=frozenset(simulated_models(params, list(params["panel"]))),
-                   openers=family_openers(params.get("families") or {}))
+        return cls(**block_values(params, "leaderboard"),
+                   families=model_families(params, list(params["panel"])),
+                   simulated=frozenset(simulated_models(params, list(params["panel"]))))
 
     def system_families(self, task: str, system: str) -> tuple[str, ...]:
         """The families of `system` in `task`: its own `family`, else its model's."""
@@ -204,19 +196,6 @@ def model_systems(task: Mapping[str, Any]) -> dict[str, str]:
     `model` and no other source)."""
     return {name: spec["model"] for name, spec in task["systems"].items()
             if "model" in spec and "outputs" not in spec and "synthetic" not in spec}
-
-
-def family_openers(families: Mapping[str, Any]) -> dict[str, str]:
-    """Family -> the opener its simulated members start captions with, where one is set."""
-    return {name: str(spec["sim"]["opener"]) for name, spec in families.items()
-            if isinstance(spec.get("sim"), Mapping) and "opener" in spec["sim"]}
-
-
-def panel_families(params: Mapping[str, Any], models: Sequence[str]
-                   ) -> dict[str, tuple[str, ...]]:
-    """Every family a panel model belongs to: its ``family`` and ``also_in``."""
-    panel = params["panel"]
-    return {m: (panel[m]["family"], *panel[m].get("also_in", ())) for m in models}
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:
@@ -253,6 +232,10 @@ def validate(params: Mapping[str, Any]) -> list[str]:
             style = (spec.get("synthetic") or {}).get("style_of")
             if style is not None and style not in families:
                 errors.append(f"{at}.synthetic.style_of: {style!r} is not under families:")
+            elif style is not None and "opener" not in (
+                    params["families"][style].get("sim") or {}):
+                errors.append(f"{at}.synthetic.style_of: family {style!r} has no "
+                              f"families.{style}.sim.opener to write like")
             if "outputs" in spec:
                 errors += path_errors(f"{at}.outputs", spec["outputs"])
         labels = task.get("human_labels")

@@ -41,11 +41,12 @@ def caption(params: LeaderboardParams, run: RunContext, *, task: str, board_mode
                                prompt=params.tasks[task].caption_prompt), captions, CAPTIONS)
 
 
-def outputs(params: LeaderboardParams, *, task: str, images: Path, generated: Sequence[Path] = (),
-            outputs: Path) -> None:
+def outputs(params: LeaderboardParams, run: RunContext, *, task: str, images: Path,
+            generated: Sequence[Path] = (), outputs: Path) -> None:
     """Every system's captions of the task's images in one table: a model system's from
     its captions job (`generated`, by panel model), a simulated captioner's drawn here, an
-    imported file's checked here (each error names the file and the row)."""
+    imported file's checked here (each error names the file and the row). `run` gives
+    the opener of the family a simulated captioner writes like."""
     import pandas as pd
 
     from judgebias.config import input_errors
@@ -69,7 +70,7 @@ def outputs(params: LeaderboardParams, *, task: str, images: Path, generated: Se
             style = system.synthetic.style_of
             frames.append(synthetic_captions(
                 table, name, system.synthetic.quality,
-                opener=params.openers[style] if style else None,
+                opener=run.opener(style) if style else None,
                 seed=params.tasks[task].images.synthetic.seed))
         else:
             frames.append(model_captions(table, name, read_table(by_model[str(system.model)],
