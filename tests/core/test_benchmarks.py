@@ -10,6 +10,7 @@ import pytest
 from helpers.project import REPO
 
 SMOKE = {
+    "triage_validity.py": ["--smoke"],
     "analysis_scale.py": ["--images", "50", "--models", "4", "--repeat", "1"],
     "batch_scale.py": ["--requests", "200"],
     "birch_null.py": ["--datasets", "200", "--coverage-datasets", "20", "--resamples", "199",

@@ -67,7 +67,7 @@ def test_plan_matches_the_calls_the_run_makes(tmp_path, default_params, monkeypa
     assert before["total"]["journaled"] == 0
     assert before["not_counted"]  # text-to-image generation, CLIP embeddings
     for study in STUDIES:  # a single-study project plans its study as the whole one does
-        builds_on = {"pomms": ["philautia"], "leaderboard": ["philautia", "pomms"]}
+        builds_on = {"pomms": ["philautia"], "leaderboard": ["philautia", "pomms", "mmb"]}
         alone = study_params(params, study, *builds_on.get(study, []))
         single = by_study(plan(project_of(tmp_path / study, alone)))
         whole = {k: v for k, v in by_study(before).items() if k[0] == study}

@@ -62,12 +62,23 @@ def _small(params: dict) -> None:
 
 def small_leaderboard(params: dict) -> None:
     """The `leaderboard:` block at a pipeline-test size (in place): 10 images, 4 of
-    them labelled, 500 resamples."""
+    them labelled, 6 prompts, 500 resamples."""
     for task in params["leaderboard"]["tasks"].values():
+        if task.get("kind") == "images":
+            task["prompts"]["synthetic"]["n_prompts"] = 6
+            continue
         task["images"]["synthetic"]["n_images"] = 10
         if (labels := task.get("human_labels")) and "synthetic" in labels:
             labels["synthetic"]["n_items"] = 4
     params["leaderboard"]["inference"] = {"resamples": 500}
+
+
+def captions_leaderboard(params: dict) -> None:
+    """The `leaderboard:` block without its images tasks and mmb methods (in place), for
+    a project that runs the leaderboard without the MMB study they build on."""
+    board = params["leaderboard"]
+    board["tasks"] = {k: t for k, t in board["tasks"].items() if t.get("kind") != "images"}
+    board["methods"] = {k: m for k, m in board["methods"].items() if m["kind"] != "mmb"}
 
 
 def study_params(params: dict, *studies: str, small: bool = False) -> dict:

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from helpers.project import (
     BIN,
+    captions_leaderboard,
     make_project,
     planned_jobs,
     run,
@@ -32,6 +33,7 @@ def world(default_params: dict, self_preference: float) -> dict:
     set to `self_preference`; systems of planted quality 0.95 (good) and 0.4 (poor)
     beside corvid-pro's own captions."""
     params = study_params(default_params, "philautia", "pomms", "leaderboard", small=True)
+    captions_leaderboard(params)
     task = params["leaderboard"]["tasks"]["captions"]
     task["images"]["synthetic"]["n_images"] = 16
     task["systems"] = {"corvid-pro": {"model": "corvid-pro"},

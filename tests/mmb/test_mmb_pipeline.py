@@ -18,7 +18,7 @@ from judgebias.studies.mmb.sim import JudgeTraits, landscape_key, position_bias
 from judgebias.studies.mmb.tables import read_pool
 
 ANALYSIS = Counter([job("mmb_factorial", judge="corvid-pro"), job("mmb_analysis"),
-                    job("card"), job("report")])
+                    job("mmb_save", judge="corvid-pro"), job("card"), job("report")])
 
 
 

@@ -69,7 +69,8 @@ def test_the_prior_reruns_the_judge_step_from_the_journal_and_n_asks_only_the_ne
         sampled_project, default_params):
     assert planned_jobs(sampled_project) == Counter()
     analysis = Counter([job("mmb_judge", judge=JUDGE), job("mmb_factorial", judge=JUDGE),
-                        job("mmb_analysis"), job("card"), job("report")])
+                        job("mmb_analysis"), job("mmb_save", judge=JUDGE), job("card"),
+                        job("report")])
     write_params(sampled_project, _params(default_params, prior=0.5))
     assert planned_jobs(sampled_project) == analysis
     write_params(sampled_project, _params(default_params, samples=SAMPLES + 2))

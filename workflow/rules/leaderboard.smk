@@ -1,18 +1,34 @@
-# The leaderboard (src/judgebias/studies/leaderboard): per task, the images, the systems'
-# captions (a model system's from its captioning job), the human labels, every judge's
-# scores, then the leaderboard of every method. Each rule names its files once; the step
-# of the same name receives them (judgebias.workflow.step_dispatch).
+# The leaderboard (src/judgebias/studies/leaderboard). A captions task: the images, the
+# systems' captions (a model system's from its captioning job), the human labels, every
+# judge's scores, then the leaderboard of every method. An images task: the prompts and
+# every system's image, their embeddings (for the MMB fit's clusters), every judge's
+# pairwise comparisons, then the leaderboard and the triage. Each rule names its files
+# once; the step of the same name receives them (judgebias.workflow.step_dispatch).
+from judgebias.paramsblock import block_keys
 from judgebias.studies.leaderboard import tables as board
-from judgebias.studies.leaderboard.params import method_judges, model_systems
+from judgebias.studies.leaderboard.params import method_judges, model_systems, tasks_of
+from judgebias.studies.mmb import tables as mmb_tables
+from judgebias.studies.mmb.params import MmbParams
 
 BOARD = PARAMS["leaderboard"]
 BOARD_TASKS = list(BOARD["tasks"])
+BOARD_CAPTION_TASKS = tasks_of(PARAMS, "captions")
+BOARD_IMAGE_TASKS = tasks_of(PARAMS, "images")
 BOARD_JUDGES = method_judges(PARAMS)
+BOARD_COMPARERS = method_judges(PARAMS, "images")
 BOARD_POMMS = any(m["kind"] == "pomms" for m in BOARD["methods"].values())
+BOARD_MMB = list(dict.fromkeys(m["judge"] for m in BOARD["methods"].values()
+                               if m["kind"] == "mmb"))
+
+
+def one_of(names):
+    """A wildcard pattern matching exactly `names` (none: nothing)."""
+    return "|".join(names) if names else "(?!)"
+
 
 wildcard_constraints:
-    task="|".join(BOARD_TASKS),
-    board_judge="|".join(BOARD_JUDGES) if BOARD_JUDGES else "none",
+    task=one_of(BOARD_TASKS),
+    board_judge=one_of(sorted({*BOARD_JUDGES, *BOARD_COMPARERS})),
     board_model="|".join(PARAMS["panel"]),
 
 
@@ -139,6 +155,8 @@ rule leaderboard_judge:
 
 
 rule leaderboard_rank:
+    wildcard_constraints:
+        task=one_of(BOARD_CAPTION_TASKS),
     input:
         unpack(board_rank_inputs),
         outputs=board.outputs_path("{task}"),
@@ -150,7 +168,7 @@ rule leaderboard_rank:
     params:
         **step_params(lambda w: [
             "leaderboard.methods", "leaderboard.baseline", "leaderboard.score",
-            "leaderboard.inference", *board_task(w, "systems"),
+            "leaderboard.inference", *board_task(w, "systems", "kind"),
             *(board_task(w, "human_labels.scale")
               if "human_labels" in BOARD["tasks"][w.task] else []),
             *board_families_keys(w)]),
@@ -167,13 +185,123 @@ rule leaderboard_figure:
     output:
         figure=board.figure_path("{task}"),
     params:
-        **step_params([
-            "leaderboard.methods", "leaderboard.baseline",
+        **step_params(lambda w: [
+            "leaderboard.methods", "leaderboard.baseline", *board_task(w, "kind"),
             *(f"panel.{m}.backend" for m in PARAMS["panel"])]),  # simulated ones are flagged
     log:
         "logs/leaderboard/{task}/figure.log",
     shell:
         step("leaderboard.figure")
+
+
+def board_files(wildcards):
+    """The files an images task imports (its prompts, its systems' image tables): read
+    through their params keys, dependencies here."""
+    task = BOARD["tasks"][wildcards.task]
+    return [*([task["prompts"]["path"]] if "path" in task.get("prompts", {}) else []),
+            *(s["outputs"] for s in task["systems"].values() if "outputs" in s)]
+
+
+def board_pictures_keys(wildcards):
+    """What the pictures step reads: the prompts and the systems."""
+    return board_task(wildcards, "prompts", "systems")
+
+
+def board_compare_keys(wildcards):
+    """What a comparison reads: the judge's answers' params, the task's order, MMB's
+    prompt, how it reads the judge's probabilities, and which instructions the methods
+    of the judge ask (a single method's own; an mmb method's: the report cell's
+    ensemble, drawn as the factorial draws it)."""
+    methods = [m for m in BOARD["methods"].values() if m.get("judge") == wildcards.board_judge]
+    keys = [*model_keys(wildcards.board_judge, "judge",
+                        *board_task(wildcards, "order", "order_seed", "systems")),
+            *block_keys(MmbParams, only=("prompt", "probability")),
+            *(f"leaderboard.methods.{name}" for name, m in BOARD["methods"].items()
+              if m.get("judge") == wildcards.board_judge)]
+    if any(m["kind"] == "mmb" for m in methods):
+        keys += block_keys(MmbParams, only=("report.n_prompts",))
+    return keys
+
+
+def board_rank_pairs_inputs(wildcards):
+    """The image embeddings and the saved MMB fits where an mmb method applies them."""
+    if not BOARD_MMB:
+        return {}
+    return {"embeddings": board.embeddings_path(wildcards.task),
+            "debiasers": [mmb_tables.saved_path(judge) for judge in BOARD_MMB]}
+
+
+rule leaderboard_pictures:
+    input:
+        board_files,
+        code=step_code("leaderboard.pictures"),
+    output:
+        prompts=board.prompts_path("{task}"),
+        pictures=board.pictures_path("{task}"),
+        images=directory(board.pictures_dir("{task}")),
+    params:
+        **step_params(board_pictures_keys),
+    log:
+        "logs/leaderboard/{task}/pictures.log",
+    shell:
+        step("leaderboard.pictures")
+
+
+rule leaderboard_embed:
+    input:
+        pictures=board.pictures_path("{task}"),
+        code=step_code("leaderboard.embed"),
+    output:
+        embeddings=board.embeddings_path("{task}"),
+    params:
+        **step_params(block_keys(MmbParams, only=("embedding",))),
+    log:
+        "logs/leaderboard/{task}/embed.log",
+    shell:
+        step("leaderboard.embed")
+
+
+rule leaderboard_compare:
+    input:
+        prompts=board.prompts_path("{task}"),
+        pictures=board.pictures_path("{task}"),
+        pool=mmb_tables.INSTRUCTIONS_PATH,
+        code=step_code("leaderboard.compare"),
+        prompt=template(PARAMS["mmb"]["prompt"]) if BOARD_IMAGE_TASKS else [],
+    output:
+        verdicts=board.verdicts_path("{task}", "{board_judge}"),
+    params:
+        **step_params(board_compare_keys),
+    resources:
+        **model_resources("board_judge"),
+    log:
+        "logs/leaderboard/{task}/compare/{board_judge}.log",
+    shell:
+        step("leaderboard.compare")
+
+
+rule leaderboard_rank_pairs:
+    wildcard_constraints:
+        task=one_of(BOARD_IMAGE_TASKS),
+    input:
+        unpack(board_rank_pairs_inputs),
+        prompts=board.prompts_path("{task}"),
+        pictures=board.pictures_path("{task}"),
+        pool=mmb_tables.INSTRUCTIONS_PATH,
+        verdicts=lambda w: [board.verdicts_path(w.task, j) for j in BOARD_COMPARERS],
+        code=step_code("leaderboard.rank_pairs"),
+    output:
+        tables=[board.result_path("{task}", t) for t in board.result_tables("images")],
+        metrics=board.metrics_path("{task}"),
+    params:
+        **step_params(lambda w: [
+            "leaderboard.methods", "leaderboard.baseline", "leaderboard.inference",
+            *board_task(w, "systems", "kind"),
+            *block_keys(MmbParams, only=("dataset.synthetic.gamma",))]),
+    log:
+        "logs/leaderboard/{task}/rank_pairs.log",
+    shell:
+        step("leaderboard.rank_pairs")
 
 
 TARGETS.extend(board.metrics_path(task) for task in BOARD_TASKS)

@@ -37,6 +37,16 @@ MMB_CLUSTER_KEYS = block_keys(MmbParams, only=(
     "clustering.support"))
 MMB_FACTORIAL_KEYS = block_keys(MmbParams, only=("clustering", "entropy", "design"))
 MMB_ANALYSIS_KEYS = [MmbParams.PARAMS_KEY, *(f"panel.{j}" for j in MMB_JUDGES)]
+# The saved de-biaser (steps.save): the report's cell, the clustering it recomputes at that
+# K and seed 0, how a pair is assigned, the ECE's bins, and what it records of the inputs
+# it expects (the order shown, the embedding function; how p(y | x, a) is read is the
+# judge's probability_keys)
+MMB_SAVE_KEYS = block_keys(MmbParams, only=(
+    "report.n_prompts", "report.n_val", "report.k", "clustering.ks",
+    "clustering.support_per_cluster", "clustering.support", "clustering.niter",
+    "clustering.tau", "clustering.pair", "entropy", "order", "design.calibration_bins",
+    "embedding.architecture", "embedding.pretrained", "embedding.checkpoint",
+    "embedding.init_seed", "embedding.image_size"))
 
 wildcard_constraints:
     judge="|".join(MMB_JUDGES),
@@ -177,4 +187,25 @@ rule mmb_analysis:
         step("mmb.analyse")
 
 
+rule mmb_save:
+    input:
+        pairs=mmb.PAIRS_PATH,
+        support=mmb.SUPPORT_PATH,
+        summary=mmb.SUMMARY_PATH,
+        pool=mmb.INSTRUCTIONS_PATH,
+        judgements=mmb.judgements_path("{judge}"),
+        embeddings=mmb.EMBEDDINGS_PATH,
+        clusters=mmb.CLUSTERS_PATH,
+        code=step_code("mmb.save"),
+    output:
+        debiaser=mmb.saved_path("{judge}"),
+    params:
+        **step_params(lambda w: [*MMB_SAVE_KEYS, *probability_keys(PARAMS, w.judge)]),
+    log:
+        "logs/mmb/save/{judge}.log",
+    shell:
+        step("mmb.save")
+
+
 TARGETS.append(mmb.METRICS_PATH)
+TARGETS.extend(mmb.saved_path(judge) for judge in MMB_JUDGES)

@@ -12,6 +12,10 @@ leaderboard, the pairwise comparisons, the PPI++ intervals and the order changes
   labels buy. The labelled images must be a random sample of the task's images. An
   output whose method score is missing (a failed judge answer, an excluded judge) is
   left out of both parts; so is, for a difference, an image where either system's is.
+* **Triage** (images tasks, mmb methods; spec leaderboard.md "Triage (MMB)"): the
+  confidence threshold the MMB audit certifies for the target accuracy
+  (judgebias.stats.triage), and per new pair whether the judge decides it or leaves it
+  for humans.
 * **Order changes**: every pair of systems a method orders unlike the baseline (the
   plain judge), said in words, with both methods' differences and whether each is
   significant after FDR.
@@ -19,13 +23,17 @@ leaderboard, the pairwise comparisons, the PPI++ intervals and the order changes
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
 from judgebias.stats.ppi import human_only_mean, judge_only_mean, ppi_mean
+from judgebias.stats.ranking import leaderboard
+from judgebias.stats.triage import TriageRule, triage
+from judgebias.studies.leaderboard.methods import MethodScores
+from judgebias.studies.leaderboard.params import Inference
 
 PPI_COLUMNS = ("method", "target", "system", "other", "estimator", "unit", "estimate",
                "ci_low", "ci_high", "n_labelled", "n_unlabelled", "lam")
@@ -107,11 +115,6 @@ def _verdict(significant: bool) -> str:
     return "significant after FDR" if significant else "not significant"
 
 
-def methods_in_order(methods: Mapping[str, object], baseline: str) -> list[str]:
-    """The baseline first, then the other methods in params order."""
-    return [baseline, *(m for m in methods if m != baseline)]
-
-
 def summary(systems: pd.DataFrame, changes: pd.DataFrame) -> dict[str, object]:
     """metrics.json: per method, each system's mean and interval and its rank interval,
     and the number of order changes against the baseline."""
@@ -126,3 +129,53 @@ def summary(systems: pd.DataFrame, changes: pd.DataFrame) -> dict[str, object]:
         }
     return out
 
+
+
+def rank_methods(scored: Mapping[str, MethodScores], systems: Sequence[str],
+                 inference: Inference) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every method's leaderboard (per system: mean, interval, rank interval, the judges
+    it kept) and pairwise table (differences, tests, FDR), from one paired bootstrap over
+    items per method (judgebias.stats.ranking.leaderboard), seeded alike so methods are
+    compared on the same resamples."""
+    boards, pairs = [], []
+    for name, method in scored.items():
+        ranked = leaderboard(method.matrix.to_numpy(), list(systems),
+                             n_resamples=inference.resamples,
+                             confidence_level=inference.level, fdr=inference.fdr,
+                             rng=inference.seed)
+        boards.append(ranked.systems.assign(
+            method=name, unit=method.unit,
+            judges=[",".join(method.judges[s]) for s in ranked.systems["system"]]))
+        pairs.append(ranked.pairs.assign(method=name, unit=method.unit))
+    return pd.concat(boards, ignore_index=True), pd.concat(pairs, ignore_index=True)
+
+
+def triage_rows(method: str, calibrated: pd.DataFrame, rule: TriageRule) -> pd.DataFrame:
+    """Each compared pair under an mmb method with its calibrated p(system_a preferred),
+    the judge's confidence max(p, 1 - p), and whether triage lets the judge decide it
+    (its confidence reaches the threshold the audit certifies, judgebias.stats.triage);
+    a pair without a calibrated p is left for humans."""
+    p = calibrated["p"].to_numpy(dtype=float)
+    confidence = np.maximum(p, 1 - p)
+    usable = ~np.isnan(p)
+    decided = np.zeros(len(p), dtype=bool)
+    decided[usable] = triage(rule, confidence[usable])
+    return calibrated[["pair_id", "item_id", "system_a", "system_b", "p"]].assign(
+        method=method, confidence=confidence, decided=decided, target_accuracy=rule.target,
+        threshold=np.nan if rule.threshold is None else rule.threshold
+    )[list(TRIAGE_COLUMNS)]
+
+
+TRIAGE_COLUMNS = ("method", "pair_id", "item_id", "system_a", "system_b", "p",
+                  "confidence", "decided", "target_accuracy", "threshold")
+
+
+def triage_summary(rows: pd.DataFrame, rule: TriageRule) -> dict[str, object]:
+    """metrics.json's triage of one mmb method: the certified threshold and the audit's
+    evidence for it, and how many new pairs the judge decides and leave for humans."""
+    return {"target_accuracy": rule.target, "risk": rule.delta,
+            "threshold": rule.threshold, "audit_accuracy": rule.audit_accuracy,
+            "audit_accuracy_interval": [rule.accuracy_low, rule.accuracy_high],
+            "audit_pairs": rule.n_audit, "decided": int(rows["decided"].sum()),
+            "for_humans": int((~rows["decided"]).sum()),
+            "decided_share": float(rows["decided"].mean()) if len(rows) else 0.0}

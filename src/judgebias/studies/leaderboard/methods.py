@@ -14,6 +14,18 @@ the leaderboard's statistics resample.
   [0, 1] combined by the fitted Elastic Net), in the human scale it was fitted to; an
   output with a failed member score has no Pomms score (never imputed).
 
+On an images task every method is pairwise: a judge compares each pair of systems'
+images on a prompt, and a system's score on the prompt is its win rate over its
+opponents (judgebias.stats.ranking.item_win_rates; spec leaderboard.md "Units").
+
+* ``single``: the judge's verdict under one MMB instruction, p(A preferred) > 1/2 a win,
+  < 1/2 a loss, = 1/2 a tie (half); both orders, where asked, count equally.
+* ``mmb``: the judge's calibrated p(A preferred) from the MMB fit (seed 002 eq. 10: the
+  fitted instructions' probabilities weighted by the pair's soft cluster of the fitted
+  centroids, from the pair's image embeddings), averaged over the orders asked; the
+  score is the mean calibrated probability of winning. A pair missing any fitted
+  instruction's probability has none (never imputed).
+
 A failed or unparseable judge answer is NaN (judgebias.judging.values.numeric_values):
 it lowers an output's judge count, never its score.
 """
@@ -28,10 +40,13 @@ import numpy as np
 import pandas as pd
 
 from judgebias.judging.values import numeric_values
+from judgebias.stats.ranking import item_win_rates
 from judgebias.studies.philautia.tables import SCORE_SCALE
 
 POINTS = "G-VEval points (0-100)"
 HUMAN = "human scale (0-1)"
+WIN_RATE = "win rate (ties half)"
+CALIBRATED = "mean calibrated P(win)"
 
 
 @dataclass(frozen=True)
@@ -99,6 +114,71 @@ def _wide(values: pd.DataFrame, images: Sequence[str], systems: Sequence[str]
           ) -> pd.DataFrame:
     return values.pivot(index="image_id", columns="system", values="value").reindex(
         index=list(images), columns=list(systems))
+
+
+def pair_matrix(pairs: pd.DataFrame, value: str, prompts: Sequence[str],
+                systems: Sequence[str]) -> pd.DataFrame:
+    """Prompts x systems win rates from one value per (prompt, system_a, system_b) row
+    (`value`: p(system_a preferred) or a verdict; NaN: not judged)."""
+    index = {s: k for k, s in enumerate(systems)}
+    row_of = {p: i for i, p in enumerate(prompts)}
+    prefs = np.full((len(prompts), len(systems), len(systems)), np.nan)
+    for item_id, a, b, v in zip(pairs["item_id"], pairs["system_a"], pairs["system_b"],
+                                  pairs[value], strict=True):
+        prefs[row_of[item_id], index[a], index[b]] = v
+    return pd.DataFrame(item_win_rates(prefs), index=list(prompts), columns=list(systems))
+
+
+def verdict(p: pd.Series) -> pd.Series:
+    """1 where p(A preferred) > 1/2, 0 where below, 1/2 at a tie; NaN stays."""
+    return pd.Series(np.where(p.isna(), np.nan, np.sign(p - 0.5) / 2 + 0.5), index=p.index)
+
+
+def single_pairwise(verdicts: pd.DataFrame, prompts: Sequence[str], systems: Sequence[str],
+                    judge: str, instruction: str) -> MethodScores:
+    """One judge's verdicts under `instruction`, as win rates; a pair's verdict is the
+    mean over the orders (and samples) asked."""
+    chosen = verdicts[(verdicts["judge"] == judge) & (verdicts["instruction"] == instruction)]
+    per_pair = chosen.assign(win=verdict(chosen["p_a"].astype(float))).groupby(
+        ["item_id", "system_a", "system_b"], as_index=False)["win"].mean()
+    return MethodScores(pair_matrix(per_pair, "win", prompts, systems), WIN_RATE,
+                        {s: (judge,) for s in systems})
+
+
+def calibrated_pairs(verdicts: pd.DataFrame, judge: str, estimator: Any,
+                     embeddings: Mapping[str, np.ndarray], pairs: pd.DataFrame
+                     ) -> pd.DataFrame:
+    """Each pair's calibrated p(system_a preferred) from `judge`'s MMB fit (`estimator`,
+    judgebias.studies.mmb.estimator): per order asked, the fitted instructions'
+    probabilities and the two images' embeddings (`embeddings`, by image path) through
+    eq. 10, then the mean over orders; NaN where any fitted instruction's probability is
+    missing. `pairs` is jobs.system_pairs' table (the images of each pair)."""
+    instructions = [str(i) for i in estimator.instructions_]
+    chosen = verdicts[(verdicts["judge"] == judge)
+                      & verdicts["instruction"].isin(instructions)]
+    wide = chosen.pivot_table(index=["pair_id", "order"], columns="instruction",
+                              values="p_a", aggfunc="mean").reindex(columns=instructions)
+    complete = wide.notna().all(axis=1).to_numpy()
+    wide = wide[complete]
+    image = pairs.set_index("pair_id")[["image_a", "image_b"]].loc[
+        wide.index.get_level_values("pair_id")]
+    p = np.full(len(wide), np.nan)
+    if len(wide):
+        p = estimator.predict_proba(
+            wide.to_numpy(dtype=float),
+            embeddings_a=np.stack([embeddings[i] for i in image["image_a"]]),
+            embeddings_b=np.stack([embeddings[i] for i in image["image_b"]]))[:, 1]
+    per_order = pd.DataFrame({"pair_id": wide.index.get_level_values("pair_id"), "p": p})
+    mean = per_order.groupby("pair_id")["p"].mean()
+    return pairs[["pair_id", "item_id", "system_a", "system_b"]].assign(
+        p=pairs["pair_id"].map(mean).astype(float))
+
+
+def mmb(calibrated: pd.DataFrame, prompts: Sequence[str], systems: Sequence[str],
+        judge: str) -> MethodScores:
+    """The mean calibrated probability of winning (`calibrated_pairs`' p)."""
+    return MethodScores(pair_matrix(calibrated, "p", prompts, systems), CALIBRATED,
+                        {s: (judge,) for s in systems})
 
 
 def method_scores(params: Any, task: str, method: str, values: pd.DataFrame,

@@ -20,16 +20,23 @@ from judgebias.study import simulated_models, study_models
 
 
 @view
-class SyntheticCaptioner:
-    """A simulated captioner: it describes each image's scene with the planted quality, in
-    a neutral style or in a panel family's (so a judge that prefers that family's captions
-    favours it, as it would a model of the family)."""
+class SyntheticSystem:
+    """A simulated system with planted quality. A captioner describes each image's scene,
+    in a neutral style or in a panel family's (so a judge that prefers that family's
+    captions favours it, as it would a model of the family); an image generator draws
+    one image per prompt in the prompt's style of MMB's synthetic world, its quality
+    scattered around `quality`."""
 
     quality: float = key(ge=0, le=1)
-    """P(each attribute it describes is right), as a simulated panel model's
-    caption_quality."""
+    """Captions: P(each attribute it describes is right), as a simulated panel model's
+    caption_quality. Images: the mean planted quality of its images (MMB's synthetic
+    world: the share of the image free of defects, which the simulated humans prefer)."""
     style_of: str | None = None
-    """A family of `families:` whose opener the captions start with; null: neutral."""
+    """Captions only: a family of `families:` whose opener the captions start with;
+    null: neutral."""
+    spread: float = key(0.15, ge=0, le=1)
+    """Images only: the sd of each image's quality around `quality` (clipped to
+    [0, 1])."""
 
 
 @view
@@ -40,11 +47,13 @@ class System:
 
     model: str | None = key(absent=True)
     """The panel model that wrote these outputs. Alone, it captions the task's images (a
-    model job); beside `outputs`, it only says whose outputs they are (`exclude: own`)."""
+    model job; captions tasks only); beside `outputs`, it only says whose outputs they
+    are (`exclude: own`)."""
     outputs: str | None = key(absent=True)
-    """A CSV or Parquet file of this system's outputs: columns image_id and caption, one
-    row per image of the task."""
-    synthetic: SyntheticCaptioner | None = key(absent=True)
+    """A CSV or Parquet file of this system's outputs, one row per item of the task:
+    columns image_id and caption (a captions task), or prompt_id and image_path (an
+    images task; a path relative to the file's folder, inside it)."""
+    synthetic: SyntheticSystem | None = key(absent=True)
     """A simulated captioner with planted quality (the offline default)."""
     family: str | None = key(absent=True)
     """Its family, for `exclude: family`; a model system's is its panel family
@@ -57,6 +66,31 @@ class TaskImages:
 
     synthetic: SyntheticImages = key()
     """Generated scenes with known content, each with correct reference captions."""
+
+
+@view
+class SyntheticPrompts:
+    """Generation prompts in MMB's synthetic world (judgebias.studies.mmb.data.synthetic):
+    each prompt has one visual style, the styles taking turns, so the simulated judges
+    and humans of the MMB study apply unchanged."""
+
+    n_prompts: int = key(ge=2)
+    """Prompts to generate."""
+    image_size: int = key(64, ge=16)
+    """Side of each generated image, in pixels."""
+    seed: int = 0
+    """Seeds each prompt's subject and each simulated generator's images."""
+
+
+@view
+class TaskPrompts:
+    """The generation prompts every system draws an image for (exactly one of
+    `synthetic`, `path`)."""
+
+    synthetic: SyntheticPrompts | None = key(absent=True)
+    """Prompts in MMB's synthetic styled world (the offline default)."""
+    path: str | None = key(absent=True)
+    """A CSV or Parquet file: prompt_id, prompt (every prompt once)."""
 
 
 @view
@@ -93,29 +127,54 @@ class Task:
     """One task: the items, the systems' outputs on them, how a judge is asked, and the
     optional human labels."""
 
-    images: TaskImages = key()
-    """The items every system captions."""
+    kind: Literal["captions", "images"] = "captions"
+    """captions: systems caption images and judges score each caption (G-VEval);
+    images: systems draw an image per prompt and judges compare every pair of systems'
+    images (MMB's pairwise prompt, mmb.prompt: the one MMB was fitted with)."""
+    images: TaskImages | None = key(absent=True)
+    """captions: the items every system captions."""
+    prompts: TaskPrompts | None = key(absent=True)
+    """images: the prompts every system draws an image for."""
     systems: dict[str, System] = key(names=NAME_PATTERN, min_length=2)
     """The systems to rank, by a name of your choice."""
     prompt: str = "gveval_ref"
-    """The judge's prompt template id (G-VEval, seed 000 Appendix C)."""
+    """captions: the judge's prompt template id (G-VEval, seed 000 Appendix C)."""
     references: bool = True
-    """Whether the judge is given the images' reference captions."""
+    """captions: whether the judge is given the images' reference captions."""
     caption_prompt: str = "caption_llava_ov"
-    """The prompt a model system captions with."""
+    """captions: the prompt a model system captions with."""
     human_labels: HumanLabels | None = key(absent=True)
-    """Human labels on a random subset of the items: PPI++ intervals beside the judge's."""
+    """captions: human labels on a random subset of the items: PPI++ intervals beside
+    the judge's."""
+    order: Literal["random", "both"] = "both"
+    """images: which image a pairwise judge sees first: both orders (each comparison
+    asked twice, its position bias cancelled in the mean) or one drawn per (pair,
+    instruction), seeded by order_seed (half the calls)."""
+    order_seed: int = 0
+    """images: seeds the drawn orders (order: random)."""
 
 
 @view
 class Method:
     """One way of judging the systems' outputs."""
 
-    kind: Literal["single", "panel", "pomms"]
-    """single: one judge's score; panel: the mean of several judges' scores; pomms: the
-    ensemble the pomms study fitted (seed 000 §4.2), in human units."""
+    kind: Literal["single", "panel", "pomms", "mmb"]
+    """single: one judge's score (captions) or verdict (images); panel: the mean of
+    several judges' scores (captions); pomms: the ensemble the pomms study fitted (seed
+    000 §4.2), in human units (captions); mmb: the judge's calibrated preference from the
+    MMB fit (seed 002 eq. 10) and triage (images)."""
     judge: str | None = key(absent=True)
-    """single: the panel model that judges."""
+    """single: the panel model that judges; mmb: the judge whose MMB fit is applied (one
+    of mmb.models)."""
+    instruction: str | None = key(absent=True)
+    """single, on images tasks: the id of the MMB pool instruction the judge is asked
+    with; default: the pool's first."""
+    target_accuracy: float = key(0.9, gt=0.5, lt=1)
+    """mmb: triage decides a new pair by the judge only where the audit certifies this
+    accuracy (the rest are listed for humans)."""
+    risk: float = key(0.05, gt=0, lt=1)
+    """mmb: the probability that the certified accuracy is not met (Learn then Test's
+    delta)."""
     judges: tuple[str, ...] | None = key(absent=True, unique=True, min_length=1)
     """panel: the panel models whose scores are averaged; default: every panel model."""
     exclude: Literal["none", "own", "family"] = "none"
@@ -167,6 +226,18 @@ class LeaderboardParams:
                    families=model_families(params, list(params["panel"])),
                    simulated=frozenset(simulated_models(params, list(params["panel"]))))
 
+    def task_methods(self, task: str) -> list[str]:
+        """The methods that judge `task` (its kind, `applies`): the baseline first, then
+        the others in params order."""
+        kind = self.tasks[task].kind
+        return [self.baseline, *(name for name, spec in self.methods.items()
+                                 if name != self.baseline and applies(spec.kind, kind))]
+
+    def mmb_judges(self) -> list[str]:
+        """The judges whose MMB fit an mmb method applies, in params order, once each."""
+        return list(dict.fromkeys(str(spec.judge) for spec in self.methods.values()
+                                  if spec.kind == "mmb"))
+
     def system_families(self, task: str, system: str) -> tuple[str, ...]:
         """The families of `system` in `task`: its own `family`, else its model's."""
         spec = self.tasks[task].systems[system]
@@ -175,20 +246,42 @@ class LeaderboardParams:
         return self.families.get(spec.model, ()) if spec.model else ()
 
 
-def method_judges(params: Mapping[str, Any]) -> list[str]:
-    """Every panel model a method of ``leaderboard.methods`` reads, in panel order: a
+# The task kinds each method judges: a pointwise caption score (single, panel, pomms)
+# or a pairwise image verdict (single, mmb).
+METHOD_TASKS: Mapping[str, tuple[str, ...]] = {
+    "single": ("captions", "images"), "panel": ("captions",), "pomms": ("captions",),
+    "mmb": ("images",)}
+
+
+def applies(method_kind: str, task_kind: str) -> bool:
+    """Whether a method of `method_kind` judges a task of `task_kind` (a task's
+    leaderboard lists only those)."""
+    return task_kind in METHOD_TASKS[method_kind]
+
+
+def method_judges(params: Mapping[str, Any], kind: str = "captions") -> list[str]:
+    """Every panel model a method judging `kind` tasks reads, in panel order. Captions: a
     single method's judge, a panel method's judges (default: the whole panel) and, for a
-    pomms method, the models Pomms selects from (its members are chosen by its fit)."""
+    pomms method, the models Pomms selects from (its members are chosen by its fit).
+    Images: a single or mmb method's judge."""
     panel = list(params["panel"])
     wanted: set[str] = set()
     for spec in params["leaderboard"]["methods"].values():
-        if spec["kind"] == "single" and "judge" in spec:
+        if not applies(spec["kind"], kind):
+            continue
+        if spec["kind"] in ("single", "mmb") and "judge" in spec:
             wanted.add(spec["judge"])
         elif spec["kind"] == "panel":
             wanted.update(spec.get("judges", panel))
         elif spec["kind"] == "pomms" and params.get("pomms") is not None:
             wanted.update(study_models(params, "pomms"))
     return [m for m in panel if m in wanted]
+
+
+def tasks_of(params: Mapping[str, Any], kind: str) -> list[str]:
+    """The tasks of `kind`, in params order."""
+    return [name for name, task in params["leaderboard"]["tasks"].items()
+            if task["kind"] == kind]
 
 
 def model_systems(task: Mapping[str, Any]) -> dict[str, str]:
@@ -199,56 +292,102 @@ def model_systems(task: Mapping[str, Any]) -> dict[str, str]:
 
 
 def validate(params: Mapping[str, Any]) -> list[str]:
-    """Each system has exactly one source; every model, family, file and prompt named
-    exists; each method has what its kind needs; the baseline is a single method; a pomms
-    method asks what Pomms was fitted on (the same prompt, references and score)."""
-    board, panel = params["leaderboard"], params["panel"]
-    families = set(params.get("families") or {})
-    prompts = available_prompts()
+    """Each task has the items of its kind; each system has exactly one source its task
+    kind can use; every model, family, file and prompt named exists; each method has what
+    its kind needs; the baseline is a single method; a pomms method asks what Pomms was
+    fitted on (the same prompt, references and score); an images task has the MMB study
+    whose prompt and instructions it asks with."""
+    board = params["leaderboard"]
     errors: list[str] = []
     for name, task in board["tasks"].items():
         where = f"leaderboard.tasks.{name}"
-        for prompt_key in ("prompt", "caption_prompt"):
-            if task[prompt_key] not in prompts:
-                errors.append(f"{where}.{prompt_key}: unknown prompt template "
-                              f"{task[prompt_key]!r}")
-        generators: dict[str, str] = {}
-        for system, spec in task["systems"].items():
-            at = f"{where}.systems.{system}"
-            sources = [s for s in ("outputs", "synthetic") if s in spec]
-            if len(sources) > 1 or (not sources and "model" not in spec):
-                errors.append(f"{at}: give exactly one of outputs, synthetic, or model "
-                              f"alone (it has {', '.join(sources) or 'none'})")
-            if "model" in spec and spec["model"] not in panel:
-                errors.append(f"{at}.model: {spec['model']!r} is not a panel model")
-            elif "model" in spec and not sources:
-                if spec["model"] in generators:
-                    errors.append(f"{at}.model: {spec['model']!r} already captions for "
-                                  f"system {generators[spec['model']]!r}: its outputs "
-                                  "would count twice")
-                generators[spec["model"]] = system
-            if "family" in spec and spec["family"] not in families:
-                errors.append(f"{at}.family: {spec['family']!r} is not under families:")
-            style = (spec.get("synthetic") or {}).get("style_of")
-            if style is not None and style not in families:
-                errors.append(f"{at}.synthetic.style_of: {style!r} is not under families:")
-            elif style is not None and "opener" not in (
-                    params["families"][style].get("sim") or {}):
-                errors.append(f"{at}.synthetic.style_of: family {style!r} has no "
-                              f"families.{style}.sim.opener to write like")
-            if "outputs" in spec:
-                errors += path_errors(f"{at}.outputs", spec["outputs"])
-        labels = task.get("human_labels")
-        if labels is not None:
-            sources = [s for s in ("path", "synthetic") if s in labels]
-            if len(sources) != 1:
-                errors.append(f"{where}.human_labels: give exactly one of path, synthetic")
-            if "path" in labels:
-                errors += path_errors(f"{where}.human_labels.path", labels["path"])
-            low, high = labels["scale"]
-            if not low < high:
-                errors.append(f"{where}.human_labels.scale: {low} is not below {high}")
+        errors += (_caption_task_errors(params, where, task) if task["kind"] == "captions"
+                   else _image_task_errors(params, where, task))
+        errors += _system_errors(params, where, task)
     errors += _method_errors(params)
+    return errors
+
+
+def _caption_task_errors(params: Mapping[str, Any], where: str, task: Mapping[str, Any]
+                         ) -> list[str]:
+    prompts = available_prompts()
+    errors = [f"{where}.{prompt_key}: unknown prompt template {task[prompt_key]!r}"
+              for prompt_key in ("prompt", "caption_prompt") if task[prompt_key] not in prompts]
+    if "images" not in task:
+        errors.append(f"{where}.images: a captions task needs the images its systems caption")
+    if "prompts" in task:
+        errors.append(f"{where}.prompts: only an images task has generation prompts")
+    labels = task.get("human_labels")
+    if labels is not None:
+        sources = [s for s in ("path", "synthetic") if s in labels]
+        if len(sources) != 1:
+            errors.append(f"{where}.human_labels: give exactly one of path, synthetic")
+        if "path" in labels:
+            errors += path_errors(f"{where}.human_labels.path", labels["path"])
+        low, high = labels["scale"]
+        if not low < high:
+            errors.append(f"{where}.human_labels.scale: {low} is not below {high}")
+    return errors
+
+
+def _image_task_errors(params: Mapping[str, Any], where: str, task: Mapping[str, Any]
+                       ) -> list[str]:
+    errors = []
+    if params.get("mmb") is None:
+        errors.append(f"{where}.kind: an images task asks MMB's pairwise prompt and "
+                      "instructions (mmb.prompt, the pool): it needs the `mmb:` block")
+    prompts = task.get("prompts") or {}
+    if len([s for s in ("synthetic", "path") if s in prompts]) != 1:
+        errors.append(f"{where}.prompts: an images task needs exactly one of "
+                      "prompts.synthetic, prompts.path")
+    if "path" in prompts:
+        errors += path_errors(f"{where}.prompts.path", prompts["path"])
+    if "images" in task:
+        errors.append(f"{where}.images: an images task's items are its prompts "
+                      f"({where}.prompts)")
+    if "human_labels" in task:
+        errors.append(f"{where}.human_labels: human labels are used on captions tasks "
+                      "(PPI++ of scores); an images task has no labelled verdicts yet")
+    return errors
+
+
+def _system_errors(params: Mapping[str, Any], where: str, task: Mapping[str, Any]
+                   ) -> list[str]:
+    panel = params["panel"]
+    families = set(params.get("families") or {})
+    errors: list[str] = []
+    generators: dict[str, str] = {}
+    for system, spec in task["systems"].items():
+        at = f"{where}.systems.{system}"
+        sources = [s for s in ("outputs", "synthetic") if s in spec]
+        if len(sources) > 1 or (not sources and "model" not in spec):
+            errors.append(f"{at}: give exactly one of outputs, synthetic, or model "
+                          f"alone (it has {', '.join(sources) or 'none'})")
+        if "model" in spec and spec["model"] not in panel:
+            errors.append(f"{at}.model: {spec['model']!r} is not a panel model")
+        elif "model" in spec and not sources and task["kind"] == "images":
+            errors.append(f"{at}.model: a panel model draws no images: give the "
+                          "system's images as `outputs` (prompt_id, image_path)")
+        elif "model" in spec and not sources:
+            if spec["model"] in generators:
+                errors.append(f"{at}.model: {spec['model']!r} already captions for "
+                              f"system {generators[spec['model']]!r}: its outputs "
+                              "would count twice")
+            generators[spec["model"]] = system
+        if "family" in spec and spec["family"] not in families:
+            errors.append(f"{at}.family: {spec['family']!r} is not under families:")
+        style = (spec.get("synthetic") or {}).get("style_of")
+        if style is not None and task["kind"] == "images":
+            errors.append(f"{at}.synthetic.style_of: captions only (an image generator "
+                          "draws in each prompt's style)")
+        elif style is not None and style not in families:
+            errors.append(f"{at}.synthetic.style_of: {style!r} is not under families:")
+        elif style is not None and "opener" not in (
+                params["families"][style].get("sim") or {}):
+            errors.append(f"{at}.synthetic.style_of: family {style!r} has no "
+                          f"families.{style}.sim.opener to write like")
+        if "outputs" in spec:
+            errors += path_errors(f"{at}.outputs", spec["outputs"])
     return errors
 
 
@@ -258,20 +397,28 @@ def _method_errors(params: Mapping[str, Any]) -> list[str]:
     for name, spec in board["methods"].items():
         at = f"leaderboard.methods.{name}"
         kind = spec["kind"]
-        if kind == "single":
+        if kind in ("single", "mmb"):
             if "judge" not in spec:
-                errors.append(f"{at}.judge: required for kind single")
+                errors.append(f"{at}.judge: required for kind {kind}")
             elif spec["judge"] not in panel:
                 errors.append(f"{at}.judge: {spec['judge']!r} is not a panel model")
         errors += [f"{at}.judges: {m!r} is not a panel model"
                    for m in spec.get("judges", ()) if m not in panel]
-        for extra, kinds in (("judge", ("single",)), ("judges", ("panel",))):
+        for extra, kinds in (("judge", ("single", "mmb")), ("judges", ("panel",)),
+                             ("instruction", ("single",))):
             if extra in spec and kind not in kinds:
                 errors.append(f"{at}.{extra}: only a {' or '.join(kinds)} method has it")
         if spec["exclude"] != "none" and kind != "panel":
             errors.append(f"{at}.exclude: only a panel method leaves judges out")
         if kind == "pomms":
             errors += _pomms_errors(params, at)
+        if kind == "mmb":
+            errors += _mmb_errors(params, at, spec)
+        if "instruction" in spec and params.get("mmb") is not None:
+            ids = _known_instructions(params["mmb"])
+            if ids is not None and spec["instruction"] not in ids:
+                errors.append(f"{at}.instruction: {spec['instruction']!r} is not an id of "
+                              "MMB's instruction pool")
     baseline = board["baseline"]
     if baseline not in board["methods"]:
         errors.append(f"leaderboard.baseline: {baseline!r} is not a method "
@@ -280,6 +427,27 @@ def _method_errors(params: Mapping[str, Any]) -> list[str]:
         errors.append(f"leaderboard.baseline: {baseline!r} is a "
                       f"{board['methods'][baseline]['kind']} method, not a single judge")
     return errors
+
+
+def _known_instructions(mmb: Mapping[str, Any]) -> set[str] | None:
+    """The ids of MMB's pool where they are known before the pipeline runs (the built-in
+    pool with no extra file and no writer); None otherwise (the step checks)."""
+    if mmb["instructions"]["extra"] is not None or mmb["instructions"]["grow"] is not None:
+        return None
+    from judgebias.studies.mmb.params import builtin_pool
+
+    return {entry["id"] for entry in builtin_pool()}
+
+
+def _mmb_errors(params: Mapping[str, Any], at: str, spec: Mapping[str, Any]) -> list[str]:
+    """An mmb method applies a judge's MMB fit, so the judge must be one the MMB study
+    fits."""
+    if params.get("mmb") is None:
+        return [f"{at}.kind: mmb needs the mmb study (a `mmb:` block)"]
+    if "judge" in spec and spec["judge"] not in params["mmb"]["models"]:
+        return [f"{at}.judge: {spec['judge']!r} is not fitted by the MMB study "
+                f"(mmb.models: {', '.join(params['mmb']['models'])})"]
+    return []
 
 
 def _pomms_errors(params: Mapping[str, Any], at: str) -> list[str]:
@@ -311,16 +479,23 @@ def _pomms_errors(params: Mapping[str, Any], at: str) -> list[str]:
 
 
 def needs(params: Mapping[str, Any]) -> list[Need]:
-    """The judges score one caption of one image; with ``score: expected`` they need the
-    score token's log-probs. A model system captions one image at a time."""
+    """A captions task's judges score one caption of one image; with ``score: expected``
+    they need the score token's log-probs. A model system captions one image at a time.
+    An images task's judges compare two images; its mmb method reads the verdict's
+    log-probs where the MMB study does (mmb.probability)."""
     board = params["leaderboard"]
     generators = sorted({m for task in board["tasks"].values()
                          for m in model_systems(task).values()})
     expected = board["score"] == "expected"
-    return [Need("leaderboard", "judge", method_judges(params), images_per_request=1,
-                 answer_logprobs=expected,
-                 why={"answer_logprobs": "leaderboard.score: expected weighs the score "
-                                         "by them"},
-                 fallback="leaderboard.score: parsed"),
-            Need("leaderboard", "system", generators, images_per_request=1,
-                 fallback="give the system's captions as `outputs` instead")]
+    found = [Need("leaderboard", "judge", method_judges(params), images_per_request=1,
+                  answer_logprobs=expected,
+                  why={"answer_logprobs": "leaderboard.score: expected weighs the score "
+                                          "by them"},
+                  fallback="leaderboard.score: parsed"),
+             Need("leaderboard", "system", generators, images_per_request=1,
+                  fallback="give the system's captions as `outputs` instead")]
+    if tasks_of(params, "images"):
+        found.append(Need("leaderboard", "comparer", method_judges(params, "images"),
+                          images_per_request=2,
+                          fallback="judge the images tasks with another model"))
+    return found

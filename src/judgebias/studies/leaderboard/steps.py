@@ -6,11 +6,17 @@ uses inside its body, so its rule's code dependencies stay its own
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from judgebias.models.context import RunContext
-from judgebias.studies.leaderboard.params import LeaderboardParams
+from judgebias.studies.leaderboard.params import LeaderboardParams, Method
+from judgebias.studies.mmb.params import MmbParams
+from judgebias.studies.philautia.params import SyntheticImages
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -21,11 +27,18 @@ def images(params: LeaderboardParams, *, task: str, table: Path, images: Path) -
     from judgebias.studies.philautia.data import build_synthetic_dataset
     from judgebias.studies.philautia.tables import IMAGES
 
-    spec = params.tasks[task].images.synthetic
+    spec = _synthetic_images(params, task)
     built = build_synthetic_dataset(images.parent, n_images=spec.n_images, seed=spec.seed,
                                     image_size=spec.image_size,
                                     n_references=spec.n_references)
     write_table(built, table, IMAGES)
+
+
+def _synthetic_images(params: LeaderboardParams, task: str) -> SyntheticImages:
+    """A captions task's images block (validate: a captions task has one)."""
+    images = params.tasks[task].images
+    assert images is not None
+    return images.synthetic
 
 
 def caption(params: LeaderboardParams, run: RunContext, *, task: str, board_model: str,
@@ -71,7 +84,7 @@ def outputs(params: LeaderboardParams, run: RunContext, *, task: str, images: Pa
             frames.append(synthetic_captions(
                 table, name, system.synthetic.quality,
                 opener=run.opener(style) if style else None,
-                seed=params.tasks[task].images.synthetic.seed))
+                seed=_synthetic_images(params, task).seed))
         else:
             frames.append(model_captions(table, name, read_table(by_model[str(system.model)],
                                                                  CAPTIONS)))
@@ -115,65 +128,269 @@ def judge(params: LeaderboardParams, run: RunContext, *, task: str, board_judge:
 def rank(params: LeaderboardParams, *, task: str, outputs: Path, scores: Sequence[Path],
          tables: Sequence[Path], metrics: Path, labels: Path | None = None,
          ensemble: Path | None = None) -> None:
-    """Every method's leaderboard of the task: each system's mean and rank intervals,
-    the pairwise differences with FDR, the PPI++ intervals where labels exist, and the
-    order changes against the baseline; `tables` are the rule's table outputs, one per
-    name of ``tables.RESULT_TABLES`` (by file stem)."""
+    """Every method's leaderboard of a captions task: each system's mean and rank
+    intervals, the pairwise differences with FDR, the PPI++ intervals where labels exist,
+    and the order changes against the baseline; `tables` are the rule's table outputs,
+    one per name of ``tables.RESULT_TABLES`` (by file stem)."""
     import pandas as pd
 
-    from judgebias.io.artifacts import by_stem, read_table, write_frame, write_json
-    from judgebias.stats.ranking import leaderboard
-    from judgebias.studies.leaderboard.measures import (
-        PPI_COLUMNS,
-        methods_in_order,
-        order_changes,
-        ppi_rows,
-        summary,
-    )
+    from judgebias.io.artifacts import read_table
+    from judgebias.studies.leaderboard.measures import PPI_COLUMNS, ppi_rows, rank_methods
     from judgebias.studies.leaderboard.methods import judge_values, method_scores
-    from judgebias.studies.leaderboard.tables import LABELS, OUTPUTS, RESULT_TABLES, SCORES
+    from judgebias.studies.leaderboard.tables import LABELS, OUTPUTS, SCORES
 
-    out = by_stem(tables, RESULT_TABLES, "leaderboard tables")
-    spec, inference = params.tasks[task], params.inference
     table = read_table(outputs, OUTPUTS)
     values = judge_values(pd.concat([read_table(p, SCORES) for p in scores],
                                     ignore_index=True), params.score)
     human = read_table(labels, LABELS) if labels is not None else None
-    fitted = None
-    if ensemble is not None:  # imported here, not through judgebias.load: the loader and
-        # the estimator are this step's code dependencies (judgebias/__init__.py)
-        from judgebias.io.saved import load
-        from judgebias.studies.pomms.estimator import Pomms  # noqa: F401
-        from judgebias.study import saved_classes
-
-        fitted = load(ensemble, trusted=saved_classes()).estimator
+    fitted = _saved(ensemble).estimator if ensemble is not None else None
     images = sorted(table["image_id"].unique())
+    systems = list(params.tasks[task].systems)
+    scored = {name: method_scores(params, task, name, values, images, systems, fitted)
+              for name in params.task_methods(task)}
+    boards, pairs = rank_methods(scored, systems, params.inference)
+    ppi = [ppi_rows(name, method.matrix, method.unit, human, params.inference.level)
+           for name, method in scored.items()] if human is not None else []
+    _write_results(params, task, tables, metrics, boards, pairs,
+                   pd.concat(ppi, ignore_index=True) if ppi
+                   else pd.DataFrame(columns=list(PPI_COLUMNS)),
+                   {"images": len(images),
+                    "labelled_images": 0 if human is None
+                    else int(human["image_id"].nunique())})
+
+
+def _saved(path: Path) -> Any:
+    """A saved de-biaser the pipeline wrote (judgebias.io.saved). Loaded here, not
+    through judgebias.load, with the estimators' modules imported so that they are this
+    step's code dependencies (judgebias/__init__.py imports them lazily)."""
+    from judgebias.io.saved import load
+    from judgebias.studies.mmb.estimator import ClusteredBayesianEnsemble  # noqa: F401
+    from judgebias.studies.pomms.estimator import Pomms  # noqa: F401
+    from judgebias.study import saved_classes
+
+    return load(path, trusted=saved_classes())
+
+
+def _write_results(params: LeaderboardParams, task: str, tables: Sequence[Path],
+                   metrics: Path, boards: pd.DataFrame, pairs: pd.DataFrame,
+                   ppi: pd.DataFrame, counts: Mapping[str, Any],
+                   extra: Mapping[str, pd.DataFrame] | None = None,
+                   extra_metrics: Mapping[str, Any] | None = None) -> None:
+    """The result tables (`tables`, by file stem: ``tables.result_tables``) and
+    metrics.json of a task, with the order changes against the baseline."""
+    from judgebias.io.artifacts import by_stem, write_frame, write_json
+    from judgebias.studies.leaderboard.measures import order_changes, summary
+    from judgebias.studies.leaderboard.tables import result_tables
+
+    out = by_stem(tables, result_tables(params.tasks[task].kind), "leaderboard tables")
+    changes = order_changes(pairs, params.baseline)
+    for name, frame in {"systems": boards, "pairs": pairs, "ppi": ppi, "changes": changes,
+                        **(extra or {})}.items():
+        write_frame(frame, out[name])
+    write_json({"task": task, "kind": params.tasks[task].kind, "baseline": params.baseline,
+                **counts, "methods": summary(boards, changes),
+                "order_changes": changes["text"].tolist(), **(extra_metrics or {})},
+               metrics)
+
+
+def pictures(params: LeaderboardParams, *, task: str, prompts: Path, pictures: Path,
+             images: Path) -> None:
+    """An images task's prompts and every system's image for each: a simulated
+    generator's drawn here (MMB's synthetic world), an imported file's checked here
+    (each error names the key, the file and the row)."""
+    import pandas as pd
+
+    from judgebias.config import input_errors
+    from judgebias.io.artifacts import write_table
+    from judgebias.studies.leaderboard.pictures import (
+        imported_pictures,
+        imported_prompts,
+        synthetic_pictures,
+        synthetic_prompts,
+    )
+    from judgebias.studies.leaderboard.tables import PICTURES, PROMPTS
+
+    spec = params.tasks[task]
+    assert spec.prompts is not None  # validate: an images task has prompts
+    drawn = spec.prompts.synthetic
+    if drawn is not None:
+        table = synthetic_prompts(drawn.n_prompts)
+    else:
+        with input_errors(f"leaderboard.tasks.{task}.prompts.path"):
+            table = imported_prompts(Path(str(spec.prompts.path)))
+    frames = []
+    for name, system in spec.systems.items():
+        at = f"leaderboard.tasks.{task}.systems.{name}"
+        if system.outputs is not None:
+            with input_errors(f"{at}.outputs"):
+                frames.append(imported_pictures(table, name, Path(system.outputs)))
+            continue
+        assert system.synthetic is not None  # validate: an image system's one source
+        with input_errors(f"{at}.synthetic"):
+            if drawn is None:
+                raise ValueError("a simulated generator draws for synthetic prompts "
+                                 f"(leaderboard.tasks.{task}.prompts.synthetic)")
+            frames.append(synthetic_pictures(
+                table, name, system.synthetic.quality, system.synthetic.spread,
+                size=drawn.image_size, seed=drawn.seed, folder=images))
+    images.mkdir(parents=True, exist_ok=True)
+    write_table(table, prompts, PROMPTS)
+    write_table(pd.concat(frames, ignore_index=True), pictures, PICTURES)
+
+
+def embed(mmb: MmbParams, *, pictures: Path, embeddings: Path) -> None:
+    """The CLIP embedding of every image of an images task, computed as the MMB fit's
+    were (``mmb.embedding``), cached per image hash in the MMB study's cache."""
+    from dataclasses import asdict
+
+    import numpy as np
+    import pandas as pd
+
+    from judgebias.io.artifacts import read_table, write_table
+    from judgebias.studies.leaderboard.tables import PICTURES
+    from judgebias.studies.mmb.embed import EmbeddingSpec, embed_images
+    from judgebias.studies.mmb.tables import EMBEDDINGS
+
+    paths = list(dict.fromkeys(read_table(pictures, PICTURES)["image_path"]))
+    spec = EmbeddingSpec.from_params(asdict(mmb.embedding))
+    hashes, vectors, stats = embed_images(paths, spec, Path(mmb.embedding.cache_dir))
+    log.info("embedded %d images with %s: %s", len(paths), spec.description(), stats)
+    write_table(pd.DataFrame({"image_path": paths, "image_sha256": hashes,
+                              "embedding": list(vectors.astype(np.float32))}),
+                embeddings, EMBEDDINGS)
+
+
+def compare(params: LeaderboardParams, mmb: MmbParams, run: RunContext, *, task: str,
+            board_judge: str, prompts: Path, pictures: Path, pool: Path,
+            verdicts: Path) -> None:
+    """One judge (`board_judge`) compares every pair of systems' images on every prompt
+    of an images task, under the instructions its methods need
+    (`compared_instructions`), with MMB's pairwise prompt (a model job)."""
+    from judgebias.io.artifacts import read_table, write_table
+    from judgebias.studies.leaderboard.jobs import compare_pictures, system_pairs
+    from judgebias.studies.leaderboard.tables import PICTURES, PROMPTS, VERDICTS
+    from judgebias.studies.mmb.tables import read_pool
+
+    spec = params.tasks[task]
+    instructions = read_pool(pool)
+    asked = compared_instructions(params, mmb, board_judge, list(instructions["id"]))
+    pairs = system_pairs(read_table(prompts, PROMPTS), read_table(pictures, PICTURES),
+                         list(spec.systems))
+    write_table(compare_pictures(run, board_judge, pairs,
+                                 instructions[instructions["id"].isin(asked)],
+                                 prompt=mmb.prompt, order=spec.order,
+                                 order_seed=spec.order_seed,
+                                 how=mmb.probability.of(board_judge)),
+                verdicts, VERDICTS)
+
+
+def compared_instructions(params: LeaderboardParams, mmb: MmbParams, judge: str,
+                          pool: Sequence[str]) -> list[str]:
+    """The pool instructions `judge` is asked on an images task: each single method's
+    (default: the pool's first) and, for an mmb method, the instructions of the fit the
+    MMB study saves (judgebias.studies.mmb.estimator.saved_instructions: the report
+    cell's ensemble). They follow from params and the pool alone, so refitting MMB (a
+    new K, tau, validation size) reruns no comparison."""
+    from judgebias.studies.mmb.estimator import saved_instructions
+
+    asked: set[str] = set()
+    for name, spec in params.methods.items():
+        if spec.judge != judge:
+            continue
+        if spec.kind == "single":
+            asked.add(single_instruction(name, spec, pool))
+        elif spec.kind == "mmb":
+            asked.update(saved_instructions(pool, mmb))
+    return [i for i in pool if i in asked]
+
+
+def single_instruction(name: str, method: Method, pool: Sequence[str]) -> str:
+    """The MMB pool instruction a single method asks on an images task: its own, or the
+    pool's first."""
+    if method.instruction is None:
+        return pool[0]
+    if method.instruction not in pool:
+        raise ValueError(f"leaderboard.methods.{name}.instruction: {method.instruction!r} "
+                         "is not an id of MMB's instruction pool")
+    return method.instruction
+
+
+def rank_pairs(params: LeaderboardParams, mmb: MmbParams, *, task: str, prompts: Path,
+               pictures: Path, pool: Path, verdicts: Sequence[Path], tables: Sequence[Path],
+               metrics: Path, embeddings: Path | None = None,
+               debiasers: Sequence[Path] = ()) -> None:
+    """Every method's leaderboard of an images task from the judges' pairwise verdicts:
+    win rates (single) and mean calibrated probabilities (mmb) with intervals, pairwise
+    differences with FDR, rank intervals, the order changes against the baseline, and
+    each mmb method's triage of the new pairs. `debiasers` are the saved MMB fits of the
+    mmb methods' judges (by judge, in params order)."""
+    import numpy as np
+    import pandas as pd
+
+    from judgebias.io.artifacts import read_table
+    from judgebias.stats.triage import certify_threshold
+    from judgebias.studies.leaderboard.jobs import system_pairs
+    from judgebias.studies.leaderboard.measures import (
+        PPI_COLUMNS,
+        TRIAGE_COLUMNS,
+        rank_methods,
+        triage_rows,
+        triage_summary,
+    )
+    from judgebias.studies.leaderboard.methods import (
+        calibrated_pairs,
+        single_pairwise,
+    )
+    from judgebias.studies.leaderboard.methods import (
+        mmb as calibrated_scores,
+    )
+    from judgebias.studies.leaderboard.pictures import planted_win_rates
+    from judgebias.studies.leaderboard.tables import PICTURES, PROMPTS, VERDICTS
+    from judgebias.studies.mmb.tables import EMBEDDINGS, read_pool
+
+    spec = params.tasks[task]
     systems = list(spec.systems)
-    boards, pairs, ppi = [], [], []
-    for name in methods_in_order(params.methods, params.baseline):
-        scored = method_scores(params, task, name, values, images, systems, fitted)
-        ranked = leaderboard(scored.matrix.to_numpy(), systems,
-                             n_resamples=inference.resamples,
-                             confidence_level=inference.level, fdr=inference.fdr,
-                             rng=inference.seed)
-        boards.append(ranked.systems.assign(
-            method=name, unit=scored.unit,
-            judges=[",".join(scored.judges[s]) for s in ranked.systems["system"]]))
-        pairs.append(ranked.pairs.assign(method=name, unit=scored.unit))
-        if human is not None:
-            ppi.append(ppi_rows(name, scored.matrix, scored.unit, human, inference.level))
-    board_table, pair_table = pd.concat(boards, ignore_index=True), pd.concat(pairs,
-                                                                               ignore_index=True)
-    changes = order_changes(pair_table, params.baseline)
-    write_frame(board_table, out["systems"])
-    write_frame(pair_table, out["pairs"])
-    write_frame(pd.concat(ppi, ignore_index=True) if ppi
-                else pd.DataFrame(columns=list(PPI_COLUMNS)), out["ppi"])
-    write_frame(changes, out["changes"])
-    write_json({"task": task, "baseline": params.baseline, "images": len(images),
-                "labelled_images": 0 if human is None else int(human["image_id"].nunique()),
-                "methods": summary(board_table, changes),
-                "order_changes": changes["text"].tolist()}, metrics)
+    pool_ids = list(read_pool(pool)["id"])
+    prompt_table, picture_table = read_table(prompts, PROMPTS), read_table(pictures, PICTURES)
+    prompt_ids = list(prompt_table["item_id"])
+    pairs = system_pairs(prompt_table, picture_table, systems)
+    judged = pd.concat([read_table(p, VERDICTS) for p in verdicts], ignore_index=True)
+    fits = dict(zip(params.mmb_judges(), debiasers, strict=True))
+    vectors: dict[str, np.ndarray] = {}
+    if embeddings is not None:
+        table = read_table(embeddings, EMBEDDINGS)
+        vectors = dict(zip(table["image_path"], np.stack(table["embedding"].to_numpy()),
+                           strict=True))
+    scored, triaged, triage_metrics = {}, [], {}
+    for name in params.task_methods(task):
+        method = params.methods[name]
+        judge = str(method.judge)
+        if method.kind == "single":
+            scored[name] = single_pairwise(judged, prompt_ids, systems, judge,
+                                           single_instruction(name, method, pool_ids))
+            continue
+        saved = _saved(fits[judge])
+        calibrated = calibrated_pairs(judged, judge, saved.estimator, vectors, pairs)
+        scored[name] = calibrated_scores(calibrated, prompt_ids, systems, judge)
+        rule = certify_threshold(saved.estimator.audit_confidence_,
+                                 saved.estimator.audit_correct_,
+                                 target_accuracy=method.target_accuracy, delta=method.risk)
+        rows = triage_rows(name, calibrated, rule)
+        triaged.append(rows)
+        triage_metrics[name] = triage_summary(rows, rule)
+    boards, pair_table = rank_methods(scored, systems, params.inference)
+    gamma = mmb.dataset.synthetic.gamma
+    planted = (planted_win_rates(picture_table, systems, gamma) if gamma is not None
+               else pd.Series(np.nan, index=systems))
+    _write_results(
+        params, task, tables, metrics, boards, pair_table,
+        pd.DataFrame(columns=list(PPI_COLUMNS)),
+        {"prompts": len(prompt_ids), "labelled_images": 0},
+        extra={"triage": pd.concat(triaged, ignore_index=True) if triaged
+               else pd.DataFrame(columns=list(TRIAGE_COLUMNS))},
+        extra_metrics={"triage": triage_metrics,
+                       "planted_win_rate": None if planted.isna().any()
+                       else {s: float(v) for s, v in planted.items()}})
 
 
 def figure(params: LeaderboardParams, *, task: str, systems: Path, figure: Path) -> None:
@@ -181,8 +398,6 @@ def figure(params: LeaderboardParams, *, task: str, systems: Path, figure: Path)
     import pandas as pd
 
     from judgebias.studies.leaderboard.figures import draw_leaderboard
-    from judgebias.studies.leaderboard.measures import methods_in_order
 
-    draw_leaderboard(pd.read_parquet(systems), methods_in_order(params.methods,
-                                                                params.baseline),
-                     task, params.simulated, figure)
+    draw_leaderboard(pd.read_parquet(systems), params.task_methods(task), task,
+                     params.simulated, figure)

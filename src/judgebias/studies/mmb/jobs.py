@@ -91,11 +91,18 @@ def p_first(status: str, probs: str, label: str | None) -> tuple[float | None, s
 
 def judge_items(pairs_path: str, pool_path: str, order: str, order_seed: int
                 ) -> pd.DataFrame:
+    """Every (pair, instruction, order shown) of the pairs table and the pool files
+    (:func:`pair_items`)."""
+    return pair_items(read_table(pairs_path, PAIRS), read_pool(pool_path), order, order_seed)
+
+
+def pair_items(pairs: pd.DataFrame, pool: pd.DataFrame, order: str, order_seed: int
+               ) -> pd.DataFrame:
     """Every (pair, instruction, order shown) with the instruction's text and the images
-    in the order shown (`first_image`, `second_image`); `order` and `order_seed` are
-    ``mmb.order`` and ``mmb.order_seed`` (:func:`orders`)."""
-    pool = read_pool(pool_path)
-    items = orders(read_table(pairs_path, PAIRS), pool["id"], order, order_seed)
+    in the order shown (`first_image`, `second_image`); `pairs` needs pair_id, prompt,
+    image_a and image_b, `pool` id and text; `order` and `order_seed` are ``mmb.order``
+    and ``mmb.order_seed`` (:func:`orders`)."""
+    items = orders(pairs, pool["id"], order, order_seed)
     items = items.merge(pool.rename(columns={"id": "instruction", "text": "instruction_text"}),
                         on="instruction", how="left")
     swapped = items["order"] == "ba"
@@ -116,11 +123,18 @@ def sampled_p_first(first: np.ndarray, usable: np.ndarray, prior: float) -> np.n
 def judge_pairs(run: RunContext, judge: str, pairs_path: str, pool_path: str, *,
                 prompt: str, order: str, order_seed: int, how: Sampled | None
                 ) -> pd.DataFrame:
-    """One judgements row per (pair, instruction, order shown, sample) for `judge`: one
+    """One judgements row per (pair, instruction, order shown, sample) for `judge`
+    (:func:`ask_pairs`). `prompt`, `order` and `order_seed` are ``mmb.prompt``,
+    ``mmb.order`` and ``mmb.order_seed``."""
+    return ask_pairs(run, judge, judge_items(pairs_path, pool_path, order, order_seed),
+                     prompt=prompt, how=how)
+
+
+def ask_pairs(run: RunContext, judge: str, items: pd.DataFrame, *, prompt: str,
+              how: Sampled | None) -> pd.DataFrame:
+    """One judgements row per item of :func:`pair_items` and sample for `judge`: one
     sample (0) when read from log-probs (`how` None), ``mmb.probability.samples`` when
-    sampled (`how`: params.Probability.of). `prompt`, `order` and `order_seed` are
-    ``mmb.prompt``, ``mmb.order`` and ``mmb.order_seed``."""
-    items = judge_items(pairs_path, pool_path, order, order_seed)
+    sampled (`how`: params.Probability.of)."""
     task = judge_task(prompt)
     if how is None:
         answers = run_samples(run, judge, "judge", task, items, (0,))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from judgebias.models.context import RunContext
 from judgebias.studies.mmb.params import MmbParams
@@ -24,6 +24,7 @@ from judgebias.studies.mmb.tables import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 log = logging.getLogger(__name__)
@@ -216,6 +217,248 @@ def analyse(params: MmbParams, *, pairs: Path, pool: Path, clusters: Path,
     draw_all(params, frames, by_stem(figures, FIGURES, "mmb figures"))
     write_curves(params, frames, _curve_paths(params, curves))
     write_json(summary, metrics)
+
+
+# The most a recomputed cosine may differ from the clustering step's (both float32; a
+# renormalised unit vector moves by an ulp, ~1e-7): more means other centroids.
+COSINE_TOLERANCE = 1e-5
+
+
+def save(params: MmbParams, *, judge: str, pairs: Path, support: Path, summary: Path,
+         pool: Path, judgements: Path, embeddings: Path, clusters: Path,
+         debiaser: Path) -> None:
+    """`judge`'s MMB at the report's cell, as an estimator for new image pairs
+    (estimator.ClusteredBayesianEnsemble), saved with its model card in `debiaser` (JSON
+    that `judgebias.load` reads without executing code: judgebias.io.saved).
+
+    Which fit: the factorial's configuration (measures.factorial) at the cell
+    ``mmb.report`` (n_prompts instructions, n_val validation pairs, K = k) in its first
+    replicate (estimator.SAVED_REPLICATE): training seed 0 (D_val = the first n_val
+    validation candidates in validation_order(0)), sampling seed 0 (the ensemble = the
+    first n_prompts instructions of the pool in prompt_order(0):
+    estimator.saved_instructions, which the leaderboard asks its judges) and clustering
+    seed 0, on the
+    HPSv2 protocol's pairs with an answer under every instruction (the factorial's usable
+    pairs, measures.factorial_inputs). It is fitted on those D_val pairs and audited on
+    every usable test pair: its predictions there, through its own path (embeddings ->
+    p(z | pair) -> eq. 10), give `audit_confidence_`, `audit_correct_` and the card's
+    accuracy and ECE (``mmb.design.calibration_bins`` bins, as the factorial's).
+
+    The centroids are recomputed here (measures.cluster.spherical_kmeans on the same
+    support images, seed 0) rather than written by the cluster step: FAISS k-means with
+    a seed is deterministic, so the cluster rule keeps its one output (adding one would
+    rerun it, and every factorial and analysis job after it, in every existing project),
+    K-means for one (K, seed) is quick beside the rest, and the recomputed centroids are
+    checked against the clustering step's stored cosines of every pair used (a mismatch
+    stops the job rather than saving other clusters than the audit's)."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    from judgebias.io.artifacts import read_columns, read_table
+    from judgebias.io.saved import save as save_estimator
+    from judgebias.models.base import STATUS_FAILED
+    from judgebias.studies.mmb.data.checks import support_images
+    from judgebias.studies.mmb.estimator import (
+        EMBEDDING_KEYS,
+        SAVED_REPLICATE,
+        ClusteredBayesianEnsemble,
+        saved_instructions,
+    )
+    from judgebias.studies.mmb.measures.cluster import spherical_kmeans, support_size
+    from judgebias.studies.mmb.measures.factorial import validation_order
+    from judgebias.studies.mmb.measures.factorial_inputs import pair_probabilities
+    from judgebias.studies.mmb.tables import read_pool
+
+    report, clustering = params.report, params.clustering
+    n_prompts, n_val, k = report.n_prompts, report.n_val, report.k
+    pair_table, pool_table = read_table(pairs, PAIRS), read_pool(str(pool))
+    judged = read_columns(judgements, JUDGEMENTS, [
+        "pair_id", "instruction", "judge", "order", "p_a", "p_source", "status",
+        "backend", "model_id", "revision", "prompt_id"])
+    table = read_table(embeddings, EMBEDDINGS)
+    vectors = dict(zip(table["image_path"], np.stack(table["embedding"].to_numpy()),
+                       strict=True))
+
+    # the factorial's usable pairs and its first replicate's draws (factorial_inputs,
+    # factorial._weights and _subset_rows)
+    ids = pool_table["id"].tolist()
+    columns = saved_instructions(ids, params)
+    wide = pair_probabilities(judged, ids)
+    usable = pair_table[pair_table["pair_id"].isin(wide.dropna().index)]
+    train = usable[usable["split"] == "train"]
+    test = usable[usable["split"] == "test"]
+    failed = int((judged["status"] == STATUS_FAILED).sum())
+    if n_val > len(train):
+        if not failed:
+            raise ValueError(f"mmb.report.n_val: {n_val} validation pairs asked, but "
+                             f"{judge} answered only {len(train)} validation pairs usably")
+        log.warning("%s: %d failed calls left %d usable validation pairs of the %d the "
+                    "report's cell asks; the de-biaser is fitted on them (its card says so)",
+                    judge, failed, len(train), n_val)
+    val = train.iloc[validation_order(SAVED_REPLICATE["train_seed"], len(train))[:n_val]]
+
+    def images(rows: pd.DataFrame, side: str) -> np.ndarray:
+        dims = len(next(iter(vectors.values())))
+        return np.array([vectors[p] for p in rows[side]], dtype=np.float32).reshape(-1, dims)
+
+    hps = support_images(clustering, read_table(support, SUPPORT))
+    hps = hps[hps["fold"].isna()]
+    sup = images(hps.head(support_size(k, clustering)), "image_path")
+    centroids = spherical_kmeans(sup, k, seed=SAVED_REPLICATE["cluster_seed"],
+                                 niter=clustering.niter)
+    _check_centroids(centroids, clusters, k, pd.concat([val, test]), images)
+
+    prompt = sorted(set(judged["prompt_id"]))
+    if len(prompt) != 1:
+        raise ValueError(f"{judgements}: the judgements name prompts {prompt}, not one")
+    how = params.probability.of(judge)
+    probability = ({"source": "logprobs"} if how is None else
+                   {"source": "samples", "samples": how.n, "prior": how.prior})
+    probability["order"] = params.order
+    embedding = {key: getattr(params.embedding, key) for key in EMBEDDING_KEYS}
+    texts = pool_table.set_index("id").loc[columns]
+    estimator = ClusteredBayesianEnsemble(
+        tau=clustering.tau, entropy=params.entropy, pair=clustering.pair, judge=judge,
+        judge_prompt=prompt[0], probability=probability, embedding=embedding,
+    ).fit(wide.loc[val["pair_id"], columns], val["preference"].to_numpy(int),
+          embeddings_a=images(val, "image_a"), embeddings_b=images(val, "image_b"),
+          centroids=centroids, instruction_texts=texts["text"].tolist())
+    X_test, y_test = wide.loc[test["pair_id"], columns], (
+        test["preference"].to_numpy() > 0.5).astype(int)
+    seen = {"embeddings_a": images(test, "image_a"), "embeddings_b": images(test, "image_b")}
+    estimator.audit(X_test, y_test, groups=test["group"].tolist(), **seen)
+    p_test = estimator.predict_proba(X_test, **seen)[:, 1]
+    card = debiaser_card(
+        params, estimator, judged=judged, described=json.loads(Path(summary).read_text()),
+        kinds=texts["kind"].tolist(), sizes={
+            "validation_candidates": len(train), "test": len(test),
+            "left_out_validation_candidates": int((pair_table["split"] == "train").sum())
+            - len(train),
+            "left_out_test": int((pair_table["split"] == "test").sum()) - len(test),
+            "failed_answers": failed},
+        validation=val["pair_id"].tolist(), support_images=len(sup),
+        audit=(p_test, y_test, test["group"]))
+    save_estimator(estimator, debiaser, card)
+    log.info("%s: MMB at %d prompts, %d validation pairs, K = %d saved; test accuracy %s, "
+             "ECE %s on %d pairs", judge, n_prompts, len(val), k,
+             card["agreement_test"]["accuracy"], card["agreement_test"]["ece"], len(test))
+
+
+def _check_centroids(centroids: np.ndarray, clusters: Path, k: int, used: pd.DataFrame,
+                     images: Callable[[pd.DataFrame, str], np.ndarray]) -> None:
+    """The recomputed `centroids` must give the clustering step's cosines (HPSv2 part,
+    K = `k`, clustering seed 0) of every pair `used`, to float32 precision (`save`)."""
+    import numpy as np
+    import pandas as pd
+
+    from judgebias.studies.mmb.estimator import SAVED_REPLICATE, unit_rows
+    from judgebias.studies.mmb.tables import HPS
+
+    stored = pd.read_parquet(clusters, columns=["part", "fold", "k", "cluster_seed",
+                                                "pair_id", "cos_a", "cos_b"])
+    stored = stored[(stored["part"] == HPS) & (stored["k"] == k)
+                    & (stored["cluster_seed"] == SAVED_REPLICATE["cluster_seed"])]
+    stored = stored.set_index("pair_id")
+    missing = sorted(set(used["pair_id"]) - set(stored.index))
+    if missing:
+        raise ValueError(f"{clusters}: no cosines at K = {k} for pairs {missing[:5]}")
+    g = unit_rows(centroids)
+    for side in ("a", "b"):
+        if not len(used):
+            continue
+        mine = unit_rows(images(used, f"image_{side}")) @ g.T
+        theirs = np.stack(stored.loc[used["pair_id"], f"cos_{side}"].to_numpy())
+        gap = float(np.abs(mine - theirs).max())
+        if gap > COSINE_TOLERANCE:
+            raise ValueError(f"the recomputed K = {k} centroids (clustering seed 0) give "
+                             f"cosines up to {gap:.2g} away from {clusters}'s: the "
+                             "clustering is not reproducible here; rerun the cluster rule")
+
+
+def debiaser_card(params: MmbParams, estimator: Any, *, judged: pd.DataFrame,
+                  described: dict[str, Any], kinds: list[str], sizes: dict[str, int],
+                  validation: list[str], support_images: int,
+                  audit: tuple[np.ndarray, np.ndarray, pd.Series]) -> dict[str, Any]:
+    """The saved de-biaser's model card (debiaser.json's ``card``): the judge (backend,
+    model id and revision as its answers recorded them; the prompt template; how p(y | x,
+    a) was read), the dataset and what of it was usable, the fit (cell, K, tau, entropy,
+    replicate, instructions with their weights' top clusters), the embedding, and the
+    agreement with people on the test pairs (measures.metrics: accuracy, ECE, MCE, Brier,
+    NLL, AUC-PR, with n and the test groups)."""
+    import numpy as np
+
+    from judgebias.studies.mmb.embed import EmbeddingSpec
+    from judgebias.studies.mmb.estimator import SAVED_REPLICATE as replicate
+    from judgebias.studies.mmb.measures.metrics import batch_metrics
+
+    def recorded(column: str) -> str:
+        return ", ".join(sorted(set(judged[column].dropna().astype(str))))
+
+    bins = params.design.calibration_bins
+    p, y, groups = audit
+    agreement: dict[str, Any] = {name: None for name in
+                                 ("accuracy", "ece", "mce", "brier", "nll", "auc_pr")}
+    if len(y):
+        found = batch_metrics(p[None, :], y, n_bins=bins)
+        agreement = {name: float(found[name][0]) for name in agreement}
+    report, clustering = params.report, params.clustering
+    ids = [str(i) for i in estimator.instructions_]
+    texts = [str(t) for t in estimator.instruction_texts_]
+    tops = estimator.top_prompts_.tolist()
+    backend = recorded("backend")
+    probability = estimator.probability
+    read = ("the softmax of the two answer tokens' log-probs"
+            if probability["source"] == "logprobs" else
+            f"(k + {probability['prior']}) / (n + {2 * probability['prior']}) of "
+            f"n = {probability['samples']} sampled verdicts")
+    return {
+        "model": ("MMB: prompt ensemble weighted per image cluster, for a pairwise image "
+                  "judge (seed 002 §4, eq. 9-10)"),
+        "usage": ("judgebias.load(path).predict_proba(X, embeddings_a=..., "
+                  "embeddings_b=...)"),
+        "input": (f"X: one column per instruction of fit.instructions (ids, in that order): "
+                  f"judge `{estimator.judge}`'s p(image A preferred) asked with prompt "
+                  f"template `{estimator.judge_prompt}` and the instruction's text, read as "
+                  f"{read} (order: {probability['order']}); embeddings_a and embeddings_b: "
+                  f"each pair's images embedded as `embedding` says"),
+        "output": "columns [p(B preferred), p(A preferred)] per pair (eq. 10)",
+        "judge": {"model": estimator.judge, "backend": backend,
+                  "model_id": recorded("model_id"), "revision": recorded("revision"),
+                  "simulated": backend == "sim", "prompt": estimator.judge_prompt,
+                  "probability": dict(probability),
+                  "smoothed_answers": int((judged["p_source"] == "smoothed_choice").sum())},
+        "simulated": backend == "sim",
+        "dataset": {"name": described.get("dataset"),
+                    "description": described.get("description"),
+                    "pairs": described.get("pairs"),
+                    "test_groups": described.get("test_groups"),
+                    "training_groups": described.get("training_groups"),
+                    "usable": sizes},
+        "fit": {"cell": {"n_prompts": report.n_prompts, "n_val": report.n_val},
+                "k": report.k, "tau": estimator.tau, "entropy": estimator.entropy,
+                "pair": estimator.pair, "replicate": dict(replicate),
+                "clustering": {"niter": clustering.niter, "support": clustering.support,
+                               "support_images": support_images},
+                "n_validation": int(estimator.n_validation_),
+                "validation_pairs": validation,
+                "instructions": [
+                    {"id": i, "kind": kind, "text": text,
+                     "top_in_clusters": [z for z, top in enumerate(tops) if top == a]}
+                    for a, (i, kind, text) in enumerate(zip(ids, kinds, texts, strict=True))],
+                "cluster_mass": [float(m) for m in estimator.cluster_mass_]},
+        "embedding": {**estimator.embedding,
+                      "description": EmbeddingSpec(**estimator.embedding).description()},
+        "agreement_test": {
+            "what": (f"the saved estimator's predictions on every usable test pair of the "
+                     f"audit (HPSv2 protocol), against the human preference: accuracy "
+                     f"(A where p >= 0.5), ECE and MCE over {bins} equal-width bins of "
+                     "max(p, 1 - p), Brier, NLL (natural log) and AUC-PR "
+                     "(judgebias.studies.mmb.measures.metrics)"),
+            "n": len(y), "n_groups": int(groups.nunique()), "calibration_bins": bins,
+            "a_preferred": float(np.mean(y)) if len(y) else None, **agreement},
+    }
 
 
 def _shared_frames(pairs: Path, pool: Path, clusters: Path

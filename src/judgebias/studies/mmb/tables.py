@@ -148,6 +148,13 @@ def nopref_path(judge: str) -> str:
     return f"{RESULTS}/factorial/{judge}/nopref.parquet"
 
 
+def saved_path(judge: str) -> str:
+    """`judge`'s fitted MMB de-biaser at the report's cell (steps.save), loadable without
+    executing code (judgebias.io.saved; ``judgebias.load(saved_path(judge))``), its model
+    card inside."""
+    return f"{RESULTS}/{judge}/debiaser.json"
+
+
 def read_pool(path: str | Path) -> pd.DataFrame:
     """The instruction pool (id, kind, text) from its YAML file."""
     with open(path, encoding="utf-8") as handle:

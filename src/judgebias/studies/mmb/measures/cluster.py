@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import softmax
 
+from judgebias.studies.mmb.estimator import unit_rows
 from judgebias.studies.mmb.tables import HPS, MJB
 
 if TYPE_CHECKING:
@@ -18,8 +19,9 @@ if TYPE_CHECKING:
 
 
 def normalise(X: np.ndarray) -> np.ndarray:
-    X = np.asarray(X, dtype=np.float32)
-    return X / np.linalg.norm(X, axis=1, keepdims=True).clip(1e-12)
+    """Rows at unit L2 norm, float32 (the estimator's arithmetic: one definition, so the
+    saved MMB fit's cosines are the clustering step's to the bit)."""
+    return unit_rows(X)
 
 
 def spherical_kmeans(X: np.ndarray, k: int, *, seed: int, niter: int = 25) -> np.ndarray:

@@ -36,7 +36,7 @@ from joblib import Parallel, delayed
 from scipy.special import softmax
 
 from judgebias.studies.mmb.bpe_reference import REFERENCE_WEIGHT, reference_weights
-from judgebias.studies.mmb.estimator import log_likelihoods
+from judgebias.studies.mmb.estimator import log_likelihoods, prompt_order
 from judgebias.studies.mmb.measures.metrics import N_BINS, batch_metrics, mean_confidence
 
 BASELINES = ("STD", "BEST", "AVG", "BPE")
@@ -79,9 +79,6 @@ class Design:
         return (*BASELINES, *(REFERENCE_METHODS[v] for v in self.bpe_reference))
 
 
-def prompt_order(seed: int, n_prompts: int) -> np.ndarray:
-    """The sampling seed's permutation of the pool's prompts."""
-    return np.random.default_rng([seed, 1]).permutation(n_prompts)
 
 
 def validation_order(seed: int, n_pool: int) -> np.ndarray:
