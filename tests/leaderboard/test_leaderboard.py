@@ -135,16 +135,16 @@ def test_imported_captions_name_the_file_and_row_of_each_problem(images, tmp_pat
     write([(i, "a red circle") for i in ids])
     assert imported_captions(images, "mine", path)["source"].eq("table").all()
     write([(i, "a red circle") for i in ids] + [(ids[0], "again")])
-    with pytest.raises(ValueError, match=rf"{path}: row 7: image_id '{ids[0]}' is given twice"):
+    with pytest.raises(ValueError, match=rf"{path}: row 6: image_id '{ids[0]}' is given twice"):
         imported_captions(images, "mine", path)
     write([(i, "a red circle") for i in ids[:-1]])
     with pytest.raises(ValueError, match="no caption for 1 image"):
         imported_captions(images, "mine", path)
     write([(i, "a red circle") for i in ids] + [("elsewhere", "x")])
-    with pytest.raises(ValueError, match="row 7: image_id 'elsewhere' is not an image"):
+    with pytest.raises(ValueError, match="row 6: image_id 'elsewhere' is not an image"):
         imported_captions(images, "mine", path)
     write([(ids[0], "")] + [(i, "c") for i in ids[1:]])
-    with pytest.raises(ValueError, match="row 2: empty caption"):
+    with pytest.raises(ValueError, match="row 1: empty caption"):
         imported_captions(images, "mine", path)
 
 
@@ -162,10 +162,10 @@ def test_labels_are_a_seeded_random_subset_and_imported_ones_are_checked(images,
         with pytest.raises(ValueError, match=message):
             imported_labels(path, outputs, (0.0, 1.0))
 
-    check([(image, "A", 1.5), (image, "B", 0.5)], r"row 2: label 1.5 is outside the scale")
-    check([(image, "A", 0.5), (image, "C", 0.5)], r"row 3: system 'C' is not a system")
-    check([("nowhere", "A", 0.5)], r"row 2: image_id 'nowhere' is not an image")
-    check([(image, "A", 0.5), (image, "A", 0.4)], r"row 3: .* labelled again \(first at row 2\)")
+    check([(image, "A", 1.5), (image, "B", 0.5)], r"row 1: label 1.5 is outside the scale")
+    check([(image, "A", 0.5), (image, "C", 0.5)], r"row 2: system 'C' is not a system")
+    check([("nowhere", "A", 0.5)], r"row 1: image_id 'nowhere' is not an image")
+    check([(image, "A", 0.5), (image, "A", 0.4)], r"row 2: .* labelled again \(first at row 1\)")
     check([(image, "A", 0.5)], "cover 1 system")
 
 
@@ -188,7 +188,7 @@ def test_validate_names_each_bad_key_before_any_call(default_params):
                  "captions for system 'corvid-pro'",
                  "leaderboard.tasks.captions.systems.both: give exactly one of outputs",
                  "leaderboard.methods.bad.judge: 'nobody' is not a panel model",
-                 "leaderboard.methods.panel.judge: only a single method has it",
+                 "leaderboard.methods.panel.judge: only a single or mmb method has it",
                  "leaderboard.tasks.captions.references: False, but Pomms was fitted",
                  "leaderboard.baseline: 'panel' is a panel method, not a single judge"):
         assert line in message, message

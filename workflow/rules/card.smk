@@ -8,6 +8,9 @@ from judgebias.workflow.dvcviews import dvc_metric
 CARD_HEADLINE = "results/card"
 
 CARD_INPUTS = {s.name: s.load("card_inputs")(PARAMS) for s in ACTIVE_STUDIES if s.card}
+# a study without card rows (the leaderboard) is read by no card job: its keys rerun nothing
+CARD_KEYS = [k for k in REPORT_KEYS
+             if k.split(".")[0] not in {s.name for s in ACTIVE_STUDIES if not s.card}]
 
 
 rule card:
@@ -19,8 +22,8 @@ rule card:
         table="results/judges.parquet",
         metrics=dvc_metric(directory(CARD_HEADLINE)),
     params:
-        dvc_params=REPORT_KEYS,
-        values=values_of(REPORT_KEYS),
+        dvc_params=CARD_KEYS,
+        values=values_of(CARD_KEYS),
         files=" ".join(f"{study}.{name}={path}" for study, named in CARD_INPUTS.items()
                        for name, path in named.items()),
     log:

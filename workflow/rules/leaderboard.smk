@@ -6,6 +6,7 @@
 # once; the step of the same name receives them (judgebias.workflow.step_dispatch).
 from judgebias.paramsblock import block_keys
 from judgebias.studies.leaderboard import tables as board
+from judgebias.studies.leaderboard.data import labels_files, outputs_files
 from judgebias.studies.leaderboard.params import method_judges, model_systems, tasks_of
 from judgebias.studies.mmb import tables as mmb_tables
 from judgebias.studies.mmb.params import MmbParams
@@ -108,6 +109,8 @@ rule leaderboard_caption:
 
 rule leaderboard_outputs:
     input:
+        # unnamed: the user's files, read through their params keys
+        lambda w: outputs_files(BOARD["tasks"][w.task]),
         images=board.images_table("{task}"),
         generated=board_generated,
         code=step_code("leaderboard.outputs"),
@@ -123,6 +126,7 @@ rule leaderboard_outputs:
 
 rule leaderboard_labels:
     input:
+        lambda w: labels_files(BOARD["tasks"][w.task]),
         outputs=board.outputs_path("{task}"),
         code=step_code("leaderboard.labels"),
     output:
@@ -254,7 +258,7 @@ rule leaderboard_embed:
     output:
         embeddings=board.embeddings_path("{task}"),
     params:
-        **step_params(block_keys(MmbParams, only=("embedding",))),
+        **step_params(lambda w: block_keys(MmbParams, only=("embedding",))),
     log:
         "logs/leaderboard/{task}/embed.log",
     shell:

@@ -130,7 +130,7 @@ def headline_cells(card: pd.DataFrame) -> dict[str, dict[str, float | None]]:
     against the 832 values of every row, interval and p-value, and each study's whole
     metrics.json, before). The interval, test and adjusted p stay in judges.parquet
     (`judgebias card --compare` reads them)."""
-    heads = card[card["headline"]]
+    heads = card[card["headline"].astype(bool)]  # an empty card's column is object
     settings = heads.groupby(["study", "measure"])["setting"].nunique()
     cells: dict[str, dict[str, float | None]] = {}
     for row in heads.to_dict("records"):

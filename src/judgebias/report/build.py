@@ -56,8 +56,9 @@ def write_full_report(params: Mapping[str, Any], params_path: str,
         section.anchor = study_anchor(study.name)
         sections.append(section)
         simulated |= simulated_models(params, study_models(params, study.name))
-    if card is not None:
-        sections.insert(0, card_section(read_table(card, CARD), list(params["panel"])))
+    card_rows = read_table(card, CARD) if card is not None else None
+    if card_rows is not None and len(card_rows):  # no study judging the judges: no card
+        sections.insert(0, card_section(card_rows, list(params["panel"])))
     report = Report(
         title="judgebias report",
         sections=sections,

@@ -12,23 +12,44 @@ family's captions favours it as it would a member's.
 
 Imported outputs and labels are checked before any judge is called: a missing column, an
 image the task does not have, an image given twice, an image without output, a label
-outside the scale, a system not listed: each an error naming the file and the row.
+outside the scale, a system not listed: each an error naming the file and the row. Rows
+are counted as every importer counts them (judgebias.data.rows): the data rows from 1, a
+CSV's header not counted, so a Parquet file's first row is row 1 too.
+:func:`outputs_files` and :func:`labels_files` list the user's files the outputs and
+labels steps read, for their rules to declare as inputs (editing one must rerun what
+reads it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from judgebias.data import scenes
+from judgebias.data.paths import input_files
 from judgebias.judging.answers import STATUS_OK
 from judgebias.studies.philautia.sim import described_scene
 from judgebias.studies.pomms.data import neutral_phrase, neutral_writer, read_any_table
 
 NO_CAPTION = "no_caption"  # a model system's captioning call failed: nothing to judge
+FIRST_ROW = 1  # an error's row: data rows from 1, a CSV's header not counted
+
+
+def outputs_files(task: Mapping[str, Any]) -> list[str]:
+    """The files the outputs step of `task` (a ``leaderboard.tasks`` entry) reads: each
+    imported system's `outputs` file, for its rule to declare as inputs (as philautia's
+    `dataset_files`), so that correcting a caption reruns the step and what follows."""
+    return input_files(spec.get("outputs") for spec in task["systems"].values())
+
+
+def labels_files(task: Mapping[str, Any]) -> list[str]:
+    """The file the labels step of `task` reads: its `human_labels.path`, if any."""
+    return input_files([(task.get("human_labels") or {}).get("path")])
 
 
 def true_accuracy(caption: str, scene_json: str | None) -> float:
@@ -85,17 +106,17 @@ def imported_captions(images: pd.DataFrame, system: str, path: Path) -> pd.DataF
     ids = table["image_id"].astype(str)
     known = set(images["image_id"])
     for row, (image_id, caption) in enumerate(zip(ids, table["caption"], strict=True),
-                                              start=2):
+                                              start=FIRST_ROW):
         if image_id not in known:
             raise ValueError(f"{path}: row {row}: image_id {image_id!r} is not an image "
                              "of the task")
         if not isinstance(caption, str) or not caption.strip():
             raise ValueError(f"{path}: row {row}: empty caption for image {image_id!r}")
-    repeated = ids[ids.duplicated()]
-    if len(repeated):
-        row = int(repeated.index[0]) + 2
-        raise ValueError(f"{path}: row {row}: image_id {repeated.iloc[0]!r} is given twice "
-                         "(it would count twice)")
+    repeated = np.flatnonzero(ids.duplicated().to_numpy())
+    if len(repeated):  # by position: a Parquet file may bring an index of its own
+        first = int(repeated[0])
+        raise ValueError(f"{path}: row {first + FIRST_ROW}: image_id {ids.iloc[first]!r} is "
+                         "given twice (it would count twice)")
     absent = sorted(known - set(ids))
     if absent:
         raise ValueError(f"{path}: no caption for {len(absent)} image(s) of the task, e.g. "
@@ -152,7 +173,7 @@ def imported_labels(path: Path, outputs: pd.DataFrame, scale: tuple[float, float
     values = []
     for row, (image_id, system, label) in enumerate(
             zip(table["image_id"].astype(str), table["system"].astype(str), table["label"],
-                strict=True), start=2):
+                strict=True), start=FIRST_ROW):
         if image_id not in images:
             raise ValueError(f"{path}: row {row}: image_id {image_id!r} is not an image of "
                              "the task")
@@ -162,7 +183,9 @@ def imported_labels(path: Path, outputs: pd.DataFrame, scale: tuple[float, float
         try:
             value = float(label)
         except (TypeError, ValueError):
-            raise ValueError(f"{path}: row {row}: label {label!r} is not a number") from None
+            value = math.nan
+        if math.isnan(value):  # an empty Parquet cell, or "nan": no label
+            raise ValueError(f"{path}: row {row}: label {label!r} is not a number")
         if not low <= value <= high:
             raise ValueError(f"{path}: row {row}: label {value} is outside the scale "
                              f"[{low}, {high}] (human_labels.scale)")

@@ -8,7 +8,9 @@ pomms method whose prompt differs from the one Pomms was fitted with) is in `val
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from judgebias.abilities import Need
@@ -322,11 +324,12 @@ def _caption_task_errors(params: Mapping[str, Any], where: str, task: Mapping[st
         sources = [s for s in ("path", "synthetic") if s in labels]
         if len(sources) != 1:
             errors.append(f"{where}.human_labels: give exactly one of path, synthetic")
-        if "path" in labels:
-            errors += path_errors(f"{where}.human_labels.path", labels["path"])
         low, high = labels["scale"]
         if not low < high:
             errors.append(f"{where}.human_labels.scale: {low} is not below {high}")
+        elif "path" in labels:
+            missing = path_errors(f"{where}.human_labels.path", labels["path"])
+            errors += missing or _file_errors(f"{where}.human_labels.path", task, labels)
     return errors
 
 
@@ -357,6 +360,7 @@ def _system_errors(params: Mapping[str, Any], where: str, task: Mapping[str, Any
     families = set(params.get("families") or {})
     errors: list[str] = []
     generators: dict[str, str] = {}
+    files: dict[str, str] = {}
     for system, spec in task["systems"].items():
         at = f"{where}.systems.{system}"
         sources = [s for s in ("outputs", "synthetic") if s in spec]
@@ -387,8 +391,42 @@ def _system_errors(params: Mapping[str, Any], where: str, task: Mapping[str, Any
             errors.append(f"{at}.synthetic.style_of: family {style!r} has no "
                           f"families.{style}.sim.opener to write like")
         if "outputs" in spec:
-            errors += path_errors(f"{at}.outputs", spec["outputs"])
+            missing = path_errors(f"{at}.outputs", spec["outputs"])
+            errors += missing or _file_errors(f"{at}.outputs", task, None, system, spec)
+            same = os.path.normpath(spec["outputs"])
+            if same in files:
+                errors.append(f"{at}.outputs: {spec['outputs']!r} is system "
+                              f"{files[same]!r}'s file too: its outputs would count twice")
+            files.setdefault(same, system)
     return errors
+
+
+def _file_errors(where: str, task: Mapping[str, Any], labels: Mapping[str, Any] | None,
+                 system: str | None = None, spec: Mapping[str, Any] | None = None
+                 ) -> list[str]:
+    """A captions task's imported outputs file (`spec`'s, of `system`) or labels file
+    (`labels`), read as its step will read it, against the task's synthetic images and
+    systems, before any job runs (so before any paid call; its errors name the file and
+    the row). A task of imported images is checked by its step."""
+    if task["kind"] != "captions" or "synthetic" not in (task.get("images") or {}):
+        return []
+    import pandas as pd
+
+    from judgebias.studies.leaderboard.data import imported_captions, imported_labels
+    from judgebias.studies.philautia.data import image_id_for
+
+    ids = [image_id_for(i) for i in range(task["images"]["synthetic"]["n_images"])]
+    try:
+        if labels is not None:
+            imported_labels(Path(labels["path"]), pd.DataFrame(
+                [(i, s) for i in ids for s in task["systems"]], columns=["image_id", "system"]),
+                (float(labels["scale"][0]), float(labels["scale"][1])))
+        elif spec is not None and system is not None:
+            imported_captions(pd.DataFrame({"image_id": ids, "scene": None}), system,
+                              Path(spec["outputs"]))
+    except (ValueError, KeyError, OSError) as exc:
+        return [f"{where}: {exc}"]
+    return []
 
 
 def _method_errors(params: Mapping[str, Any]) -> list[str]:
