@@ -188,7 +188,8 @@ def test_validate_names_each_bad_key_before_any_call(default_params):
                  "captions for system 'corvid-pro'",
                  "leaderboard.tasks.captions.systems.both: give exactly one of outputs",
                  "leaderboard.methods.bad.judge: 'nobody' is not a panel model",
-                 "leaderboard.methods.panel.judge: only a single or mmb method has it",
+                 "leaderboard.methods.panel.judge: only a method of kind single, mmb, birch, "
+                 "frame_mitigated has it",
                  "leaderboard.tasks.captions.references: False, but Pomms was fitted",
                  "leaderboard.baseline: 'panel' is a panel method, not a single judge"):
         assert line in message, message

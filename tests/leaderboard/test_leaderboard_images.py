@@ -148,7 +148,7 @@ def images_task(default_params: dict, **changes) -> dict:
     (lambda p: p["leaderboard"]["methods"]["mmb"].update(judge="lumen-mini"),
      "methods.mmb.judge: 'lumen-mini' is not fitted by the MMB study"),
     (lambda p: p["leaderboard"]["methods"]["panel"].update(instruction="def-01"),
-     "methods.panel.instruction: only a single method has it"),
+     "methods.panel.instruction: only a method of kind single has it"),
     (lambda p: p["leaderboard"]["methods"]["plain"].update(instruction="nope"),
      "methods.plain.instruction: 'nope' is not an id of MMB's instruction pool"),
 ])

@@ -32,13 +32,23 @@ class SyntheticSystem:
     quality: float = key(ge=0, le=1)
     """Captions: P(each attribute it describes is right), as a simulated panel model's
     caption_quality. Images: the mean planted quality of its images (MMB's synthetic
-    world: the share of the image free of defects, which the simulated humans prefer)."""
+    world: the share of the image free of defects, which the simulated humans prefer).
+    VQA: P(its answer is correct). Scored images: the share of the instruction's concepts
+    its picture shows (FRAME's alignment)."""
     style_of: str | None = None
     """Captions only: a family of `families:` whose opener the captions start with;
     null: neutral."""
     spread: float = key(0.15, ge=0, le=1)
     """Images only: the sd of each image's quality around `quality` (clipped to
     [0, 1])."""
+    details: int = key(0, ge=0)
+    """VQA only: valid extra details each answer adds (informativeness, BIRCH's world:
+    visible in the text, preferred by people only between correct answers)."""
+    padding: int = key(0, ge=0)
+    """VQA only: words of padding each answer adds (length without information)."""
+    edit: str | None = None
+    """Scored images only: a FRAME manipulation recipe (e.g. ``brightness:1.4``) applied to
+    every image, a cosmetic edit a biased judge rewards; null: none."""
 
 
 @view
@@ -96,6 +106,27 @@ class TaskPrompts:
 
 
 @view
+class SyntheticQuestions:
+    """Questions about generated scenes with known answers (BIRCH's synthetic world,
+    judgebias.studies.birch.data.synthetic), so each answer's correctness is known."""
+
+    n_items: int = key(ge=2)
+    """Questions (one per scene) to generate."""
+    seed: int = 0
+    """Seeds the scenes, the questions and each simulated system's answers."""
+
+
+@view
+class TaskQuestions:
+    """The questions every system answers (exactly one of `synthetic`, `path`)."""
+
+    synthetic: SyntheticQuestions | None = key(absent=True)
+    """Questions in BIRCH's synthetic world (the offline default)."""
+    path: str | None = key(absent=True)
+    """A CSV or Parquet file: item_id, image_path (relative to the file's folder), question."""
+
+
+@view
 class SyntheticLabels:
     """Simulated human raters on a random subset of the items: each rates every system's
     caption of a labelled image by its true accuracy plus noise."""
@@ -129,14 +160,20 @@ class Task:
     """One task: the items, the systems' outputs on them, how a judge is asked, and the
     optional human labels."""
 
-    kind: Literal["captions", "images"] = "captions"
+    kind: Literal["captions", "images", "vqa", "scored_images"] = "captions"
     """captions: systems caption images and judges score each caption (G-VEval);
     images: systems draw an image per prompt and judges compare every pair of systems'
-    images (MMB's pairwise prompt, mmb.prompt: the one MMB was fitted with)."""
+    images (MMB's pairwise prompt, mmb.prompt: the one MMB was fitted with); vqa: systems
+    answer questions about images and judges compare every pair of answers (BIRCH's
+    prompts); scored_images: systems draw an image per instruction and judges score each
+    (FRAME's 0-5 prompts)."""
     images: TaskImages | None = key(absent=True)
     """captions: the items every system captions."""
     prompts: TaskPrompts | None = key(absent=True)
-    """images: the prompts every system draws an image for."""
+    """images, scored_images: the prompts every system draws an image for (scored_images:
+    synthetic prompts are FRAME's instructions)."""
+    questions: TaskQuestions | None = key(absent=True)
+    """vqa: the questions about images every system answers."""
     systems: dict[str, System] = key(names=NAME_PATTERN, min_length=2)
     """The systems to rank, by a name of your choice."""
     prompt: str = "gveval_ref"
@@ -160,20 +197,27 @@ class Task:
 class Method:
     """One way of judging the systems' outputs."""
 
-    kind: Literal["single", "panel", "pomms", "mmb"]
+    kind: Literal["single", "panel", "pomms", "mmb", "birch", "frame_mitigated"]
     """single: one judge's score (captions) or verdict (images); panel: the mean of
     several judges' scores (captions); pomms: the ensemble the pomms study fitted (seed
     000 §4.2), in human units (captions); mmb: the judge's calibrated preference from the
-    MMB fit (seed 002 eq. 10) and triage (images)."""
+    MMB fit (seed 002 eq. 10) and triage (images); birch: the judge compares answers
+    against its own anchor (seed 003 Figs. 20-21; vqa); frame_mitigated: the judge scores
+    with a FRAME mitigation prompt (seed 004 Figs. 5-7; scored_images)."""
     judge: str | None = key(absent=True)
-    """single: the panel model that judges; mmb: the judge whose MMB fit is applied (one
-    of mmb.models)."""
+    """single, birch, frame_mitigated: the panel model that judges; mmb: the judge whose
+    MMB fit is applied (one of mmb.models)."""
     instruction: str | None = key(absent=True)
     """single, on images tasks: the id of the MMB pool instruction the judge is asked
     with; default: the pool's first."""
     target_accuracy: float = key(0.9, gt=0.5, lt=1)
     """mmb: triage decides a new pair by the judge only where the audit certifies this
     accuracy (the rest are listed for humans)."""
+    mitigation: Literal["bias_aware", "bias_definition", "cot"] = "bias_aware"
+    """frame_mitigated: FRAME's mitigation prompt (seed 004): bias_aware (Fig. 5: ignore
+    superficial edits), bias_definition (Fig. 6: names `manipulation`) or cot (Fig. 7)."""
+    manipulation: str | None = key(absent=True)
+    """frame_mitigated with bias_definition: the FRAME manipulation the prompt names."""
     risk: float = key(0.05, gt=0, lt=1)
     """mmb: the probability that the certified accuracy is not met (Learn then Test's
     delta)."""
@@ -251,8 +295,13 @@ class LeaderboardParams:
 # The task kinds each method judges: a pointwise caption score (single, panel, pomms)
 # or a pairwise image verdict (single, mmb).
 METHOD_TASKS: Mapping[str, tuple[str, ...]] = {
-    "single": ("captions", "images"), "panel": ("captions",), "pomms": ("captions",),
-    "mmb": ("images",)}
+    "single": ("captions", "images", "vqa", "scored_images"), "panel": ("captions",),
+    "pomms": ("captions",), "mmb": ("images",), "birch": ("vqa",),
+    "frame_mitigated": ("scored_images",)}
+
+
+# The method kinds that name one judge (`judge`).
+JUDGED_BY_ONE = ("single", "mmb", "birch", "frame_mitigated")
 
 
 def applies(method_kind: str, task_kind: str) -> bool:
@@ -271,7 +320,7 @@ def method_judges(params: Mapping[str, Any], kind: str = "captions") -> list[str
     for spec in params["leaderboard"]["methods"].values():
         if not applies(spec["kind"], kind):
             continue
-        if spec["kind"] in ("single", "mmb") and "judge" in spec:
+        if spec["kind"] in JUDGED_BY_ONE and "judge" in spec:
             wanted.add(spec["judge"])
         elif spec["kind"] == "panel":
             wanted.update(spec.get("judges", panel))
@@ -303,11 +352,25 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     errors: list[str] = []
     for name, task in board["tasks"].items():
         where = f"leaderboard.tasks.{name}"
-        errors += (_caption_task_errors(params, where, task) if task["kind"] == "captions"
-                   else _image_task_errors(params, where, task))
+        errors += _task_errors(params, where, task)
         errors += _system_errors(params, where, task)
     errors += _method_errors(params)
     return errors
+
+
+def _task_errors(params: Mapping[str, Any], where: str, task: Mapping[str, Any]
+                 ) -> list[str]:
+    """What a task of its kind needs (a vqa or scored_images task: its module's
+    `task_errors`, imported only where such a task exists)."""
+    if task["kind"] == "captions":
+        return _caption_task_errors(params, where, task)
+    if task["kind"] == "images":
+        return _image_task_errors(params, where, task)
+    if task["kind"] == "vqa":
+        from judgebias.studies.leaderboard.vqa import task_errors
+    else:
+        from judgebias.studies.leaderboard.scored import task_errors
+    return task_errors(params, where, task)
 
 
 def _caption_task_errors(params: Mapping[str, Any], where: str, task: Mapping[str, Any]
@@ -435,17 +498,22 @@ def _method_errors(params: Mapping[str, Any]) -> list[str]:
     for name, spec in board["methods"].items():
         at = f"leaderboard.methods.{name}"
         kind = spec["kind"]
-        if kind in ("single", "mmb"):
+        if kind in JUDGED_BY_ONE:
             if "judge" not in spec:
                 errors.append(f"{at}.judge: required for kind {kind}")
             elif spec["judge"] not in panel:
                 errors.append(f"{at}.judge: {spec['judge']!r} is not a panel model")
         errors += [f"{at}.judges: {m!r} is not a panel model"
                    for m in spec.get("judges", ()) if m not in panel]
-        for extra, kinds in (("judge", ("single", "mmb")), ("judges", ("panel",)),
-                             ("instruction", ("single",))):
+        for extra, kinds in (("judge", JUDGED_BY_ONE), ("judges", ("panel",)),
+                             ("instruction", ("single",)),
+                             ("manipulation", ("frame_mitigated",))):
             if extra in spec and kind not in kinds:
-                errors.append(f"{at}.{extra}: only a {' or '.join(kinds)} method has it")
+                errors.append(f"{at}.{extra}: only a method of kind {', '.join(kinds)} has it")
+        if kind == "frame_mitigated" and (spec["mitigation"] == "bias_definition") != (
+                "manipulation" in spec):
+            errors.append(f"{at}.manipulation: the bias_definition prompt (and only it) names "
+                          "the manipulation")
         if spec["exclude"] != "none" and kind != "panel":
             errors.append(f"{at}.exclude: only a panel method leaves judges out")
         if kind == "pomms":

@@ -143,7 +143,7 @@ def rank(params: LeaderboardParams, *, task: str, outputs: Path, scores: Sequenc
     values = judge_values(pd.concat([read_table(p, SCORES) for p in scores],
                                     ignore_index=True), params.score)
     human = read_table(labels, LABELS) if labels is not None else None
-    fitted = _saved(ensemble).estimator if ensemble is not None else None
+    fitted = saved_estimator(ensemble).estimator if ensemble is not None else None
     images = sorted(table["image_id"].unique())
     systems = list(params.tasks[task].systems)
     scored = {name: method_scores(params, task, name, values, images, systems, fitted)
@@ -151,7 +151,7 @@ def rank(params: LeaderboardParams, *, task: str, outputs: Path, scores: Sequenc
     boards, pairs = rank_methods(scored, systems, params.inference)
     ppi = [ppi_rows(name, method.matrix, method.unit, human, params.inference.level)
            for name, method in scored.items()] if human is not None else []
-    _write_results(params, task, tables, metrics, boards, pairs,
+    write_results(params, task, tables, metrics, boards, pairs,
                    pd.concat(ppi, ignore_index=True) if ppi
                    else pd.DataFrame(columns=list(PPI_COLUMNS)),
                    {"images": len(images),
@@ -159,7 +159,7 @@ def rank(params: LeaderboardParams, *, task: str, outputs: Path, scores: Sequenc
                     else int(human["image_id"].nunique())})
 
 
-def _saved(path: Path) -> Any:
+def saved_estimator(path: Path) -> Any:
     """A saved de-biaser the pipeline wrote (judgebias.io.saved). Loaded here, not
     through judgebias.load, with the estimators' modules imported so that they are this
     step's code dependencies (judgebias/__init__.py imports them lazily)."""
@@ -171,7 +171,7 @@ def _saved(path: Path) -> Any:
     return load(path, trusted=saved_classes())
 
 
-def _write_results(params: LeaderboardParams, task: str, tables: Sequence[Path],
+def write_results(params: LeaderboardParams, task: str, tables: Sequence[Path],
                    metrics: Path, boards: pd.DataFrame, pairs: pd.DataFrame,
                    ppi: pd.DataFrame, counts: Mapping[str, Any],
                    extra: Mapping[str, pd.DataFrame] | None = None,
@@ -369,7 +369,7 @@ def rank_pairs(params: LeaderboardParams, mmb: MmbParams, *, task: str, prompts:
             scored[name] = single_pairwise(judged, prompt_ids, systems, judge,
                                            single_instruction(name, method, pool_ids))
             continue
-        saved = _saved(fits[judge])
+        saved = saved_estimator(fits[judge])
         calibrated = calibrated_pairs(judged, judge, saved.estimator, vectors, pairs)
         scored[name] = calibrated_scores(calibrated, prompt_ids, systems, judge)
         rule = certify_threshold(saved.estimator.audit_confidence_,
@@ -382,7 +382,7 @@ def rank_pairs(params: LeaderboardParams, mmb: MmbParams, *, task: str, prompts:
     gamma = mmb.dataset.synthetic.gamma
     planted = (planted_win_rates(picture_table, systems, gamma) if gamma is not None
                else pd.Series(np.nan, index=systems))
-    _write_results(
+    write_results(
         params, task, tables, metrics, boards, pair_table,
         pd.DataFrame(columns=list(PPI_COLUMNS)),
         {"prompts": len(prompt_ids), "labelled_images": 0},
