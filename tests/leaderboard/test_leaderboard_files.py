@@ -388,7 +388,6 @@ def audited(tmp_path_factory, default_params) -> tuple[Path, dict]:
     return project, params
 
 
-CARD = job("card")
 def board_jobs(*rules: str) -> list[tuple]:
     return [job(rule, task=TASK) for rule in rules]
 
@@ -435,19 +434,6 @@ def test_new_resamples_plan_the_leaderboard_and_what_follows(audited):
         write_params(project, params)
     assert planned == Counter([*board_jobs("leaderboard_rank", "leaderboard_figure"),
                                job("report")]), sorted(planned)
-
-
-@pytest.mark.slow
-def test_a_leaderboard_edit_does_not_plan_the_judge_card(audited):
-    project, params = audited
-    edited = copy.deepcopy(params)
-    edited["leaderboard"]["inference"]["resamples"] = 200
-    write_params(project, edited)
-    try:
-        planned = planned_jobs(project)
-    finally:
-        write_params(project, params)
-    assert CARD not in planned, sorted(planned)
 
 
 @pytest.mark.slow

@@ -29,7 +29,8 @@ def one_of(names):
 
 wildcard_constraints:
     task=one_of(BOARD_TASKS),
-    board_judge=one_of(sorted({*BOARD_JUDGES, *BOARD_COMPARERS})),
+    board_judge=one_of(sorted({m for kind in ("captions", "images", "vqa", "scored_images")
+                               for m in method_judges(PARAMS, kind)})),
     board_model="|".join(PARAMS["panel"]),
 
 
