@@ -164,14 +164,20 @@ def probe(args: argparse.Namespace) -> None:
 
 
 def _power(args: argparse.Namespace) -> None:
-    from judgebias.plan import power_plan
-    from judgebias.stats.power import PowerSettings, power_text
+    """The card's measures' MDEs, then each study's own section (the leaderboard's human
+    labels for a target half-width, ``--label-width``; judgebias.plan.power_sections)."""
+    from judgebias.plan import power_json, power_plan, power_report
+    from judgebias.stats.power import PowerSettings
 
+    halfwidth = args.label_width
+    if halfwidth is not None and not (math.isfinite(halfwidth) and halfwidth > 0):
+        raise ConfigError(f"--label-width {halfwidth}: expected a positive half-width in "
+                          "the labels' unit (e.g. 0.05 on a 0-1 scale)")
     settings = PowerSettings(alpha=args.alpha, power=args.power_level,
-                             targets=_targets(args.target))
-    table = power_plan(load_config(args.params, data=False), Path(args.pilot), settings)
-    print(table.to_json(orient="records", indent=1) if args.json
-          else power_text(table, settings))
+                             targets=_targets(args.target), halfwidth=halfwidth)
+    plan = power_plan(load_config(args.params, data=False), Path(args.pilot), settings)
+    print(json.dumps(power_json(plan), indent=1) if args.json
+          else power_report(plan, settings))
 
 
 def _targets(items: Sequence[str]) -> dict[str, float]:

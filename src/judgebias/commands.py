@@ -122,7 +122,12 @@ COMMANDS: tuple[Command, ...] = (
                  help="--power: the power wanted (default %(default)s)"),
              arg("--target", nargs="*", default=[], metavar="MEASURE=EFFECT",
                  help="--power: the size each target effect needs (in the measure's "
-                      "unit)"))),
+                      "unit)"),
+             arg("--label-width", type=float, metavar="W",
+                 help="--power: the leaderboard's human labels for PPI++ intervals of "
+                      "+-W (half-width, in the labels' unit; default: what detects the "
+                      "mean gap between neighbouring systems under the baseline at "
+                      "--alpha and --power-level)"))),
     Command("probe", f"{CLI}:probe",
             "one cheap call per ability to a panel model; records what its provider did "
             "(log-probs, system prompt, temperature, images), which validate then uses",

@@ -50,7 +50,7 @@ from judgebias.models.base import ChatRequest, hidden_tokens
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.panel import PanelModel, panel_models
 from judgebias.models.registry import backend_version
-from judgebias.stats.power import PowerSettings, power_table
+from judgebias.stats.power import POWER_COLUMNS, PowerSettings, power_table, power_text
 from judgebias.study import active, study_models
 
 if TYPE_CHECKING:
@@ -409,7 +409,8 @@ def _batch_prices() -> str:
 
 
 # `judgebias plan --power`: the params and the pilot's files; the formulas are
-# judgebias.stats.power's.
+# judgebias.stats.power's for the card's measures, and each study's own for its section
+# (its optional ``power_section`` hook: the leaderboard's human labels, judgebias.stats.ppi).
 def growth_of(params: Mapping[str, Any], pilot_params: Mapping[str, Any], pilot_dir: Path
               ) -> dict[tuple[str, str], float]:
     """(study, measure) -> configured design size over the pilot's, from each active
@@ -428,25 +429,89 @@ def growth_of(params: Mapping[str, Any], pilot_params: Mapping[str, Any], pilot_
     return growth
 
 
+@dataclass(frozen=True)
+class PowerSection:
+    """A study's part of `judgebias plan --power` beyond its card measures (its
+    ``power_section`` hook), printed after the card's table: ``lines`` for people,
+    ``rows`` (plain JSON values) for ``--json``. The leaderboard's says how many human
+    labels each interval width needs (judgebias.stats.ppi)."""
+
+    lines: list[str]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PowerPlan:
+    """`judgebias plan --power`: the card's measures (judgebias.stats.power.power_table;
+    empty, with ``card`` false, where the pilot has no card but a study has a section)
+    and each active study's own section, by study."""
+
+    table: pd.DataFrame
+    sections: dict[str, PowerSection] = field(default_factory=dict)
+    card: bool = True
+
+
+def power_sections(params: Mapping[str, Any], pilot_params: Mapping[str, Any],
+                   pilot_dir: Path, settings: PowerSettings) -> dict[str, PowerSection]:
+    """Each active study's ``power_section`` hook, (params, the pilot's params, the pilot's
+    folder, settings) -> PowerSection or None, for a study the pilot ran too."""
+    sections = {}
+    for study in active(params):
+        if study.power_section is None or pilot_params.get(study.name) is None:
+            continue
+        section = study.load("power_section")(params, pilot_params, pilot_dir, settings)
+        if section is not None:
+            sections[study.name] = section
+    return sections
+
+
 def power_plan(params: Mapping[str, Any], pilot_dir: Path, settings: PowerSettings
-               ) -> pd.DataFrame:
+               ) -> PowerPlan:
     """`judgebias plan --power`: :func:`power_table` for `params` from the pilot run in
-    `pilot_dir` (its params.yaml and results/judges.parquet)."""
+    `pilot_dir` (its params.yaml and results/judges.parquet), and the studies' own
+    sections (:func:`power_sections`), which read the pilot's own files: a pilot with a
+    section needs no card (a run of the leaderboard alone)."""
     from judgebias.card.schema import CARD
     from judgebias.io.artifacts import read_table
 
     card, pilot_file = pilot_dir / "results" / "judges.parquet", pilot_dir / "params.yaml"
-    if not card.is_file() or not pilot_file.is_file():
-        raise ConfigError(
-            f"--pilot {pilot_dir}: no pilot run there ({card} and {pilot_file} are needed). "
-            "Run a pilot first: your panel at a small size (e.g. 50 images), or the "
-            "simulated panel (`make run` in a fresh clone) as a stand-in, then pass its "
-            "folder.")
+    no_pilot = ConfigError(
+        f"--pilot {pilot_dir}: no pilot run there ({card} and {pilot_file} are needed). "
+        "Run a pilot first: your panel at a small size (e.g. 50 images), or the "
+        "simulated panel (`make run` in a fresh clone) as a stand-in, then pass its "
+        "folder.")
+    if not pilot_file.is_file():
+        raise no_pilot
     with contextlib.chdir(pilot_dir):
         pilot_params = load_config("params.yaml", data=False)
+    sections = power_sections(params, pilot_params, pilot_dir, settings)
+    if not card.is_file():
+        if not sections:
+            raise no_pilot
+        return PowerPlan(pd.DataFrame(columns=POWER_COLUMNS), sections, card=False)
     simulated = {key for key, model in pilot_params["panel"].items()
                  if model["backend"] == "sim"}
     models = {study.name: study_models(params, study.name) for study in active(params)}
-    return power_table(read_table(card, CARD), models,
-                       growth_of(params, pilot_params, pilot_dir), settings,
-                       frozenset(simulated))
+    table = power_table(read_table(card, CARD), models,
+                        growth_of(params, pilot_params, pilot_dir), settings,
+                        frozenset(simulated))
+    return PowerPlan(table, sections)
+
+
+def power_json(plan: PowerPlan) -> Any:
+    """`judgebias plan --power --json`: the card's rows (a list, as before any study had
+    a section); with a study's section, an object: ``card`` (those rows) and each
+    study's rows under its name."""
+    rows = json.loads(plan.table.to_json(orient="records"))
+    if not plan.sections:
+        return rows
+    return {"card": rows, **{study: s.rows for study, s in plan.sections.items()}}
+
+
+def power_report(plan: PowerPlan, settings: PowerSettings) -> str:
+    """`judgebias plan --power`: the card's table for people, then each study's section."""
+    parts = [power_text(plan.table, settings) if plan.card
+             else "the pilot has no judge card (results/judges.parquet): no card measure "
+                  "is sized"]
+    parts += ["\n".join(section.lines) for section in plan.sections.values()]
+    return "\n\n".join(parts)

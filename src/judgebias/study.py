@@ -40,6 +40,10 @@ The optional roles, which few studies fill:
   step's rule asks for ``.gpus`` as its ``gpu`` resource, and the ``judgebias plumbing
   step`` dispatch gives the job that many devices of its own before the step runs
   (judgebias.models.gpu.job_gpus),
+- ``power_section`` (plan:power_section): its part of `judgebias plan --power` beyond its
+  card measures, (params, the pilot's params, the pilot's folder,
+  judgebias.stats.power.PowerSettings) -> judgebias.plan.PowerSection or None, printed
+  after the card's table (the leaderboard: the human labels an interval width needs),
 - ``cli`` (cli:register): extra commands, a function given ``add(name, function, help)``,
 - ``sim_images`` (imagegen:served_image): the pictures ``serve-sim`` draws for the OpenAI
   images API, (prompt, width in px, seed) -> PNG bytes.
@@ -90,6 +94,7 @@ OPTIONAL_ROLES = {
     "warnings": "params:warnings",
     "gpus": "tables:gpu_need",
     "cli": "cli:register",
+    "power_section": "plan:power_section",
     "sim_images": "imagegen:served_image",
 }
 ROLES = {**STANDARD_ROLES, **OPTIONAL_ROLES}
@@ -144,6 +149,7 @@ class Study:
     warnings: str | None = field(init=False, default=None)
     gpus: str | None = field(init=False, default=None)
     cli: str | None = field(init=False, default=None)
+    power_section: str | None = field(init=False, default=None)
     sim_images: str | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:

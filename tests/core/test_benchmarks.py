@@ -46,7 +46,7 @@ SMOKE = {
     "mmb_sampling.py": ["--judges", "1", "--samples", "1", "4"],
     "plan_scale.py": ["--images", "20", "--models", "3", "--settings", "1", "--repeat", "1"],
     "power_check.py": ["--reps", "10"],
-    "ppi_coverage.py": ["--reps", "50", "--ns", "20", "50"],
+    "ppi_coverage.py": ["--reps", "50", "--ns", "5", "50"],
     "position_bias.py": ["--datasets", "20", "--power-datasets", "10", "--coverage-datasets",
                          "5", "--ns", "20", "50", "--resamples", "99"],
     "ranking_coverage.py": ["--reps", "30", "--resamples", "399", "--ns", "30"],

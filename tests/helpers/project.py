@@ -64,8 +64,11 @@ def small_leaderboard(params: dict) -> None:
     """The `leaderboard:` block at a pipeline-test size (in place): 10 images, 4 of
     them labelled, 6 prompts, 500 resamples."""
     for task in params["leaderboard"]["tasks"].values():
-        if task.get("kind") == "images":
+        if task.get("kind") in ("images", "scored_images"):
             task["prompts"]["synthetic"]["n_prompts"] = 6
+            continue
+        if task.get("kind") == "vqa":
+            task["questions"]["synthetic"]["n_items"] = 8
             continue
         task["images"]["synthetic"]["n_images"] = 10
         if (labels := task.get("human_labels")) and "synthetic" in labels:

@@ -77,10 +77,10 @@ def test_imported_images_resolve_inside_the_files_folder(imported):
 
 @pytest.mark.parametrize(("rows", "message"), [
     ("p1,imgs/p1.png\n", "no image for 1 prompt(s)"),
-    ("p1,imgs/p1.png\np1,imgs/p1.png\np2,imgs/p2.png\n", "row 3: prompt_id 'p1' is given twice"),
-    ("p1,imgs/p1.png\np9,imgs/p2.png\n", "row 3: prompt_id 'p9' is not a prompt"),
-    ("p1,../p1.png\np2,imgs/p2.png\n", "row 2: image_path"),
-    ("p1,imgs/missing.png\np2,imgs/p2.png\n", "row 2: image_path 'imgs/missing.png': no such"),
+    ("p1,imgs/p1.png\np1,imgs/p1.png\np2,imgs/p2.png\n", "row 2: prompt_id 'p1' is given twice"),
+    ("p1,imgs/p1.png\np9,imgs/p2.png\n", "row 2: prompt_id 'p9' is not a prompt"),
+    ("p1,../p1.png\np2,imgs/p2.png\n", "row 1: image_path"),
+    ("p1,imgs/missing.png\np2,imgs/p2.png\n", "row 1: image_path 'imgs/missing.png': no such"),
 ])
 def test_imported_images_errors_name_the_file_and_row(imported, rows, message):
     folder, prompts = imported
@@ -92,7 +92,7 @@ def test_imported_images_errors_name_the_file_and_row(imported, rows, message):
 
 def test_imported_prompts_refuse_a_repeated_prompt(tmp_path):
     (tmp_path / "p.csv").write_text("prompt_id,prompt\np1,a\np1,b\n")
-    with pytest.raises(ValueError, match="row 3: prompt_id 'p1' is given twice"):
+    with pytest.raises(ValueError, match="row 2: prompt_id 'p1' is given twice"):
         imported_prompts(tmp_path / "p.csv")
 
 

@@ -310,3 +310,5 @@ rule leaderboard_rank_pairs:
 
 
 TARGETS.extend(board.metrics_path(task) for task in BOARD_TASKS)
+include: "leaderboard_scored.smk"
+include: "leaderboard_vqa.smk"

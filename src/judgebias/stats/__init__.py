@@ -4,4 +4,5 @@ it so): weighted bootstrap means over shared units (``bootstrap``), agreement wi
 ratings (``agreement``), position bias and consistency (``position``), how a card
 measure's interval shrinks with the design (``power``), a paired leaderboard of systems
 with rank intervals (``ranking``), prediction-powered inference with human labels
-(``ppi``) and the triage of new judged pairs with a certified accuracy (``triage``)."""
+(``ppi``) and how many labels it needs (``ppi_power``), and the triage of new judged
+pairs with a certified accuracy (``triage``)."""

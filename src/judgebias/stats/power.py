@@ -54,17 +54,24 @@ POWER_COLUMNS = ["model", "study", "measure", "setting", "unit", "variance_from"
 
 @dataclass(frozen=True)
 class PowerSettings:
-    """The test's level, the power wanted, and target effects by measure (in the
-    measure's own unit) whose needed size is reported."""
+    """The test's level, the power wanted, target effects by measure (in the measure's
+    own unit) whose needed size is reported, and a target interval half-width for what a
+    study sizes by precision instead (`halfwidth`, the +- of its intervals in their unit:
+    the leaderboard's human labels; None: the study's default)."""
 
     alpha: float = 0.05
     power: float = 0.8
     targets: Mapping[str, float] | None = None
+    halfwidth: float | None = None
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1 or not 0 < self.power < 1:
             raise ValueError(f"alpha and power must be in (0, 1), not {self.alpha}, "
                              f"{self.power}")
+        if self.halfwidth is not None and not (math.isfinite(self.halfwidth)
+                                               and self.halfwidth > 0):
+            raise ValueError(f"the target half-width must be a positive number, not "
+                             f"{self.halfwidth}")
 
     @property
     def multiplier(self) -> float:

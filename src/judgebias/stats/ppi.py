@@ -30,6 +30,9 @@ a useless one falls back to them. The four methods here (`MeanInterval.method`):
   all items but its centre carries the judge's bias, so it under-covers
   (``benchmarks/ppi_coverage.py`` measures how badly).
 
+``ppi_mean`` and ``human_only_mean`` take ``interval="t"`` for a small-sample variant
+(below, "Few labels").
+
 **The reference.** Every formula matches the ``ppi-python`` package (``ppi_py`` 0.2.3,
 ``ppi_mean_pointestimate``, ``ppi_mean_ci``, ``classical_mean_ci``), and
 ``tests/core/test_ppi.py`` checks equality to 1e-10 on shared inputs. Its conventions,
@@ -57,13 +60,38 @@ the unlabelled items, one over the labelled), so it is asymptotically normal wit
 variance ``lambda^2 Var(f) / N + Var(Y - lambda f) / n``; plugging in a consistent
 estimate of lambda does not change the limit (arXiv 2311.01453, the power-tuning
 theorem). This is the interval the papers and ppi_py give, so the leaderboard's numbers
-can be checked against them; a t quantile or a bootstrap would be an ad hoc variant with
-no reference to check. Its weak point is few labels: with n = 20 the divisor-n standard
-deviation and the z quantile make it short, and a skewed rectifier makes its ends
-lopsided. ``benchmarks/ppi_coverage.py`` measures it with 1,000 items and biased judges:
-PPI++ covers 93-96 % of the time from 50 labels on (91-92 % with skewed noise at 50),
-88-94 % at 20 labels (the human-only interval 90-94 %), at about half to two thirds of
-the human-only width; the judge-only interval covers 0 % wherever the judge is biased.
+can be checked against them; a t quantile or a bootstrap is an ad hoc variant with no
+reference to check (the t one is offered for few labels, below).
+``benchmarks/ppi_coverage.py`` measures it with 1,000 items, biased judges and normal,
+skewed, discrete-judge and pass/fail labels: from 100 labels on PPI++ covers 92.9-95.5 %
+of the time (median 94.5 %), from 50 labels on at 0.5 to 0.75 of the human-only width
+(0.77-0.88 with pass/fail labels); the judge-only interval covers 0 % wherever the judge
+is biased.
+
+**Few labels** (judgebias.stats.ppi_power: `few_labels`, `FEW_LABELS`). Its weak point is
+few labels: the divisor-n standard deviations and the z quantile make it short, the tuned
+lambda is fitted to the same few items, and a skewed or discrete label makes its ends
+lopsided. Over the benchmark's 32 cells (4 judges, 4 kinds of noise, a mean and a
+difference) the median coverage of PPI++'s nominal 95 % interval is 78.8 % at 5 labels,
+87.9 % at 10, 91.6 % at 20, 92.8 % at 30, 93.6 % at 40 and 93.7 % at 50 (one cell in ten
+below 68.5, 84.6, 89.4, 91.4, 92.1 and 93.0 %); the human-only interval is as short
+(median 84.3 % at 5, 92.5 % at 20). From 40 labels on the gain of more flattens, and what
+is left (91-93 % in the worst cells, the mean of a skewed or a pass/fail label, as for
+the human-only interval) shrinks only slowly, so `few_labels` warns below 40.
+``interval="t"`` (divisor ``- 1`` variances and Student t quantiles,
+Welch-Satterthwaite's degrees of freedom for the two means) raises the median to 91.8 %
+at 5 labels, 92.8 % at 10, 93.8 % at 20 and 94.3 % at 30, for an interval 1.57, 1.21,
+1.09 and 1.06 times as wide (1.04 at 40), and is no cure for pass/fail labels at 5 (72-80
+%: all five labels alike a quarter of the time); it is offered, not the default, which
+stays the papers' and ppi_py's.
+
+**Planning: how many labels** (judgebias.stats.ppi_power: `label_moments`,
+`ppi_halfwidth`, `labels_for_width`; `judgebias plan --power`, the leaderboard's
+``power_section``). The interval's width is
+set by three moments, ``Var(Y)``, ``Var(f)`` and ``Cov(Y, f)``, which a pilot run
+estimates; `ppi_halfwidth` predicts the half-width `ppi_mean` will report at ``n``
+labelled and ``N`` unlabelled items, and `labels_for_width` inverts it for a target
+half-width, beside the human-only count (lambda 0) for the same width.
 
 **The labelled items must be a random sample of the items.** The rectifier
 ``mean(Y - lambda f)`` estimates the judge's bias on *all* items only if the labelled
@@ -106,6 +134,8 @@ from scipy import stats
 Method = Literal["ppi++", "ppi", "human_only", "judge_only"]
 Alternative = Literal["two-sided", "larger", "smaller"]
 ALTERNATIVES: tuple[Alternative, ...] = ("two-sided", "larger", "smaller")
+Interval = Literal["normal", "t"]
+INTERVALS: tuple[Interval, ...] = ("normal", "t")
 
 
 @dataclass(frozen=True)
@@ -163,15 +193,18 @@ def _scores(values: ArrayLike, name: str, minimum: int) -> np.ndarray:
     return array
 
 
-def _check_level(confidence: float, alternative: str) -> None:
+def check_level(confidence: float, alternative: str, interval: str = "normal") -> None:
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), not {confidence}")
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, not {alternative!r}")
+    if interval not in INTERVALS:
+        raise ValueError(f"interval must be one of {INTERVALS}, not {interval!r}")
 
 
 def normal_interval(estimate: float, se: float, confidence: float = 0.95,
-                    alternative: Alternative = "two-sided") -> tuple[float, float]:
+                    alternative: Alternative = "two-sided", df: float = math.inf
+                    ) -> tuple[float, float]:
     """The normal (CLT) confidence interval around `estimate`.
 
     Parameters
@@ -184,20 +217,33 @@ def normal_interval(estimate: float, se: float, confidence: float = 0.95,
         ``"two-sided"``: ``estimate -+ z_{1 - alpha/2} se``; ``"larger"``:
         ``[estimate + z_alpha se, inf)``; ``"smaller"``: ``(-inf, estimate + z_{1 - alpha}
         se]``, as statsmodels' ``_zconfint_generic``, which ppi_py calls.
+    df : float
+        Infinite (the default) for the normal quantiles; finite, Student t quantiles with
+        `df` degrees of freedom instead (the ``interval="t"`` variant of `ppi_mean`).
 
     Returns
     -------
     tuple of float
         ``(low, high)``.
     """
-    _check_level(confidence, alternative)
+    check_level(confidence, alternative)
     alpha = 1 - confidence
+    quantile = stats.norm.ppf if math.isinf(df) else stats.t(df).ppf
     if alternative == "two-sided":
-        z = float(stats.norm.ppf(1 - alpha / 2))
+        z = float(quantile(1 - alpha / 2))
         return estimate - z * se, estimate + z * se
     if alternative == "larger":
-        return estimate + float(stats.norm.ppf(alpha)) * se, math.inf
-    return -math.inf, estimate + float(stats.norm.ppf(1 - alpha)) * se
+        return estimate + float(quantile(alpha)) * se, math.inf
+    return -math.inf, estimate + float(quantile(1 - alpha)) * se
+
+
+def welch_df(terms: tuple[float, ...], counts: tuple[int, ...]) -> float:
+    """Welch-Satterthwaite's degrees of freedom of a sum of independent squared standard
+    errors ``terms`` (each a variance over its count), ``(sum s)^2 / sum(s^2 / (count -
+    1))`` (Satterthwaite 1946, Biometrics Bulletin 2(6); Welch 1947, Biometrika 34);
+    infinite when every term is 0 (no spread: the quantile does not matter)."""
+    denominator = sum(s ** 2 / (c - 1) for s, c in zip(terms, counts, strict=True) if s)
+    return sum(terms) ** 2 / denominator if denominator else math.inf
 
 
 def tuned_lambda(y_labelled: ArrayLike, f_labelled: ArrayLike, f_unlabelled: ArrayLike, *,
@@ -227,11 +273,11 @@ def tuned_lambda(y_labelled: ArrayLike, f_labelled: ArrayLike, f_unlabelled: Arr
     float
         Lambda; 0 when the judge's scores do not vary (ppi_py's is 0 / 0 there).
     """
-    y, f_lab, f_unlab = _paired(y_labelled, f_labelled, f_unlabelled)
+    y, f_lab, f_unlab = paired_scores(y_labelled, f_labelled, f_unlabelled)
     return _tuned_lambda(y, f_lab, f_unlab, clip)
 
 
-def _paired(y_labelled: ArrayLike, f_labelled: ArrayLike, f_unlabelled: ArrayLike
+def paired_scores(y_labelled: ArrayLike, f_labelled: ArrayLike, f_unlabelled: ArrayLike
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     y = _scores(y_labelled, "y_labelled", 2)
     f_lab = _scores(f_labelled, "f_labelled", 2)
@@ -255,7 +301,8 @@ def _tuned_lambda(y: np.ndarray, f_lab: np.ndarray, f_unlab: np.ndarray, clip: b
 
 def ppi_mean(y_labelled: ArrayLike, f_labelled: ArrayLike, f_unlabelled: ArrayLike, *,
              lam: float | None = None, confidence: float = 0.95,
-             alternative: Alternative = "two-sided", clip: bool = True) -> MeanInterval:
+             alternative: Alternative = "two-sided", clip: bool = True,
+             interval: Interval = "normal") -> MeanInterval:
     """The prediction-powered estimate of a mean, with its CLT interval.
 
     ``lam * mean(f_unlabelled) + mean(y_labelled - lam * f_labelled)`` (arXiv 2311.01453,
@@ -284,6 +331,13 @@ def ppi_mean(y_labelled: ArrayLike, f_labelled: ArrayLike, f_unlabelled: ArrayLi
         The interval's shape (`normal_interval`).
     clip : bool
         With ``lam=None``: clip the tuned lambda to [0, 1] as ppi_py does.
+    interval : {"normal", "t"}
+        ``"normal"`` (the default): ppi_py's CLT interval. ``"t"``: the small-sample
+        variant, the same estimate and lambda with divisor ``- 1`` variances and Student t
+        quantiles, Welch-Satterthwaite's degrees of freedom for the two means
+        (`welch_df`; the labelled term's ``n - 1`` where it dominates). Not in the papers
+        nor ppi_py; ``benchmarks/ppi_coverage.py`` measures what it buys below
+        ``ppi_power.FEW_LABELS`` labels.
 
     Returns
     -------
@@ -294,10 +348,10 @@ def ppi_mean(y_labelled: ArrayLike, f_labelled: ArrayLike, f_unlabelled: ArrayLi
     ValueError
         On NaN or infinite values, arrays that are not 1-D, different numbers of labels
         and labelled scores, fewer than 2 labelled or 2 unlabelled items, a non-finite
-        ``lam``, or a ``confidence`` outside (0, 1).
+        ``lam``, a ``confidence`` outside (0, 1) or an unknown ``interval``.
     """
-    _check_level(confidence, alternative)
-    y, f_lab, f_unlab = _paired(y_labelled, f_labelled, f_unlabelled)
+    check_level(confidence, alternative, interval)
+    y, f_lab, f_unlab = paired_scores(y_labelled, f_labelled, f_unlabelled)
     if lam is None:
         lam_used = _tuned_lambda(y, f_lab, f_unlab, clip)
         method: Method = "ppi++"
@@ -310,17 +364,24 @@ def ppi_mean(y_labelled: ArrayLike, f_labelled: ArrayLike, f_unlabelled: ArrayLi
     imputed = lam_used * f_unlab
     rectifier = y - lam_used * f_lab
     estimate = float(imputed.mean() + rectifier.mean())
-    se = math.sqrt(float(imputed.std()) ** 2 / big_n + float(rectifier.std()) ** 2 / n)
-    low, high = normal_interval(estimate, se, confidence, alternative)
+    ddof = 1 if interval == "t" else 0
+    terms = (float(imputed.std(ddof=ddof)) ** 2 / big_n,
+             float(rectifier.std(ddof=ddof)) ** 2 / n)
+    se = math.sqrt(sum(terms))
+    df = welch_df(terms, (big_n, n)) if interval == "t" else math.inf
+    low, high = normal_interval(estimate, se, confidence, alternative, df)
     return MeanInterval(estimate, low, high, se, n, big_n, lam_used, method, confidence)
 
 
 def human_only_mean(y_labelled: ArrayLike, confidence: float = 0.95,
-                    alternative: Alternative = "two-sided") -> MeanInterval:
+                    alternative: Alternative = "two-sided", interval: Interval = "normal"
+                    ) -> MeanInterval:
     """The classical mean of the human labels with its CLT interval.
 
     ``mean(y) -+ z std(y) / sqrt(n)`` (divisor-n standard deviation), equal to ppi_py's
-    ``classical_mean_ci(y, alpha=1 - confidence)`` and to `ppi_mean` with ``lam=0``.
+    ``classical_mean_ci(y, alpha=1 - confidence)`` and to `ppi_mean` with ``lam=0``;
+    with ``interval="t"``, the Student t interval (``std(y, ddof=1)``, ``n - 1`` degrees
+    of freedom).
 
     Parameters
     ----------
@@ -330,6 +391,8 @@ def human_only_mean(y_labelled: ArrayLike, confidence: float = 0.95,
         Nominal coverage of the interval.
     alternative : {"two-sided", "larger", "smaller"}
         The interval's shape (`normal_interval`).
+    interval : {"normal", "t"}
+        The CLT interval (the default) or the Student t one.
 
     Returns
     -------
@@ -339,9 +402,11 @@ def human_only_mean(y_labelled: ArrayLike, confidence: float = 0.95,
     Raises
     ------
     ValueError
-        On NaN or infinite labels, fewer than 2 of them, or a bad ``confidence``.
+        On NaN or infinite labels, fewer than 2 of them, a bad ``confidence`` or an
+        unknown ``interval``.
     """
-    return _plain_mean(y_labelled, "y_labelled", confidence, alternative, "human_only")
+    return _plain_mean(y_labelled, "y_labelled", confidence, alternative, "human_only",
+                       interval)
 
 
 def judge_only_mean(f_all: ArrayLike, confidence: float = 0.95,
@@ -376,12 +441,14 @@ def judge_only_mean(f_all: ArrayLike, confidence: float = 0.95,
 
 
 def _plain_mean(values: ArrayLike, name: str, confidence: float, alternative: Alternative,
-                method: Method) -> MeanInterval:
-    _check_level(confidence, alternative)
+                method: Method, interval: Interval = "normal") -> MeanInterval:
+    check_level(confidence, alternative, interval)
     x = _scores(values, name, 2)
     estimate = float(x.mean())
-    se = float(x.std()) / math.sqrt(x.size)
-    low, high = normal_interval(estimate, se, confidence, alternative)
+    t = interval == "t"
+    se = float(x.std(ddof=1 if t else 0)) / math.sqrt(x.size)
+    low, high = normal_interval(estimate, se, confidence, alternative,
+                                x.size - 1 if t else math.inf)
     if method == "human_only":
         return MeanInterval(estimate, low, high, se, x.size, 0, 0.0, method, confidence)
     return MeanInterval(estimate, low, high, se, 0, x.size, None, method, confidence)

@@ -21,6 +21,6 @@ STUDY = Study(
     package=__name__,
     rules="workflow/rules/leaderboard.smk",
     view="LeaderboardParams",
-    has=("cli",),
+    has=("cli", "power_section"),
     lacks=("sim", "card", "card_inputs", "power"),
 )

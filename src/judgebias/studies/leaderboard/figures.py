@@ -26,9 +26,13 @@ def draw_leaderboard(systems: pd.DataFrame, methods: Sequence[str], task: str,
     axes = fig.subplots(1, len(methods), sharey=True, squeeze=False)[0]
     for ax, method in zip(axes, methods, strict=True):
         rows = systems[systems["method"] == method].set_index("system").reindex(order)
-        errors = np.vstack([rows["mean"] - rows["low"], rows["high"] - rows["mean"]])
+        low, high, unbounded = _drawn_bounds(rows)
+        errors = np.vstack([rows["mean"] - low, high - rows["mean"]])
         ax.errorbar(rows["mean"], positions, xerr=np.nan_to_num(errors), fmt="o",
                     color="#2166ac", ecolor="#404040", elinewidth=1.5, capsize=3)
+        for k in np.flatnonzero(unbounded):  # an interval without a finite end (see below)
+            ax.annotate("unbounded", (rows["mean"].iloc[k], positions[k]), fontsize=6,
+                        xytext=(0, 6), textcoords="offset points", ha="center")
         ax.set_title(method, fontsize=10)
         ax.set_xlabel(str(rows["unit"].dropna().iloc[0]) if rows["unit"].notna().any()
                       else "", fontsize=8)
@@ -38,3 +42,19 @@ def draw_leaderboard(systems: pd.DataFrame, methods: Sequence[str], task: str,
     axes[0].set_ylim(len(order) - 0.5, -0.5)
     fig.suptitle(f"{task}: mean score per system, 95% paired bootstrap intervals")
     return save_figure(fig, out)
+
+
+def _drawn_bounds(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The interval ends to draw. A studentised bootstrap interval is infinite where many
+    resamples have no spread (a system that wins every comparison: judgebias.stats.ranking
+    keeps that honest answer); it is drawn to the edge of the panel's finite values and
+    marked "unbounded", never dropped."""
+    low, high = rows["low"].to_numpy(float), rows["high"].to_numpy(float)
+    finite = np.concatenate([rows["mean"].to_numpy(float), low[np.isfinite(low)],
+                             high[np.isfinite(high)]])
+    finite = finite[np.isfinite(finite)]
+    lo, hi = (finite.min(), finite.max()) if finite.size else (0.0, 1.0)
+    pad = 0.1 * (hi - lo) if hi > lo else 0.5
+    unbounded = np.isinf(low) | np.isinf(high)
+    return (np.where(np.isinf(low), lo - pad, low), np.where(np.isinf(high), hi + pad, high),
+            unbounded)

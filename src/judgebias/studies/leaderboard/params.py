@@ -4,6 +4,12 @@ The user's systems (captioners here) are listed per task with where their output
 from; the judging methods are listed once and applied to every task. What the schema
 cannot check (a system with two sources, a method naming a model not in the panel, a
 pomms method whose prompt differs from the one Pomms was fitted with) is in `validate`.
+
+Why this module is long: the block declares four task kinds (their items, systems and
+labels) and six methods, each key once with its description, and the checks the schema
+cannot express read across them (a method's kind against each task's kind, a system's
+source against its task's); split, the checks would import every part and one block's
+declaration would be spread over files (as mmb/params.py).
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ class SyntheticSystem:
     """VQA only: valid extra details each answer adds (informativeness, BIRCH's world:
     visible in the text, preferred by people only between correct answers)."""
     padding: int = key(0, ge=0)
-    """VQA only: words of padding each answer adds (length without information)."""
+    """VQA only: filler sentences each answer adds (length without information)."""
     edit: str | None = None
     """Scored images only: a FRAME manipulation recipe (e.g. ``brightness:1.4``) applied to
     every image, a cosmetic edit a biased judge rewards; null: none."""
@@ -593,7 +599,8 @@ def needs(params: Mapping[str, Any]) -> list[Need]:
     generators = sorted({m for task in board["tasks"].values()
                          for m in model_systems(task).values()})
     expected = board["score"] == "expected"
-    found = [Need("leaderboard", "judge", method_judges(params), images_per_request=1,
+    caption_judges = method_judges(params) if tasks_of(params, "captions") else []
+    found = [Need("leaderboard", "judge", caption_judges, images_per_request=1,
                   answer_logprobs=expected,
                   why={"answer_logprobs": "leaderboard.score: expected weighs the score "
                                           "by them"},
@@ -604,4 +611,13 @@ def needs(params: Mapping[str, Any]) -> list[Need]:
         found.append(Need("leaderboard", "comparer", method_judges(params, "images"),
                           images_per_request=2,
                           fallback="judge the images tasks with another model"))
+    if tasks_of(params, "vqa"):
+        found.append(Need("leaderboard", "answer judge", method_judges(params, "vqa"),
+                          images_per_request=1,
+                          fallback="judge the vqa tasks with another model"))
+    if tasks_of(params, "scored_images"):
+        found.append(Need("leaderboard", "frame judge",
+                          method_judges(params, "scored_images"), images_per_request=1,
+                          system_prompt=True,
+                          fallback="judge the scored_images tasks with another model"))
     return found

@@ -72,7 +72,7 @@ def imported_prompts(path: Path) -> pd.DataFrame:
     table = _columns(read_any_table(path), ("prompt_id", "prompt"), path)
     ids = table["prompt_id"].astype(str)
     _once(ids, path, "prompt_id")
-    for row, (prompt_id, text) in enumerate(zip(ids, table["prompt"], strict=True), start=2):
+    for row, (prompt_id, text) in enumerate(zip(ids, table["prompt"], strict=True), start=1):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"{path}: row {row}: empty prompt for prompt_id {prompt_id!r}")
     return pd.DataFrame({"item_id": ids.to_numpy(), "prompt": table["prompt"].astype(str),
@@ -88,7 +88,7 @@ def imported_pictures(prompts: pd.DataFrame, system: str, path: Path) -> pd.Data
     known = set(prompts["item_id"])
     images = {}
     for row, (prompt_id, relative) in enumerate(zip(ids, table["image_path"], strict=True),
-                                                start=2):
+                                                start=1):
         if prompt_id not in known:
             raise ValueError(f"{path}: row {row}: prompt_id {prompt_id!r} is not a prompt "
                              "of the task")
@@ -117,7 +117,7 @@ def _columns(table: pd.DataFrame, needed: Sequence[str], path: Path) -> pd.DataF
 def _once(ids: pd.Series, path: Path, column: str) -> None:
     repeated = ids[ids.duplicated()]
     if len(repeated):
-        row = int(repeated.index[0]) + 2
+        row = int(np.flatnonzero(ids.duplicated().to_numpy())[0]) + 1  # data rows from 1
         raise ValueError(f"{path}: row {row}: {column} {repeated.iloc[0]!r} is given twice "
                          "(it would count twice)")
 

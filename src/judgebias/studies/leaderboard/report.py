@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from judgebias.report.html import Figure, Section, Table
+from judgebias.stats.ppi_power import few_labels
 
 
 def _interval(frame: pd.DataFrame, value: str, low: str = "low", high: str = "high"
@@ -34,7 +35,7 @@ def report_section(params: Mapping[str, Any], results: Path,
                                      axis=1))
         wide = shown.pivot(index="system", columns="method", values="score")
         ranks = shown.pivot(index="system", columns="method", values="rank_range")
-        what = "win rate" if spec["kind"] == "images" else "mean score"
+        what = "win rate" if spec["kind"] in ("images", "vqa") else "mean score"
         tables.append(Table(wide, f"{task}: {what} per system and method, with its 95% "
                                   "paired bootstrap interval (units: see below)"))
         figures.append(Figure(folder / "figures/leaderboard.png",
@@ -48,6 +49,9 @@ def report_section(params: Mapping[str, Any], results: Path,
             lines.append(f"{task}: every method orders the systems as the plain judge "
                          f"{board['baseline']} does.")
         if len(ppi):
+            warning = few_labels(int(ppi.loc[ppi["estimator"] == "ppi++", "n_labelled"].min()))
+            if warning is not None:
+                lines.append(f"{task}: {warning}")
             means = ppi[ppi["target"] == "mean"].assign(
                 interval=lambda f: _interval(f, "estimate", "ci_low", "ci_high"))
             tables.append(Table(
@@ -62,7 +66,7 @@ def report_section(params: Mapping[str, Any], results: Path,
         headline=" ".join(lines),
         intro=("Each method's mean score per system over the task's images, with paired "
                "bootstrap intervals (items resampled, every system together; on an images "
-               "task a system's score on a prompt is its win rate over the others), rank "
+               "or vqa task a system's score on an item is its win rate over the others), rank "
                "intervals from the same resamples, and pairwise differences with BH-FDR "
                f"(results/leaderboard/<task>/pairs.parquet). The baseline is the plain "
                f"judge {board['baseline']}; a change in order is named above."),

@@ -1,7 +1,12 @@
 """The leaderboard study's steps, one per rule: each reads the files its rule names, calls
 the study's functions and writes the files its rule names. A step imports what only it
 uses inside its body, so its rule's code dependencies stay its own
-(judgebias.workflow.codedeps)."""
+(judgebias.workflow.codedeps).
+
+Why this module is long: the step dispatcher finds every step of a study in its one
+``steps`` module, and the leaderboard has four task kinds, each with its items, judge and
+rank steps; each step is a thin reader and writer around the kind's own module
+(data/pictures/vqa/scored, jobs, methods, measures)."""
 
 from __future__ import annotations
 
@@ -135,6 +140,7 @@ def rank(params: LeaderboardParams, *, task: str, outputs: Path, scores: Sequenc
     import pandas as pd
 
     from judgebias.io.artifacts import read_table
+    from judgebias.stats.ppi_power import few_labels
     from judgebias.studies.leaderboard.measures import PPI_COLUMNS, ppi_rows, rank_methods
     from judgebias.studies.leaderboard.methods import judge_values, method_scores
     from judgebias.studies.leaderboard.tables import LABELS, OUTPUTS, SCORES
@@ -151,12 +157,18 @@ def rank(params: LeaderboardParams, *, task: str, outputs: Path, scores: Sequenc
     boards, pairs = rank_methods(scored, systems, params.inference)
     ppi = [ppi_rows(name, method.matrix, method.unit, human, params.inference.level)
            for name, method in scored.items()] if human is not None else []
-    write_results(params, task, tables, metrics, boards, pairs,
-                   pd.concat(ppi, ignore_index=True) if ppi
-                   else pd.DataFrame(columns=list(PPI_COLUMNS)),
-                   {"images": len(images),
-                    "labelled_images": 0 if human is None
-                    else int(human["image_id"].nunique())})
+    ppi_table = (pd.concat(ppi, ignore_index=True) if ppi
+                 else pd.DataFrame(columns=list(PPI_COLUMNS)))
+    labelled = 0 if human is None else int(human["image_id"].nunique())
+    # a failed judge answer lowers a target's labelled count below the labelled images
+    tuned = ppi_table[ppi_table["estimator"] == "ppi++"]
+    warning = (few_labels(int(tuned["n_labelled"].min()) if len(tuned) else labelled)
+               if human is not None else None)
+    if warning is not None:
+        log.warning("leaderboard task %s: %s", task, warning)
+    write_results(params, task, tables, metrics, boards, pairs, ppi_table,
+                  {"images": len(images), "labelled_images": labelled,
+                   "few_labels": warning})
 
 
 def saved_estimator(path: Path) -> Any:
@@ -401,3 +413,220 @@ def figure(params: LeaderboardParams, *, task: str, systems: Path, figure: Path)
 
     draw_leaderboard(pd.read_parquet(systems), params.task_methods(task), task,
                      params.simulated, figure)
+
+
+# -- scored_images tasks --
+
+def renders(params: LeaderboardParams, *, task: str, instructions: Path, drawn: Path,
+            images: Path) -> None:
+    """A scored_images task's instructions and every system's image of each: a simulated
+    system's drawn here (FRAME's renderer and the system's edit, seed 004 §4.1 and Table
+    1), an imported file's checked here (each error names the key, the file and the row;
+    judgebias.studies.leaderboard.scored)."""
+    import pandas as pd
+
+    from judgebias.config import input_errors
+    from judgebias.io.artifacts import write_table
+    from judgebias.studies.leaderboard.scored import (
+        DRAWN,
+        INSTRUCTIONS,
+        draw_pictures,
+        imported_drawn,
+        imported_instructions,
+        synthetic_instructions,
+    )
+
+    spec = params.tasks[task]
+    assert spec.prompts is not None  # validate: a scored_images task has prompts
+    synthetic = spec.prompts.synthetic
+    if synthetic is not None:
+        table = synthetic_instructions(synthetic.n_prompts, synthetic.seed)
+    else:
+        with input_errors(f"leaderboard.tasks.{task}.prompts.path"):
+            table = imported_instructions(Path(str(spec.prompts.path)))
+    frames = []
+    for name, system in spec.systems.items():
+        if system.outputs is not None:
+            with input_errors(f"leaderboard.tasks.{task}.systems.{name}.outputs"):
+                frames.append(imported_drawn(table, name, Path(system.outputs)))
+            continue
+        # validate: otherwise a simulated system, on synthetic instructions
+        assert system.synthetic is not None and synthetic is not None
+        frames.append(draw_pictures(table, name, system.synthetic.quality,
+                                    system.synthetic.edit, size=synthetic.image_size,
+                                    seed=synthetic.seed, folder=images))
+    images.mkdir(parents=True, exist_ok=True)
+    write_table(table, instructions, INSTRUCTIONS)
+    write_table(pd.concat(frames, ignore_index=True), drawn, DRAWN)
+
+
+def score(params: LeaderboardParams, run: RunContext, *, task: str, board_judge: str,
+          instructions: Path, drawn: Path, scores: Path) -> None:
+    """One judge (`board_judge`) scores every system's image of every instruction of a
+    scored_images task 0.0-5.0 under the FRAME prompts its methods ask (seed 004 Figs.
+    4-7; scored.asked_prompts), a model job: a journaled answer is never asked again."""
+    from judgebias.io.artifacts import read_table, write_table
+    from judgebias.studies.leaderboard.scored import (
+        DRAWN,
+        FRAME_SCORES,
+        INSTRUCTIONS,
+        asked_prompts,
+        score_drawn,
+    )
+
+    write_table(score_drawn(run, board_judge, read_table(instructions, INSTRUCTIONS),
+                            read_table(drawn, DRAWN),
+                            asked_prompts(params, task, board_judge)),
+                scores, FRAME_SCORES)
+
+
+def rank_scores(params: LeaderboardParams, *, task: str, instructions: Path, drawn: Path,
+                scores: Sequence[Path], tables: Sequence[Path], metrics: Path) -> None:
+    """Every method's leaderboard of a scored_images task: each system's mean FRAME score
+    (0-5) with paired bootstrap and rank intervals, the pairwise differences with FDR,
+    the order changes against the baseline, and each system's planted mean alignment
+    where it is known (``planted_alignment``)."""
+    import pandas as pd
+
+    from judgebias.io.artifacts import read_columns, read_table
+    from judgebias.studies.leaderboard.measures import PPI_COLUMNS, rank_methods
+    from judgebias.studies.leaderboard.scored import (
+        DRAWN,
+        FRAME_SCORES,
+        INSTRUCTIONS,
+        method_scores,
+        planted_scores,
+    )
+
+    items = list(read_table(instructions, INSTRUCTIONS)["item_id"])
+    systems = list(params.tasks[task].systems)
+    judged = pd.concat([read_columns(p, FRAME_SCORES, ["item_id", "system", "judge",
+                                                       "prompt", "named", "score"])
+                        for p in scores], ignore_index=True)
+    scored = {name: method_scores(params, name, judged, items, systems)
+              for name in params.task_methods(task)}
+    boards, pairs = rank_methods(scored, systems, params.inference)
+    planted = planted_scores(read_table(drawn, DRAWN), systems)
+    write_results(params, task, tables, metrics, boards, pairs,
+                  pd.DataFrame(columns=list(PPI_COLUMNS)),
+                  {"prompts": len(items), "labelled_images": 0},
+                  extra_metrics={"planted_alignment": None if planted.isna().any()
+                                 else {s: float(v) for s, v in planted.items()}})
+
+
+# -- vqa tasks --
+def vqa_answers(params: LeaderboardParams, *, task: str, questions: Path, answers: Path,
+                scenes: Path) -> None:
+    """A vqa task's questions and every system's answer to each: BIRCH's synthetic scenes
+    and a simulated system's answers drawn here, an imported file's checked here (each
+    error names the key, the file and the row; leaderboard.vqa)."""
+    import pandas as pd
+
+    from judgebias.config import input_errors
+    from judgebias.io.artifacts import write_table
+    from judgebias.studies.leaderboard.vqa import (
+        ANSWERS,
+        QUESTIONS,
+        imported_answers,
+        imported_questions,
+        synthetic_answers,
+        synthetic_questions,
+    )
+
+    spec = params.tasks[task]
+    assert spec.questions is not None  # validate: a vqa task has questions
+    drawn = spec.questions.synthetic
+    scenes.mkdir(parents=True, exist_ok=True)
+    if drawn is not None:
+        table = synthetic_questions(drawn.n_items, drawn.seed, scenes)
+    else:
+        with input_errors(f"leaderboard.tasks.{task}.questions.path"):
+            table = imported_questions(Path(str(spec.questions.path)))
+    frames = []
+    for name, system in spec.systems.items():
+        at = f"leaderboard.tasks.{task}.systems.{name}"
+        if system.outputs is not None:
+            with input_errors(f"{at}.outputs"):
+                frames.append(imported_answers(table, name, Path(system.outputs)))
+            continue
+        assert system.synthetic is not None  # validate: a vqa system's one source
+        with input_errors(f"{at}.synthetic"):
+            if drawn is None:
+                raise ValueError("a simulated system answers synthetic questions "
+                                 f"(leaderboard.tasks.{task}.questions.synthetic)")
+            frames.append(synthetic_answers(table, name, system.synthetic, drawn.seed))
+    write_table(table, questions, QUESTIONS)
+    write_table(pd.concat(frames, ignore_index=True), answers, ANSWERS)
+
+
+def vqa_anchor(run: RunContext, *, task: str, board_judge: str, questions: Path,
+               answers: Path, anchors: Path) -> None:
+    """BIRCH's anchor (seed 003 Fig. 20) of every pair of answers on every item of a vqa
+    task, by `board_judge` (a model job; a birch method's first pass)."""
+    from judgebias.io.artifacts import read_table, write_table
+    from judgebias.studies.birch.tables import TEXTS
+    from judgebias.studies.leaderboard.vqa import ANSWERS, QUESTIONS, anchor_pairs, answer_pairs
+
+    pairs = answer_pairs(read_table(questions, QUESTIONS), read_table(answers, ANSWERS))
+    written = anchor_pairs(run, board_judge, pairs)
+    write_table(written, anchors, TEXTS)
+    log.info("%s anchors by %s: %s", task, board_judge,
+             written["status"].value_counts().to_dict())
+
+
+def vqa_judge(run: RunContext, *, task: str, board_judge: str, board_variant: str,
+              questions: Path, answers: Path, verdicts: Path,
+              anchors: Path | None = None) -> None:
+    """`board_judge` compares every pair of answers on every item of a vqa task, in both
+    orders, in BIRCH variant `board_variant` (base: a single method's; birch: against its
+    `anchors`, a birch method's), with BIRCH's prompts (a model job)."""
+    from judgebias.io.artifacts import read_table, write_table
+    from judgebias.studies.birch.tables import TEXTS
+    from judgebias.studies.leaderboard.vqa import (
+        ANSWER_VERDICTS,
+        ANSWERS,
+        QUESTIONS,
+        answer_pairs,
+        judge_pairs,
+    )
+
+    pairs = answer_pairs(read_table(questions, QUESTIONS), read_table(answers, ANSWERS))
+    texts = read_table(anchors, TEXTS) if anchors is not None else None
+    judged = judge_pairs(run, board_judge, board_variant, pairs, texts)
+    write_table(judged, verdicts, ANSWER_VERDICTS)
+    log.info("%s %s %s: %s", task, board_judge, board_variant,
+             judged["status"].value_counts().to_dict())
+
+
+def vqa_rank(params: LeaderboardParams, *, task: str, questions: Path, answers: Path,
+             verdicts: Sequence[Path], tables: Sequence[Path], metrics: Path) -> None:
+    """Every method's leaderboard of a vqa task from the judges' pairwise verdicts: win
+    rates per item (single: BIRCH's Base; birch: BIRCH) with paired bootstrap intervals,
+    pairwise differences with FDR, rank intervals, the order changes against the
+    baseline, and the planted win rates where every answer's truth is known."""
+    import pandas as pd
+
+    from judgebias.io.artifacts import read_table
+    from judgebias.studies.leaderboard.measures import PPI_COLUMNS, rank_methods
+    from judgebias.studies.leaderboard.vqa import (
+        ANSWER_VERDICTS,
+        ANSWERS,
+        QUESTIONS,
+        method_scores,
+        planted_win_rates,
+    )
+
+    items = list(read_table(questions, QUESTIONS)["item_id"])
+    answer_table = read_table(answers, ANSWERS)
+    systems = list(dict.fromkeys(answer_table["system"]))  # the task's order
+    judged = pd.concat([read_table(p, ANSWER_VERDICTS) for p in verdicts], ignore_index=True)
+    scored = {name: method_scores(params.methods[name].kind, str(params.methods[name].judge),
+                                  judged, items, systems)
+              for name in params.task_methods(task)}
+    boards, pairs = rank_methods(scored, systems, params.inference)
+    planted = planted_win_rates(answer_table, items, systems)
+    write_results(params, task, tables, metrics, boards, pairs,
+                  pd.DataFrame(columns=list(PPI_COLUMNS)),
+                  {"questions": len(items), "labelled_images": 0},
+                  extra_metrics={"planted_win_rate": None if planted.isna().any()
+                                 else {s: float(v) for s, v in planted.items()}})

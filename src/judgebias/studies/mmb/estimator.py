@@ -48,6 +48,12 @@ tau -> 0 (hard clusters)                BPE per cluster             softmax(S_z 
 tau -> inf (R = 1/K)                    softmax(S / K): one BPE at  softmax(S / M)
                                         temperature K
 =====================================  ==========================  =======================
+
+Why this module is long: it is seed 002's family of prompt ensembles as one API (the
+three baselines, BPE, MMB, and MMB with its clusters for new pairs, the one the pipeline
+saves), sharing the input checks, the log-likelihoods and eq. 10's inference; split, each
+estimator would import the others' checks, and the saved class would sit apart from the
+MMB it wraps.
 """
 
 from __future__ import annotations
