@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +75,26 @@ def _csv_row(message: str) -> str:
     if match := re.search(r"at row (\d+)", message):
         return f"row {int(match.group(1))}: "
     return ""
+
+
+FIRST_ROW = 1  # an error's row: data rows from 1, a CSV's header not counted
+
+
+def require_columns(columns: Iterable[str], needed: Sequence[str], path: str | Path) -> None:
+    """A ValueError naming `path` unless a table with `columns` has every `needed` one."""
+    present = set(columns)
+    missing = [c for c in needed if c not in present]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing} (needs {', '.join(needed)})")
+
+
+def no_repeats(ids: Iterable[Any], path: str | Path, column: str) -> None:
+    """A ValueError naming `path`, the row (by position, from `FIRST_ROW`: a Parquet file
+    may bring an index of its own) and the id where `column` repeats a value: a repeated
+    item would count twice."""
+    seen: set[Any] = set()
+    for position, value in enumerate(ids):
+        if value in seen:
+            raise ValueError(f"{path}: row {position + FIRST_ROW}: {column} {value!r} is "
+                             "given twice (it would count twice)")
+        seen.add(value)

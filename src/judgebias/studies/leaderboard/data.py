@@ -32,12 +32,12 @@ import pandas as pd
 
 from judgebias.data import scenes
 from judgebias.data.paths import input_files
+from judgebias.data.rows import FIRST_ROW, no_repeats, require_columns
 from judgebias.judging.answers import STATUS_OK
 from judgebias.studies.philautia.sim import described_scene
 from judgebias.studies.pomms.data import neutral_phrase, neutral_writer, read_any_table
 
 NO_CAPTION = "no_caption"  # a model system's captioning call failed: nothing to judge
-FIRST_ROW = 1  # an error's row: data rows from 1, a CSV's header not counted
 
 
 def outputs_files(task: Mapping[str, Any]) -> list[str]:
@@ -100,9 +100,7 @@ def imported_captions(images: pd.DataFrame, system: str, path: Path) -> pd.DataF
     """A system's outputs from a CSV or Parquet file of image_id, caption: every image of
     the task exactly once, no other image, no empty caption."""
     table = read_any_table(path)
-    missing = [c for c in ("image_id", "caption") if c not in table.columns]
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {missing} (needs image_id, caption)")
+    require_columns(table.columns, ("image_id", "caption"), path)
     ids = table["image_id"].astype(str)
     known = set(images["image_id"])
     for row, (image_id, caption) in enumerate(zip(ids, table["caption"], strict=True),
@@ -112,11 +110,7 @@ def imported_captions(images: pd.DataFrame, system: str, path: Path) -> pd.DataF
                              "of the task")
         if not isinstance(caption, str) or not caption.strip():
             raise ValueError(f"{path}: row {row}: empty caption for image {image_id!r}")
-    repeated = np.flatnonzero(ids.duplicated().to_numpy())
-    if len(repeated):  # by position: a Parquet file may bring an index of its own
-        first = int(repeated[0])
-        raise ValueError(f"{path}: row {first + FIRST_ROW}: image_id {ids.iloc[first]!r} is "
-                         "given twice (it would count twice)")
+    no_repeats(ids, path, "image_id")
     absent = sorted(known - set(ids))
     if absent:
         raise ValueError(f"{path}: no caption for {len(absent)} image(s) of the task, e.g. "
@@ -163,10 +157,7 @@ def imported_labels(path: Path, outputs: pd.DataFrame, scale: tuple[float, float
     image and system of the task, within `scale`, once; and of at least two systems
     (labels of one system alone cannot correct a comparison)."""
     table = read_any_table(path)
-    missing = [c for c in ("image_id", "system", "label") if c not in table.columns]
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {missing} (needs image_id, system, "
-                         "label)")
+    require_columns(table.columns, ("image_id", "system", "label"), path)
     images, systems = set(outputs["image_id"]), set(outputs["system"])
     low, high = scale
     seen: dict[tuple[str, str], int] = {}

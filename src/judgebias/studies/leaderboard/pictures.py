@@ -26,6 +26,7 @@ import pandas as pd
 from scipy.special import expit
 
 from judgebias.data.paths import resolve_inside
+from judgebias.data.rows import FIRST_ROW, no_repeats, require_columns
 from judgebias.io.artifacts import write_bytes
 from judgebias.studies.mmb.data.synthetic import STYLES, SUBJECTS, png_bytes, render
 from judgebias.studies.pomms.data import read_any_table
@@ -69,10 +70,12 @@ def synthetic_pictures(prompts: pd.DataFrame, system: str, quality: float, sprea
 def imported_prompts(path: Path) -> pd.DataFrame:
     """The task's prompts from a CSV or Parquet file of prompt_id, prompt: each once, none
     empty."""
-    table = _columns(read_any_table(path), ("prompt_id", "prompt"), path)
+    table = read_any_table(path)
+    require_columns(table.columns, ("prompt_id", "prompt"), path)
     ids = table["prompt_id"].astype(str)
-    _once(ids, path, "prompt_id")
-    for row, (prompt_id, text) in enumerate(zip(ids, table["prompt"], strict=True), start=1):
+    no_repeats(ids, path, "prompt_id")
+    for row, (prompt_id, text) in enumerate(zip(ids, table["prompt"], strict=True),
+                                            start=FIRST_ROW):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"{path}: row {row}: empty prompt for prompt_id {prompt_id!r}")
     return pd.DataFrame({"item_id": ids.to_numpy(), "prompt": table["prompt"].astype(str),
@@ -83,12 +86,13 @@ def imported_pictures(prompts: pd.DataFrame, system: str, path: Path) -> pd.Data
     """A system's images from a CSV or Parquet file of prompt_id, image_path (relative to
     the file's folder, inside it): every prompt of the task exactly once, no other, each
     image an existing file."""
-    table = _columns(read_any_table(path), ("prompt_id", "image_path"), path)
+    table = read_any_table(path)
+    require_columns(table.columns, ("prompt_id", "image_path"), path)
     ids = table["prompt_id"].astype(str)
     known = set(prompts["item_id"])
     images = {}
     for row, (prompt_id, relative) in enumerate(zip(ids, table["image_path"], strict=True),
-                                                start=1):
+                                                start=FIRST_ROW):
         if prompt_id not in known:
             raise ValueError(f"{path}: row {row}: prompt_id {prompt_id!r} is not a prompt "
                              "of the task")
@@ -98,28 +102,13 @@ def imported_pictures(prompts: pd.DataFrame, system: str, path: Path) -> pd.Data
             raise ValueError(f"{path}: row {row}: image_path {str(relative)!r}: no such "
                              f"file ({image})")
         images[prompt_id] = str(image)
-    _once(ids, path, "prompt_id")
+    no_repeats(ids, path, "prompt_id")
     absent = sorted(known - set(ids))
     if absent:
         raise ValueError(f"{path}: no image for {len(absent)} prompt(s) of the task, e.g. "
                          f"{absent[:3]}: every system needs an output on every item")
     return _pictures(prompts, system, [images[p] for p in prompts["item_id"]], "table",
                      [float("nan")] * len(prompts))
-
-
-def _columns(table: pd.DataFrame, needed: Sequence[str], path: Path) -> pd.DataFrame:
-    missing = [c for c in needed if c not in table.columns]
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {missing} (needs {', '.join(needed)})")
-    return table
-
-
-def _once(ids: pd.Series, path: Path, column: str) -> None:
-    repeated = ids[ids.duplicated()]
-    if len(repeated):
-        row = int(np.flatnonzero(ids.duplicated().to_numpy())[0]) + 1  # data rows from 1
-        raise ValueError(f"{path}: row {row}: {column} {repeated.iloc[0]!r} is given twice "
-                         "(it would count twice)")
 
 
 def _pictures(prompts: pd.DataFrame, system: str, paths: Sequence[str], source: str,

@@ -11,12 +11,12 @@ rank steps; each step is a thin reader and writer around the kind's own module
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judgebias.models.context import RunContext
-from judgebias.studies.leaderboard.params import LeaderboardParams, Method
+from judgebias.studies.leaderboard.params import LeaderboardParams, Method, SyntheticSystem
 from judgebias.studies.mmb.params import MmbParams
 from judgebias.studies.philautia.params import SyntheticImages
 
@@ -205,12 +205,39 @@ def write_results(params: LeaderboardParams, task: str, tables: Sequence[Path],
                metrics)
 
 
+def systems_outputs(params: LeaderboardParams, task: str, items: str,
+                    imported: Callable[[str, Path], pd.DataFrame],
+                    simulated: Callable[[str, SyntheticSystem], pd.DataFrame] | None
+                    ) -> pd.DataFrame:
+    """Every system's outputs on a task's items in one table: an imported system's file
+    read by `imported(name, path)`, a simulated one's drawn by `simulated(name, spec)`
+    (None: the items are imported, and a simulated system needs synthetic ones, named by
+    `items`, the task's key). Each error names the system's key, the file and the row."""
+    import pandas as pd
+
+    from judgebias.config import input_errors
+
+    frames = []
+    for name, system in params.tasks[task].systems.items():
+        at = f"leaderboard.tasks.{task}.systems.{name}"
+        if system.outputs is not None:
+            with input_errors(f"{at}.outputs"):
+                frames.append(imported(name, Path(system.outputs)))
+            continue
+        assert system.synthetic is not None  # validate: a system's one source
+        with input_errors(f"{at}.synthetic"):
+            if simulated is None:
+                raise ValueError("a simulated system needs synthetic items "
+                                 f"(leaderboard.tasks.{task}.{items}.synthetic)")
+            frames.append(simulated(name, system.synthetic))
+    return pd.concat(frames, ignore_index=True)
+
+
 def pictures(params: LeaderboardParams, *, task: str, prompts: Path, pictures: Path,
              images: Path) -> None:
     """An images task's prompts and every system's image for each: a simulated
     generator's drawn here (MMB's synthetic world), an imported file's checked here
     (each error names the key, the file and the row)."""
-    import pandas as pd
 
     from judgebias.config import input_errors
     from judgebias.io.artifacts import write_table
@@ -230,24 +257,15 @@ def pictures(params: LeaderboardParams, *, task: str, prompts: Path, pictures: P
     else:
         with input_errors(f"leaderboard.tasks.{task}.prompts.path"):
             table = imported_prompts(Path(str(spec.prompts.path)))
-    frames = []
-    for name, system in spec.systems.items():
-        at = f"leaderboard.tasks.{task}.systems.{name}"
-        if system.outputs is not None:
-            with input_errors(f"{at}.outputs"):
-                frames.append(imported_pictures(table, name, Path(system.outputs)))
-            continue
-        assert system.synthetic is not None  # validate: an image system's one source
-        with input_errors(f"{at}.synthetic"):
-            if drawn is None:
-                raise ValueError("a simulated generator draws for synthetic prompts "
-                                 f"(leaderboard.tasks.{task}.prompts.synthetic)")
-            frames.append(synthetic_pictures(
-                table, name, system.synthetic.quality, system.synthetic.spread,
-                size=drawn.image_size, seed=drawn.seed, folder=images))
+    drawn_ = drawn  # bound for the closure (mypy narrows it here)
+    outputs = systems_outputs(
+        params, task, "prompts", lambda name, path: imported_pictures(table, name, path),
+        None if drawn_ is None else lambda name, spec_: synthetic_pictures(
+            table, name, spec_.quality, spec_.spread, size=drawn_.image_size,
+            seed=drawn_.seed, folder=images))
     images.mkdir(parents=True, exist_ok=True)
     write_table(table, prompts, PROMPTS)
-    write_table(pd.concat(frames, ignore_index=True), pictures, PICTURES)
+    write_table(outputs, pictures, PICTURES)
 
 
 def embed(mmb: MmbParams, *, pictures: Path, embeddings: Path) -> None:
@@ -423,7 +441,6 @@ def renders(params: LeaderboardParams, *, task: str, instructions: Path, drawn: 
     system's drawn here (FRAME's renderer and the system's edit, seed 004 §4.1 and Table
     1), an imported file's checked here (each error names the key, the file and the row;
     judgebias.studies.leaderboard.scored)."""
-    import pandas as pd
 
     from judgebias.config import input_errors
     from judgebias.io.artifacts import write_table
@@ -444,20 +461,15 @@ def renders(params: LeaderboardParams, *, task: str, instructions: Path, drawn: 
     else:
         with input_errors(f"leaderboard.tasks.{task}.prompts.path"):
             table = imported_instructions(Path(str(spec.prompts.path)))
-    frames = []
-    for name, system in spec.systems.items():
-        if system.outputs is not None:
-            with input_errors(f"leaderboard.tasks.{task}.systems.{name}.outputs"):
-                frames.append(imported_drawn(table, name, Path(system.outputs)))
-            continue
-        # validate: otherwise a simulated system, on synthetic instructions
-        assert system.synthetic is not None and synthetic is not None
-        frames.append(draw_pictures(table, name, system.synthetic.quality,
-                                    system.synthetic.edit, size=synthetic.image_size,
-                                    seed=synthetic.seed, folder=images))
+    drawn_ = synthetic
+    outputs = systems_outputs(
+        params, task, "prompts", lambda name, path: imported_drawn(table, name, path),
+        None if drawn_ is None else lambda name, spec_: draw_pictures(
+            table, name, spec_.quality, spec_.edit, size=drawn_.image_size,
+            seed=drawn_.seed, folder=images))
     images.mkdir(parents=True, exist_ok=True)
     write_table(table, instructions, INSTRUCTIONS)
-    write_table(pd.concat(frames, ignore_index=True), drawn, DRAWN)
+    write_table(outputs, drawn, DRAWN)
 
 
 def score(params: LeaderboardParams, run: RunContext, *, task: str, board_judge: str,
@@ -520,7 +532,6 @@ def vqa_answers(params: LeaderboardParams, *, task: str, questions: Path, answer
     """A vqa task's questions and every system's answer to each: BIRCH's synthetic scenes
     and a simulated system's answers drawn here, an imported file's checked here (each
     error names the key, the file and the row; leaderboard.vqa)."""
-    import pandas as pd
 
     from judgebias.config import input_errors
     from judgebias.io.artifacts import write_table
@@ -542,21 +553,13 @@ def vqa_answers(params: LeaderboardParams, *, task: str, questions: Path, answer
     else:
         with input_errors(f"leaderboard.tasks.{task}.questions.path"):
             table = imported_questions(Path(str(spec.questions.path)))
-    frames = []
-    for name, system in spec.systems.items():
-        at = f"leaderboard.tasks.{task}.systems.{name}"
-        if system.outputs is not None:
-            with input_errors(f"{at}.outputs"):
-                frames.append(imported_answers(table, name, Path(system.outputs)))
-            continue
-        assert system.synthetic is not None  # validate: a vqa system's one source
-        with input_errors(f"{at}.synthetic"):
-            if drawn is None:
-                raise ValueError("a simulated system answers synthetic questions "
-                                 f"(leaderboard.tasks.{task}.questions.synthetic)")
-            frames.append(synthetic_answers(table, name, system.synthetic, drawn.seed))
+    drawn_ = drawn
+    outputs = systems_outputs(
+        params, task, "questions", lambda name, path: imported_answers(table, name, path),
+        None if drawn_ is None
+        else lambda name, spec_: synthetic_answers(table, name, spec_, drawn_.seed))
     write_table(table, questions, QUESTIONS)
-    write_table(pd.concat(frames, ignore_index=True), answers, ANSWERS)
+    write_table(outputs, answers, ANSWERS)
 
 
 def vqa_anchor(run: RunContext, *, task: str, board_judge: str, questions: Path,

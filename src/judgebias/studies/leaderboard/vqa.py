@@ -33,7 +33,7 @@ else a tie, counted half (`planted_win_rates`).
 
 Imported questions (item_id, image_path, question) and answers (item_id, answer) are
 checked before any judge is called; each error names the file and the row, rows counted
-from 1 at the first data row (judgebias.data.rows, leaderboard.data.FIRST_ROW).
+from 1 at the first data row (judgebias.data.rows.FIRST_ROW).
 
 Pairs are identified by item and both systems (``item|a|b``, a before b in the task's
 system order, as jobs.system_pairs does), so adding a system adds pairs and changes
@@ -57,6 +57,7 @@ import pyarrow as pa
 
 from judgebias.config import path_errors
 from judgebias.data.paths import input_files, resolve_inside
+from judgebias.data.rows import FIRST_ROW, no_repeats, require_columns
 from judgebias.data.scenes import (
     random_scene,
     render,
@@ -69,7 +70,6 @@ from judgebias.io.filedigest import file_sha256
 from judgebias.studies.birch.data.synthetic import human_preference
 from judgebias.studies.birch.tables import VERDICTS as BIRCH_VERDICTS
 from judgebias.studies.birch.vqa import asked, draw_question, true_facts, write_answer
-from judgebias.studies.leaderboard.data import FIRST_ROW
 from judgebias.studies.leaderboard.tables import DATA
 from judgebias.studies.pomms.data import read_any_table
 
@@ -217,7 +217,8 @@ def imported_questions(path: Path) -> pd.DataFrame:
     """The task's questions from a CSV or Parquet file of item_id, image_path (relative to
     the file's folder, inside it), question: each item once, no empty question, each
     image an existing file."""
-    table = _columns(read_any_table(path), ("item_id", "image_path", "question"), path)
+    table = read_any_table(path)
+    require_columns(table.columns, ("item_id", "image_path", "question"), path)
     ids = table["item_id"].astype(str)
     rows = []
     for row, (raw, item_id, relative, query) in enumerate(
@@ -232,14 +233,15 @@ def imported_questions(path: Path) -> pd.DataFrame:
             raise ValueError(f"{path}: row {row}: image_path {str(relative)!r}: no such "
                              f"file ({image})")
         rows.append((item_id, str(query), str(image), file_sha256(image), "table", None))
-    _once(ids, path)
+    no_repeats(ids, path, "item_id")
     return pd.DataFrame(rows, columns=QUESTIONS.names)
 
 
 def imported_answers(questions: pd.DataFrame, system: str, path: Path) -> pd.DataFrame:
     """A system's answers from a CSV or Parquet file of item_id, answer: every item of
     the task exactly once, no other item, no empty answer (its truth unknown)."""
-    table = _columns(read_any_table(path), ("item_id", "answer"), path)
+    table = read_any_table(path)
+    require_columns(table.columns, ("item_id", "answer"), path)
     ids = table["item_id"].astype(str)
     known = set(questions["item_id"])
     for row, (item_id, text) in enumerate(zip(ids, table["answer"], strict=True),
@@ -248,7 +250,7 @@ def imported_answers(questions: pd.DataFrame, system: str, path: Path) -> pd.Dat
             raise ValueError(f"{path}: row {row}: item_id {item_id!r} is not an item of "
                              "the task")
         _text(text, path, row, f"answer for item {item_id!r}")
-    _once(ids, path)
+    no_repeats(ids, path, "item_id")
     absent = sorted(known - set(ids))
     if absent:
         raise ValueError(f"{path}: no answer for {len(absent)} item(s) of the task, e.g. "
@@ -260,29 +262,10 @@ def imported_answers(questions: pd.DataFrame, system: str, path: Path) -> pd.Dat
                          "padding": None}, columns=ANSWERS.names)
 
 
-def _columns(table: pd.DataFrame, needed: Sequence[str], path: Path) -> pd.DataFrame:
-    """`table` if it has the `needed` columns. (.pictures has the same check; importing
-    it would load scipy at params validation and in the rules that import this module,
-    and make MMB's synthetic world a code dependency of the vqa answers.)"""
-    missing = [c for c in needed if c not in table.columns]
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {missing} (needs {', '.join(needed)})")
-    return table
-
-
 def _text(value: Any, path: Path, row: int, what: str) -> None:
     """A non-empty text cell (an empty CSV cell is "", an empty Parquet one None/NaN)."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{path}: row {row}: empty {what}")
-
-
-def _once(ids: pd.Series, path: Path) -> None:
-    """Each item_id once; counted by position (a Parquet file may bring its own index)."""
-    repeated = np.flatnonzero(ids.duplicated().to_numpy())
-    if len(repeated):
-        first = int(repeated[0])
-        raise ValueError(f"{path}: row {first + FIRST_ROW}: item_id {ids.iloc[first]!r} is "
-                         "given twice (it would count twice)")
 
 
 # -- the planted truth --
