@@ -60,7 +60,7 @@ def journal_counts(project: Path, params: dict) -> dict[str, int]:
 
 @pytest.mark.slow
 def test_plan_matches_the_calls_the_run_makes(tmp_path, default_params, monkeypatch):
-    params = small_all_studies(default_params)
+    params = small_all_studies(default_params, image_tasks=True)  # the images kind planned too
     project = project_of(tmp_path / "all", params)
     before = plan(project)
     assert {row["study"] for row in before["studies"]} == set(STUDIES)

@@ -98,8 +98,12 @@ def study_params(params: dict, *studies: str, small: bool = False) -> dict:
     return params
 
 
-def small_all_studies(default_params: dict) -> dict:
-    """Every study on small data and two or three simulated judges."""
+def small_all_studies(default_params: dict, image_tasks: bool = False) -> dict:
+    """Every study on small data and two or three simulated judges. The leaderboard keeps
+    its captions task only unless `image_tasks`: its images kind has pipeline tests of its
+    own (tests/leaderboard/test_leaderboard_images_pipeline.py), and the tests that run
+    every study (Slurm, today's judges, the front doors) exercise the backends and
+    executors, which the captions task covers."""
     params = copy.deepcopy(default_params)
     philautia = params["philautia"]
     philautia["dataset"]["synthetic"]["n_images"] = 6
@@ -117,6 +121,8 @@ def small_all_studies(default_params: dict) -> dict:
     birch["datasets"]["synthetic"]["n_pairs"] = 24
     birch["downsampling"]["draws"] = 2
     small_leaderboard(params)
+    if not image_tasks:
+        captions_leaderboard(params)
     return params
 
 

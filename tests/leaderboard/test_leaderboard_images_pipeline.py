@@ -138,7 +138,9 @@ def test_adding_a_system_pays_only_for_its_pairs_and_a_refit_compares_nothing(
 
 @pytest.mark.slow
 def test_without_judge_bias_the_calibrated_and_plain_judges_agree(tmp_path, default_params):
-    project = make_project(tmp_path, unbiased(world(default_params)))
+    params = unbiased(world(default_params))
+    params["leaderboard"]["tasks"][TASK]["prompts"]["synthetic"]["n_prompts"] = 8
+    project = make_project(tmp_path, params)
     run([str(BIN / "snakemake"), f"{RESULTS}/metrics.json", "--cores", "2", "--quiet"],
         project)
     pairs = pd.read_parquet(project / RESULTS / "pairs.parquet").set_index(

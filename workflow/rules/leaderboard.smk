@@ -216,13 +216,13 @@ def board_compare_keys(wildcards):
     """What a comparison reads: the judge's answers' params, the task's order, MMB's
     prompt, how it reads the judge's probabilities, and which instructions the methods
     of the judge ask (a single method's own; an mmb method's: the report cell's
-    ensemble, drawn as the factorial draws it)."""
+    ensemble, drawn as the factorial draws it). It looks through every method for the
+    judge's, so it declares them all: an edit of another judge's method reruns the job,
+    whose every answer then comes from the journal."""
     methods = [m for m in BOARD["methods"].values() if m.get("judge") == wildcards.board_judge]
     keys = [*model_keys(wildcards.board_judge, "judge",
                         *board_task(wildcards, "order", "order_seed", "systems")),
-            *block_keys(MmbParams, only=("prompt", "probability")),
-            *(f"leaderboard.methods.{name}" for name, m in BOARD["methods"].items()
-              if m.get("judge") == wildcards.board_judge)]
+            *block_keys(MmbParams, only=("prompt", "probability")), "leaderboard.methods"]
     if any(m["kind"] == "mmb" for m in methods):
         keys += block_keys(MmbParams, only=("report.n_prompts",))
     return keys

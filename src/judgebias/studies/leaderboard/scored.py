@@ -82,13 +82,13 @@ from judgebias.studies.frame.recipes import (
     parse_recipe,
     recipe_id,
 )
-from judgebias.studies.leaderboard.methods import MethodScores
 from judgebias.studies.leaderboard.tables import DATA
 
 if TYPE_CHECKING:
     from PIL import Image
 
     from judgebias.models.context import RunContext
+    from judgebias.studies.leaderboard.methods import MethodScores
     from judgebias.studies.leaderboard.params import LeaderboardParams, Method
 
 FRAME_SCORE = "FRAME score (0-5)"
@@ -376,6 +376,9 @@ def n_instructions(params: LeaderboardParams, task: str) -> int:
 def prompted(scores: pd.DataFrame, items: Sequence[str], systems: Sequence[str],
              judge: str, prompt: str, named: str = "") -> MethodScores:
     """One judge's scores under one FRAME prompt (items x systems, NaN: no score)."""
+    # imported here: methods imports the statistics, which reading the workflow must not
+    from judgebias.studies.leaderboard.methods import MethodScores
+
     chosen = scores[(scores["judge"] == judge) & (scores["prompt"] == prompt)
                     & (scores["named"] == named)]
     wide = chosen.pivot(index="item_id", columns="system", values="score").reindex(
