@@ -29,6 +29,7 @@ from judgebias.config import (
 )
 from judgebias.io.artifacts import ArtifactError
 from judgebias.models.api import PermanentError
+from judgebias.models.external import AwaitingAnswers
 from judgebias.models.gpu import ENV as GPUS_ENV  # the dispatch layer names a job's GPUs
 from judgebias.models.journal import BudgetExceeded, TooManyFailures
 
@@ -154,6 +155,24 @@ def plan(args: argparse.Namespace) -> None:
         raise ConfigError(f"over budget (max_requests): {', '.join(over)}")
 
 
+def requests(args: argparse.Namespace) -> None:
+    """`judgebias requests export FOLDER`: judgebias.exchange.export."""
+    from judgebias.exchange.export import export_requests, export_text
+
+    params = load_config(args.params, data=False)
+    print(export_text(export_requests(params, Path(args.folder), fmt=args.fmt,
+                                      images=args.images, models=args.model,
+                                      studies=args.study)))
+
+
+def answers(args: argparse.Namespace) -> None:
+    """`judgebias answers import FILE ...`: judgebias.exchange.ingest."""
+    from judgebias.exchange.ingest import import_answers, import_text
+
+    params = load_config(args.params, data=False)
+    print(import_text(import_answers(params, [Path(f) for f in args.files])))
+
+
 def probe(args: argparse.Namespace) -> None:
     """The abilities' measure needs no data and must run where validate refuses a study's
     judge for want of one (a table too pessimistic is what it corrects)."""
@@ -259,7 +278,8 @@ def _print_recorded(rules: list[str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command `argv` names (sys.argv's by default); its exit status: 0, 2 for bad
-    input (params, artifacts), 3 for a run stopped by a model's calls (budget, failures)."""
+    input (params, artifacts), 3 for a run stopped by a model's calls (budget, failures,
+    answers not imported yet)."""
     # Imported here, not at the top: the table is read by every command, so it is part of
     # the dispatch layer, not of the code of the commands whose functions are above
     # (judgebias.workflow.codedeps derives that from each function's module).
@@ -282,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, ArtifactError) as exc:
         log.error("%s", exc)
         return 2
-    except (PermanentError, BudgetExceeded, TooManyFailures) as exc:
+    except (PermanentError, BudgetExceeded, TooManyFailures, AwaitingAnswers) as exc:
         log.error("stopped: %s", exc)
         return 3
     except Exception:

@@ -128,6 +128,27 @@ COMMANDS: tuple[Command, ...] = (
                       "+-W (half-width, in the labels' unit; default: what detects the "
                       "mean gap between neighbouring systems under the baseline at "
                       "--alpha and --power-level)"))),
+    Command("requests", f"{CLI}:requests",
+            "write the requests still unanswered, to answer them elsewhere (then `judgebias "
+            "answers import`)",
+            (arg("action", choices=["export"]),
+             arg("folder", help="where to write <model>.jsonl per model and manifest.json"),
+             arg("--format", dest="fmt", choices=["openai", "plain"], default="openai",
+                 help="openai: the Batch API's input lines; plain: prompt parts, images "
+                      "and sampling (default: %(default)s)"),
+             arg("--images", choices=["inline", "files"], default="inline",
+                 help="images as data URLs in each line, or as files under FOLDER/images "
+                      "(default: %(default)s)"),
+             arg("--model", action="append", default=[], metavar="MODEL",
+                 help="a panel model whose requests to write (repeatable; default: every "
+                      "model with backend external)"),
+             arg("--study", action="append", default=[], metavar="STUDY",
+                 help="only this study's requests (repeatable; default: every active one)"))),
+    Command("answers", f"{CLI}:answers",
+            "journal answers written elsewhere under their requests' keys (OpenAI batch "
+            "output or plain lines)",
+            (arg("action", choices=["import"]),
+             arg("files", nargs="+", help="JSONL files of answers"))),
     Command("probe", f"{CLI}:probe",
             "one cheap call per ability to a panel model; records what its provider did "
             "(log-probs, system prompt, temperature, images), which validate then uses",

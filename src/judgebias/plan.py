@@ -144,7 +144,7 @@ def _journal_means(path: Path) -> tuple[float, float] | None:
         return _means([json.loads(u) for (u,) in rows])
 
 
-def _collect(params: Mapping[str, Any]) -> tuple[dict[str, dict[str, list[PlannedCalls]]],
+def collect_calls(params: Mapping[str, Any]) -> tuple[dict[str, dict[str, list[PlannedCalls]]],
                                                  list[tuple[str, str, str]],
                                                  list[tuple[str, str]]]:
     """The active studies' planned calls, by model then study, with their notes."""
@@ -207,7 +207,7 @@ def _plan_model(plan: ModelPlan, journal: Journal | None, version: str,
 
 def plan_calls(params: Mapping[str, Any]) -> Plan:
     """Per panel model: the calls every active study makes, journaled, still needed."""
-    planned, notes, not_counted = _collect(params)
+    planned, notes, not_counted = collect_calls(params)
     plans = []
     for key, model in panel_models(params).items():
         if key not in planned:

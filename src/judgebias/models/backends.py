@@ -341,6 +341,12 @@ BUILTIN: dict[str, BackendSpec] = {spec.name: spec for spec in (
                 # no log-probs; 100 images a request (600 past 200k context); a system
                 # prompt; it samples, at its default temperature 1
                 abilities=Abilities(answer_logprobs=False, images_per_request=100)),
+    # answered elsewhere, its answers imported (judgebias.models.external, issue 44): what
+    # the model gives is the user's to state (panel.<m>.abilities); by default no
+    # log-probs, one sample per request
+    BackendSpec("external", backend=f"{_REGISTRY}:build_external",
+                version="judgebias.models.external:PROTOCOL_VERSION",
+                abilities=Abilities(answer_logprobs=False)),
 )}
 
 

@@ -78,6 +78,12 @@ CREATE TABLE IF NOT EXISTS raw_responses (
     key TEXT PRIMARY KEY,
     raw TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS exported (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    request TEXT NOT NULL,
+    created REAL NOT NULL
+);
 """
 BATCH_FIELDS = ("local_id", "provider", "model", "state", "input_sha256", "n_items",
                 "file_id", "batch_id", "output_file_id", "error_file_id", "created")
@@ -163,20 +169,75 @@ class Journal:
 
     def record(self, key: str, request: ChatRequest, response: ChatResponse) -> None:
         """Commit one answer: a success as reusable, anything else as a failure."""
+        with self._db:
+            self._write(key, request.model, request_summary(request), response)
+
+    def record_many(self, answers: Iterable[tuple[str, str, str, ChatResponse]]) -> None:
+        """Commit (key, model, request summary, response) rows in one transaction: all or
+        none, as a kill leaves it (an import of answers written elsewhere writes chunks of
+        them: judgebias.exchange)."""
+        with self._db:
+            for key, model, summary, response in answers:
+                self._write(key, model, summary, response)
+
+    def _write(self, key: str, model: str, summary: str, response: ChatResponse) -> None:
+        now = time.time()
+        if response.ok:
+            self._db.execute(
+                "INSERT OR IGNORE INTO responses VALUES (?,?,?,?,?,?,?,?)",
+                (key, model, summary, response.text, response.logprobs_json(),
+                 json.dumps(response.usage), response.finish_reason, now))
+            if response.raw:  # a table of its own: journals written before it stay valid
+                self._db.execute("INSERT OR IGNORE INTO raw_responses VALUES (?,?)",
+                                 (key, response.raw))
+        else:
+            self._db.execute("INSERT INTO failures VALUES (?,?,?,?,?)",
+                             (key, model, response.status, response.error, now))
+
+    def failures_of(self, keys: Iterable[str]) -> dict[str, list[ChatResponse]]:
+        """Every failure recorded for each of `keys` that has one, oldest first, as the
+        responses a job saw (status and reason kept)."""
+        found: dict[str, list[ChatResponse]] = {}
+        keys = list(dict.fromkeys(keys))
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            rows = self._db.execute(
+                "SELECT key, status, error FROM failures "
+                f"WHERE key IN ({','.join('?' * len(chunk))}) ORDER BY rowid", chunk)
+            for key, status, error in rows:
+                found.setdefault(key, []).append(
+                    ChatResponse(text="", status=status, error=error))
+        return found
+
+    # -- requests answered elsewhere (judgebias.exchange) -----------------------------------
+
+    def mark_exported(self, requests: Iterable[tuple[str, ChatRequest]]) -> None:
+        """Record (key, request) pairs as written out for answering elsewhere, with what
+        the journal keeps of a request, so an imported answer is journaled as if called."""
         now = time.time()
         with self._db:
-            if response.ok:
-                self._db.execute(
-                    "INSERT OR IGNORE INTO responses VALUES (?,?,?,?,?,?,?,?)",
-                    (key, request.model, request_summary(request), response.text,
-                     response.logprobs_json(), json.dumps(response.usage),
-                     response.finish_reason, now))
-                if response.raw:  # a table of its own: journals written before it stay valid
-                    self._db.execute("INSERT OR IGNORE INTO raw_responses VALUES (?,?)",
-                                     (key, response.raw))
-            else:
-                self._db.execute("INSERT INTO failures VALUES (?,?,?,?,?)",
-                                 (key, request.model, response.status, response.error, now))
+            self._db.executemany(
+                "INSERT OR IGNORE INTO exported VALUES (?,?,?,?)",
+                [(key, request.model, request_summary(request), now)
+                 for key, request in requests])
+
+    def exported(self, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """key -> (model, request summary) of the `keys` ever exported from this journal."""
+        found: dict[str, tuple[str, str]] = {}
+        keys = list(dict.fromkeys(keys))
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            for key, model, summary in self._db.execute(
+                    "SELECT key, model, request FROM exported "
+                    f"WHERE key IN ({','.join('?' * len(chunk))})", chunk):
+                found[key] = (model, summary)
+        return found
+
+    def unanswered_exports(self) -> dict[str, int]:
+        """model -> how many of its exported requests have no answer yet."""
+        return dict(self._db.execute(
+            "SELECT model, COUNT(*) FROM exported WHERE key NOT IN (SELECT key FROM "
+            "responses) GROUP BY model"))
 
     def raw(self, key: str) -> str | None:
         """The provider's raw answer journaled with the answer of `key`, if it kept one

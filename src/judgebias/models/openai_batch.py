@@ -84,14 +84,14 @@ class OpenAIBatches:
         for line in self.client.files.content(file_id).text.splitlines():
             if line.strip():
                 row = json.loads(line)
-                yield row.get("custom_id"), _result(row)
+                yield row.get("custom_id"), result_row(row)
 
 
 def _filename(tag: str) -> str:
     return f"jb-{tag}.jsonl"
 
 
-def _result(row: Mapping[str, Any]) -> ChatResponse:
+def result_row(row: Mapping[str, Any]) -> ChatResponse:
     """One output or error row as a response: the answer, or a failure with its reason
     (the HTTP status or the error code first: judgebias.models.batch.retryable reads it)."""
     response = row.get("response") or {}

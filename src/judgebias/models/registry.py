@@ -208,6 +208,16 @@ def build_anthropic(run: RunContext, model: PanelModel, role: str) -> Backend:
     return backend
 
 
+def build_external(run: RunContext, model: PanelModel, role: str) -> Backend:
+    """A model answered elsewhere: its journal's answers and imported failures only
+    (judgebias.models.external)."""
+    from judgebias.models.external import ExternalBackend
+    from judgebias.models.journal import journal_path
+
+    return ExternalBackend(model.label, journal_path(run.journal_dir, "external",
+                                                     model.model_id))
+
+
 def api_client(cls: type[ApiBackend], run: RunContext, model: PanelModel) -> ApiBackend:
     """An HTTP backend with its ``backends.<name>`` client settings and its key."""
     return cls(model.model_id, model.label, run.limits(model.backend), base_url=model.base_url,

@@ -90,7 +90,7 @@ def check_failures(responses: Sequence[ChatResponse], max_share: float, label: s
         "are not paid again), or accept failures with max_failures in the params file.")
 
 
-def _empty_as_failure(response: ChatResponse) -> ChatResponse:
+def empty_as_failure(response: ChatResponse) -> ChatResponse:
     """An answer with no text is "empty", unless its output limit cut it off (hidden
     reasoning spent it all): that one stays an answer, truncated, journaled and never
     paid for again (judgebias.models.base.FINISH_LENGTH)."""
@@ -128,7 +128,7 @@ def run_requests(backend: Backend, requests: Sequence[ChatRequest], journal: Jou
         progress = Progress(label or model, len(pending))
 
         def on_response(index: int, response: ChatResponse) -> None:
-            response = _empty_as_failure(response)
+            response = empty_as_failure(response)
             key = pending_keys[index]
             journal.record(key, pending_requests[index], response)
             answers[key] = response
