@@ -162,7 +162,8 @@ def requests(args: argparse.Namespace) -> None:
     params = load_config(args.params, data=False)
     print(export_text(export_requests(params, Path(args.folder), fmt=args.fmt,
                                       images=args.images, models=args.model,
-                                      studies=args.study)))
+                                      studies=args.study, max_requests=args.max_requests,
+                                      max_bytes=int(args.max_mb * 1024 * 1024))))
 
 
 def answers(args: argparse.Namespace) -> None:
@@ -171,6 +172,23 @@ def answers(args: argparse.Namespace) -> None:
 
     params = load_config(args.params, data=False)
     print(import_text(import_answers(params, [Path(f) for f in args.files])))
+
+
+def recorded(args: argparse.Namespace) -> None:
+    """`judgebias recorded convert TOOL SOURCE OUT`: judgebias.recorded.convert."""
+    from judgebias.recorded.convert import read_tool, tool_named
+    from judgebias.recorded.tables import write_recorded
+
+    options = dict(option.partition("=")[::2] for option in args.option)
+    try:  # a bad row, option or tool: the message names it
+        table = read_tool(args.tool, args.source, **options)
+        rows = write_recorded(table, args.out, tool_named(args.tool).kind)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    skipped = table.attrs.get("skipped", [])
+    print(f"{args.out}: {rows} judgements"
+          + (f"; {len(skipped)} left out (failed in {args.tool}: never a number)"
+             if skipped else ""))
 
 
 def probe(args: argparse.Namespace) -> None:

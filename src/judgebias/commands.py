@@ -143,12 +143,26 @@ COMMANDS: tuple[Command, ...] = (
                  help="a panel model whose requests to write (repeatable; default: every "
                       "model with backend external)"),
              arg("--study", action="append", default=[], metavar="STUDY",
-                 help="only this study's requests (repeatable; default: every active one)"))),
+                 help="only this study's requests (repeatable; default: every active one)"),
+             arg("--max-requests", type=int, default=50_000, metavar="N",
+                 help="at most N requests a file (default: %(default)s, OpenAI's limit)"),
+             arg("--max-mb", type=float, default=190.0, metavar="MB",
+                 help="at most MB megabytes a file (default: %(default)s; OpenAI's limit "
+                      "is 200)"))),
     Command("answers", f"{CLI}:answers",
             "journal answers written elsewhere under their requests' keys (OpenAI batch "
             "output or plain lines)",
             (arg("action", choices=["import"]),
              arg("files", nargs="+", help="JSONL files of answers"))),
+    Command("recorded", f"{CLI}:recorded",
+            "convert another tool's judge log (lmms-eval, VLMEvalKit, inspect_ai) into a "
+            "recorded-judgements table",
+            (arg("action", choices=["convert"]),
+             arg("tool", help="lmms-eval, vlmevalkit or inspect_ai"),
+             arg("source", help="the tool's log or prediction file"),
+             arg("out", help="the table to write (.parquet, .csv or .jsonl)"),
+             arg("--option", action="append", default=[], metavar="KEY=VALUE",
+                 help="an adapter option (repeatable), e.g. judge=gpt-4o"))),
     Command("probe", f"{CLI}:probe",
             "one cheap call per ability to a panel model; records what its provider did "
             "(log-probs, system prompt, temperature, images), which validate then uses",

@@ -250,3 +250,12 @@ def study_models(params: Mapping[str, Any], name: str) -> list[str]:
 def simulated_models(params: Mapping[str, Any], models: list[str]) -> set[str]:
     """The models among `models` that are simulated (reports flag them)."""
     return {k for k in models if params["panel"][k]["backend"] == "sim"}
+
+
+def answer_sources(params: Mapping[str, Any], models: list[str]) -> dict[str, str]:
+    """Where each of `models`' answers come from, as the card and the report say it:
+    ``simulated`` (backend sim), ``imported`` (backend external: answered outside
+    judgebias, brought in by `judgebias answers import`) or ``called`` (judgebias called
+    the model through its backend)."""
+    named = {"sim": "simulated", "external": "imported"}
+    return {k: named.get(params["panel"][k]["backend"], "called") for k in models}

@@ -128,8 +128,11 @@ def test_a_negative_effect_reads_as_its_size_in_the_other_direction():
 def test_terminal_card_and_json(tmp_path):
     card = adjust(frame(row(), row(measure="score", p_value=np.nan, ci_low=np.nan,
                                    ci_high=np.nan, note="no test")))
-    text = card_text(card, "judge-a", simulated=True)
+    text = card_text(card, "judge-a", "simulated")
     assert text.splitlines()[0] == "judge-a (simulated)"
+    assert card_text(card, "judge-a", "imported").splitlines()[0] == \
+        "judge-a (answers imported: judged outside judgebias)"
+    assert card_text(card, "judge-a").splitlines()[0] == "judge-a"
     assert "Self_Preference: 1 [0.5, 1.5] points  p_adj 0.01 *  n=100" in text
     assert "Score: 1 points  n=100  -- no test" in text
     parsed = json.loads(card_json(card, "judge-a"))

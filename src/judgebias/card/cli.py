@@ -14,7 +14,7 @@ from judgebias.card.text import card_json, card_text, estimate_text, number
 
 def show_card(params: Mapping[str, Any], args: argparse.Namespace) -> str:
     from judgebias.card.compare import compare, load_card
-    from judgebias.study import simulated_models
+    from judgebias.study import answer_sources
 
     if args.compare:
         changes = compare(*(load_card(run) for run in args.compare))
@@ -27,8 +27,8 @@ def show_card(params: Mapping[str, Any], args: argparse.Namespace) -> str:
     models = [args.model] if args.model else list(dict.fromkeys(card["model"]))
     if args.json:
         return "\n".join(card_json(card, m) for m in models) + "\n"
-    simulated = simulated_models(params, [m for m in models if m in params["panel"]])
-    return "\n".join(card_text(card, m, m in simulated) for m in models)
+    sources = answer_sources(params, [m for m in models if m in params["panel"]])
+    return "\n".join(card_text(card, m, sources.get(m, "called")) for m in models)
 
 
 def compare_text(changes: pd.DataFrame) -> str:

@@ -72,10 +72,16 @@ def reading(card: pd.DataFrame, model: str) -> str:
     return text + "."
 
 
-def card_text(card: pd.DataFrame, model: str, simulated: bool = False) -> str:
-    """`judgebias card MODEL`: the reading, then every row of the judge, study by study."""
+SOURCE_NOTES = {"simulated": " (simulated)",
+                "imported": " (answers imported: judged outside judgebias)"}
+
+
+def card_text(card: pd.DataFrame, model: str, source: str = "called") -> str:
+    """`judgebias card MODEL`: the reading, then every row of the judge, study by study.
+    `source` says where the judge's answers came from (judgebias.study.answer_sources):
+    a simulated or an imported judge is named so."""
     rows = judge_rows(card, model)
-    lines = [f"{model}{' (simulated)' if simulated else ''}", reading(card, model), ""]
+    lines = [f"{model}{SOURCE_NOTES.get(source, '')}", reading(card, model), ""]
     for study, group in rows.groupby("study", sort=False):
         lines.append(f"{study}:")
         for _, row in group.iterrows():

@@ -10,18 +10,21 @@ manifest and the summary count them per study and model, with the study's note, 
 to run the pipeline after importing, then export again, so a pipeline with several
 stages of model calls goes out in as many rounds.
 
-Each model's requests go in a file of their own (``<panel key>.jsonl``: OpenAI's Batch API
-takes one model per file), with ``manifest.json`` beside them (format, image mode, and per
-model its backend, model id, file and count). Every key written is recorded in the
-model's journal first (Journal.mark_exported): `judgebias answers import` accepts
-answers only for keys exported from this project, and journals each with the request's
-summary as an online call would.
+Each model's requests go in files of their own (``<panel key>.jsonl``: OpenAI's Batch API
+takes one model per file), cut where a file would pass ``max_requests`` lines or
+``max_bytes`` (OpenAI's limits are 50,000 requests and 200 MB per file, specs/batch.md;
+the defaults are judgebias.models.batch.BatchSettings', which stay under both), then
+named ``<panel key>.001.jsonl``, ``.002`` ...; ``manifest.json`` beside them gives the
+format, the image mode, and per model its backend, model id, files and count. Every key
+written is recorded in the model's journal first (Journal.mark_exported): `judgebias
+answers import` accepts answers only for keys exported from this project, and journals
+each with the request's summary as an online call would.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,7 @@ from judgebias.config import ConfigError
 from judgebias.exchange.formats import ImageMode, RequestFormat, image_file, request_line
 from judgebias.io.atomicfile import atomic_path
 from judgebias.models.base import ChatRequest
+from judgebias.models.batch import BatchSettings
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.panel import PanelModel, panel_models
 from judgebias.models.reasoning import Reasoning
@@ -38,17 +42,18 @@ from judgebias.plan import PlannedCalls, collect_calls
 from judgebias.study import active
 
 MANIFEST = "manifest.json"
+LIMITS = BatchSettings()  # the per-file limits the provider batches use
 
 
 @dataclass
 class ModelExport:
-    """What was written for one panel model: its file and requests, and how many more
+    """What was written for one panel model: its files and requests, and how many more
     wait for inputs not built yet (by study, with the study's note)."""
 
     model: str
     backend: str
     model_id: str
-    file: str = ""
+    files: list[str] = field(default_factory=list)
     requests: int = 0
     answered: int = 0  # already in the journal, not written
     waiting: dict[str, int] = field(default_factory=dict)
@@ -78,7 +83,8 @@ def default_models(params: Mapping[str, Any]) -> list[str]:
 
 def export_requests(params: Mapping[str, Any], folder: Path, *, fmt: RequestFormat = "openai",
                     images: ImageMode = "inline", models: Sequence[str] = (),
-                    studies: Sequence[str] = ()) -> ExportSummary:
+                    studies: Sequence[str] = (), max_requests: int = LIMITS.max_requests,
+                    max_bytes: int = LIMITS.max_bytes) -> ExportSummary:
     """Write every request the `studies` (default: every active one) still need of the
     `models` (default: the external ones) to `folder` (module docstring)."""
     panel = panel_models(params)
@@ -101,7 +107,7 @@ def export_requests(params: Mapping[str, Any], folder: Path, *, fmt: RequestForm
         by_study = {study: calls for study, calls in planned.get(key, {}).items()
                     if not studies or study in studies}
         exports.append(_export_model(panel[key], by_study, folder, fmt, images,
-                                     Path(params["journal_dir"])))
+                                     Path(params["journal_dir"]), (max_requests, max_bytes)))
     summary = ExportSummary(folder, fmt, images, exports)
     _write_manifest(summary)
     return summary
@@ -109,8 +115,8 @@ def export_requests(params: Mapping[str, Any], folder: Path, *, fmt: RequestForm
 
 def _export_model(model: PanelModel, by_study: Mapping[str, list[PlannedCalls]],
                   folder: Path, fmt: RequestFormat, images: ImageMode,
-                  journal_dir: Path) -> ModelExport:
-    """One model's file: its keyed requests not answered yet, each once."""
+                  journal_dir: Path, limits: tuple[int, int]) -> ModelExport:
+    """One model's files: its keyed requests not answered yet, each once."""
     version = backend_version(model)
     export = ModelExport(model.key, model.backend, model.model_id)
     requests: dict[str, ChatRequest] = {}
@@ -128,20 +134,49 @@ def _export_model(model: PanelModel, by_study: Mapping[str, list[PlannedCalls]],
         journal.mark_exported(pending.items())
     export.answered, export.requests = len(answered), len(pending)
     reasoning = Reasoning.of(model.fields) if model.backend == "openai" else None
-    export.file = f"{model.key}.jsonl"
-    with atomic_path(folder / export.file) as tmp, tmp.open("w", encoding="utf-8") as out:
-        for key, request in pending.items():
-            files = None if images == "inline" else [
-                image_file(image, digest, folder)
-                for image, digest in zip(request.images, request.image_hashes(), strict=True)]
-            out.write(request_line(key, request, fmt, files, reasoning) + "\n")
+    lines = (request_line(key, request, fmt, None if images == "inline" else [
+        image_file(image, digest, folder)
+        for image, digest in zip(request.images, request.image_hashes(), strict=True)],
+        reasoning) + "\n" for key, request in pending.items())
+    parts = [_write_part(folder / f"{model.key}.{n:03d}.jsonl", group)
+             for n, group in enumerate(_groups(lines, *limits), 1)]
+    if len(parts) <= 1:  # one file: no part number
+        one = folder / f"{model.key}.jsonl"
+        if parts:
+            parts[0].replace(one)
+        else:
+            _write_part(one, [])
+        parts = [one]
+    export.files = [p.name for p in parts]
     return export
+
+
+def _groups(lines: Iterable[str], max_requests: int, max_bytes: int) -> Iterator[list[str]]:
+    """Consecutive lines in groups under both limits (a line alone over `max_bytes` is a
+    group of its own)."""
+    group: list[str] = []
+    size = 0
+    for line in lines:
+        length = len(line.encode())
+        if group and (len(group) >= max_requests or size + length > max_bytes):
+            yield group
+            group, size = [], 0
+        group.append(line)
+        size += length
+    if group:
+        yield group
+
+
+def _write_part(path: Path, lines: Iterable[str]) -> Path:
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as out:
+        out.writelines(lines)
+    return path
 
 
 def _write_manifest(summary: ExportSummary) -> None:
     manifest = {"format": summary.fmt, "images": summary.images,
                 "models": {m.model: {"backend": m.backend, "model_id": m.model_id,
-                                     "file": m.file, "requests": m.requests,
+                                     "files": m.files, "requests": m.requests,
                                      "already_answered": m.answered,
                                      "waiting_for_inputs": m.waiting, "notes": m.notes}
                            for m in summary.models}}
@@ -154,9 +189,10 @@ def export_text(summary: ExportSummary) -> str:
     waits, then the next step."""
     lines = []
     for m in summary.models:
+        where = ", ".join(str(summary.folder / f) for f in m.files)
         lines.append(f"{m.model} ({m.backend}, {m.model_id}): {m.requests} requests -> "
-                     f"{summary.folder / m.file}" + (f" ({m.answered} already answered, not "
-                                                     "written)" if m.answered else ""))
+                     f"{where}" + (f" ({m.answered} already answered, not written)"
+                                   if m.answered else ""))
         for study, n in m.waiting.items():
             lines.append(f"  {study}: {n} more wait for inputs the pipeline has not built "
                          "yet")

@@ -43,9 +43,9 @@ def write_full_report(params: Mapping[str, Any], params_path: str,
     -> file name -> path, judgebias.study.ReportInputs)."""
     from judgebias.card.schema import CARD
     from judgebias.report.card import card_section, study_anchor
-    from judgebias.study import active, simulated_models, study_models
+    from judgebias.study import active, answer_sources, simulated_models, study_models
 
-    sections, simulated = [], set()
+    sections, simulated, models = [], set(), {}
     for study in active(params):
         if study.report is None:
             continue
@@ -56,13 +56,16 @@ def write_full_report(params: Mapping[str, Any], params_path: str,
         section.anchor = study_anchor(study.name)
         sections.append(section)
         simulated |= simulated_models(params, study_models(params, study.name))
+        models.update(dict.fromkeys(study_models(params, study.name)))
     card_rows = read_table(card, CARD) if card is not None else None
     if card_rows is not None and len(card_rows):  # no study judging the judges: no card
         sections.insert(0, card_section(card_rows, list(params["panel"])))
     report = Report(
         title="judgebias report",
         sections=sections,
-        provenance=provenance(params, params_path),
+        provenance={**provenance(params, params_path),
+                    "answers": "; ".join(f"{m}: {source}" for m, source in
+                                         answer_sources(params, list(models)).items())},
         simulated_models=sorted(simulated),
     )
     write_report(report, out)
