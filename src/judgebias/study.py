@@ -132,6 +132,9 @@ class Study:
     targets: Mapping[str, str] = field(default_factory=dict, hash=False)
     sim_traits: bool = True
     requires: tuple[str, ...] = ()
+    # Its judges are named by its input tables, not by the panel (the recorded study: no
+    # panel model is its; the card takes its rows' judges as the tables name them).
+    judges_in_data: bool = False
     # The fitted estimators it saves (judgebias.io.saved), "module:Class" in its package:
     # the allowlist of classes `judgebias.load` builds from a file (`saved_classes`).
     saved: tuple[str, ...] = ()
@@ -239,7 +242,10 @@ def gathered(params: Mapping[str, Any], attribute: str) -> list[Any]:
 
 def study_models(params: Mapping[str, Any], name: str) -> list[str]:
     """The panel models a study uses: its own `models:` subset, else those of the study
-    it builds on (Pomms uses philautia's), else the whole panel."""
+    it builds on (Pomms uses philautia's), else the whole panel; none for a study whose
+    judges its input tables name (``Study.judges_in_data``)."""
+    if registered()[name].judges_in_data:
+        return []
     if params[name].get("models"):
         return list(params[name]["models"])
     for parent in registered()[name].requires:

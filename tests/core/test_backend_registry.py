@@ -249,7 +249,7 @@ def test_a_plugin_backend_is_validated_built_and_keyed(plugged, params):
             "'sim')" in error(lambda p: p["lumen-large"].update(reply="hi")))
     assert ("panel.echo.batch: batch mode is for the openai, gemini and anthropic backends "
             "(backend is 'echo')" in error(lambda p: p["echo"].update(batch=True)))
-    assert ("'sim', 'openai', 'gemini', 'vllm', 'anthropic', 'echo'" in
+    assert ("'sim', 'openai', 'gemini', 'vllm', 'anthropic', 'external', 'echo'" in
             error(lambda p: p["echo"].update(backend="ecco")))
 
 

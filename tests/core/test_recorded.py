@@ -76,10 +76,22 @@ def test_valid_tables_come_back_typed_in_schema_order() -> None:
     assert math.isnan(pairs["probability"].iloc[2])
 
 
-@pytest.mark.parametrize("drop", ["item", "score", "row", "logprobs"])
+@pytest.mark.parametrize("drop", ["item", "score", "judge", "output_id"])
 def test_a_missing_column_is_named(drop: str) -> None:
     with pytest.raises(RecordedTableError, match=rf"s\.csv: missing column\(s\) \['{drop}'\]"):
         validate_scores(scores_table().drop(columns=drop), "s.csv")
+
+
+def test_a_table_written_by_hand_may_leave_out_the_optional_columns() -> None:
+    """Who wrote an output, its text, log-probs and probability are unknown; the source is
+    the file and each row its own data row."""
+    scores = validate_scores(scores_table().drop(columns=["generator", "output", "logprobs",
+                                                          "source", "row"]), "s.csv")
+    assert (scores["generator"] == "").all() and (scores["source"] == "s.csv").all()
+    assert scores["row"].tolist() == list(range(1, len(scores) + 1))
+    pairs = validate_pairwise(pairwise_table().drop(columns=["probability", "source", "row"]),
+                              "p.csv")
+    assert pairs["probability"].isna().all() and pairs["row"].iloc[0] == 1
 
 
 def test_an_unexpected_column_is_named() -> None:

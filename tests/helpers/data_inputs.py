@@ -5,7 +5,7 @@ the images (the study's ``data`` module lists them; judgebias.workflow.dvc_expor
 folder listed whole into one DVC dep). The study tests build a small project on a dataset
 in its published format, run it with Snakemake, record it for DVC
 (:func:`recorded_project`), then rewrite one file of the dataset and check what each door
-plans and what `dvc repro` runs (:func:`assert_edit_reruns`): DVC reruns a stage when a
+plans and what `dvc repro` runs (:func:`assert_edits_rerun`): DVC reruns a stage when a
 dep's content changed, so the data table must change with any file it was built from,
 an image's bytes included (each study's table stores the SHA-256 of every image it names,
 judgebias.io.filedigest.file_sha256); a table that named the images by path alone came out
@@ -105,41 +105,57 @@ def dvc_repro(project: Path) -> set[str]:
     return set(re.findall(r"Running stage '([^']+)'", said.stdout + said.stderr))
 
 
-def assert_edit_reruns(project: Path, path: Path, edit: Callable[[bytes], bytes],
+def assert_edits_rerun(project: Path, edits: Iterable[tuple[Path, Callable[[bytes], bytes]]],
                        rule: str, stage: str) -> None:
-    """Rewrite `path` (its bytes through `edit`, which must change what the data stage
-    writes: a row the table keeps, an image it names): Snakemake then plans exactly the
-    jobs of `rule` and every job downstream of them (what ``--forcerun RULE`` plans), `dvc
-    status` names the stage `stage` alone (it does not look past a changed stage), and
-    `dvc repro` runs `stage`, which writes new content to at least one output, and every
-    stage reading such an output (a judge's, an embedding's, an analysis's), and none but
-    those downstream of it: the results after the data are not kept stale. The old bytes and
-    modification time are then put back, `dvc repro` brings the old outputs back, and
-    neither door has anything to do: an untouched dataset plans nothing."""
+    """Rewrite each `path` of `edits` in turn (its bytes through its `edit`, which must
+    change what the data stage writes: a row the table keeps, an image it names), each on
+    top of the edits before it: after each, Snakemake plans exactly the jobs of `rule` and
+    every job downstream of them (what ``--forcerun RULE`` plans), `dvc status` names the
+    stage `stage` alone (it does not look past a changed stage), and `dvc repro` runs
+    `stage`, which writes new content to at least one output, and every stage reading
+    such an output (a judge's, an embedding's, an analysis's), and none but those
+    downstream of it: the results after the data are not kept stale. `judgebias dvc
+    repro` fails unless it leaves both doors nothing to do (judgebias.workflow.dvcsync.
+    record_snakemake), so each edit starts from a current project. The old bytes and
+    modification times of every file are then put back, `dvc repro` brings the old
+    outputs back, and neither door has anything to do: an untouched dataset plans
+    nothing. One `dvc repro` puts all the files back (one per file reran the same stages
+    again and again: 20-30 s of a test each)."""
+    kept: list[tuple[Path, bytes, os.stat_result]] = []
+    try:
+        for path, edit in edits:
+            before, stat = path.read_bytes(), path.stat()
+            after = edit(before)
+            assert after != before
+            kept.append((path, before, stat))
+            _assert_edit_reruns(project, path, after, rule, stage)
+    finally:
+        for path, before, stat in reversed(kept):
+            path.write_bytes(before)
+            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        if kept:
+            dvc_repro(project)
+    assert not planned_jobs(project), [path for path, _, _ in kept]
+    assert not (changed := dvc_changed(project)), ([path for path, _, _ in kept], changed)
+
+
+def _assert_edit_reruns(project: Path, path: Path, after: bytes, rule: str,
+                        stage: str) -> None:
+    """`path` rewritten as `after`: what each door plans and runs (assert_edits_rerun)."""
     downstream = planned_jobs(project, "--forcerun", rule)
     assert any(name == rule for name, _ in downstream), downstream
     after_stage, locked = downstream_stages(project, stage), locked_outs(project, stage)
-    before, stat = path.read_bytes(), path.stat()
-    after = edit(before)
-    assert after != before
     path.write_bytes(after)
-    try:
-        planned = planned_jobs(project)
-        assert planned == downstream, (path, sorted(planned), sorted(downstream))
-        changed = dvc_changed(project)
-        assert set(changed) == {stage}, (path, changed)
-        ran = dvc_repro(project)
-        rewritten = {out for out, md5 in locked_outs(project, stage).items()
-                     if locked.get(out) != md5}
-        rerun = readers(project, rewritten)
-        assert rewritten and rerun, (path, sorted(ran), "the data stage wrote the same")
-        assert {stage} | rerun <= ran <= after_stage, (path, sorted(ran), sorted(rerun))
-    finally:
-        path.write_bytes(before)
-        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-        dvc_repro(project)
-    assert not planned_jobs(project), path
-    assert not (changed := dvc_changed(project)), (path, changed)
+    planned = planned_jobs(project)
+    assert planned == downstream, (path, sorted(planned), sorted(downstream))
+    changed = dvc_changed(project)
+    assert set(changed) == {stage}, (path, changed)
+    ran = dvc_repro(project)
+    rewritten = {out for out, md5 in locked_outs(project, stage).items()
+                 if locked.get(out) != md5}
+    rerun = readers(project, rewritten)
+    assert rewritten and rerun, (path, sorted(ran), "the data stage wrote the same")
+    assert {stage} | rerun <= ran <= after_stage, (path, sorted(ran), sorted(rerun))
 
 
 def replace_text(old: str, new: str) -> Callable[[bytes], bytes]:

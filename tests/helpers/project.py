@@ -92,7 +92,7 @@ def study_params(params: dict, *studies: str, small: bool = False) -> dict:
     params = copy.deepcopy(params)
     for study in STUDIES:
         if study not in studies:
-            params.pop(study)
+            params.pop(study, None)
     if small:
         _small(params)
     return params

@@ -36,13 +36,16 @@ def study_rows(params: Mapping[str, Any], files: Mapping[str, Mapping[str, str]]
             raise ValueError(f"card: study {study.name!r} needs files {sorted(declared)}, "
                              f"was given {sorted(named)}")
         rows = study.load("card")(params, named)
-        frames.append(_checked(rows, study.name, set(study_models(params, study.name))))
+        judged = None if study.judges_in_data else set(study_models(params, study.name))
+        frames.append(_checked(rows, study.name, judged))
     if not frames:
         return pd.DataFrame({f.name: pd.Series(dtype=object) for f in ROW_FIELDS})
     return pd.concat(frames, ignore_index=True)
 
 
-def _checked(rows: pd.DataFrame, study: str, judged: set[str]) -> pd.DataFrame:
+def _checked(rows: pd.DataFrame, study: str, judged: set[str] | None) -> pd.DataFrame:
+    """The rows in the card's columns, checked: their study, and each model one the study
+    judged (`judged`; None for a study whose judges its tables name)."""
     source = f"card rows of study {study!r}"
     names = [f.name for f in ROW_FIELDS]
     missing, extra = sorted(set(names) - set(rows)), sorted(set(rows) - set(names))
@@ -52,7 +55,7 @@ def _checked(rows: pd.DataFrame, study: str, judged: set[str]) -> pd.DataFrame:
     rows = rows[names].reset_index(drop=True)
     if (rows["study"] != study).any():
         raise ArtifactError(f"{source}: rows name another study")
-    stray = sorted(set(rows["model"]) - judged)
+    stray = sorted(set(rows["model"]) - judged) if judged is not None else []
     if stray:
         raise ArtifactError(f"{source}: rows for models the study did not judge: {stray}")
     duplicated = rows[rows.duplicated(KEY, keep=False)]

@@ -28,7 +28,8 @@ def show_card(params: Mapping[str, Any], args: argparse.Namespace) -> str:
     if args.json:
         return "\n".join(card_json(card, m) for m in models) + "\n"
     sources = answer_sources(params, [m for m in models if m in params["panel"]])
-    return "\n".join(card_text(card, m, sources.get(m, "called")) for m in models)
+    # a judge outside the panel is one a recorded table names (the recorded study)
+    return "\n".join(card_text(card, m, sources.get(m, "recorded")) for m in models)
 
 
 def compare_text(changes: pd.DataFrame) -> str:

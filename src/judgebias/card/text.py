@@ -73,7 +73,8 @@ def reading(card: pd.DataFrame, model: str) -> str:
 
 
 SOURCE_NOTES = {"simulated": " (simulated)",
-                "imported": " (answers imported: judged outside judgebias)"}
+                "imported": " (answers imported: judged outside judgebias)",
+                "recorded": " (recorded judgements: judged outside judgebias)"}
 
 
 def card_text(card: pd.DataFrame, model: str, source: str = "called") -> str:

@@ -19,6 +19,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 PACKAGE = "judgebias"
 STUDIES = f"{PACKAGE}.studies"
@@ -159,15 +160,19 @@ def study_modules(src: Path = SRC) -> dict[str, list[str]]:
             if (study / "__init__.py").is_file() and not study.name.startswith("_")}
 
 
-def declared_lacks(init: Path) -> set[str]:
-    """The roles a study's declaration (``STUDY = Study(..., lacks=(...))`` in its
-    ``__init__.py``) says it lacks, read from the source."""
+def declared(init: Path, name: str, default: Any) -> Any:
+    """The value a study's declaration (``STUDY = Study(...)`` in its ``__init__.py``)
+    gives keyword `name` (a literal), read from the source; `default` where it gives
+    none."""
     for node in ast.walk(ast.parse(init.read_text())):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Study":
             for keyword in node.keywords:
-                if keyword.arg == "lacks":
-                    return set(ast.literal_eval(keyword.value))
-    return set()
+                if keyword.arg == name:
+                    return ast.literal_eval(keyword.value)
+    return default
+
+
+
 
 
 def role_problems(src: Path = SRC) -> list[str]:
@@ -175,9 +180,13 @@ def role_problems(src: Path = SRC) -> list[str]:
     under a retired name (see REQUIRED_ROLES)."""
     problems = []
     for study, names in study_modules(src).items():
-        lacks = declared_lacks(src / PACKAGE / "studies" / study / "__init__.py")
+        init = src / PACKAGE / "studies" / study / "__init__.py"
+        lacks = set(declared(init, "lacks", ()))
+        # a study whose judges its input tables name calls no model: no jobs module
+        exempt = {"jobs"} if declared(init, "judges_in_data", False) else set()
         problems += [f"studies/{study}: no `{role}` module" for role in REQUIRED_ROLES
-                     if role not in names and ROLE_OF_MODULE.get(role) not in lacks]
+                     if role not in names and ROLE_OF_MODULE.get(role) not in lacks
+                     and role not in exempt]
         problems += [f"studies/{study}: `{name}` is a retired module name"
                      for name in RETIRED_NAMES if name in names]
     return problems

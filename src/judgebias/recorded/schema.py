@@ -189,6 +189,7 @@ def _typed(table: pd.DataFrame, kind: RecordedKind, path: str | Path) -> pd.Data
     """`table`'s columns of `kind`, each in its dtype: text stays text (an integer id
     such as a JSON ``doc_id`` becomes its digits, a missing value ""), numbers parse from
     text, and anything else is an error naming the cell."""
+    table = _with_defaults(table, kind, path)
     try:
         require_columns(table.columns, list(kind.columns), path)
     except ValueError as exc:
@@ -201,6 +202,22 @@ def _typed(table: pd.DataFrame, kind: RecordedKind, path: str | Path) -> pd.Data
     rows = _Rows(table, path)
     return pd.DataFrame({name: _column(table[name], name, dtype, rows)
                          for name, dtype in kind.columns.items()})
+
+
+OPTIONAL = ("generator", "output", "logprobs", "probability", "source", "row")
+"""Columns a table may leave out (one written by hand): who wrote the output, its text,
+the log-probs and the probability are then unknown ("", NaN), the source is the file
+and each row is its own data row."""
+
+
+def _with_defaults(table: pd.DataFrame, kind: RecordedKind, path: str | Path
+                   ) -> pd.DataFrame:
+    """`table` with the optional columns of `kind` it lacks (:data:`OPTIONAL`) filled."""
+    defaults = {"generator": "", "output": "", "logprobs": "", "probability": math.nan,
+                "source": str(path), "row": np.arange(len(table)) + FIRST_ROW}
+    missing = {name: defaults[name] for name in OPTIONAL
+               if name in kind.columns and name not in table.columns}
+    return table.assign(**missing) if missing else table
 
 
 def _column(values: pd.Series, name: str, dtype: str, rows: _Rows) -> pd.Series:

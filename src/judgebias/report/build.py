@@ -59,7 +59,9 @@ def write_full_report(params: Mapping[str, Any], params_path: str,
         models.update(dict.fromkeys(study_models(params, study.name)))
     card_rows = read_table(card, CARD) if card is not None else None
     if card_rows is not None and len(card_rows):  # no study judging the judges: no card
-        sections.insert(0, card_section(card_rows, list(params["panel"])))
+        # the panel's judges first, then any the card names from recorded judgements
+        judges = list(dict.fromkeys([*params["panel"], *card_rows["model"]]))
+        sections.insert(0, card_section(card_rows, judges))
     report = Report(
         title="judgebias report",
         sections=sections,

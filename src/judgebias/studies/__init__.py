@@ -12,4 +12,5 @@ STUDIES = {
     "frame": "judgebias.studies.frame",
     "birch": "judgebias.studies.birch",
     "leaderboard": "judgebias.studies.leaderboard",
+    "recorded": "judgebias.studies.recorded",
 }
