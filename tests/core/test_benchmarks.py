@@ -49,6 +49,7 @@ SMOKE = {
     "ppi_coverage.py": ["--reps", "50", "--ns", "5", "50"],
     "position_bias.py": ["--datasets", "20", "--power-datasets", "10", "--coverage-datasets",
                          "5", "--ns", "20", "50", "--resamples", "99"],
+    "recorded_validity.py": ["--datasets", "2", "--resamples", "200", "--pairs", "60"],
     "ranking_coverage.py": ["--reps", "30", "--resamples", "399", "--ns", "30"],
     "rate_limit.py": ["--rpm", "1200", "--requests", "60", "--repeat", "1"],
     "template_slope.py": ["--datasets", "20"],

@@ -59,6 +59,14 @@ def test_the_card_and_report_carry_the_recorded_measures(project):
     assert "Recorded judgements" in (project / "results/report.html").read_text()
 
 
+def test_the_tables_are_dvc_dependencies_of_their_stage_alone(project):
+    run([str(BIN / "judgebias"), "export-dvc"], project)
+    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    reading = {name for name, stage in stages.items()
+               if "inputs/verdicts.csv" in stage.get("deps", [])}
+    assert reading == {"recorded_measure__verdicts"}, reading
+
+
 def test_a_changed_row_reruns_only_its_table(project):
     path = project / "inputs/verdicts.csv"
     lines = path.read_text().splitlines()

@@ -27,7 +27,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -152,20 +152,22 @@ class Journal:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def lookup(self, keys: Iterable[str]) -> dict[str, ChatResponse]:
-        """The journaled successful responses among `keys`."""
-        found: dict[str, ChatResponse] = {}
+    def _by_keys(self, select: str, keys: Iterable[str], order: str = ""
+                 ) -> Iterator[tuple[Any, ...]]:
+        """The rows of ``SELECT ... FROM ... WHERE key IN (keys)`` (`select` up to its
+        WHERE), each key once, in chunks of 500 (SQLite's variable limit)."""
         keys = list(dict.fromkeys(keys))
         for start in range(0, len(keys), 500):
             chunk = keys[start:start + 500]
-            rows = self._db.execute(
-                "SELECT key, text, logprobs, usage, finish_reason FROM responses "
-                f"WHERE key IN ({','.join('?' * len(chunk))})", chunk)
-            for key, text, logprobs, usage, finish in rows:
-                found[key] = ChatResponse(text=text,
-                                          tokens=ChatResponse.tokens_from_json(logprobs),
-                                          usage=json.loads(usage), finish_reason=finish)
-        return found
+            yield from self._db.execute(
+                f"{select} WHERE key IN ({','.join('?' * len(chunk))}) {order}", chunk)
+
+    def lookup(self, keys: Iterable[str]) -> dict[str, ChatResponse]:
+        """The journaled successful responses among `keys`."""
+        return {key: ChatResponse(text=text, tokens=ChatResponse.tokens_from_json(logprobs),
+                                  usage=json.loads(usage), finish_reason=finish)
+                for key, text, logprobs, usage, finish in self._by_keys(
+                    "SELECT key, text, logprobs, usage, finish_reason FROM responses", keys)}
 
     def record(self, key: str, request: ChatRequest, response: ChatResponse) -> None:
         """Commit one answer: a success as reusable, anything else as a failure."""
@@ -198,15 +200,9 @@ class Journal:
         """Every failure recorded for each of `keys` that has one, oldest first, as the
         responses a job saw (status and reason kept)."""
         found: dict[str, list[ChatResponse]] = {}
-        keys = list(dict.fromkeys(keys))
-        for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            rows = self._db.execute(
-                "SELECT key, status, error FROM failures "
-                f"WHERE key IN ({','.join('?' * len(chunk))}) ORDER BY rowid", chunk)
-            for key, status, error in rows:
-                found.setdefault(key, []).append(
-                    ChatResponse(text="", status=status, error=error))
+        for key, status, error in self._by_keys("SELECT key, status, error FROM failures",
+                                                keys, "ORDER BY rowid"):
+            found.setdefault(key, []).append(ChatResponse(text="", status=status, error=error))
         return found
 
     # -- requests answered elsewhere (judgebias.exchange) -----------------------------------
@@ -223,15 +219,8 @@ class Journal:
 
     def exported(self, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
         """key -> (model, request summary) of the `keys` ever exported from this journal."""
-        found: dict[str, tuple[str, str]] = {}
-        keys = list(dict.fromkeys(keys))
-        for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            for key, model, summary in self._db.execute(
-                    "SELECT key, model, request FROM exported "
-                    f"WHERE key IN ({','.join('?' * len(chunk))})", chunk):
-                found[key] = (model, summary)
-        return found
+        return {key: (model, summary) for key, model, summary in self._by_keys(
+            "SELECT key, model, request FROM exported", keys)}
 
     def unanswered_exports(self) -> dict[str, int]:
         """model -> how many of its exported requests have no answer yet."""
