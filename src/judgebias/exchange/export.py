@@ -133,7 +133,7 @@ def _export_model(model: PanelModel, by_study: Mapping[str, list[PlannedCalls]],
         pending = {k: r for k, r in requests.items() if k not in answered}
         journal.mark_exported(pending.items())
     export.answered, export.requests = len(answered), len(pending)
-    reasoning = Reasoning.of(model.fields) if model.backend == "openai" else None
+    reasoning = Reasoning.of(model.fields)  # a reasoning model's effort, as it is asked online
     lines = (request_line(key, request, fmt, None if images == "inline" else [
         image_file(image, digest, folder)
         for image, digest in zip(request.images, request.image_hashes(), strict=True)],
