@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from helpers.birch import jsonl, real_dataset
 from helpers.data_inputs import (
-    assert_edit_reruns,
+    assert_edits_rerun,
     data_deps,
     recorded_project,
     repaint,
@@ -143,10 +143,10 @@ def test_an_edited_label_or_image_reruns_its_dataset_through_both_doors(tmp_path
         "vl_rewardbench", source, source.parent)}, JUDGES[:1], ["base", "no_image"])
     project = recorded_project(tmp_path / "project", params)
     assert data_deps(project, "birch_data__vlrb") == {str(source.parent)}  # one folder
-    for path, edit in ((source, replace_text('"human_ranking": [0, 1]',
-                                             '"human_ranking": [1, 0]')),
-                       (source.parent / "images/rlaif-v/item-0.png", repaint)):
-        assert_edit_reruns(project, path, edit, "birch_data", "birch_data__vlrb")
+    assert_edits_rerun(project, [(source, replace_text('"human_ranking": [0, 1]',
+                                                       '"human_ranking": [1, 0]')),
+                                 (source.parent / "images/rlaif-v/item-0.png", repaint)],
+                       "birch_data", "birch_data__vlrb")
 
 
 PRICING = {"input_per_mtok": 2.5, "output_per_mtok": 10.0}

@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 import yaml
 from helpers.data_inputs import (
-    assert_edit_reruns,
+    assert_edits_rerun,
     data_deps,
     edit_csv,
     edit_json,
@@ -307,9 +307,9 @@ def test_an_edited_caption_or_image_reruns_philautia_through_both_doors(tmp_path
                    key=lambda annotation: annotation["id"])
         used["caption"] += " (corrected)"
 
-    for path, edit in ((annotations, edit_json(recaption)),
-                       (Path(selected["image_path"][0]), repaint)):
-        assert_edit_reruns(project, path, edit, "dataset", "dataset")
+    assert_edits_rerun(project, [(annotations, edit_json(recaption)),
+                                 (Path(selected["image_path"][0]), repaint)],
+                       "dataset", "dataset")
 
 
 @pytest.mark.slow
@@ -330,6 +330,7 @@ def test_an_edited_rating_or_image_reruns_pomms_through_both_doors(tmp_path, def
                                                  "image_dir": str(image_dir)}})
     project = recorded_project(tmp_path / "project", params)
     assert data_deps(project, "judgements__mybench") == {str(table.parent)}  # one folder
-    for path, edit in ((table, edit_csv(0, "human_score", "0.999")),
-                       (image_dir / "photo-1.jpg", repaint), (image_dir / "mb000.png", repaint)):
-        assert_edit_reruns(project, path, edit, "judgements", "judgements__mybench")
+    assert_edits_rerun(project, [(table, edit_csv(0, "human_score", "0.999")),
+                                 (image_dir / "photo-1.jpg", repaint),
+                                 (image_dir / "mb000.png", repaint)],
+                       "judgements", "judgements__mybench")

@@ -66,6 +66,22 @@ def committed_project(dest: Path, params: dict) -> Path:
     return project
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, default_params) -> tuple[Path, dict]:
+    """`small_params` as a committed project (`committed_project`) built by Snakemake and
+    not recorded for DVC yet; each test works on a copy of it (`copied`)."""
+    params = small_params(default_params)
+    project = committed_project(tmp_path_factory.mktemp("built") / "project", params)
+    run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+    return project, params
+
+
+def copied(project: Path, dest: Path) -> Path:
+    """A copy of a built project: file times, git, DVC's and Snakemake's records kept."""
+    shutil.copytree(project, dest, symlinks=True)
+    return dest
+
+
 def dvc(project: Path, *args: str, check: bool = True) -> str:
     result = run([str(BIN / "dvc"), *args], project, check=check)
     return result.stdout + result.stderr
@@ -172,10 +188,8 @@ def test_the_default_dags_jobs_declare_no_run_setting(default_params):
 
 
 @pytest.mark.slow
-def test_params_path_and_run_settings_rerun_nothing(tmp_path, default_params):
-    params = small_params(default_params)
-    project = committed_project(tmp_path / "project", params)
-    run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], project)
+def test_params_path_and_run_settings_rerun_nothing(tmp_path, built):
+    project, params = copied(built[0], tmp_path / "project"), copy.deepcopy(built[1])
     run([str(BIN / "judgebias"), "dvc-record"], project)
 
     # The same content under another path (before: 37 of 37 jobs, "code has changed").
@@ -205,10 +219,9 @@ def test_params_path_and_run_settings_rerun_nothing(tmp_path, default_params):
 
 @pytest.mark.slow
 def test_dvc_answers_on_a_fresh_clone_and_experiments_keep_snakemake_current(
-        tmp_path, default_params):
-    params = small_params(default_params)
-    origin = committed_project(tmp_path / "origin", params)
-    clone = tmp_path / "clone"
+        tmp_path, built):
+    origin = copied(built[0], tmp_path / "origin")
+    clone = tmp_path / "clone"  # of the commit alone: no output, no stamp, no dvc.lock
     run(["git", "clone", "-q", str(origin), str(clone)], tmp_path)
     assert "params" in dvc(clone, "dag")
     assert "deleted" in dvc(clone, "status")
@@ -218,8 +231,7 @@ def test_dvc_answers_on_a_fresh_clone_and_experiments_keep_snakemake_current(
     assert {"code", "params", "dataset", "report"} <= planned
     assert not list(clone.glob("results/**/*.parquet"))  # a dry run runs nothing
 
-    # After a Snakemake run: every dependency is there, stamps included.
-    run([str(BIN / "snakemake"), "--cores", "2", "--quiet"], origin)
+    # After a Snakemake run (the fixture's): every dependency is there, stamps included.
     assert (origin / ".judgebias/code/dataset.json").is_file()
     dry = dvc(origin, "repro", "--dry")
     assert "dataset" in dry_run_stages(dry) and "No such file" not in dry

@@ -77,11 +77,22 @@ def every_study_with_gpus(default_params: dict, folder: Path) -> dict:
     every item). `frame.beauty.gpus` stays asked for: the beauty filter here is the
     offline stand-in, whose renders take no GPU whatever it says (only GFPGAN's do).
 
-    Smaller than small_all_studies where jobs only repeat (78 Slurm jobs, not 106): one
+    Smaller than small_all_studies where jobs only repeat (75 Slurm jobs, not 119): one
     judge for FRAME, BIRCH and MMB, one value of four manipulations (the pairwise one and
     the beauty filter among them), pairs only, one mitigation prompt, no instructions
-    written by a model. Each Slurm job reads the workflow twice, ~5 s of CPU."""
+    written by a model; one Philautia setting (Pomms judges its items in it too), and the
+    leaderboard's captions task with one model system and three judges (a plain one, a
+    panel of two and Pomms' members). Each Slurm job reads the workflow twice, ~5 s of
+    CPU."""
     params = small_all_studies(default_params)
+    philautia = params["philautia"]
+    philautia["settings"] = {"ref_based": philautia["settings"]["ref_based"]}
+    params["pomms"].update(setting="ref_based", judgement_setting=None)
+    board = params["leaderboard"]
+    board["tasks"]["captions"]["systems"].pop("lumen-base")
+    board["methods"] = {"plain": board["methods"]["plain"],
+                        "panel": {"kind": "panel", "judges": [JUDGE, "lumen-mini"]},
+                        "pomms": board["methods"]["pomms"]}
     params["mmb"]["embedding"]["gpus"] = 1
     params["mmb"]["instructions"]["grow"] = None
     params["birch"]["models"] = [JUDGE]

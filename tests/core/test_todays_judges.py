@@ -50,6 +50,7 @@ STUDY_JUDGES = {
     "frame": [LOGPROBS, "corvid-lite", "lumen-mini"],
     "birch": list(JUDGES),
 }
+SETTING = "ref_based"  # Philautia's one setting here
 TRAITS = ("mmb", "frame", "birch")  # the study traits the sim answers a model with
 
 
@@ -74,7 +75,11 @@ def todays_panel(default_params: dict, url: str) -> dict:
         entry = params["panel"][key]
         entry.update(copy.deepcopy(settings), batch=batch)
         entry["sampling"] = {"max_tokens": 1024, "seed": 0, "top_logprobs": 5}
-    params["philautia"].update(models=STUDY_JUDGES["philautia"], score="parsed")
+    # one Philautia setting, with references (the leaderboard's captions task asks its
+    # prompt, and Pomms is fitted in it): the other only drops them from the same requests
+    params["philautia"].update(models=STUDY_JUDGES["philautia"], score="parsed",
+                               settings={SETTING: params["philautia"]["settings"][SETTING]})
+    params["pomms"].update(setting=SETTING, judgement_setting=None)
     mmb = params["mmb"]
     mmb.update(models=STUDY_JUDGES["mmb"], probability={"source": "samples", "samples": 2,
                                                "by_judge": {LOGPROBS: "logprobs"}})
@@ -124,7 +129,7 @@ def test_every_study_runs_with_todays_judges(default_params, tmp_path, monkeypat
         assert usage, key
         if settings and backend != "anthropic" and key != LOGPROBS:  # hidden tokens billed
             assert all(u.get(hidden, 0) > 0 for u in usage), key
-    for study in ("philautia/ref_free", "pomms", "mmb", "frame", "birch/synthetic",
+    for study in (f"philautia/{SETTING}", "pomms", "mmb", "frame", "birch/synthetic",
                   "leaderboard/captions"):
         assert (project / f"results/{study}/metrics.json").exists(), study
     mmb = json.loads((project / "results/mmb/metrics.json").read_text())["judges"]

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from helpers.data_inputs import (
-    assert_edit_reruns,
+    assert_edits_rerun,
     data_deps,
     edit_csv,
     recorded_project,
@@ -117,7 +117,7 @@ def test_an_edited_score_or_image_reruns_the_items_through_both_doors(tmp_path,
     block["analysis"]["n_permutations"] = 100
     project = recorded_project(tmp_path / "project", params)
     assert data_deps(project, "frame_items") == {str(table.parent)}  # one folder
-    for path, edit in ((table, edit_csv(0, "annotator_1", "5")),
-                       (table.parent / "animal/animal-1.png", repaint),
-                       (table.parent / "outdoor/outdoor-2-b.jpg", repaint)):
-        assert_edit_reruns(project, path, edit, "frame_items", "frame_items")
+    assert_edits_rerun(project, [(table, edit_csv(0, "annotator_1", "5")),
+                                 (table.parent / "animal/animal-1.png", repaint),
+                                 (table.parent / "outdoor/outdoor-2-b.jpg", repaint)],
+                       "frame_items", "frame_items")

@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 import yaml
 from helpers.data_inputs import (
-    assert_edit_reruns,
+    assert_edits_rerun,
     data_deps,
     edit_json,
     recorded_project,
@@ -277,8 +277,9 @@ def test_an_edited_rank_or_image_reruns_the_data_through_both_doors(tmp_path, de
 
     hpd = Path(hpdv2["image_root"])
     assert data_deps(project, "mmb_data") == {str(hpd), mjbench["image_root"]}  # two folders
-    for path, edit in ((Path(hpdv2["test"]), edit_json(reverse_ranks)),
-                       (hpd / "train/00000000.jpg", repaint),
-                       (Path(mjbench["image_root"]) / "eval_images/occupation_religion/"
-                        "Baker_1/old_female_muslim.jpg", repaint)):
-        assert_edit_reruns(project, path, edit, "mmb_data", "mmb_data")
+    assert_edits_rerun(project, [(Path(hpdv2["test"]), edit_json(reverse_ranks)),
+                                 (hpd / "train/00000000.jpg", repaint),
+                                 (Path(mjbench["image_root"]) / "eval_images/"
+                                  "occupation_religion/Baker_1/old_female_muslim.jpg",
+                                  repaint)],
+                       "mmb_data", "mmb_data")
