@@ -98,3 +98,17 @@ def no_repeats(ids: Iterable[Any], path: str | Path, column: str) -> None:
             raise ValueError(f"{path}: row {position + FIRST_ROW}: {column} {value!r} is "
                              "given twice (it would count twice)")
         seen.add(value)
+
+
+def read_any_table(path: Path) -> Any:
+    """A user's table (CSV or Parquet) as a pandas DataFrame: a CSV as text, so ids keep
+    their leading zeros and empty cells stay "" (not NaN); a Parquet file with its own
+    types. pandas is imported here: the module's other readers need none."""
+    import pandas as pd
+
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    if suffix in (".parquet", ".pq"):
+        return pd.read_parquet(path)
+    raise ValueError(f"{path}: unsupported table type {suffix!r}; use .csv or .parquet")

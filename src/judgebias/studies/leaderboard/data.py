@@ -32,10 +32,10 @@ import pandas as pd
 
 from judgebias.data import scenes
 from judgebias.data.paths import input_files
-from judgebias.data.rows import FIRST_ROW, no_repeats, require_columns
+from judgebias.data.rows import FIRST_ROW, no_repeats, read_any_table, require_columns
 from judgebias.judging.answers import STATUS_OK
 from judgebias.studies.philautia.sim import described_scene
-from judgebias.studies.pomms.data import neutral_phrase, neutral_writer, read_any_table
+from judgebias.studies.pomms.data import neutral_phrase, neutral_writer
 
 NO_CAPTION = "no_caption"  # a model system's captioning call failed: nothing to judge
 

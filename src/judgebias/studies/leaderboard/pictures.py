@@ -26,10 +26,9 @@ import pandas as pd
 from scipy.special import expit
 
 from judgebias.data.paths import resolve_inside
-from judgebias.data.rows import FIRST_ROW, no_repeats, require_columns
+from judgebias.data.rows import FIRST_ROW, no_repeats, read_any_table, require_columns
 from judgebias.io.artifacts import write_bytes
 from judgebias.studies.mmb.data.synthetic import STYLES, SUBJECTS, png_bytes, render
-from judgebias.studies.pomms.data import read_any_table
 
 
 def synthetic_prompts(n_prompts: int) -> pd.DataFrame:

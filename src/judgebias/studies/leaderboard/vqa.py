@@ -57,7 +57,7 @@ import pyarrow as pa
 
 from judgebias.config import path_errors
 from judgebias.data.paths import input_files, resolve_inside
-from judgebias.data.rows import FIRST_ROW, no_repeats, require_columns
+from judgebias.data.rows import FIRST_ROW, no_repeats, read_any_table, require_columns
 from judgebias.data.scenes import (
     random_scene,
     render,
@@ -71,7 +71,6 @@ from judgebias.studies.birch.data.synthetic import human_preference
 from judgebias.studies.birch.tables import VERDICTS as BIRCH_VERDICTS
 from judgebias.studies.birch.vqa import asked, draw_question, true_facts, write_answer
 from judgebias.studies.leaderboard.tables import DATA
-from judgebias.studies.pomms.data import read_any_table
 
 if TYPE_CHECKING:
     from judgebias.models.context import RunContext

@@ -64,6 +64,7 @@ import pandas as pd
 
 from judgebias.data import scenes
 from judgebias.data.paths import input_files, resolve_inside
+from judgebias.data.rows import read_any_table
 from judgebias.io.filedigest import files_sha256
 from judgebias.models.sim import SimModel
 from judgebias.studies.philautia.data import (
@@ -461,16 +462,6 @@ def parse_references(value: Any) -> list[str]:
             return parse_references(parsed)
         return [part.strip() for part in text.split("|") if part.strip()]
     raise ValueError(f"references must be a list or a string, got {type(value).__name__}")
-
-
-def read_any_table(path: Path) -> pd.DataFrame:
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        # Everything as text: ids keep leading zeros, empty cells stay "" (not NaN).
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
-    if suffix in (".parquet", ".pq"):
-        return pd.read_parquet(path)
-    raise ValueError(f"{path}: unsupported table type {suffix!r}; use .csv or .parquet")
 
 
 def _cell_text(value: Any, column: str, where: str, path: Path, allow_empty: bool = False) -> str:

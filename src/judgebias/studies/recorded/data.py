@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgebias.data.rows import FIRST_ROW, no_repeats, require_columns
+from judgebias.data.rows import FIRST_ROW, no_repeats, read_any_table, require_columns
 
 HUMAN_SCORES = ("item", "output_id", "rating")
 HUMAN_PAIRS = ("item", "a", "b", "preferred")
@@ -20,16 +20,12 @@ TIE = "tie"
 
 
 def read_side_table(path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
-    """A side file (CSV as text, or Parquet) with `columns`, as strings."""
+    """A side file (CSV or Parquet: judgebias.data.rows.read_any_table) with `columns`,
+    as text."""
     path = Path(path)
-    if path.suffix.lower() == ".csv":
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    elif path.suffix.lower() == ".parquet":
-        frame = pd.read_parquet(path).astype(str)
-    else:
-        raise ValueError(f"{path}: a side table is .csv or .parquet, not {path.suffix!r}")
+    frame = read_any_table(path)
     require_columns(frame.columns, columns, path)
-    return frame[list(columns)].reset_index(drop=True)
+    return frame[list(columns)].astype(str).reset_index(drop=True)
 
 
 def pair_id(item: str, a: str, b: str) -> str:
