@@ -134,9 +134,9 @@ def test_an_import_journals_answers_under_their_keys_and_a_rerun_writes_nothing(
     params, _, keys = exported
     answers = _write(tmp_path / "a.jsonl", _openai(keys[0], "71"), _plain(keys[1], "64"),
                      _plain(keys[1], "64"), "", _plain(keys[2], error="refused"),
-                     _plain(keys[3], ""))
+                     _plain(keys[2], error="refused"), _plain(keys[3], ""))
     summary = import_answers(params, [answers])
-    assert (summary.answers, summary.failures, summary.repeated) == (2, 2, 1)
+    assert (summary.answers, summary.failures, summary.repeated) == (2, 2, 2)
     assert summary.waiting == {MODEL: 3}  # keys 2 and 3 failed, key 4 has no row
     with _journal(params) as journal:
         assert {k: r.text for k, r in journal.lookup(keys).items()} == {keys[0]: "71",
@@ -147,7 +147,7 @@ def test_an_import_journals_answers_under_their_keys_and_a_rerun_writes_nothing(
         assert json.loads(journal.raw(keys[0]))["custom_id"] == keys[0]
         count, failed = journal.count(), journal.failure_count()
     again = import_answers(params, [answers])
-    assert (again.answers, again.failures, again.already) == (0, 0, 4)
+    assert (again.answers, again.failures, again.already) == (0, 0, 4)  # 2 answers, 2 failures
     with _journal(params) as journal:
         assert (journal.count(), journal.failure_count()) == (count, failed)
 

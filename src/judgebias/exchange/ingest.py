@@ -59,7 +59,7 @@ class AnswersFileError(ConfigError):
 class Row:
     key: str
     response: ChatResponse
-    where: str  # "FILE:LINE"
+    where: str  # "FILE, line N"
 
 
 @dataclass
@@ -99,7 +99,8 @@ def read_rows(files: Sequence[Path]) -> Iterator[Row]:
 
 def _one_per_key(rows: Iterable[Row], summary: ImportSummary) -> dict[str, list[Row]]:
     """The rows by key: one answer (a repeat with the same text dropped, another text an
-    error), then the failures (kept only where the key has no answer in the files)."""
+    error), else its distinct failures (a repeated one dropped; none kept where the key
+    has an answer in the files)."""
     by_key: dict[str, list[Row]] = {}
     for row in rows:
         kept = by_key.setdefault(row.key, [])
@@ -115,6 +116,9 @@ def _one_per_key(rows: Iterable[Row], summary: ImportSummary) -> dict[str, list[
             continue  # a failed attempt where the files hold an answer
         elif row.response.ok:
             by_key[row.key] = [row]
+        elif any((r.response.status, r.response.error)
+                 == (row.response.status, row.response.error) for r in kept):
+            summary.repeated += 1  # the same failure again: one failed attempt
         else:
             kept.append(row)
     return by_key
