@@ -29,6 +29,41 @@ registry's batch price, half for both; judgebias.models.backends); the cost "as
 configured" takes the batch price where the panel entry sets `batch: true`. A model of a
 backend whose jobs take GPUs (vllm) is counted in calls, with the GPUs its jobs take; no
 GPU-hours are estimated (they depend on the GPU, the batch and the answers' lengths).
+
+**Prompt caching** (issue 45). A model of a provider that caches prompt prefixes (the
+registry's ``caching``: OpenAI and Gemini by themselves, Anthropic where a request marks
+its shared prefix; judgebias.models.backends says each price and minimum and where it is
+documented) is costed again with caching, online and at batch prices (the discounts
+stack: OpenAI's batch price list halves the cached price too; Anthropic's caching guide:
+the discounts "can stack"; Gemini's batch mode is assumed alike). The estimate reads each
+job's needed requests (one ``PlannedCalls`` is what one job asks: the requests that can be
+sent side by side) in the order judgebias.models.prefix.grouped_order sends them; a request
+reads from the cache the longest prefix, in whole parts (the system prompt, then each
+text and image part of the user message: judgebias.models.prefix.part_ids), that an
+earlier request of its job left there, if that prefix is at least the provider's minimum
+(``pricing.cache_min_tokens``, else the registry's) and, for OpenAI, in 128-token steps.
+What is left there: every prompt of at least the minimum, whole (OpenAI, Gemini), or the
+prefixes a request marks (Anthropic: the system prompt and its first
+:func:`~judgebias.models.prefix.shared_parts` parts, judgebias.models.anthropic_wire),
+each write billed at ``cache_write_per_mtok`` (1.25 x input). So the first request of a
+shared prefix pays it in full (or the write price), the later ones the cached price
+(``cached_input_per_mtok``, else the registry's share of the input price). Tokens are
+counted as above (4 characters a token, ``image_tokens`` an image). It is an upper bound
+on the saving, in three ways: the provider's cache may evict an entry before the job's
+next request reads it (a cache lives minutes: OpenAI's "5-10 minutes of inactivity",
+Anthropic's 5-minute TTL, and an entry "only becomes available after the first response
+begins", so requests sent at once all miss); each job is one run (nothing is counted as
+cached across jobs, or from answers already journaled); and a text part that only begins
+alike shares no token here (the provider would cache those tokens too: that part of the
+estimate is low). Calls not keyed yet are counted uncached. How much a layout shares
+depends on what comes first: with the papers' layouts most shared parts (an image, an
+instruction) come after a part that differs, so the saving is small; a study's
+``layout: shared_first`` puts them first.
+
+The journal's answers of a model (its planned calls' answers, else its last ones) also
+give what its provider reported: ``measured_cached_share``, the cached input tokens over
+the prompt tokens of the answers that report them (judgebias.models.base.CACHED_TOKENS;
+none: "-").
 """
 
 from __future__ import annotations
@@ -45,10 +80,11 @@ import pandas as pd
 
 from judgebias import prompts
 from judgebias.config import ConfigError, load_config
-from judgebias.models.backends import backend_spec, registered_backends
-from judgebias.models.base import ChatRequest, hidden_tokens
+from judgebias.models.backends import PromptCaching, backend_spec, registered_backends
+from judgebias.models.base import ChatRequest, cached_tokens, hidden_tokens
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.panel import PanelModel, panel_models
+from judgebias.models.prefix import part_ids, shared_parts
 from judgebias.models.registry import backend_version
 from judgebias.stats.power import POWER_COLUMNS, PowerSettings, power_table, power_text
 from judgebias.study import active, study_models
@@ -110,11 +146,26 @@ class ModelPlan:
     batch: bool = False  # panel.<m>.batch: the run answers through the batch API
     gpus: int = 0  # GPUs each job takes (a backend whose jobs take GPUs: vllm)
     by_study: dict[str, Tally] = field(default_factory=dict)
+    # prompt caching (module docstring): each job's needed requests, the input tokens of
+    # the needed calls, of which read from and written to the cache, and the costs with it
+    needed_groups: list[list[ChatRequest]] = field(default_factory=list, repr=False)
+    input_tokens: float = 0.0
+    cached_tokens: float = 0.0
+    cache_write_tokens: float = 0.0
+    cost_cached: float | None = None
+    cost_batch_cached: float | None = None
+    measured_cached_share: float | None = None  # of its journaled answers' prompt tokens
 
     @property
     def cost_configured(self) -> float | None:
         """The cost as the panel entry runs: at batch prices where it sets `batch`."""
         return self.cost_batch if self.batch and self.cost_batch is not None else self.cost
+
+    @property
+    def cost_configured_cached(self) -> float | None:
+        """The cost as the panel entry runs, with prompt caching (None: not estimated)."""
+        return (self.cost_batch_cached if self.batch and self.cost_batch_cached is not None
+                else self.cost_cached)
 
 
 @dataclass
@@ -135,13 +186,27 @@ def _means(usages: list[dict[str, Any]]) -> tuple[float, float] | None:
             sum(hidden_tokens(u) for u in counted) / len(counted))
 
 
-def _journal_means(path: Path) -> tuple[float, float] | None:
-    """:func:`_means` of the journal's last 2,000 answers (any request of the model)."""
+def _cached_share(usages: list[dict[str, Any]]) -> float | None:
+    """The cached input tokens over the prompt tokens of the answers whose usage reports
+    them (judgebias.models.base.CACHED_TOKENS; None if none does)."""
+    counted = [u for u in usages
+               if cached_tokens(u) is not None and isinstance(u.get("prompt_tokens"), int)]
+    prompt = sum(u["prompt_tokens"] for u in counted)
+    return sum(u["cached_tokens"] for u in counted) / prompt if prompt else None
+
+
+def _journal_usages(path: Path) -> list[dict[str, Any]]:
+    """The usage of the journal's last 2,000 answers (any request of the model)."""
     if not path.exists():
-        return None
+        return []
     with sqlite3.connect(path) as db:
         rows = db.execute("SELECT usage FROM responses ORDER BY rowid DESC LIMIT 2000")
-        return _means([json.loads(u) for (u,) in rows])
+        return [json.loads(u) for (u,) in rows]
+
+
+def _journal_means(path: Path) -> tuple[float, float] | None:
+    """:func:`_means` of the journal's last 2,000 answers (any request of the model)."""
+    return _means(_journal_usages(path))
 
 
 def collect_calls(params: Mapping[str, Any]) -> tuple[dict[str, dict[str, list[PlannedCalls]]],
@@ -173,6 +238,7 @@ def _plan_model(plan: ModelPlan, journal: Journal | None, version: str,
     or study makes them), look the keys up, and tally by study and in all."""
     requests: dict[str, ChatRequest] = {}
     study_keys: dict[str, set[str]] = {}
+    jobs: list[list[str]] = []  # each job's keys, a key in the first job that asks it
     for study, groups in studies.items():
         keys = study_keys.setdefault(study, set())
         tally = plan.by_study.setdefault(study, Tally())
@@ -183,13 +249,19 @@ def _plan_model(plan: ModelPlan, journal: Journal | None, version: str,
                 plan.prompt_chars += calls.estimated * chars
                 plan.images += calls.estimated * images
                 plan.sized += calls.estimated
+            job: list[str] = []
             for request in calls.requests:
                 key = request_key(request, plan.backend, version)
                 keys.add(key)
-                requests.setdefault(key, request)
+                if key not in requests:
+                    requests[key] = request
+                    job.append(key)
+            jobs.append(job)
     answers = journal.lookup(requests) if journal is not None and requests else {}
     done = set(answers)
     plan.measured = _means([a.usage for a in answers.values()])
+    plan.measured_cached_share = _cached_share([a.usage for a in answers.values()])
+    plan.needed_groups = [[requests[k] for k in job if k not in done] for job in jobs]
     for study, keys in study_keys.items():
         tally = plan.by_study[study]
         tally.journaled = len(keys & done)
@@ -224,6 +296,7 @@ def plan_calls(params: Mapping[str, Any]) -> Plan:
             if journal is not None:
                 journal.close()
         estimate_cost(plan, model, path)
+        plan.needed_groups = []  # the requests: not kept past their estimate
         plans.append(plan)
     return Plan(plans, notes, not_counted)
 
@@ -241,7 +314,12 @@ def estimate_output(plan: ModelPlan, model: PanelModel, path: Path) -> None:
     journaled calls (else its journal's last answers), else `pricing`'s estimates, else
     the `max_tokens` bound (hidden tokens count against it: the answer gets what they
     leave)."""
-    measured = plan.measured or _journal_means(path)
+    usages: list[dict[str, Any]] = []
+    if plan.measured is None or plan.measured_cached_share is None:
+        usages = _journal_usages(path)  # the model's last answers stand in
+        if plan.measured_cached_share is None:
+            plan.measured_cached_share = _cached_share(usages)
+    measured = plan.measured or _means(usages)
     if measured is not None:
         plan.output_tokens_each, plan.reasoning_tokens_each = measured
         return
@@ -267,12 +345,79 @@ def estimate_cost(plan: ModelPlan, model: PanelModel, path: Path) -> None:
     unknown = plan.needed - known
     chars = plan.prompt_chars + (unknown * plan.prompt_chars / known if known else 0)
     images = plan.images + unknown * (plan.images / known if known else 1)
-    plan.cost = online_cost(chars / 4 + images * pricing.image_tokens,
-                            plan.needed * (plan.output_tokens_each or 0.0),
-                            pricing.input_per_mtok, pricing.output_per_mtok)
-    batch = backend_spec(model.backend).batch
-    if batch is not None:
-        plan.cost_batch = plan.cost * batch.price
+    plan.input_tokens = chars / 4 + images * pricing.image_tokens
+    output = plan.needed * (plan.output_tokens_each or 0.0)
+    plan.cost = online_cost(plan.input_tokens, output, pricing.input_per_mtok,
+                            pricing.output_per_mtok)
+    spec = backend_spec(model.backend)
+    if spec.batch is not None:
+        plan.cost_batch = plan.cost * spec.batch.price
+    if spec.caching is None:
+        return
+    plan.cached_tokens, plan.cache_write_tokens = cache_estimate(
+        plan.needed_groups, spec.caching, pricing.image_tokens, pricing.cache_min_tokens)
+    read_price = (pricing.cached_input_per_mtok if pricing.cached_input_per_mtok is not None
+                  else spec.caching.read * pricing.input_per_mtok)
+    write_price = (pricing.cache_write_per_mtok if pricing.cache_write_per_mtok is not None
+                   else spec.caching.write * pricing.input_per_mtok)
+    uncached = plan.input_tokens - plan.cached_tokens - plan.cache_write_tokens
+    plan.cost_cached = (online_cost(uncached, output, pricing.input_per_mtok,
+                                    pricing.output_per_mtok)
+                        + (plan.cached_tokens * read_price
+                           + plan.cache_write_tokens * write_price) / 1e6)
+    if spec.batch is not None:
+        plan.cost_batch_cached = plan.cost_cached * spec.batch.price
+
+
+def request_tokens(request: ChatRequest, image_tokens: int) -> list[float]:
+    """The estimated tokens of each part of `request` as judgebias.models.prefix reads it:
+    its system prompt, then each user part (text: 4 characters a token; an image:
+    `image_tokens`)."""
+    return [len(request.system) / 4] + [
+        float(image_tokens) if isinstance(part, bytes) else len(part) / 4
+        for part in request.parts()]
+
+
+def cache_estimate(groups: list[list[ChatRequest]], caching: PromptCaching,
+                   image_tokens: int, min_tokens: int | None = None) -> tuple[float, float]:
+    """(input tokens read from the cache, tokens written to it at the write price) of the
+    requests of each job of `groups` sent in judgebias.models.prefix.grouped_order (module
+    docstring, *Prompt caching*): each reads the longest prefix, in whole parts, that an
+    earlier request of its job left in the cache, if at least `min_tokens` (the
+    provider's, where None) and in the provider's steps. A marked cache (Claude) holds
+    what each request marks: its system prompt and its first
+    judgebias.models.prefix.shared_parts parts."""
+    least = max(caching.min_tokens if min_tokens is None else min_tokens, 1)
+    read_all = written_all = 0.0
+    for group in groups:
+        # a prompt shorter than the minimum neither reads nor leaves anything
+        group = [r for r in group if (len(r.prompt) + len(r.system)) / 4
+                 + len(r.images) * image_tokens >= least]
+        ids = [part_ids(r) for r in group]  # what grouped_order and shared_parts sort by
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+        marks = shared_parts(group) if caching.marked else []
+        cached: set[tuple[str, ...]] = set()
+        for i in order:
+            sizes = request_tokens(group[i], image_tokens)
+            ends = [0.0]
+            for size in sizes:
+                ends.append(ends[-1] + size)  # ends[k]: tokens of the first k parts
+            last = len(ids[i])
+            if caching.marked:  # only up to its marker: none without one
+                last = 1 + min(marks[i], last - 1) if marks[i] > 0 else 0
+            hit = next((k for k in range(last, 0, -1) if ids[i][:k] in cached), 0)
+            read = ends[hit] if caching.step <= 1 else ends[hit] // caching.step * caching.step
+            read = read if read >= least else 0.0
+            read_all += read
+            if caching.marked:
+                for k in (1, last) if last else ():  # the system prompt, the marker
+                    if ends[k] >= least:
+                        cached.add(ids[i][:k])
+                if last and ends[last] >= least:
+                    written_all += ends[last] - read
+            elif ends[-1] >= least:  # the whole prompt, every prefix of it
+                cached.update(ids[i][:k] for k in range(1, last + 1))
+    return read_all, written_all
 
 
 def online_cost(input_tokens: float, output_tokens: float, input_per_mtok: float,
@@ -283,7 +428,9 @@ def online_cost(input_tokens: float, output_tokens: float, input_per_mtok: float
 
 PLAN_COLUMNS = ["model", "backend", "requests", "journaled", "needed", "estimated",
                 "budget_left", "over_budget", "est_output_tokens", "est_reasoning_tokens",
-                "gpus", "mode", "cost_online_usd", "cost_batch_usd", "est_cost_usd"]
+                "gpus", "mode", "measured_cached_share", "est_cached_tokens",
+                "cost_online_usd", "cost_batch_usd", "cost_online_cached_usd",
+                "cost_batch_cached_usd", "est_cost_usd"]
 
 
 def _usd(value: float | None) -> float | str:
@@ -294,9 +441,11 @@ def plan_table(plan: Plan) -> pd.DataFrame:
     """One row per model: requests, journaled, needed, and how many of those are
     estimated (not keyed yet), with budget, output tokens (the hidden ones among them
     apart), the GPUs a job takes (a backend whose
-    jobs take GPUs), and cost: online, at batch prices, and as configured (`mode`: batch
-    where the panel entry sets `batch: true`, online for a backend that calls a provider,
-    else local)."""
+    jobs take GPUs), the share of input its journaled answers read from the provider's
+    cache, the input tokens the needed calls would read from it, and cost: online, at
+    batch prices, each without and with prompt caching (module docstring), and as
+    configured, without caching (`mode`: batch where the panel entry sets `batch: true`,
+    online for a backend that calls a provider, else local)."""
     return pd.DataFrame([_plan_row(p) for p in plan.models], columns=PLAN_COLUMNS)
 
 
@@ -311,7 +460,12 @@ def _plan_row(p: ModelPlan) -> dict[str, Any]:
         "est_reasoning_tokens": round(p.needed * p.reasoning_tokens_each),
         "gpus": p.gpus if spec.gpus else "-",
         "mode": "batch" if p.batch else "online" if spec.online else "local",
+        "measured_cached_share": "-" if p.measured_cached_share is None
+        else round(p.measured_cached_share, 3),
+        "est_cached_tokens": "-" if p.cost_cached is None else round(p.cached_tokens),
         "cost_online_usd": _usd(p.cost), "cost_batch_usd": _usd(p.cost_batch),
+        "cost_online_cached_usd": _usd(p.cost_cached),
+        "cost_batch_cached_usd": _usd(p.cost_batch_cached),
         "est_cost_usd": _usd(p.cost_configured),
     }
 
@@ -335,7 +489,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
                       "journaled": sum(p.journaled for p in plan.models),
                       "needed": sum(p.needed for p in plan.models),
                       "estimated": sum(p.estimated for p in plan.models),
-                      **cost_totals(plan)},
+                      **cost_totals(plan), **caching_totals(plan)},
             "notes": [{"study": s, "model": m, "note": n} for s, m, n in plan.notes],
             "not_counted": [{"study": s, "what": w} for s, w in plan.not_counted]}
 
@@ -344,13 +498,37 @@ def cost_totals(plan: Plan) -> dict[str, Any]:
     """The priced models' cost in all, rounded to cents: every call online
     (``cost_online_usd``), every call of a provider with a batch API at its batch price
     (``cost_batch_usd``; the others online), and as configured (``cost_usd``: the batch
-    price where the panel entry sets `batch: true`); and which models are not priced."""
+    price where the panel entry sets `batch: true`); and which models are not priced.
+    With prompt caching: :func:`caching_totals`."""
     priced = [p for p in plan.models if p.cost is not None]
     batch = [p.cost_batch if p.cost_batch is not None else p.cost for p in priced]
     return {"cost_online_usd": round(sum(p.cost or 0.0 for p in priced), 2),
             "cost_batch_usd": round(sum(c or 0.0 for c in batch), 2),
             "cost_usd": round(sum(p.cost_configured or 0.0 for p in priced), 2),
             "not_priced": [p.model for p in plan.models if p.cost is None and p.needed]}
+
+
+def caching_totals(plan: Plan) -> dict[str, Any]:
+    """:func:`cost_totals` with prompt caching (module docstring), rounded to cents:
+    ``cost_online_cached_usd``, ``cost_batch_cached_usd``, ``cost_cached_usd`` (a priced
+    model whose provider caches nothing counted as without), and the input tokens of the
+    priced models' needed calls, those read from a cache and those written to it at the
+    write price."""
+    priced = [p for p in plan.models if p.cost is not None]
+
+    def either(with_cache: float | None, without: float | None) -> float:
+        return (with_cache if with_cache is not None else without) or 0.0
+
+    return {"cost_online_cached_usd": round(sum(either(p.cost_cached, p.cost)
+                                                for p in priced), 2),
+            "cost_batch_cached_usd": round(sum(either(
+                p.cost_batch_cached, p.cost_batch if p.cost_batch is not None else p.cost)
+                for p in priced), 2),
+            "cost_cached_usd": round(sum(either(p.cost_configured_cached, p.cost_configured)
+                                         for p in priced), 2),
+            "input_tokens": round(sum(p.input_tokens for p in priced)),
+            "cached_input_tokens": round(sum(p.cached_tokens for p in priced)),
+            "cache_write_tokens": round(sum(p.cache_write_tokens for p in priced))}
 
 
 def plan_text(plan: Plan) -> str:
@@ -386,8 +564,22 @@ def _cost_lines(plan: Plan, total: Mapping[str, Any]) -> list[str]:
             f"(batch: {', '.join(batched) or 'none'}): ${total['cost_usd']:,.2f}"
             + ("; output at max_tokens where nothing is journaled yet and no "
                "pricing.answer_tokens is stated (an upper bound)" if upper else ""))
+        if any(p.cost_cached is not None for p in plan.models):
+            lines.append(
+                f"with prompt caching (each job's requests sent grouped; an upper bound on "
+                f"the saving: a cache may evict, calls not keyed yet counted uncached): "
+                f"${total['cost_online_cached_usd']:,.2f} online; "
+                f"${total['cost_batch_cached_usd']:,.2f} at batch prices; as configured: "
+                f"${total['cost_cached_usd']:,.2f} ({total['cached_input_tokens']:,} of "
+                f"{total['input_tokens']:,} input tokens read from a cache, "
+                f"{total['cache_write_tokens']:,} written at the write price)")
     if total["not_priced"]:
         lines.append(f"not priced (no panel.<m>.pricing): {', '.join(total['not_priced'])}")
+    shares = [f"{p.model} {p.measured_cached_share:.0%}" for p in plan.models
+              if p.measured_cached_share is not None]
+    if shares:
+        lines.append("measured in the journal, input read from the provider's cache: "
+                     + ", ".join(shares))
     gpu = [p for p in plan.models if backend_spec(p.backend).gpus and p.needed]
     if gpu:
         names = "/".join(dict.fromkeys(p.backend for p in gpu))

@@ -22,7 +22,8 @@ SMOKE = {
     "client_overhead.py": ["--latency", "0.05", "--rounds", "2", "--repeat", "1",
                            "--concurrency", "4"],
     "dag_scale.py": ["--models", "6", "--images", "20", "--repeat", "1"],
-    "dvc_scale.py": ["--models", "6", "--images", "10", "--repeat", "1", "--small"],
+    "dvc_scale.py": ["--models", "6", "--images", "10", "--repeat", "1", "--small",
+                     "--no-baselines"],
     "expected_score_bias.py": ["--draws", "200"],
     # the committed code in a project of its own (--revisions), as before/after runs
     "default_run.py": ["--studies", "philautia", "--images", "6", "--models", "3",
@@ -50,6 +51,7 @@ SMOKE = {
     "position_bias.py": ["--datasets", "20", "--power-datasets", "10", "--coverage-datasets",
                          "5", "--ns", "20", "50", "--resamples", "99"],
     "recorded_validity.py": ["--datasets", "2", "--resamples", "200", "--pairs", "60"],
+    "layout_effect.py": ["--smoke"],
     "ranking_coverage.py": ["--reps", "30", "--resamples", "399", "--ns", "30"],
     "rate_limit.py": ["--rpm", "1200", "--requests", "60", "--repeat", "1"],
     "template_slope.py": ["--datasets", "20"],

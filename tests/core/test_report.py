@@ -142,9 +142,12 @@ def test_interval_plot_validates(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="ci_high"):
         interval_plot(_intervals().drop(columns="ci_high"), tmp_path / "x.png", "t")
     bad = _intervals()
-    bad.loc[1, "ci_low"] = 0.3  # above the estimate
+    bad.loc[1, "ci_low"] = bad.loc[1, "ci_high"] + 0.1  # above its upper end
     with pytest.raises(ValueError, match="sim/b"):
         interval_plot(bad, tmp_path / "x.png", "t")
+    outside = _intervals()
+    outside.loc[1, "ci_low"] = outside.loc[1, "estimate"] + 0.01  # a percentile interval
+    assert interval_plot(outside, tmp_path / "y.png", "t").exists()
 
 
 def test_figures_carry_the_box_of_every_text_line_they_draw(tmp_path: Path) -> None:

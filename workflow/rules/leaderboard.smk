@@ -9,7 +9,7 @@ from judgebias.studies.leaderboard import tables as board
 from judgebias.studies.leaderboard.data import labels_files, outputs_files
 from judgebias.studies.leaderboard.params import method_judges, model_systems, tasks_of
 from judgebias.studies.mmb import tables as mmb_tables
-from judgebias.studies.mmb.params import MmbParams
+from judgebias.studies.mmb.params import MmbParams, judge_prompt
 
 BOARD = PARAMS["leaderboard"]
 BOARD_TASKS = list(BOARD["tasks"])
@@ -214,7 +214,7 @@ def board_pictures_keys(wildcards):
 
 def board_compare_keys(wildcards):
     """What a comparison reads: the judge's answers' params, the task's order, MMB's
-    prompt, how it reads the judge's probabilities, and which instructions the methods
+    prompt and layout, how it reads the judge's probabilities, and which instructions the methods
     of the judge ask (a single method's own; an mmb method's: the report cell's
     ensemble, drawn as the factorial draws it). It looks through every method for the
     judge's, so it declares them all: an edit of another judge's method reruns the job,
@@ -222,7 +222,8 @@ def board_compare_keys(wildcards):
     methods = [m for m in BOARD["methods"].values() if m.get("judge") == wildcards.board_judge]
     keys = [*model_keys(wildcards.board_judge, "judge",
                         *board_task(wildcards, "order", "order_seed", "systems")),
-            *block_keys(MmbParams, only=("prompt", "probability")), "leaderboard.methods"]
+            *block_keys(MmbParams, only=("prompt", "layout", "probability")),
+            "leaderboard.methods"]
     if any(m["kind"] == "mmb" for m in methods):
         keys += block_keys(MmbParams, only=("report.n_prompts",))
     return keys
@@ -272,7 +273,8 @@ rule leaderboard_compare:
         pictures=board.pictures_path("{task}"),
         pool=mmb_tables.INSTRUCTIONS_PATH,
         code=step_code("leaderboard.compare"),
-        prompt=template(PARAMS["mmb"]["prompt"]) if BOARD_IMAGE_TASKS else [],
+        prompt=(template(judge_prompt(PARAMS["mmb"]["prompt"], PARAMS["mmb"]["layout"]))
+                if BOARD_IMAGE_TASKS else []),
     output:
         verdicts=board.verdicts_path("{task}", "{board_judge}"),
     params:

@@ -3,7 +3,8 @@
 # FAISS clusters; then the factorial design and the tables as pure computation, so
 # changing K, tau or the design reruns no judge call and no embedding (the judge and
 # embedding jobs a change of the data job reruns find every answer in the journal and
-# every embedding in the cache).
+# every embedding in the cache). With mmb.layout_check, each judge's sample of items is
+# asked in the other layout too (issue 45: what the cache-friendly layout changes).
 #
 # Each key of the block a rule declares comes from the view (MmbParams, block_keys: a
 # dotted name goes into a nested part). A declared block that
@@ -12,7 +13,12 @@
 from judgebias.paramsblock import block_keys
 from judgebias.studies.mmb import tables as mmb
 from judgebias.studies.mmb.data.pairs import dataset_files as mmb_dataset_files
-from judgebias.studies.mmb.params import MmbParams, probability_keys
+from judgebias.studies.mmb.params import (
+    LAYOUTS,
+    MmbParams,
+    judge_prompt,
+    probability_keys,
+)
 
 MMB_JUDGES = PARAMS["mmb"]["models"]
 MMB_GROW = PARAMS["mmb"]["instructions"]["grow"]
@@ -29,7 +35,10 @@ MMB_DATA_KEYS = block_keys(MmbParams, only=("dataset", "clustering.ks",
 MMB_POOL_KEYS = [*block_keys(MmbParams, only=("instructions",
                                               *(("design.n_prompts",) if MMB_GROW else ()))),
                  *(model_keys(MMB_GROW["writer"], "writer") if MMB_GROW else [])]
-MMB_JUDGE_KEYS = block_keys(MmbParams, only=("prompt", "order", "order_seed"))
+MMB_JUDGE_KEYS = block_keys(MmbParams, only=("prompt", "order", "order_seed", "layout"))
+# The layout check (issue 45): the judge job's keys, and the sample's
+MMB_LAYOUT_KEYS = block_keys(MmbParams, only=("prompt", "order", "order_seed", "layout",
+                                              "layout_check"))
 MMB_EMBED_KEYS = block_keys(MmbParams, only=("embedding", "clustering.ks",
                                              "clustering.support_per_cluster"))
 MMB_CLUSTER_KEYS = block_keys(MmbParams, only=(
@@ -96,7 +105,7 @@ rule mmb_judge:
         pairs=mmb.PAIRS_PATH,
         pool=mmb.INSTRUCTIONS_PATH,
         code=step_code("mmb.judge"),
-        prompt=template(PARAMS["mmb"]["prompt"]),
+        prompt=template(judge_prompt(PARAMS["mmb"]["prompt"], PARAMS["mmb"]["layout"])),
     output:
         judgements=mmb.judgements_path("{judge}"),
     params:
@@ -205,6 +214,33 @@ rule mmb_save:
         "logs/mmb/save/{judge}.log",
     shell:
         step("mmb.save")
+
+
+if mmb.layout_check_on(PARAMS):
+
+    rule mmb_layout_check:
+        input:
+            pairs=mmb.PAIRS_PATH,
+            pool=mmb.INSTRUCTIONS_PATH,
+            # the items' answers in mmb.layout are the judge job's: asked there, never twice
+            judgements=mmb.judgements_path("{judge}"),
+            code=step_code("mmb.layout_check"),
+            prompt=[t for layout in LAYOUTS
+                    for t in template(judge_prompt(PARAMS["mmb"]["prompt"], layout))],
+        output:
+            answers=mmb.layout_answers_path("{judge}"),
+            metrics=mmb.layout_metrics_path("{judge}"),
+        params:
+            **step_params(lambda w: model_keys(w.judge, "judge", *MMB_LAYOUT_KEYS,
+                                               *probability_keys(PARAMS, w.judge))),
+        resources:
+            **model_resources("judge"),
+        log:
+            "logs/mmb/layout_check/{judge}.log",
+        shell:
+            step("mmb.layout_check")
+
+    TARGETS.extend(mmb.layout_metrics_path(judge) for judge in MMB_JUDGES)
 
 
 TARGETS.append(mmb.METRICS_PATH)

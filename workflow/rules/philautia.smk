@@ -8,11 +8,15 @@ from judgebias.studies.philautia.params import PhilautiaParams, models_key, sett
 
 PHILAUTIA_MODELS = study_models(PARAMS, "philautia")
 SETTINGS = list(PARAMS["philautia"]["settings"])
+# philautia.waves.count > 1: score jobs per wave, a look after each (issue 45)
+WAVES = philautia.wave_count(PARAMS)
+WAVE = "{wave}" if WAVES > 1 else None
 
 wildcard_constraints:
     generator="|".join(PHILAUTIA_MODELS),
     evaluator="|".join(PARAMS["panel"]),
     setting="|".join(SETTINGS),
+    wave="[1-9][0-9]*",
 
 
 MODELS_KEY = models_key(PARAMS)
@@ -29,6 +33,21 @@ ANALYSIS_KEYS = [
 ]
 # the scores and the philautia scores it sits next to come from its inputs
 SELFPREF_KEYS = [MODELS_KEY, *block_keys(PhilautiaParams, only=("ci",)), *FAMILY_KEYS]
+# which images a wave holds; the look decides from the scores with the whole design
+WAVE_KEYS = ["philautia.waves.count", "philautia.waves.seed"] if WAVES > 1 else []
+LOOK_KEYS = [*SELFPREF_KEYS, *block_keys(PhilautiaParams, only=("score", "waves"))]
+
+
+def previous_look(wildcards):
+    """The look a wave's jobs wait for: none for wave 1, or without waves."""
+    wave = int(getattr(wildcards, "wave", 1))
+    return [philautia.look_path(wildcards.setting, wave - 1)] if wave > 1 else []
+
+
+def setting_scores(setting, waves=WAVES):
+    """A setting's score tables: every evaluator x generator (x wave, up to `waves`)."""
+    return [philautia.scores_path(setting, e, g, str(w) if WAVES > 1 else None)
+            for w in range(1, waves + 1) for e in PHILAUTIA_MODELS for g in PHILAUTIA_MODELS]
 PHILAUTIA_FIGURE_KEYS = [MODELS_KEY, *figure_keys(PHILAUTIA_MODELS)]
 
 
@@ -73,23 +92,23 @@ rule score:
         captions=philautia.captions_path("{generator}"),
         code=step_code("philautia.score"),
         prompt=lambda w: template(setting_prompt_id(PARAMS, w.setting)),
+        previous=previous_look,
     output:
-        scores=philautia.scores_path("{setting}", "{evaluator}", "{generator}"),
+        scores=philautia.scores_path("{setting}", "{evaluator}", "{generator}", WAVE),
     params:
         **step_params(lambda w: model_keys(w.evaluator, "evaluator",
-                                           f"philautia.settings.{w.setting}")),
+                                           f"philautia.settings.{w.setting}", *WAVE_KEYS)),
     resources:
         **model_resources("evaluator"),
     log:
-        "logs/score/{setting}/{evaluator}/{generator}.log",
+        "logs/score/{setting}/" + ("wave-{wave}/" if WAVE else "") + "{evaluator}/{generator}.log",
     shell:
         step("philautia.score")
 
 
 rule phi:
     input:
-        scores=expand(philautia.scores_path("{{setting}}", "{evaluator}", "{generator}"),
-                      evaluator=PHILAUTIA_MODELS, generator=PHILAUTIA_MODELS),
+        scores=lambda w: setting_scores(w.setting),
         code=step_code("philautia.phi"),
     output:
         long=philautia.setting_file("{setting}", "scores"),
@@ -118,10 +137,28 @@ rule philautia:
         step("philautia.philautia")
 
 
+if WAVES > 1:
+    rule look:
+        input:
+            scores=lambda w: setting_scores(w.setting, int(w.wave)),
+            images=philautia.DATASET_TABLE,
+            previous=previous_look,
+            code=step_code("philautia.look"),
+        output:
+            look=philautia.look_path("{setting}", "{wave}"),
+        params:
+            **step_params(LOOK_KEYS),
+        log:
+            "logs/look/{setting}/{wave}.log",
+        shell:
+            step("philautia.look")
+
+
 rule selfpref:
     input:
         scores=philautia.setting_file("{setting}", "scores"),
         philautia=philautia.setting_file("{setting}", "philautia"),
+        look=lambda w: [philautia.look_path(w.setting, WAVES)] if WAVES > 1 else [],
         code=step_code("philautia.selfpref"),
     output:
         selfpref=philautia.setting_file("{setting}", philautia.SELFPREF_TABLE),

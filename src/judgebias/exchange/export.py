@@ -14,7 +14,9 @@ Each model's requests go in files of their own (``<panel key>.jsonl``: OpenAI's 
 takes one model per file), cut where a file would pass ``max_requests`` lines or
 ``max_bytes`` (OpenAI's limits are 50,000 requests and 200 MB per file, specs/batch.md;
 the defaults are judgebias.models.batch.BatchSettings', which stay under both), then
-named ``<panel key>.001.jsonl``, ``.002`` ...; ``manifest.json`` beside them gives the
+named ``<panel key>.001.jsonl``, ``.002`` ...; the lines go in the order a job sends
+its requests, side by side where they share a prefix (judgebias.models.prefix.grouped),
+so a provider's prompt cache can serve them; ``manifest.json`` beside them gives the
 format, the image mode, and per model its backend, model id, files and count. Every key
 written is recorded in the model's journal first (Journal.mark_exported): `judgebias
 answers import` accepts answers only for keys exported from this project, and journals
@@ -36,6 +38,7 @@ from judgebias.models.base import ChatRequest
 from judgebias.models.batch import BatchSettings
 from judgebias.models.journal import Journal, journal_path, request_key
 from judgebias.models.panel import PanelModel, panel_models
+from judgebias.models.prefix import grouped
 from judgebias.models.reasoning import Reasoning
 from judgebias.models.registry import backend_version
 from judgebias.plan import PlannedCalls, collect_calls
@@ -130,7 +133,8 @@ def _export_model(model: PanelModel, by_study: Mapping[str, list[PlannedCalls]],
                 requests.setdefault(request_key(request, model.backend, version), request)
     with Journal(journal_path(journal_dir, model.backend, model.model_id)) as journal:
         answered = journal.lookup(requests)
-        pending = {k: r for k, r in requests.items() if k not in answered}
+        # side by side where they share a prefix, as a job sends them (issue 45)
+        pending = grouped({k: r for k, r in requests.items() if k not in answered})
         journal.mark_exported(pending.items())
     export.answered, export.requests = len(answered), len(pending)
     reasoning = Reasoning.of(model.fields)  # a reasoning model's effort, as it is asked online

@@ -37,17 +37,43 @@ Checked against anthropic 2.17.0 (and its floor, 2.0.0, the first release of API
 * No log-probs at all: every answer has ``tokens=None`` (studies use the parsed score).
 * Usage is journaled as Anthropic reports it (``input_tokens``, ``output_tokens``, the
   cache counts) and under the names the rest of judgebias reads (``prompt_tokens``: all
-  input tokens, cached ones included; ``completion_tokens``; ``total_tokens``).
+  input tokens, cached ones included; ``completion_tokens``; ``total_tokens``;
+  ``cached_tokens`` = ``cache_read_input_tokens`` and ``cache_write_tokens`` =
+  ``cache_creation_input_tokens``, judgebias.models.base.CACHED_TOKENS). ``input_tokens``
+  is only the part after the last cache breakpoint (anthropic 2.17.0 ``types/usage.py``:
+  ``cache_creation_input_tokens`` "the number of input tokens used to create the cache
+  entry", ``cache_read_input_tokens`` "read from the cache"), so the three add up.
+* **Cache markers** (issue 45). Claude caches only what a request marks: "Using the
+  cache_control parameter, you can define up to 4 cache breakpoints"; the prefix cached
+  is "tools, system, and messages (in that order) up to and including the block
+  designated with cache_control"; writes cost "1.25x base input" (5-minute TTL, the
+  default of ``{"type": "ephemeral"}``), reads "0.1x"; a prefix below the model's minimum
+  (1,024 tokens for Sonnet 4.5 / Opus 4.1 and earlier Sonnets, 2,048 Haiku 3/3.5, 4,096
+  Opus 4.5/4.6 and Haiku 4.5) is "processed without caching", no error; each breakpoint
+  also finds hits "at previous content block boundaries" (about 20 blocks back); and "a
+  cache entry only becomes available after the first response begins" (platform.claude.com
+  /docs/en/build-with-claude/prompt-caching; anthropic 2.17.0
+  ``types/cache_control_ephemeral_param.py``: ttl "5m" by default, or "1h"). So where a
+  request shares a prefix with others of its job (``ChatRequest.shared_parts`` > 0,
+  judgebias.models.prefix), two of the four breakpoints are set: one on the user part that
+  ends the shared prefix (the ``shared_parts``-th: it caches the system prompt and those
+  parts together, which the requests after it read at a tenth of the price), and one on the
+  system prompt, sent then as one text block, as the API takes it (the job's requests all
+  share it: one whose shared parts differ still reads the system prompt where it is long
+  enough to be cached; below the minimum the marker costs nothing). With ``shared_parts``
+  0 nothing is marked and the body is what it was before markers existed: no write is paid
+  for a prefix no other request reads. The markers are no part of the journal key (the
+  question is the same; judgebias.models.journal keys the request, not the body).
 """
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from judgebias.models.backends import LEGACY_ANTHROPIC_API
-from judgebias.models.base import ChatRequest, ChatResponse
+from judgebias.models.base import CACHE_WRITE_TOKENS, CACHED_TOKENS, ChatRequest, ChatResponse
 from judgebias.models.wire import image_mime_type
 
 if TYPE_CHECKING:
@@ -73,12 +99,21 @@ def journal_version(model: PanelModel) -> str:
     return "+".join(parts)
 
 
+EPHEMERAL: Final = {"type": "ephemeral"}  # a cache breakpoint, 5-minute TTL (docstring)
+
+
 def content_blocks(request: ChatRequest) -> list[dict[str, Any]]:
-    """The user message's content: the request's parts in order, images as base64."""
-    return [{"type": "text", "text": part} if isinstance(part, str) else
-            {"type": "image", "source": {"type": "base64", "media_type": image_mime_type(part),
-                                         "data": base64.b64encode(part).decode("ascii")}}
-            for part in request.parts()]
+    """The user message's content: the request's parts in order, images as base64; the
+    part that ends the prefix the request shares (``shared_parts``) carries a cache
+    breakpoint (module docstring, *Cache markers*)."""
+    blocks: list[dict[str, Any]] = [
+        {"type": "text", "text": part} if isinstance(part, str) else
+        {"type": "image", "source": {"type": "base64", "media_type": image_mime_type(part),
+                                     "data": base64.b64encode(part).decode("ascii")}}
+        for part in request.parts()]
+    if request.shared_parts > 0:
+        blocks[min(request.shared_parts, len(blocks)) - 1]["cache_control"] = dict(EPHEMERAL)
+    return blocks
 
 
 def thinking_param(thinking: Mapping[str, Any]) -> dict[str, Any]:
@@ -97,7 +132,8 @@ def message_params(request: ChatRequest, thinking: Mapping[str, Any] | None = No
         "model": request.model, "max_tokens": request.sampling.max_tokens,
         "messages": [{"role": "user", "content": content_blocks(request)}]}
     if request.system:
-        params["system"] = request.system
+        params["system"] = request.system if request.shared_parts <= 0 else [
+            {"type": "text", "text": request.system, "cache_control": dict(EPHEMERAL)}]
     if thinking is not None:
         params["thinking"] = thinking_param(thinking)
     if api_version == LEGACY_ANTHROPIC_API:  # 1.0, the API's default, is never sent
@@ -119,6 +155,10 @@ def usage_counts(usage: Any) -> dict[str, int]:
                                             "cache_read_input_tokens"))
     counts.update(prompt_tokens=prompt, completion_tokens=usage.output_tokens,
                   total_tokens=prompt + usage.output_tokens)
+    if usage.cache_read_input_tokens is not None:
+        counts[CACHED_TOKENS] = usage.cache_read_input_tokens
+    if usage.cache_creation_input_tokens is not None:
+        counts[CACHE_WRITE_TOKENS] = usage.cache_creation_input_tokens
     return counts
 
 

@@ -60,6 +60,22 @@ class BatchApi:
 
 
 @dataclass(frozen=True)
+class PromptCaching:
+    """How a provider caches prompt prefixes and bills what it reads and writes (issue
+    45), as `judgebias plan` estimates it (judgebias.plan): prices as shares of the input
+    price (``pricing.cached_input_per_mtok`` and ``cache_write_per_mtok`` state a model's
+    own), the shortest prefix cached (``pricing.cache_min_tokens``), the step cached
+    counts come in, and whether only a prefix the request marks is cached (Anthropic's
+    ``cache_control``; the others cache by themselves)."""
+
+    read: float  # an input token read from the cache, as a share of the input price
+    write: float = 1.0  # one written to it (marked caching only: the others bill input)
+    min_tokens: int = 1024
+    step: int = 1
+    marked: bool = False
+
+
+@dataclass(frozen=True)
 class BackendSpec:
     """One backend's registry entry.
 
@@ -73,7 +89,9 @@ class BackendSpec:
     (a default would be filled into every panel entry). ``settings`` is the schema of its
     ``backends.<name>`` block (client settings: run settings, no job declares them).
     ``concurrency`` is the Snakemake resource an online job of it holds one unit of (the
-    profiles cap it per run); ``gpus``: its jobs take ``resources.gpus`` GPUs. ``check``
+    profiles cap it per run); ``gpus``: its jobs take ``resources.gpus`` GPUs.
+    ``batch``: its provider's batch API and price; ``caching``: how its provider caches
+    prompt prefixes and prices them (:class:`PromptCaching`; `plan`'s estimate). ``check``
     adds the cross-field rules the schema cannot state.
     """
 
@@ -86,6 +104,7 @@ class BackendSpec:
     concurrency: str | None = None
     gpus: bool = False
     batch: BatchApi | None = None
+    caching: PromptCaching | None = None  # None: plan estimates no prompt caching
     check: Check | None = None
     abilities: Abilities = field(default_factory=Abilities)
     # "module:function" (abilities, panel entry) -> abilities: what one model's own
@@ -198,6 +217,31 @@ API_SETTINGS: Mapping[str, Any] = {"$ref": "#/$defs/api_limits"}  # judgebias.mo
 HALF_PRICE = 0.5  # specs/batch.md: OpenAI Batch API and Gemini batch mode, "50 % off online"
 # (and Anthropic's Message Batches: "50% of standard API prices", its batch-processing guide)
 _REGISTRY = "judgebias.models.registry"  # the built-ins' builders
+
+# Prompt caching's default prices (issue 45; a panel entry's pricing.cached_input_per_mtok
+# states its model's own). Where a provider's share differs by model, the default is the
+# largest share among the models the papers' panels and today's judges use, so `plan`'s
+# saving is never overstated by it:
+# * OpenAI (developers.openai.com/api/docs/pricing; the prompt-caching guide): cached input
+#   is half the input price on gpt-4o (2.50 -> 1.25 USD/MTok; the papers' panels), a
+#   quarter on gpt-4.1, a tenth on the GPT-5 family ("discounted up to 95%" on later
+#   models); caching from 1,024 prompt tokens, hits in 128-token steps; writes billed as
+#   input before GPT-5.6 (1.25x from GPT-5.6 on: not estimated, set the price you pay).
+# * Gemini (ai.google.dev/gemini-api/docs/caching and /pricing; Vertex AI's context-cache
+#   overview): implicit-cache hits were priced at a quarter of the input price when 2.5
+#   launched them (2.5 Pro: 0.31 of 1.25 USD/MTok, "75% discount", as Gemini 2.0's still
+#   are) and at a tenth on the 2026 pricing page (0.125; Vertex: "90% discount" on 2.5 and
+#   3); the minimum prefix is 2,048 tokens for 2.5 Flash and Pro in the 2026 table (it
+#   read 1,024 Flash / 4,096 Pro before; 4,096 for 3.x); writes are billed "at the
+#   standard input token price".
+# * Anthropic (platform.claude.com/docs/en/build-with-claude/prompt-caching): "5m cache
+#   writes 1.25x base input", "cache hits & refreshes 0.1x", for every Claude model; the
+#   minimum is 1,024 tokens (Sonnet 4.5 and before, Opus 4/4.1), 2,048 (Haiku 3/3.5), 4,096
+#   (Opus 4.5/4.6, Haiku 4.5); only marked prefixes (judgebias.models.anthropic_wire).
+# vllm (a local engine: nothing billed), sim and external: not estimated.
+OPENAI_CACHING = PromptCaching(read=0.5, min_tokens=1024, step=128)
+GEMINI_CACHING = PromptCaching(read=0.25, min_tokens=2048)
+ANTHROPIC_CACHING = PromptCaching(read=0.1, write=1.25, min_tokens=1024, marked=True)
 
 
 def _openai_rules(key: str, model: Mapping[str, Any], params: Mapping[str, Any]
@@ -318,7 +362,7 @@ BUILTIN: dict[str, BackendSpec] = {spec.name: spec for spec in (
                 fields={**API_FIELDS, **reasoning.REASONING_FIELDS}, settings=API_SETTINGS,
                 concurrency="api_openai",
                 batch=BatchApi("judgebias.models.openai_batch:OpenAIBatches", HALF_PRICE),
-                check=_openai_rules,
+                caching=OPENAI_CACHING, check=_openai_rules,
                 abilities=Abilities(answer_logprobs=True, n_samples=True),
                 model_abilities="judgebias.models.backends:openai_abilities"),
     BackendSpec("gemini", backend=f"{_REGISTRY}:build_gemini",
@@ -326,7 +370,7 @@ BUILTIN: dict[str, BackendSpec] = {spec.name: spec for spec in (
                 fields={**API_FIELDS, **reasoning.THINKING_FIELDS}, settings=API_SETTINGS,
                 concurrency="api_gemini",
                 batch=BatchApi("judgebias.models.gemini_batch:GeminiBatches", HALF_PRICE),
-                check=_gemini_rules,
+                caching=GEMINI_CACHING, check=_gemini_rules,
                 abilities=Abilities(answer_logprobs=True, n_samples=True)),
     BackendSpec("vllm", backend=f"{_REGISTRY}:build_vllm",
                 version=f"{_REGISTRY}:vllm_version", gpus=True, fields=VLLM_FIELDS,
@@ -337,7 +381,7 @@ BUILTIN: dict[str, BackendSpec] = {spec.name: spec for spec in (
                 fields=ANTHROPIC_FIELDS, settings=API_SETTINGS, concurrency="api_anthropic",
                 batch=BatchApi("judgebias.models.anthropic_batch:AnthropicBatches",
                                HALF_PRICE),
-                check=_anthropic_rules,
+                caching=ANTHROPIC_CACHING, check=_anthropic_rules,
                 # no log-probs; 100 images a request (600 past 200k context); a system
                 # prompt; it samples, at its default temperature 1
                 abilities=Abilities(answer_logprobs=False, images_per_request=100)),

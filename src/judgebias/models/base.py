@@ -65,6 +65,12 @@ class ChatRequest:
     system: str = ""
     digests: tuple[str, ...] = field(default=(), compare=False, repr=False)
     image_at: tuple[int, ...] = ()
+    # a cache hint, not part of the question (so not of the journal key): how many leading
+    # parts of the user message (:meth:`parts`) it shares with another request of the same
+    # job that has the same system prompt (0: none; set by the runner through
+    # judgebias.models.prefix.grouped); a provider with explicit cache markers (Anthropic)
+    # marks the end of that prefix
+    shared_parts: int = field(default=0, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.image_at:
@@ -155,6 +161,25 @@ def hidden_tokens(usage: Mapping[str, Any]) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     return 0
+
+
+# Prompt caching (issue 45), journaled alike by every backend whose provider reports it,
+# beside the provider's own fields: CACHED_TOKENS the input tokens read from the provider's
+# cache (inside `prompt_tokens`; OpenAI's prompt_tokens_details.cached_tokens, Anthropic's
+# cache_read_input_tokens, Gemini's cached_content_token_count, vLLM's num_cached_tokens),
+# CACHE_WRITE_TOKENS those written to it at a write price (Anthropic's
+# cache_creation_input_tokens; OpenAI's cache_write_tokens where its model reports them).
+# Absent means the provider did not say (the sim, which models no cache; a vLLM server
+# without --enable-prompt-tokens-details), 0 that it said none: readers count only answers
+# that carry the key.
+CACHED_TOKENS = "cached_tokens"
+CACHE_WRITE_TOKENS = "cache_write_tokens"
+
+
+def cached_tokens(usage: Mapping[str, Any]) -> int | None:
+    """The input tokens an answer read from the provider's cache; None where not reported."""
+    value = usage.get(CACHED_TOKENS)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True)

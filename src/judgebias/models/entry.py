@@ -29,6 +29,16 @@ class Pricing:
     reasoning_tokens: int | None = key(absent=True, ge=0)
     """The hidden tokens (reasoning, thinking) one call is expected to bill as output,
     which count against sampling.max_tokens (default 0: within the max_tokens bound)."""
+    cached_input_per_mtok: float | None = key(absent=True, ge=0)
+    """USD per million input tokens read from the provider's prompt cache (default: the
+    backend's share of input_per_mtok: OpenAI 0.5, Gemini 0.25, Anthropic 0.1; state your
+    model's own, e.g. a tenth on the GPT-5 family)."""
+    cache_write_per_mtok: float | None = key(absent=True, ge=0)
+    """USD per million input tokens written to the cache where the provider bills writes
+    apart (Anthropic: 1.25 x input_per_mtok for its 5-minute cache, the default)."""
+    cache_min_tokens: int | None = key(absent=True, ge=0)
+    """The shortest prompt prefix the provider caches for this model (default: the
+    backend's: OpenAI 1024, Gemini 2048, Anthropic 1024)."""
 
 
 @view

@@ -26,6 +26,21 @@ against ``max_output_tokens`` (../shared/specs/judges.md; the SDK's types say no
 it): an answer they leave no room for comes back with finish reason ``MAX_TOKENS`` and no
 text, which is mapped, as every cut answer, to ``length`` and read as truncated, never
 parsed. A model without thinking_config is asked exactly as before (its keys unchanged).
+
+**Implicit caching** (issue 45): nothing is asked. "Implicit caching is enabled by default
+for all Gemini 2.5 and newer models ... We automatically pass on cost savings if your
+request hits caches", for a repeated prefix of at least the model's minimum (the table of
+ai.google.dev/gemini-api/docs/caching has changed over 2026: 1,024 for 2.5 Flash and
+4,096 for 2.5 Pro in May, 2,048 for both and 4,096 for the 3.x models since; "try to send
+requests with similar prefix in a short amount of time"). The hit is
+``usage_metadata.cached_content_token_count`` (google-genai 3.6.1 ``types.py``: "the
+number of tokens in the cached content that was used for this request", inside
+``prompt_token_count``, which "when cached_content is set, also includes" them), journaled
+as ``cached_tokens`` (judgebias.models.base.CACHED_TOKENS) with every usage: the REST
+API leaves a zero count out (proto3 JSON omits defaults), so a usage without it read
+nothing from a cache, and is journaled 0, not as unknown (a share of cached input counted
+only over the answers that hit would be 100 %). A batch result row's response is read by
+the same code.
 """
 
 from __future__ import annotations
@@ -39,6 +54,7 @@ from google.genai import models as genai_models
 from google.genai import types
 
 from judgebias.models.base import (
+    CACHED_TOKENS,
     FINISH_LENGTH,
     REASONING_TOKENS,
     ChatRequest,
@@ -148,6 +164,8 @@ def usage_counts(usage: types.GenerateContentResponseUsageMetadata | None) -> di
               "total_tokens": usage.total_token_count or 0}
     if thoughts is not None:
         counts[REASONING_TOKENS] = thoughts
+    # inside prompt_tokens; a zero count is left out of the JSON (module docstring)
+    counts[CACHED_TOKENS] = usage.cached_content_token_count or 0
     return counts
 
 

@@ -27,6 +27,22 @@ none). Usage: ``completion_tokens`` already includes
 ``completion_tokens_details.reasoning_tokens`` (billed as output); both are journaled,
 the latter as ``reasoning_tokens``. A model without ``reasoning`` is asked exactly as
 before (``max_tokens``, its keys unchanged).
+
+**Prompt caching** (issue 45): OpenAI caches prompt prefixes by itself, nothing in the body
+asks for it. Its guide (developers.openai.com/api/docs/guides/prompt-caching): "caching
+is enabled automatically for prompts that are 1024 tokens or longer", hits are "only
+possible for exact prefix matches" (images included) and come "in increments of 128
+tokens"; the hit is reported in ``usage.prompt_tokens_details.cached_tokens`` (openai
+3.63.0 ``types/completion_usage.py``: ``PromptTokensDetails.cached_tokens``, "cached
+tokens present in the prompt", inside ``prompt_tokens``), and from the GPT-5.6 family on,
+writes "cost 1.25x the uncached input token rate" and are reported in
+``cache_write_tokens`` ("the unadjusted number of prompt tokens written to cache"). A
+Batch API result's body is a ``chat.completion`` with the same usage, and ``vllm serve``
+fills ``prompt_tokens_details.cached_tokens`` when started with
+``--enable-prompt-tokens-details`` (else the details are null: nothing is journaled, as
+unknown). Both are journaled as ``cached_tokens`` and ``cache_write_tokens``
+(judgebias.models.base.CACHED_TOKENS), the nested object itself is not (the journal keeps
+token counts only).
 """
 
 from __future__ import annotations
@@ -34,7 +50,14 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-from judgebias.models.base import REASONING_TOKENS, ChatRequest, ChatResponse, TokenLogprob
+from judgebias.models.base import (
+    CACHE_WRITE_TOKENS,
+    CACHED_TOKENS,
+    REASONING_TOKENS,
+    ChatRequest,
+    ChatResponse,
+    TokenLogprob,
+)
 from judgebias.models.reasoning import Reasoning
 from judgebias.models.wire import image_mime_type
 
@@ -101,10 +124,26 @@ def to_response(completion: Any) -> ChatResponse:
             TokenLogprob(t.token, t.logprob,
                          tuple((alt.token, alt.logprob) for alt in t.top_logprobs or ()))
             for t in choice.logprobs.content)
-    usage = completion.usage.model_dump() if completion.usage is not None else {}
-    counts = {k: v for k, v in usage.items() if isinstance(v, int)}
-    details = completion.usage.completion_tokens_details if completion.usage else None
+    return ChatResponse(text=choice.message.content or "", tokens=tokens,
+                        usage=usage_counts(completion.usage),
+                        finish_reason=choice.finish_reason or "stop")
+
+
+def usage_counts(usage: Any) -> dict[str, int]:
+    """A completion's ``usage`` (``CompletionUsage``) as journaled: its integer fields as
+    OpenAI names them, the hidden part of ``completion_tokens`` as ``reasoning_tokens``,
+    and the prompt's cached part (module docstring, *Prompt caching*) as ``cached_tokens``
+    (and ``cache_write_tokens`` where reported); a nested detail is read, not kept."""
+    if usage is None:
+        return {}
+    counts = {k: v for k, v in usage.model_dump().items()
+              if isinstance(v, int) and not isinstance(v, bool)}
+    details = usage.completion_tokens_details
     if details is not None and details.reasoning_tokens is not None:
         counts[REASONING_TOKENS] = details.reasoning_tokens  # inside completion_tokens
-    return ChatResponse(text=choice.message.content or "", tokens=tokens, usage=counts,
-                        finish_reason=choice.finish_reason or "stop")
+    prompt = usage.prompt_tokens_details
+    if prompt is not None and prompt.cached_tokens is not None:
+        counts[CACHED_TOKENS] = prompt.cached_tokens  # inside prompt_tokens
+    if prompt is not None and prompt.cache_write_tokens is not None:
+        counts[CACHE_WRITE_TOKENS] = prompt.cache_write_tokens
+    return counts

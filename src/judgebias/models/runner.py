@@ -19,6 +19,7 @@ from judgebias.models.base import (
 )
 from judgebias.models.batch import BatchBackend
 from judgebias.models.journal import Journal, TooManyFailures, request_key
+from judgebias.models.prefix import grouped
 
 log = logging.getLogger(__name__)
 
@@ -104,17 +105,21 @@ def empty_as_failure(response: ChatResponse) -> ChatResponse:
 def run_requests(backend: Backend, requests: Sequence[ChatRequest], journal: Journal, *,
                  backend_version: str = "", max_requests: int | None = None,
                  label: str = "") -> tuple[list[ChatResponse], RunStats]:
-    """Answer `requests` in order, taking completed answers from the journal.
+    """Answer `requests`, taking completed answers from the journal; the answers come
+    back in the order of `requests`.
 
     Each new answer is journaled the moment the backend reports it, so a job killed at
     any point loses nothing that had completed. Duplicate requests within a job are
     called once. With `max_requests`, the new calls are reserved against the model's
-    budget before the first one is made.
+    budget before the first one is made. The new calls go to the backend grouped by the
+    prefix they share, each marked with how much of it it shares
+    (judgebias.models.prefix.grouped; issue 45): a provider's prompt cache only helps
+    requests that arrive together. Neither changes a journal key.
     """
     keys = [request_key(r, backend.name, backend_version) for r in requests]
     answers: dict[str, ChatResponse] = journal.lookup(keys)
     stats = RunStats(total=len(requests), journaled=sum(k in answers for k in keys))
-    pending = {k: r for k, r in zip(keys, requests, strict=True) if k not in answers}
+    pending = grouped({k: r for k, r in zip(keys, requests, strict=True) if k not in answers})
     if pending:
         model = next(iter(pending.values())).model
         batched = isinstance(backend, BatchBackend) and backend.batch

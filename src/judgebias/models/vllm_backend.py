@@ -37,6 +37,15 @@ repository's folder is fetched here with ``huggingface_hub.snapshot_download``);
 ``default_mm_loras`` engine argument is not used: it is keyed by vLLM's modality names
 only, and a text-only adapter has none.
 
+Prefix caching (issue 45): vLLM's automatic prefix caching is on by default in current
+versions and reuses the KV blocks of a prompt prefix it still holds (docs.vllm.ai, design
+"Automatic Prefix Caching": each full block is keyed by its tokens and the prefix before
+it; only full blocks are cached), so requests that share a prefix and run in one
+``LLM.chat`` call share its work. ``RequestOutput.num_cached_tokens`` ("the number of
+tokens with prefix cache hit", ``vllm/outputs.py``; None on versions or paths that do not
+count it) is journaled as ``cached_tokens`` (judgebias.models.base.CACHED_TOKENS) where it
+is an integer: it prices nothing (a local engine), it shows what the grouping saved.
+
 Requires ``pip install judgebias[vllm]`` and a GPU. The helpers that build messages and
 map outputs are plain functions on plain data, so they are tested without vLLM.
 """
@@ -48,7 +57,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgebias.models.base import ChatRequest, ChatResponse, OnResponse, TokenLogprob
+from judgebias.models.base import (
+    CACHED_TOKENS,
+    ChatRequest,
+    ChatResponse,
+    OnResponse,
+    TokenLogprob,
+)
 from judgebias.models.openai_wire import openai_chat_messages
 from judgebias.models.vllm_settings import (
     LORA_RANKS,
@@ -154,6 +169,9 @@ def map_output(output: Any, top_k: int) -> ChatResponse:
         "completion_tokens": len(completion_ids),
         "total_tokens": len(prompt_ids) + len(completion_ids),
     }
+    cached = getattr(output, "num_cached_tokens", None)  # prefix-cache hits (docstring)
+    if isinstance(cached, int) and not isinstance(cached, bool):
+        usage[CACHED_TOKENS] = cached
     tokens = map_logprobs(completion_ids, completion.logprobs, top_k, text)
     if finish in FAILED_FINISH:
         return ChatResponse(text=text, tokens=tokens, usage=usage, finish_reason=finish,

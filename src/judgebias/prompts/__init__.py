@@ -49,6 +49,32 @@ that order. Where each paper puts its images:
   sends it (``evaluation/gveval/scorer.py``, commit fee3fd7: text part, then image part;
   seed 000 Appendix C prints no place). ``mmb_pairwise`` (ours; seed 002 prints no
   prompt) likewise: the two images after the text, in the order "Image A", "Image B".
+
+Layouts and prompt caches (issue 45). A provider discounts a prompt prefix it has just
+seen, so the parts a job's requests share pay less where they come first. Each study
+keeps its paper's layout by default; where its protocol leaves the layout open and the
+shared parts lie within one job, a ``layout`` parameter offers the shared-first order as
+a variant template with the same words:
+
+- MMB (``mmb.layout``): ``paper`` is ``mmb_pairwise`` above, whose varying instruction
+  comes first; ``shared_first`` is ``mmb_pairwise_shared_first``: the two images in the
+  order shown, the generation prompt and the answer format, then the instruction, so the
+  requests about a pair shown in one order (one per instruction) share everything up to
+  the instruction. Seed 002 prints no prompt, so both layouts are ours; ``mmb.layout_check``
+  measures what the change does to the judge's answers
+  (judgebias.studies.mmb.measures.layout).
+- FRAME's ``frame_*`` templates already put the shared part first: the system prompt,
+  then the instruction, the same for all of an item's versions (a score job holds one
+  manipulation's grid of up to 16 settings per item), then the image, which is what
+  varies between them; no variant is needed (and seed 004's figures print this order).
+- BIRCH's judge and anchor templates open with the fixed instruction block, the same for
+  every request of a job, then the image and the user's question, then the varying
+  answers (and the reference last): already shared-first, and it is seed 003's printed
+  layout (Figs. 19-21), which the study reproduces, so it has no ``layout`` parameter.
+  (The image cannot come before the instruction block without leaving Fig. 21's order,
+  and the block is the longer shared part.)
+- Philautia's G-VEval prompts open with the fixed evaluator text too; their image
+  follows the text as G-VEval's scorer sends it.
 """
 
 from __future__ import annotations

@@ -34,6 +34,9 @@ One module per role:
   keeps, and their routes;
   ``wire``: what both share (the :class:`Reply`, sampling, base64, response ids);
 * ``panel``: what is answered (the sim panel, or the fixed ``no_compute`` answer);
+* ``prefix_cache``: the prompt prefixes each API has seen, and the cached tokens each
+  answer reports as its provider does (OpenAI, Gemini: automatic; Anthropic: what
+  ``cache_control`` marks), bounded by ``--cache-ttl`` and ``--cache-tokens``;
 * ``faults``: :class:`Faults` and their seeded per-request draw;
 * ``quotas``: :class:`RequestQuota`, a provider's requests-per-minute token bucket;
 * ``stats``: the request counters; ``errors``: ``ServeSimError`` and ``BadRequest``.

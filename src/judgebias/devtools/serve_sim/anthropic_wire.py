@@ -20,6 +20,12 @@ Thinking counts toward ``max_tokens`` (the sim answers within what is left) and 
 billed as output: ``usage.output_tokens`` includes it, ``usage.output_tokens_details.
 thinking_tokens`` counts it.
 
+Prompt caching: a block (system, content, or top-level) may carry ``cache_control``;
+what the marked prefixes read from and wrote to serve-sim's cache
+(serve_sim.prefix_cache) is reported in ``cache_read_input_tokens`` and
+``cache_creation_input_tokens``, and left out of ``input_tokens``, as Anthropic reports
+them.
+
 Errors: ``{"type": "error", "error": {"type", "message"}, "request_id"}``; an outage
 (``down_models``) is Anthropic's ``529 overloaded_error``.
 """
@@ -168,6 +174,38 @@ def _block(block: Any, where: str) -> str | bytes:
     return data
 
 
+def user_parts(body: Mapping[str, Any]) -> list[str | bytes]:
+    """The user messages' parts in order, turns joined as the request's prompt joins them
+    (each a block of serve_sim.prefix_cache)."""
+    return _user_parts(body)
+
+
+def cache_marks(body: Mapping[str, Any]) -> list[int]:
+    """The blocks that carry ``cache_control``, as indices into
+    :func:`judgebias.devtools.serve_sim.prefix_cache.prompt_of`'s blocks of
+    (``system``, :func:`user_parts`): 0 the system prompt (a block of it marked), then each
+    user part in order (turns after the first preceded by their joining newline, as
+    ``one_turn`` joins them); a top-level ``cache_control`` marks the last part, as the
+    API's automatic caching does."""
+    marks: list[int] = []
+    system = body.get("system")
+    if isinstance(system, list) and any(isinstance(b, dict) and b.get("cache_control")
+                                        for b in system):
+        marks.append(0)
+    index = 0
+    for i, message in enumerate(body.get("messages") or []):
+        content = message.get("content") if isinstance(message, dict) else None
+        blocks = content if isinstance(content, list) else [content]
+        index += 1 if i else 0  # the newline joining this turn to the one before
+        for block in blocks:
+            index += 1
+            if isinstance(block, dict) and block.get("cache_control"):
+                marks.append(index)
+    if body.get("cache_control") and index:
+        marks.append(index)
+    return marks
+
+
 def _thought(parts: list[str | bytes]) -> str:
     images = sum(isinstance(p, bytes) for p in parts)
     words = sum(len(p.split()) for p in parts if isinstance(p, str))
@@ -184,8 +222,12 @@ def thinking_tokens(thinking: Mapping[str, Any], parts: list[str | bytes]) -> in
 
 
 def anthropic_message(request: ChatRequest, answer: ChatResponse,
-                      thinking: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The ``Message`` object of a successful answer (module docstring)."""
+                      thinking: Mapping[str, Any] | None, cache: tuple[int, int] = (0, 0)
+                      ) -> dict[str, Any]:
+    """The ``Message`` object of a successful answer (module docstring); `cache` is what
+    the prompt read from and wrote to the cache (serve_sim.prefix_cache), which
+    ``input_tokens`` leaves out, as Anthropic counts them."""
+    read, write = cache
     content: list[dict[str, Any]] = []
     spent = 0
     if thinking is not None:
@@ -201,8 +243,8 @@ def anthropic_message(request: ChatRequest, answer: ChatResponse,
         "model": request.model, "content": content,
         "stop_reason": "max_tokens" if answer.finish_reason == "length" else "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": int(answer.usage.get("prompt_tokens", 0)),
-                  "output_tokens": output, "cache_creation_input_tokens": 0,
-                  "cache_read_input_tokens": 0, "service_tier": "standard",
+        "usage": {"input_tokens": int(answer.usage.get("prompt_tokens", 0)) - read - write,
+                  "output_tokens": output, "cache_creation_input_tokens": write,
+                  "cache_read_input_tokens": read, "service_tier": "standard",
                   "output_tokens_details": {"thinking_tokens": spent}},
     }

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from judgebias.devtools.serve_sim.prefix_cache import DEFAULT_CAPACITY, DEFAULT_TTL_S
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``serve-sim`` options. The API key is read from an environment variable named
@@ -65,6 +67,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="answered rows left out of each batch's output file")
     parser.add_argument("--batch-duplicate-rows", type=int, default=0, metavar="N",
                         help="answered rows written twice in each batch's output file")
+    parser.add_argument("--cache-ttl", type=float, default=DEFAULT_TTL_S, metavar="S",
+                        help="seconds a prompt-cache entry lives unused (serve_sim."
+                             "prefix_cache: the cached tokens each API reports)")
+    parser.add_argument("--cache-tokens", type=int, default=DEFAULT_CAPACITY, metavar="N",
+                        help="tokens the prompt cache holds per API and model, least "
+                             "recently used evicted first (0: cache nothing)")
     parser.add_argument("--batch-foreign-rows", type=int, default=0, metavar="N",
                         help="output rows for a custom_id (Gemini: key) the batch never "
                              "held")

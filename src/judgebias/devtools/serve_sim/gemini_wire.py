@@ -110,10 +110,12 @@ def parse_gemini(model: str, body: Any) -> tuple[ChatRequest, bool]:
 
 
 def gemini_response(request: ChatRequest, answer: ChatResponse, logprobs: bool,
-                    thoughts: int | None = None) -> dict[str, Any]:
+                    thoughts: int | None = None, cached: int = 0) -> dict[str, Any]:
     """The ``GenerateContentResponse`` JSON (camelCase, as the REST API sends it). A
     thinking model's `thoughts` (serve_sim.hidden) are reported apart and in the total;
-    an answer they left no room for has no parts."""
+    an answer they left no room for has no parts. The prompt's `cached` tokens
+    (serve_sim.prefix_cache) are ``cachedContentTokenCount``, left out when 0 as the API
+    leaves a zero count out."""
     parts = [{"text": answer.text}] if answer.text or answer.finish_reason != "length" else []
     candidate: dict[str, Any] = {
         "content": {"role": "model", **({"parts": parts} if parts else {})},
@@ -140,6 +142,8 @@ def gemini_response(request: ChatRequest, answer: ChatResponse, logprobs: bool,
                 "totalTokenCount": int(usage.get("total_tokens", 0)) + (thoughts or 0)}
     if thoughts is not None:
         metadata["thoughtsTokenCount"] = thoughts
+    if cached:
+        metadata["cachedContentTokenCount"] = cached
     return {
         "candidates": [candidate],
         "usageMetadata": metadata,

@@ -116,10 +116,12 @@ def _data_url(url: Any, where: str) -> bytes:
 
 
 def openai_completion(request: ChatRequest, answer: ChatResponse, logprobs: bool,
-                      reasoning: int | None = None) -> dict[str, Any]:
+                      reasoning: int | None = None, cached: int = 0) -> dict[str, Any]:
     """The ``chat.completion`` object for a successful answer; a reasoning model's hidden
     tokens (`reasoning`, serve_sim.hidden) are in its completion tokens and their
-    ``completion_tokens_details``, as OpenAI bills and reports them."""
+    ``completion_tokens_details``, as OpenAI bills and reports them; the prompt's `cached`
+    tokens (serve_sim.prefix_cache) in ``prompt_tokens_details``, as OpenAI sends it with
+    every answer (0 without a hit)."""
     content = None
     if logprobs:
         content = {"content": [
@@ -139,13 +141,14 @@ def openai_completion(request: ChatRequest, answer: ChatResponse, logprobs: bool
             "finish_reason": "length" if answer.finish_reason == "length" else "stop",
             "logprobs": content,
         }],
-        "usage": _usage(answer, reasoning),
+        "usage": _usage(answer, reasoning, cached),
     }
 
 
-def _usage(answer: ChatResponse, reasoning: int | None) -> dict[str, Any]:
+def _usage(answer: ChatResponse, reasoning: int | None, cached: int) -> dict[str, Any]:
     usage: dict[str, Any] = {name: int(answer.usage.get(name, 0)) for name in
                              ("prompt_tokens", "completion_tokens", "total_tokens")}
+    usage["prompt_tokens_details"] = {"cached_tokens": cached, "audio_tokens": 0}
     if reasoning is not None:
         usage["completion_tokens"] += reasoning
         usage["total_tokens"] += reasoning

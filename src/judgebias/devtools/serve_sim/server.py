@@ -25,7 +25,9 @@ from judgebias.devtools.serve_sim.anthropic_batch import AnthropicBatches
 from judgebias.devtools.serve_sim.anthropic_wire import (
     anthropic_error,
     anthropic_message,
+    cache_marks,
     parse_anthropic,
+    user_parts,
 )
 from judgebias.devtools.serve_sim.errors import BadRequest, ServeSimError
 from judgebias.devtools.serve_sim.faults import BatchFaults, FaultDrawer, Faults
@@ -48,6 +50,14 @@ from judgebias.devtools.serve_sim.openai_wire import (
     parse_openai,
 )
 from judgebias.devtools.serve_sim.panel import no_compute_answer, sim_panel
+from judgebias.devtools.serve_sim.prefix_cache import (
+    DEFAULT_CAPACITY,
+    DEFAULT_TTL_S,
+    GEMINI_MIN,
+    OPENAI_MIN,
+    PrefixCache,
+    prompt_of,
+)
 from judgebias.devtools.serve_sim.quotas import RequestQuota
 from judgebias.devtools.serve_sim.stats import ServerStats
 from judgebias.devtools.serve_sim.wire import Reply, json_body
@@ -57,6 +67,13 @@ from judgebias.models.sim import SIM_VERSION
 from judgebias.study import Study, active, registered
 
 NO_FAULTS = Faults()
+
+
+def _long(answer: ChatResponse, least: int) -> bool:
+    """Whether the answer's prompt is long enough to be cached (a shorter one is neither
+    read nor kept: its units are not even hashed)."""
+    return int(answer.usage.get("prompt_tokens", 0)) >= least
+
 
 def check_loopback(host: str) -> str:
     """The address to bind for ``host``; a non-loopback host raises :class:`ServeSimError`."""
@@ -101,7 +118,8 @@ class SimServer:
                  batch_completion_s: float = 0.0, batch_faults: BatchFaults | None = None,
                  batch_state_dir: Path | None = None,
                  client_params: Mapping[str, Any] | None = None,
-                 fresh_samples: bool = False) -> None:
+                 fresh_samples: bool = False, cache_ttl_s: float = DEFAULT_TTL_S,
+                 cache_tokens: int = DEFAULT_CAPACITY) -> None:
         self.host = check_loopback(host)
         if not 0 <= int(port) <= 65535:
             raise ServeSimError(f"serve-sim: bad port {port}")
@@ -126,6 +144,12 @@ class SimServer:
         # Off by default: a resumed batch answered twice then answers alike.
         self.fresh_samples = bool(fresh_samples)
         self._answered: Counter[str] = Counter()
+        # The prompt prefixes each API has seen, per model: the cached tokens each answer
+        # reports (serve_sim.prefix_cache); reassign or clear() between a test's phases.
+        try:
+            self.prefix_cache = PrefixCache(cache_ttl_s, cache_tokens)
+        except ValueError as exc:
+            raise ServeSimError(f"serve-sim: {exc}") from exc
         self.backend = sim_panel(params)
         self.model_ids = tuple(self.backend.models)
         self.image_study = image_study(params)
@@ -256,13 +280,17 @@ class SimServer:
                                                                                   request))
         if not answer.ok:
             return Reply(400, openai_error(400, answer.error), request.model)
-        return Reply(200, openai_completion(request, answer, logprobs, hidden),
+        cached = self.prefix_cache.openai(request.model, prompt_of(
+            request.system, request.parts())) if _long(answer, OPENAI_MIN) else 0
+        return Reply(200, openai_completion(request, answer, logprobs, hidden, cached),
                      request.model)
 
     def handle_anthropic(self, raw: bytes, version: str | None) -> Reply:
-        """A Messages answer (serve_sim.anthropic_wire), under API version `version`."""
+        """A Messages answer (serve_sim.anthropic_wire), under API version `version`;
+        the blocks it marks with ``cache_control`` read and write the prompt cache."""
         try:
-            request, thinking = parse_anthropic(json_body(raw), version)
+            body = json_body(raw)
+            request, thinking = parse_anthropic(body, version)
         except BadRequest as exc:
             return Reply(400, anthropic_error(400, str(exc)))
         if request.model not in self.backend.models:
@@ -272,7 +300,11 @@ class SimServer:
         answer = self.answer(request)
         if not answer.ok:
             return Reply(400, anthropic_error(400, answer.error), request.model)
-        return Reply(200, anthropic_message(request, answer, thinking), request.model)
+        marks = cache_marks(body)
+        cache = self.prefix_cache.anthropic(
+            request.model, prompt_of(request.system, user_parts(body)), marks) \
+            if marks else (0, 0)
+        return Reply(200, anthropic_message(request, answer, thinking, cache), request.model)
 
     def _afresh(self, request: ChatRequest) -> ChatRequest:
         """`request` with the seed of its next fresh sample (``fresh_samples``)."""
@@ -317,7 +349,9 @@ class SimServer:
         answer, thoughts = self.answer_within(request, thoughts)
         if not answer.ok:
             return Reply(400, gemini_error(400, answer.error), model)
-        return Reply(200, gemini_response(request, answer, logprobs, thoughts), model)
+        cached = self.prefix_cache.gemini(model, prompt_of(
+            request.system, request.parts())) if _long(answer, GEMINI_MIN) else 0
+        return Reply(200, gemini_response(request, answer, logprobs, thoughts, cached), model)
 
 
 # ---------------------------------------------------------------------------------- CLI
@@ -352,7 +386,8 @@ def server_from_args(params: Mapping[str, Any], args: argparse.Namespace) -> Sim
                          duplicate_rows=args.batch_duplicate_rows,
                          foreign_rows=args.batch_foreign_rows),
                      batch_state_dir=Path(args.batch_state_dir) if args.batch_state_dir
-                     else None, client_params=_client_params(args.client_params))
+                     else None, client_params=_client_params(args.client_params),
+                     cache_ttl_s=args.cache_ttl, cache_tokens=args.cache_tokens)
 
 
 def _client_params(path: str | None) -> Mapping[str, Any] | None:

@@ -64,9 +64,9 @@ def compare_pictures(run: RunContext, judge: str, pairs: pd.DataFrame, pool: pd.
                      *, prompt: str, order: str, order_seed: int, how: Sampled | None
                      ) -> pd.DataFrame:
     """`judge` compares every pair of `pairs` (`system_pairs`) under every instruction of
-    `pool` with MMB's pairwise prompt (`prompt`: ``mmb.prompt``, the template MMB was
-    fitted with), in the orders `order` asks; p(system_a preferred) is read from each
-    answer as the MMB study reads it (``mmb.probability``: `how`)."""
+    `pool` with MMB's pairwise prompt (`prompt`: ``mmb.prompt`` in ``mmb.layout``, the
+    template MMB was fitted with), in the orders `order` asks; p(system_a preferred) is
+    read from each answer as the MMB study reads it (``mmb.probability``: `how`)."""
     items = pair_items(pairs, pool, order, order_seed)
     verdicts = ask_pairs(run, judge, items, prompt=prompt, how=how)
     keys = ["item_id", "system_a", "system_b"]

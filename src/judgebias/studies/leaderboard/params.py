@@ -169,7 +169,8 @@ class Task:
     kind: Literal["captions", "images", "vqa", "scored_images"] = "captions"
     """captions: systems caption images and judges score each caption (G-VEval);
     images: systems draw an image per prompt and judges compare every pair of systems'
-    images (MMB's pairwise prompt, mmb.prompt: the one MMB was fitted with); vqa: systems
+    images (MMB's pairwise prompt, mmb.prompt in mmb.layout: the one MMB was fitted
+    with); vqa: systems
     answer questions about images and judges compare every pair of answers (BIRCH's
     prompts); scored_images: systems draw an image per instruction and judges score each
     (FRAME's 0-5 prompts)."""

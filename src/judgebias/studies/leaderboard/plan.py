@@ -145,11 +145,11 @@ def _comparisons(params: Mapping[str, Any], run: RunContext, name: str,
     from judgebias.studies.leaderboard.tables import prompts_path as prompts_table
     from judgebias.studies.mmb.jobs import judge_task as pairwise_task
     from judgebias.studies.mmb.jobs import pair_items
-    from judgebias.studies.mmb.params import MmbParams
+    from judgebias.studies.mmb.params import MmbParams, judge_prompt
     from judgebias.studies.mmb.tables import INSTRUCTIONS_PATH, read_pool
 
     view, mmb = LeaderboardParams.from_params(params), MmbParams.from_params(params)
-    asking = pairwise_task(mmb.prompt)
+    asking = pairwise_task(judge_prompt(mmb.prompt, mmb.layout))
     built = all(Path(p).exists() for p in (prompts_table(name), pictures_path(name),
                                            INSTRUCTIONS_PATH))
     pool = (list(read_pool(INSTRUCTIONS_PATH)["id"]) if built

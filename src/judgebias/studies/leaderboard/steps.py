@@ -295,10 +295,12 @@ def compare(params: LeaderboardParams, mmb: MmbParams, run: RunContext, *, task:
             verdicts: Path) -> None:
     """One judge (`board_judge`) compares every pair of systems' images on every prompt
     of an images task, under the instructions its methods need
-    (`compared_instructions`), with MMB's pairwise prompt (a model job)."""
+    (`compared_instructions`), with MMB's pairwise prompt in MMB's layout (the template
+    its fits' answers were asked with: mmb.prompt in mmb.layout) (a model job)."""
     from judgebias.io.artifacts import read_table, write_table
     from judgebias.studies.leaderboard.jobs import compare_pictures, system_pairs
     from judgebias.studies.leaderboard.tables import PICTURES, PROMPTS, VERDICTS
+    from judgebias.studies.mmb.params import judge_prompt
     from judgebias.studies.mmb.tables import read_pool
 
     spec = params.tasks[task]
@@ -308,7 +310,8 @@ def compare(params: LeaderboardParams, mmb: MmbParams, run: RunContext, *, task:
                          list(spec.systems))
     write_table(compare_pictures(run, board_judge, pairs,
                                  instructions[instructions["id"].isin(asked)],
-                                 prompt=mmb.prompt, order=spec.order,
+                                 prompt=judge_prompt(mmb.prompt, mmb.layout),
+                                 order=spec.order,
                                  order_seed=spec.order_seed,
                                  how=mmb.probability.of(board_judge)),
                 verdicts, VERDICTS)

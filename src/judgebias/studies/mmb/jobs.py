@@ -50,8 +50,9 @@ SMOOTHED_WIN = 2 / 3  # Laplace: (1 + 1) / (1 + 2) for the choice, 1/3 for the o
 
 
 def judge_task(prompt: str) -> JudgeTask:
-    """The pairwise prompt (template `prompt`, ``mmb.prompt``): the instruction, the
-    generation prompt, both images."""
+    """The pairwise prompt (template `prompt`: ``mmb.prompt``, or its variant for
+    ``mmb.layout``, params.judge_prompt): the instruction, the generation prompt, both
+    images in the order shown, where the template places them."""
     return JudgeTask(prompt=prompt, answer=LabelProbabilities(),
                      fields={"Instruction": "instruction_text", "Prompt": "prompt"},
                      images=("first_image", "second_image"))
@@ -111,6 +112,27 @@ def pair_items(pairs: pd.DataFrame, pool: pd.DataFrame, order: str, order_seed: 
     return items
 
 
+def layout_sample(items: pd.DataFrame, n_pairs: int, n_instructions: int, seed: int
+                  ) -> pd.DataFrame:
+    """The layout check's items (``mmb.layout_check``): those of `n_pairs` pairs of
+    :func:`pair_items`' `items` drawn with `seed` (from the sorted pair ids), and of each
+    such pair `n_instructions` instructions drawn with (seed, pair id) (0: all), in the
+    order of `items`. Seeded per pair, so a new instruction redraws no other pair's."""
+    pairs = sorted(items["pair_id"].unique())
+    rng = np.random.default_rng(seed)
+    chosen = set(rng.choice(pairs, size=min(n_pairs, len(pairs)), replace=False).tolist())
+    keep = items["pair_id"].isin(chosen).to_numpy(copy=True)
+    if n_instructions:
+        ids = sorted(items["instruction"].unique())
+        asked = {pair: set(np.random.default_rng(np.random.SeedSequence(
+            [seed, *json.dumps(["layout", pair]).encode("utf-8")])).choice(
+                ids, size=min(n_instructions, len(ids)), replace=False).tolist())
+                 for pair in chosen}
+        keep &= np.array([i in asked.get(p, ()) for p, i in
+                          zip(items["pair_id"], items["instruction"], strict=True)], dtype=bool)
+    return items[keep].reset_index(drop=True)
+
+
 def sampled_p_first(first: np.ndarray, usable: np.ndarray, prior: float) -> np.ndarray:
     """p(the image shown first is preferred) from sampled verdicts (module docstring):
     ``(k + prior) / (m + 2 prior)`` with k (`first`) of the m (`usable`) verdicts of each
@@ -124,8 +146,9 @@ def judge_pairs(run: RunContext, judge: str, pairs_path: str, pool_path: str, *,
                 prompt: str, order: str, order_seed: int, how: Sampled | None
                 ) -> pd.DataFrame:
     """One judgements row per (pair, instruction, order shown, sample) for `judge`
-    (:func:`ask_pairs`). `prompt`, `order` and `order_seed` are ``mmb.prompt``,
-    ``mmb.order`` and ``mmb.order_seed``."""
+    (:func:`ask_pairs`). `prompt` is the template of ``mmb.prompt`` in ``mmb.layout``
+    (params.judge_prompt), `order` and `order_seed` are ``mmb.order`` and
+    ``mmb.order_seed``."""
     return ask_pairs(run, judge, judge_items(pairs_path, pool_path, order, order_seed),
                      prompt=prompt, how=how)
 

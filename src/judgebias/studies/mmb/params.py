@@ -9,8 +9,9 @@ come from it. The fields marked ``derived()`` are computed from
 other keys. What the schema cannot express is checked in ``validate``; it, ``needs`` and
 the plan, report and card hooks take the params mapping.
 
-Why this module is long: the block has twelve keys and eleven nested parts (a dataset in
-three formats, the instruction pool, clustering, design, probability, report...), each key
+Why this module is long: the block has fourteen keys and twelve nested parts (a dataset in
+three formats, the instruction pool, clustering, design, probability, report, the layout
+check...), each key
 declared once with its description, and the checks the schema cannot express read those
 parts; split, the checks would import every part and one block's declaration would be
 spread over files."""
@@ -36,10 +37,11 @@ from judgebias.config import path_errors
 from judgebias.io.yamlread import load_yaml
 from judgebias.models.gpu import device_errors
 from judgebias.paramsblock import Positive, block_keys, block_values, derived, key, part, view
-from judgebias.prompts import available_prompts, fields
+from judgebias.prompts import available_prompts, fields, image_places
 from judgebias.study import simulated_models, study_models
 
-SIM_TRAITS = ("gamma", "position_bias", "brightness_bias", "noise", "miscalibrated")
+SIM_TRAITS = ("gamma", "position_bias", "brightness_bias", "noise", "miscalibrated",
+              "layout_shift")
 BUILTIN_POOL = Path(__file__).with_name("instructions.yaml")  # the built-in instructions
 
 Part = TypeVar("Part")
@@ -402,6 +404,40 @@ class Report:
         return self.n_prompts, self.n_val
 
 
+LAYOUTS = ("paper", "shared_first")
+Layout = Literal["paper", "shared_first"]
+
+
+def judge_prompt(prompt: str, layout: str) -> str:
+    """The template a judge is asked with: ``mmb.prompt`` in the paper's layout, its
+    ``<prompt>_shared_first`` variant in the shared-first one (``mmb.layout``)."""
+    return prompt if layout == "paper" else f"{prompt}_{layout}"
+
+
+def other_layout(layout: str) -> str:
+    """The layout the layout check asks besides ``mmb.layout``."""
+    return LAYOUTS[1 - LAYOUTS.index(layout)]
+
+
+@view
+class LayoutCheck:
+    """``mmb.layout_check``: the layout's own effect, measured (issue 45). For each judge,
+    the (pair, instruction) items of `n_pairs` pairs drawn with `seed` are asked in the
+    other layout too (one job per judge, journaled; their answers in ``mmb.layout`` are
+    the judge job's), and the paired difference in p(the image shown first is preferred)
+    and in the verdicts between the layouts is reported with a 95 % interval over pairs
+    (measures/layout.py)."""
+
+    n_pairs: int = key(0, ge=0)
+    """Pairs drawn from the pair table (every split) whose items each judge is asked in
+    both layouts; 0: off (no job, nothing in the report)."""
+    n_instructions: int = key(0, ge=0)
+    """Instructions per drawn pair (drawn with seed per pair); 0: every instruction of the
+    pool. Each item is one call per sample in the other layout."""
+    seed: int = key(0)
+    """Draws the pairs and each pair's instructions."""
+
+
 # Every step receives the view instead of the params mapping; a step that runs a model job
 # also takes the run context (judgebias.models.context.RunContext: the journal, the panel)
 # and hands the job the values it needs of this view.
@@ -427,6 +463,18 @@ class MmbParams:
     orders averaged."""
     order_seed: int = key(0)
     """Seeds the order each (pair, instruction) is shown in (order: random)."""
+    layout: Layout = key("paper")
+    """Where the parts of a judge's request go (issue 45). paper: the instruction, the
+    generation prompt and the answer format, then the two images (the template
+    ``prompt`` as it is); shared_first: the two images in the order shown, the generation
+    prompt and the answer format, the instruction last (its variant
+    ``<prompt>_shared_first``), so the requests about a pair shown in one order share
+    everything but the instruction and a provider's prompt cache serves that prefix. The
+    words are the same, their order is not: a judge may answer differently
+    (layout_check measures by how much)."""
+    layout_check: LayoutCheck = part(LayoutCheck)
+    """The layout's own effect, measured on a sample: each judge asked in both layouts,
+    and the paired difference with a 95 % interval over pairs (0 pairs: off)."""
     probability: Probability = part(Probability)
     """How p(y | x, a) is read from a judge (seed 002 §3; studies/mmb/jobs.py): the answer
     token's log-probs, or n sampled verdicts per (pair, instruction, order) for a judge
@@ -487,11 +535,7 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     if grow and grow["writer"] not in panel:
         errors.append(f"mmb.instructions.grow.writer: model {grow['writer']!r} is not "
                       "defined under panel")
-    if mmb["prompt"] not in available_prompts():
-        errors.append(f"mmb.prompt: unknown prompt id {mmb['prompt']!r}")
-    elif fields(mmb["prompt"]) != {"Instruction", "Prompt"}:
-        errors.append(f"mmb.prompt: {mmb['prompt']!r} must have the placeholders "
-                      "Instruction and Prompt")
+    errors += _prompt_errors(mmb)
     errors += _design_errors(mmb)
     errors += _dataset_errors(mmb["dataset"])
     embedding = mmb["embedding"]
@@ -500,6 +544,29 @@ def validate(params: Mapping[str, Any]) -> list[str]:
     errors += path_errors("mmb.embedding.checkpoint", embedding["checkpoint"])
     errors += device_errors("mmb.embedding", embedding["device"], embedding["gpus"])
     errors += path_errors("mmb.instructions.extra", mmb["instructions"]["extra"])
+    return errors
+
+
+def _prompt_errors(mmb: Mapping[str, Any]) -> list[str]:
+    """The template of every layout a judge is asked in (``mmb.layout``, and the other
+    one where the layout check is on) exists, with the placeholders Instruction and
+    Prompt and two image places, or none (the images after the text)."""
+    layout = mmb.get("layout", "paper")
+    check = (mmb.get("layout_check") or {}).get("n_pairs", 0) > 0
+    errors = []
+    for asked in (layout, other_layout(layout)) if check else (layout,):
+        prompt = judge_prompt(mmb["prompt"], asked)
+        where = "mmb.prompt" if asked == "paper" else f"mmb.layout ({asked})"
+        if prompt not in available_prompts():
+            errors.append(f"{where}: unknown prompt id {prompt!r}"
+                          + ("" if asked == "paper" else
+                             f" (the {asked} variant of mmb.prompt {mmb['prompt']!r})"))
+        elif fields(prompt) != {"Instruction", "Prompt"}:
+            errors.append(f"{where}: {prompt!r} must have the placeholders Instruction and "
+                          "Prompt")
+        elif image_places(prompt) not in (0, 2):
+            errors.append(f"{where}: {prompt!r} marks {image_places(prompt)} image places; "
+                          "a pairwise judge's template marks 2, or none")
     return errors
 
 

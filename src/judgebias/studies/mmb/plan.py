@@ -1,7 +1,9 @@
 """The calls MMB will make, for `judgebias plan`: each judge on every (pair, instruction,
-order shown), keyed once the pair table and the instruction pool exist; and the writer's
-rephrasings (`mmb.instructions.grow`), always keyed (the instructions it rephrases are
-drawn from the built-in pool and the `extra` file, before any model answers).
+order shown) in ``mmb.layout``'s template, and with ``mmb.layout_check`` the check's
+items in the other layout, keyed once the pair table and the instruction pool exist; and
+the writer's rephrasings (`mmb.instructions.grow`), always keyed (the instructions it
+rephrases are drawn from the built-in pool and the `extra` file, before any model
+answers).
 
 Before the pair table exists its size is counted from the data: for the synthetic set
 exactly from its params (every pair of each test group, one validation pair per training
@@ -25,8 +27,8 @@ from typing import Any
 from judgebias.judging.tasks import build_requests
 from judgebias.models.context import RunContext
 from judgebias.plan import NotCounted, PlannedCalls
-from judgebias.studies.mmb.params import sampled
-from judgebias.studies.mmb.tables import INSTRUCTIONS_PATH, PAIRS_PATH
+from judgebias.studies.mmb.params import judge_prompt, other_layout, sampled
+from judgebias.studies.mmb.tables import INSTRUCTIONS_PATH, PAIRS_PATH, layout_check_on
 
 
 def _groups(sizes: list[int]) -> int:
@@ -117,17 +119,26 @@ def _writer(params: Mapping[str, Any]) -> tuple[PlannedCalls | None, int]:
 
 
 def planned_calls(params: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
-    from judgebias.studies.mmb.jobs import judge_items, judge_task
+    from judgebias.studies.mmb.jobs import judge_items, judge_task, layout_sample
 
     mmb = params["mmb"]
+    layout = mmb.get("layout", "paper")
+    asked, other = judge_prompt(mmb["prompt"], layout), judge_prompt(mmb["prompt"],
+                                                                     other_layout(layout))
+    check = mmb.get("layout_check") or {}
     writer, pool_size = _writer(params)
     planned: list[PlannedCalls | NotCounted] = [] if writer is None else [writer]
     if Path(PAIRS_PATH).exists() and Path(INSTRUCTIONS_PATH).exists():
         items = judge_items(PAIRS_PATH, INSTRUCTIONS_PATH, mmb["order"], mmb["order_seed"])
+        checked = (layout_sample(items, check["n_pairs"], check.get("n_instructions", 0),
+                                 check.get("seed", 0)) if layout_check_on(params) else None)
         run = RunContext(params)
         for judge in mmb["models"]:
-            requests, _ = build_requests(run, judge, judge_task(mmb["prompt"]), items,
+            requests, _ = build_requests(run, judge, judge_task(asked), items,
                                          _samples(params, judge))
+            if checked is not None:  # the layout check's items in the other layout
+                requests += build_requests(run, judge, judge_task(other), checked,
+                                           _samples(params, judge))[0]
             planned.append(PlannedCalls(judge, [r for r in requests if r is not None]))
     else:
         if Path(PAIRS_PATH).exists():
@@ -146,12 +157,20 @@ def planned_calls(params: Mapping[str, Any]) -> list[PlannedCalls | NotCounted]:
 
             pool_size = len(read_pool(INSTRUCTIONS_PATH))
         orders = 2 if mmb["order"] == "both" else 1
+        # the layout check's pairs and instructions per pair, in the other layout
+        checked = ((min(check["n_pairs"], n_pairs),
+                    min(check.get("n_instructions", 0) or pool_size, pool_size))
+                   if layout_check_on(params) else (0, 0))
         for judge in mmb["models"]:
             samples = len(_samples(params, judge))
             note = (f"pairs or instruction pool not built: {n_pairs} pairs x {pool_size} "
                     f"instructions x {orders} order(s) x {samples} sample(s)")
-            planned.append(PlannedCalls(judge, estimated=n_pairs * pool_size * orders * samples,
-                                        note=note, task=judge_task(mmb["prompt"])))
+            if checked[0]:
+                note += (f", and the layout check's {checked[0]} pairs x {checked[1]} "
+                         "instructions in the other layout")
+            planned.append(PlannedCalls(
+                judge, estimated=(n_pairs * pool_size + checked[0] * checked[1])
+                * orders * samples, note=note, task=judge_task(asked)))
     planned.append(NotCounted("CLIP image embeddings (mmb.embedding: a local model, "
                               "not a panel model; cached per image)"))
     return planned

@@ -16,6 +16,7 @@ from judgebias.studies.mmb.measures.factorial import BASELINES, REFERENCE_METHOD
 from judgebias.studies.mmb.measures.metrics import METRICS
 from judgebias.studies.mmb.tables import (
     TABLES,
+    layout_check_on,
     read_pool,
 )
 
@@ -150,13 +151,16 @@ def report_section(params: Mapping[str, Any], out: Path, data: Mapping[str, Path
             notes=judge_notes(metrics["judges"][judge]),
         ))
     answers = read["answers"].set_index("judge")
+    checked = ([json.loads((out / "layout_check" / f"{judge}.json").read_text())
+                for judge in mmb["models"]] if layout_check_on(params) else [])
     return Section(
         title="MMB: calibrating a pairwise image judge with multimodal prompt ensembles",
         intro=intro(params, summary),
         tables=[comparison_table(read["comparisons"], mmb["report"], k, cell),
                 Table(answers, "Answers per judge: status and where p(y | x, a) came from "
                       "(log-probs; the parsed choice smoothed to 2/3 or 1/3 when an answer "
-                      "carried none; or n sampled verdicts, mmb.probability)", "{:.0f}")],
+                      "carried none; or n sampled verdicts, mmb.probability)", "{:.0f}"),
+                *([layout_table(checked, mmb["layout"])] if checked else [])],
         notes=protocol_notes(params, summary),
         subsections=subsections,
     )
@@ -224,6 +228,13 @@ def protocol_notes(params: Mapping[str, Any], summary: Mapping[str, Any]) -> lis
         + ("x K images for each K (seed 002 §5)." if mmb["clustering"]["support"] == "per_k"
            else "x max(K) images for every K (mmb.clustering.support: max_k)."),
     ]
+    if mmb.get("layout", "paper") != "paper":
+        notes.append("The judges were asked in the shared-first layout (mmb.layout: "
+                     "shared_first): the two images and the fixed text first, the "
+                     "instruction last, instead of the default instruction first and images "
+                     "last (seed 002 prints no prompt: both are ours); the same words, so a "
+                     "provider's prompt cache serves the requests about a pair. Whether "
+                     "that changes the answers is what mmb.layout_check measures.")
     if summary.get("tied_pairs_dropped"):
         notes.append(f"{summary['tied_pairs_dropped']} HPSv2 test pairs with tied human "
                      "ranks were dropped.")
@@ -289,6 +300,47 @@ def comparison_table(comparisons: pd.DataFrame, report: Mapping[str, Any], k: in
                  "difference is an estimate only: its percentile bootstrap interval over "
                  "test groups is approximate (measured coverage 0.89-0.98 for a nominal "
                  "0.95, benchmarks/mmb_power.py)", "{:.3f}")
+
+
+LAYOUT_MEASURES = {"p_first": "p(first shown preferred)",
+                   "verdict_first": "verdicts for the first shown",
+                   "changed": "verdicts changed"}
+
+
+def layout_table(checked: list[Mapping[str, Any]], layout: str) -> Table:
+    """Issue 45: the layout's own effect per judge (steps.layout_check, measures/layout.py):
+    each measure in both layouts, the difference shared_first - paper with its 95 %
+    t-interval over pairs and the test of no difference."""
+    rows = []
+    for found in checked:
+        for measure, label in LAYOUT_MEASURES.items():
+            m = found["measures"][measure]
+            rows.append({"judge": found["judge"], "measure": label,
+                         "paper": m.get("paper"), "shared first": m.get("shared_first"),
+                         "difference": m.get("difference", m.get("estimate")),
+                         "95 % low": m["low"], "95 % high": m["high"],
+                         "p (t)": m.get("p_value"), "pairs": m["n_pairs"],
+                         "items": m["n_items"]})
+    frame = pd.DataFrame(rows).set_index(["judge", "measure"]).astype(
+        {c: float for c in ("paper", "shared first", "difference", "95 % low", "95 % high",
+                            "p (t)")})
+    first = checked[0]
+    sample = first["sample"]
+    instructions = (f"{sample['n_instructions']} instructions" if sample["n_instructions"]
+                    else "every instruction")
+    return Table(frame, (
+        f"What the layout costs in bias (mmb.layout: {layout}; issue 45): {sample['pairs']} "
+        f"pairs drawn with seed {sample['seed']}, {instructions} each, asked in both "
+        f"layouts (paper: `{first['templates']['paper']}`, the instruction first and the "
+        f"images last; shared first: `{first['templates']['shared_first']}`, the images "
+        "first and the instruction last, so a provider's prompt cache serves a pair's "
+        "requests). p is the judge's p(image shown first preferred); the verdict rows are "
+        "the share of its verdicts for the image shown first, and the share of verdicts "
+        "that change between the layouts. Difference shared first - paper, mean over pairs "
+        "of each pair's mean, with a 95 % t-interval over pairs and the t-test of no "
+        "difference (equal to the cluster-robust Wald test clustered by pair; its level "
+        "and coverage: benchmarks/layout_effect.py). A difference whose interval excludes "
+        "0 is what the cheaper layout changes in the judge's answers."), "{:.3f}")
 
 
 def power_table(power: pd.DataFrame, judge: str, k: int, n_prompts: int) -> Table:

@@ -5,15 +5,25 @@ instruction writer that grows the pool.
 Pairwise judging (:class:`PairwiseTask`)
 ----------------------------------------
 Recognised by the mmb_pairwise template's line ``Both images were generated for the
-prompt:``; the instruction is the text before it. The judge looks at both images with
+prompt:`` in either layout (``mmb.layout``, params.py): ``paper``, the instruction before
+that line and the images after the text; ``shared_first``
+(mmb_pairwise_shared_first), the images first, then that line and the answer format,
+then the instruction. The judge looks at both images with
 :func:`judgebias.studies.mmb.data.synthetic.perceive` (style, quality and brightness, from the
 pixels alone) and, with traits from the model's ``sim.mmb`` block, answers::
 
     logit = beta(a, s) * (q_first - q_second) + b(a)
-            + brightness_bias * (brightness_first - brightness_second) + noise * z
+            + brightness_bias * (brightness_first - brightness_second)
+            + layout_shift * [the images come first] + noise * z
     p(first preferred) = sigmoid(logit)
 
-with z ~ N(0, 1) drawn per request (the judge's opinion of this pair under this wording).
+with z ~ N(0, 1) drawn per request (the judge's opinion of this pair under this wording,
+and in this layout: z is drawn from the request, whose text differs between layouts).
+``layout_shift`` (default 0) is what the layout itself does to the judge: its pull
+towards the image shown first moves by it when the images come before the text, as they
+do in the ``shared_first`` layout (read from the request's parts, as a model sees them).
+The layout check (steps.layout_check) measures it; a judge with 0 answers both layouts
+alike up to z.
 ``beta(a, s)`` is the instruction's slope on the style ``s`` (the mean over the two
 images' styles when they differ):
 
@@ -62,6 +72,10 @@ from judgebias.models.base import ChatRequest, TokenLogprob
 from judgebias.models.sim import SimBackend, SimModel, request_rng
 
 PAIR_MARK = "\n\nBoth images were generated for the prompt:"
+# the shared_first layout: the images, then this line first, the instruction last (after
+# the answer format's line)
+SHARED_FIRST_MARK = "Both images were generated for the prompt:"
+ANSWER_MARK = "as Judgement: [[A]] or Judgement: [[B]]."
 REPHRASE_MARK = "Rewrite the following instruction for judging"
 INSTRUCTION_MARK = "Instruction:"
 LABELS = ("A", "B")
@@ -80,6 +94,7 @@ class JudgeTraits:
     brightness_bias: float = 0.0
     noise: float = 0.3
     miscalibrated: float = 1.0
+    layout_shift: float = 0.0
     world: str = ""  # "<backend seed>|<panel key>": whose landscape (module docstring)
 
     @classmethod
@@ -142,7 +157,7 @@ class PairwiseTask:
     name: str = "mmb_pairwise"
 
     def recognise(self, prompt: str) -> bool:
-        return PAIR_MARK in prompt
+        return PAIR_MARK in prompt or prompt.startswith(SHARED_FIRST_MARK)
 
     def tokens(self, backend: SimBackend, model: SimModel, request: ChatRequest
                ) -> list[TokenLogprob]:
@@ -152,20 +167,30 @@ class PairwiseTask:
         if len(request.images) != 2:
             raise ValueError(f"a pairwise judgement needs 2 images, got {len(request.images)}")
         first, second = (perceive(image) for image in request.images)
-        instruction = request.prompt.split(PAIR_MARK, 1)[0].strip()
         opinion = request_rng(backend.seed, request, with_sampling=False).standard_normal()
-        logit = judge_logit(traits, instruction, first, second, opinion)
+        logit = judge_logit(traits, instruction_of(request.prompt), first, second, opinion,
+                            images_first=isinstance(request.parts()[0], bytes))
         return verdict_tokens(logit, request, request_rng(backend.seed, request))
 
 
+def instruction_of(prompt: str) -> str:
+    """The instruction of a pairwise prompt in either layout (module docstring)."""
+    if PAIR_MARK in prompt:
+        return prompt.split(PAIR_MARK, 1)[0].strip()
+    if ANSWER_MARK not in prompt:
+        raise ValueError("no instruction after the answer format's line")
+    return prompt.split(ANSWER_MARK, 1)[1].strip()
+
+
 def judge_logit(traits: JudgeTraits, instruction: str, first: Percept, second: Percept,
-                opinion: float) -> float:
-    """The module docstring's logit of "the first image is better"; `opinion` is z."""
+                opinion: float, *, images_first: bool = False) -> float:
+    """The module docstring's logit of "the first image is better"; `opinion` is z,
+    `images_first` whether the images came before the text."""
     beta = (slope(traits, instruction, first.style)
             + slope(traits, instruction, second.style)) / 2
     return (beta * (first.quality - second.quality) + position_bias(traits, instruction)
             + traits.brightness_bias * (first.brightness - second.brightness)
-            + traits.noise * opinion)
+            + traits.layout_shift * images_first + traits.noise * opinion)
 
 
 def verdict_tokens(logit: float, request: ChatRequest, rng: np.random.Generator

@@ -95,11 +95,63 @@ def judge(params: MmbParams, run: RunContext, *, judge: str, pairs: Path, pool: 
     times where it is read from samples (``mmb.probability``)."""
     from judgebias.io.artifacts import write_table
     from judgebias.studies.mmb.jobs import judge_pairs
+    from judgebias.studies.mmb.params import judge_prompt
 
-    rows = judge_pairs(run, judge, str(pairs), str(pool), prompt=params.prompt,
+    rows = judge_pairs(run, judge, str(pairs), str(pool),
+                       prompt=judge_prompt(params.prompt, params.layout),
                        order=params.order, order_seed=params.order_seed,
                        how=params.probability.of(judge))
     write_table(rows, judgements, JUDGEMENTS)
+
+
+def layout_check(params: MmbParams, run: RunContext, *, judge: str, pairs: Path, pool: Path,
+                 judgements: Path, answers: Path, metrics: Path) -> None:
+    """The layout's own effect for `judge` (issue 45; measures/layout.py): the layout
+    check's items (``mmb.layout_check``: jobs.layout_sample) asked in the layout besides
+    ``mmb.layout`` (a model job, journaled like any; written to `answers`), their answers
+    in ``mmb.layout`` read from the judge job's `judgements` (asked there already, so
+    never asked twice), and the paired differences between the layouts with their 95 %
+    intervals over pairs (`metrics`)."""
+    from judgebias.io.artifacts import read_columns, write_json, write_table
+    from judgebias.studies.mmb.jobs import ask_pairs, judge_items, layout_sample
+    from judgebias.studies.mmb.measures.layout import (
+        CONFIDENCE,
+        KEYS,
+        layout_effect,
+        paired_items,
+    )
+    from judgebias.studies.mmb.params import LAYOUTS, judge_prompt, other_layout
+
+    check, asked = params.layout_check, params.layout
+    other = other_layout(asked)
+    items = layout_sample(judge_items(str(pairs), str(pool), params.order, params.order_seed),
+                          check.n_pairs, check.n_instructions, check.seed)
+    how = params.probability.of(judge)
+    rows = ask_pairs(run, judge, items, prompt=judge_prompt(params.prompt, other), how=how)
+    judged = read_columns(judgements, JUDGEMENTS, [*KEYS, "sample", "p_a", "status", "label"])
+    mine = judged.merge(items[KEYS], on=KEYS)
+    if len(mine) != len(rows):
+        raise ValueError(f"{judgements}: {len(mine)} rows for the layout check's "
+                         f"{len(items)} items, {len(rows)} expected: the judgements are not "
+                         "the judge job's for this pair table and pool")
+    paired = paired_items({asked: mine, other: rows})
+    effect = layout_effect(paired)
+    write_table(rows, answers, JUDGEMENTS)
+    write_json({
+        "judge": judge, "simulated": bool((rows["backend"] == "sim").all()),
+        "layout": asked, "other": other,
+        "templates": {layout: judge_prompt(params.prompt, layout) for layout in LAYOUTS},
+        "difference": "shared_first - paper", "confidence": CONFIDENCE,
+        "probability": "logprobs" if how is None else f"{how.n} samples",
+        "sample": {"n_pairs": check.n_pairs, "n_instructions": check.n_instructions,
+                   "seed": check.seed, "pairs": int(items["pair_id"].nunique()),
+                   "items": len(items), "paired": len(paired)},
+        "measures": effect,
+    }, metrics)
+    found = effect["p_first"]
+    log.info("%s: p(first shown preferred), shared_first - paper: %s [%s, %s] over %d "
+             "pairs (p = %s)", judge, found["difference"], found["low"], found["high"],
+             found["n_pairs"], found["p_value"])
 
 
 def embed(params: MmbParams, *, pairs: Path, support: Path,

@@ -155,6 +155,23 @@ def saved_path(judge: str) -> str:
     return f"{RESULTS}/{judge}/debiaser.json"
 
 
+def layout_answers_path(judge: str) -> str:
+    """`judge`'s answers in the other layout to the layout check's items (steps.layout_check;
+    the JUDGEMENTS schema, the template in ``prompt_id``)."""
+    return f"{DATA}/layout_check/{judge}.parquet"
+
+
+def layout_metrics_path(judge: str) -> str:
+    """`judge`'s layout check: the paired differences between the layouts
+    (measures/layout.py), as JSON."""
+    return f"{RESULTS}/layout_check/{judge}.json"
+
+
+def layout_check_on(params: Mapping[str, Any]) -> bool:
+    """Whether ``mmb.layout_check`` asks any pair (its jobs and report table exist)."""
+    return (params["mmb"].get("layout_check") or {}).get("n_pairs", 0) > 0
+
+
 def read_pool(path: str | Path) -> pd.DataFrame:
     """The instruction pool (id, kind, text) from its YAML file."""
     with open(path, encoding="utf-8") as handle:
@@ -165,6 +182,8 @@ def read_pool(path: str | Path) -> pd.DataFrame:
 def report_inputs(params: Mapping[str, Any]) -> ReportInputs:
     """Every file the report section (report.py) reads (``Study.report_inputs``: the report
     rule declares them; the data summary and the instruction pool by name)."""
+    checked = params["mmb"]["models"] if layout_check_on(params) else []
     return ReportInputs([METRICS_PATH, *(table_path(t) for t in TABLES),
-                         *(figure_path(f) for f in FIGURES)],
+                         *(figure_path(f) for f in FIGURES),
+                         *(layout_metrics_path(judge) for judge in checked)],
                         {"summary": SUMMARY_PATH, "instructions": INSTRUCTIONS_PATH})

@@ -8,6 +8,8 @@ them from its typed view, params.PhilautiaParams), never the params mapping."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import pandas as pd
 
 from judgebias.io.artifacts import read_table
@@ -56,14 +58,19 @@ def caption_rows(images: pd.DataFrame, captions: pd.DataFrame) -> pd.DataFrame:
 
 
 def score_captions(run: RunContext, evaluator: str, setting: str, images_path: str,
-                   captions_path: str, *, spec: Setting) -> pd.DataFrame:
+                   captions_path: str, *, spec: Setting,
+                   only: Collection[str] | None = None) -> pd.DataFrame:
     """Seed 000 Alg. 1 line 4 (per image): `evaluator` scores each caption in setting
     `setting`, whose prompt and references are `spec` (``philautia.settings.<setting>``,
-    params.PhilautiaParams.settings; a scores table).
+    params.PhilautiaParams.settings; a scores table); with `only`, the captions of those
+    image ids (one wave's).
 
     Images whose caption failed get status "no_caption" and no request is made.
     """
-    rows = caption_rows(read_table(images_path, IMAGES), read_table(captions_path, CAPTIONS))
+    images = read_table(images_path, IMAGES)
+    if only is not None:
+        images = images[images["image_id"].isin(only)].reset_index(drop=True)
+    rows = caption_rows(images, read_table(captions_path, CAPTIONS))
     answers = run_task(run, evaluator, "evaluator", judge_task(spec), rows)
     return pd.DataFrame({"image_id": rows["image_id"].to_numpy(),
                          "generator": rows["generator"].to_numpy(),

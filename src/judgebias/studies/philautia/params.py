@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from judgebias.abilities import Need
 from judgebias.config import path_errors
-from judgebias.paramsblock import block_values, derived, key, view
+from judgebias.paramsblock import block_values, derived, key, part, view
 from judgebias.prompts import available_prompts, fields
 from judgebias.study import simulated_models, study_models
 
@@ -88,6 +88,32 @@ class Setting:
 
 
 @view
+class Waves:
+    """Judge the images in waves and stop when the self-preference of every judge is
+    decided (issue 45; beyond the paper, which scores every image). Each wave's look
+    gives repeated confidence intervals (a group-sequential design with Lan-DeMets alpha
+    spending, judgebias.stats.sequential) at level ``ci``, valid however early the run
+    stops; docs/studies/philautia.md says which outputs carry them."""
+
+    count: int = key(1, ge=1, le=20)
+    """Waves the images are split into; 1 = the paper's fixed design (no looks). Fixed
+    before the run: a new count moves images between waves."""
+    seed: int = 0
+    """Seeds the order of the images into waves."""
+    spending: Literal["obrien_fleming", "pocock"] = "obrien_fleming"
+    """Lan-DeMets alpha-spending function: O'Brien-Fleming-type (spends little early; the
+    last look's interval barely wider than the fixed design's) or Pocock-type."""
+    measures: tuple[Literal["own", "family", "own_vs_family"], ...] = key(
+        ("own",), min_length=1, unique=True)
+    """The effects looked at, per judge (selfpref's own, family and own - family points).
+    An effect the panel does not identify (own and family in a panel of exactly two
+    families: use own_vs_family there) is recorded as such and never decides."""
+    target_width: float | None = key(None, gt=0)
+    """Also decided: an effect whose interval is narrower than this (score points);
+    null: only an interval excluding 0 decides."""
+
+
+@view
 class PhilautiaParams:
     """Seed 000 §4.1 -- does a caption judge score its own captions, or its family's,
     higher than their quality warrants? Every panel model captions every image and scores
@@ -120,6 +146,9 @@ class PhilautiaParams:
     """Confidence level of the intervals."""
     seed: int = 0
     """Seeds the bootstrap and the permutation test."""
+    waves: Waves = part(Waves)
+    """Judge the images in waves, stopping once every judge is decided (beyond the
+    paper)."""
     judges: tuple[str, ...] = derived()
     """The study's panel models, each a generator and an evaluator: ``models``, or every
     panel model where it is absent (judgebias.study.study_models)."""

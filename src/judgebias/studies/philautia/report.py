@@ -14,6 +14,7 @@ from judgebias.report.html import Figure, Section, Table
 from judgebias.studies.philautia.tables import (
     SELFPREF_TABLE,
     read_matrix,
+    wave_count,
 )
 
 # Displayed headers of the tables' columns (the parquet files keep their names).
@@ -27,6 +28,26 @@ FAMILY_COLUMNS = {
     "rank_competition": "rank of the count, competition",
     "n_ties": "ties", "n_subsets": "k-subsets", "share_subsets_geq":
     "share of subsets ≥ (p-value)", "method": "method", "n_evaluated": "subsets evaluated"}
+
+
+def _waves_note(params: Mapping[str, Any], results: Path) -> list[str]:
+    """Where a run in waves stopped and why (philautia.waves; issue 45)."""
+    count = wave_count(params)
+    if count == 1:
+        return []
+    look = json.loads((results / "waves" / f"look-{count}.json").read_text())
+    stopped, images = look["stopped_at"], look["n_items"]
+    planned = round(images / look["fraction"])  # the look's fraction is of every image
+    return [
+        f"Waves: the images were judged in {count} waves; the run stopped after wave "
+        f"{stopped} of {count} ({images} of {planned} images, {images / planned:.0%} of the "
+        f"score calls): {look['reason']}. The self-preference intervals are repeated "
+        f"confidence intervals (Lan-DeMets {params['philautia']['waves']['spending']} "
+        f"spending; critical value {look['critical']:.3f}, each look's nominal level "
+        f"{look['level']:.4f}), valid at {params['philautia']['ci']:.0%} whichever wave "
+        "the run stopped at. The philautia scores' bootstrap intervals and the diagonal "
+        "test are computed on the images judged as if their number had been fixed "
+        "in advance: not adjusted for the stop."]
 
 
 def _section_for_setting(params: Mapping[str, Any], setting: str, results: Path) -> Section:
@@ -51,6 +72,7 @@ def _section_for_setting(params: Mapping[str, Any], setting: str, results: Path)
         "other generator's entry). Read scores against their intervals and the "
         "leave-one-out ranges.",
         SELFPREF_NOTE,
+        *_waves_note(params, results),
         *_identification_note(results),
         "§6.1's \"Φ̃ without LLaVA-1.5\" is read two ways: without that evaluator's column "
         "(its row stays: its captions, judged by the others) and without the model "

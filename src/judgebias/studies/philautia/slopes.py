@@ -50,9 +50,16 @@ def one_factor(cov: np.ndarray) -> np.ndarray:
     fit that leaves the diagonal free (Harman 1976, "Modern Factor Analysis", 3rd ed.,
     ch. 9; Spearman's one-factor model), solved by scipy.optimize.least_squares from the
     principal-axis start. The diagonal (each judge's variance, which holds its own
-    answer noise) is never used, so the fit is free of that noise. NaN when the panel has
+    answer noise) is not fitted, so the fit is free of that noise. NaN when the panel has
     fewer than 3 judges, no positive common factor exists (mean off-diagonal covariance
-    <= 0) or a loading comes out <= 0."""
+    <= 0), a loading comes out <= 0, or the fit is a Heywood case: a judge's common part
+    b_e^2 above its whole variance C_ee, which no factor model allows (Heywood 1931, Proc.
+    R. Soc. A 134; Harman 1976, §9.3) -- taken as more than twice C_ee, a margin for the
+    sampling noise of C (noise-free data give b_e^2 = C_ee exactly). Three judges fit
+    their three covariances exactly, so one covariance near 0 sends a loading to
+    infinity and the other two to 0 (seen on
+    24 images of three simulated judges: loadings 0.013, 1720, 0.014, and an own - family
+    effect of 1,230 points); the check turns that into "no factor" (rho = 0)."""
     m = len(cov)
     upper = np.triu_indices(m, 1)
     if m < 3 or not np.isfinite(cov[upper]).all() or cov[upper].mean() <= 0:
@@ -73,7 +80,8 @@ def one_factor(cov: np.ndarray) -> np.ndarray:
     fit = optimize.least_squares(residual, start, jac=jacobian, method="lm",
                                  xtol=1e-15, ftol=1e-15, gtol=1e-15)
     b = fit.x * np.sign(fit.x.sum())
-    return b if (b > 0).all() else np.full(m, np.nan)
+    heywood = (b ** 2 > 2 * np.diag(cov)).any()
+    return b if (b > 0).all() and not heywood else np.full(m, np.nan)
 
 
 def one_factor_jacobian(cov: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -121,8 +129,8 @@ def within_slopes(design: Design, n_clusters: int) -> WithinSlopes:
     b = one_factor(cov) if m >= 3 and (total[upper] > 0).all() else np.full(m, np.nan)
     if not np.isfinite(b).all():
         warnings.warn("selfpref: no common quality factor in the judges' within-generator "
-                      "scores (fewer than 3 judges, a pair without common captions or "
-                      "non-positive covariances): judge "
+                      "scores (fewer than 3 judges, a pair without common captions, "
+                      "non-positive covariances or a Heywood case): judge "
                       "slopes left out (rho = 0)", RuntimeWarning, stacklevel=3)
         return WithinSlopes(np.zeros(m), np.zeros((n_clusters, m)), b, 0)
     point = cov[upper]

@@ -53,15 +53,39 @@ def caption(params: PhilautiaParams, run: RunContext, *, generator: str, images:
 
 
 def score(params: PhilautiaParams, run: RunContext, *, evaluator: str, setting: str,
-          images: Path, captions: Path, scores: Path) -> None:
+          images: Path, captions: Path, scores: Path, wave: str | None = None,
+          previous: Path | None = None) -> None:
     """Score one generator's captions with one evaluator in one setting (a model job:
-    `run` calls the evaluator)."""
+    `run` calls the evaluator); with `wave` (``philautia.waves.count`` > 1), the
+    captions of that wave's images, or none once the `previous` look stopped the run."""
     from judgebias.io.artifacts import write_table
     from judgebias.studies.philautia.jobs import score_captions
     from judgebias.studies.philautia.tables import SCORES
 
+    only = None
+    if wave is not None:
+        from judgebias.studies.philautia.waves import previous_stopped, wave_images
+
+        if previous is not None and (stop := previous_stopped(previous)):
+            log.info("score: wave %s asks nothing (%s)", wave, stop)
+            write_table(SCORES.empty_table().to_pandas(), scores, SCORES)
+            return
+        only = wave_images(images, params.waves, int(wave))
     write_table(score_captions(run, evaluator, setting, str(images), str(captions),
-                               spec=params.settings[setting]), scores, SCORES)
+                               spec=params.settings[setting], only=only), scores, SCORES)
+
+
+def look(params: PhilautiaParams, *, wave: str, scores: Sequence[Path], images: Path,
+         look: Path, previous: Path | None = None) -> None:
+    """The look after one wave (philautia.waves): the judges' effects with repeated
+    confidence intervals on the waves so far, and whether to stop."""
+    from judgebias.io.artifacts import write_json
+    from judgebias.studies.philautia.waves import look_after
+
+    decided = look_after(analysis_scores(scores, params.score), params, int(wave), images,
+                         previous)
+    log.info("look %s: %s", wave, decided.reason)
+    write_json(decided.as_record(), look)
 
 
 def phi(params: PhilautiaParams, *, scores: Sequence[Path], long: Path,
@@ -91,17 +115,23 @@ def philautia(params: PhilautiaParams, *, scores: Path, metrics: Path,
 
 
 def selfpref(params: PhilautiaParams, *, scores: Path, philautia: Path,
-             selfpref: Path) -> None:
+             selfpref: Path, look: Path | None = None) -> None:
     """Self- and family-preference in score points (beyond the paper), next to each
-    model's philautia score."""
+    model's philautia score; in waves, at the last `look`'s level (its intervals are the
+    repeated confidence intervals of the look that stopped the run)."""
     import pandas as pd
 
     from judgebias.io.artifacts import write_table
     from judgebias.studies.philautia.selfpref import self_preference, with_philautia
     from judgebias.studies.philautia.tables import SELFPREF
 
+    level = params.ci
+    if look is not None:
+        from judgebias.studies.philautia.waves import read_look
+
+        level = read_look(look).level
     effects = self_preference(pd.read_parquet(scores), params.judges, params.families,
-                              ci=params.ci)
+                              ci=level)
     write_table(with_philautia(effects, pd.read_parquet(philautia)), selfpref, SELFPREF)
 
 

@@ -77,8 +77,17 @@ def captions_path(generator: str) -> str:
     return f"data/captions/{generator}.parquet"
 
 
-def scores_path(setting: str, evaluator: str, generator: str) -> str:
-    return f"data/scores/{setting}/{evaluator}/{generator}.parquet"
+def scores_path(setting: str, evaluator: str, generator: str, wave: str | None = None
+                ) -> str:
+    """One score job's table; with `wave` (``philautia.waves.count`` > 1), one wave's."""
+    if wave is None:
+        return f"data/scores/{setting}/{evaluator}/{generator}.parquet"
+    return f"data/scores/{setting}/wave-{wave}/{evaluator}/{generator}.parquet"
+
+
+def look_path(setting: str, wave: str | int) -> str:
+    """The look after wave `wave` of a setting (judgebias.stats.waves.Look, JSON)."""
+    return f"{setting_dir(setting)}/waves/look-{wave}.json"
 
 
 def setting_dir(setting: str) -> str:
@@ -94,6 +103,11 @@ def figure_path(setting: str, figure: str) -> str:
     return f"{setting_dir(setting)}/figures/{figure}.png"
 
 
+def wave_count(params: Mapping[str, Any]) -> int:
+    """``philautia.waves.count`` (1 where the block leaves waves out: the fixed design)."""
+    return int(params["philautia"].get("waves", {}).get("count", 1))
+
+
 def read_matrix(path: str | Path) -> pd.DataFrame:
     """A generator x evaluator matrix result table (Phi, Phi-tilde), indexed by generator."""
     return pd.read_parquet(path).set_index("generator")
@@ -102,9 +116,11 @@ def read_matrix(path: str | Path) -> pd.DataFrame:
 def report_inputs(params: Mapping[str, Any]) -> ReportInputs:
     """Every file the report section (report.py) reads, per setting (``Study.report_inputs``:
     the report rule declares them)."""
+    waves = wave_count(params)
     return ReportInputs([
         path for setting in params["philautia"]["settings"]
         for path in [setting_file(setting, "metrics", ".json"),
+                     *([look_path(setting, waves)] if waves > 1 else []),
                      *(setting_file(setting, t)
                        for t in ("phi", "counts", *ANALYSIS_TABLES, SELFPREF_TABLE)),
                      *(figure_path(setting, f) for f in FIGURES)]])
