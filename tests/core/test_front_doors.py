@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ import yaml
 from helpers.project import (
     BIN,
     PANEL,
+    journaled_calls,
     make_project,
     planned_jobs,
     run,
@@ -54,15 +54,6 @@ def tiny_params(default_params: dict) -> dict:
     params["philautia"]["settings"] = {SETTING: params["philautia"]["settings"][SETTING]}
     params["pomms"].update(setting=SETTING, judgement_setting=None)
     return params
-
-
-def journaled_calls(project: Path) -> int:
-    """Answers in every model's journal: what the run has paid for so far."""
-    total = 0
-    for path in (project / ".judgebias").rglob("*.sqlite"):
-        with sqlite3.connect(path) as db:
-            total += db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-    return total
 
 
 def dvc_clean(project: Path) -> bool:

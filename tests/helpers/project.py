@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections import Counter
@@ -184,6 +185,15 @@ def run(cmd: list[str], cwd: Path, check: bool = True, warm: bool = True
     if check and result.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed:\n{result.stdout}\n{result.stderr}")
     return result
+
+
+def journaled_calls(project: Path) -> int:
+    """Answers in every model's journal: what the run has paid for so far."""
+    total = 0
+    for path in (project / ".judgebias").rglob("*.sqlite"):
+        with sqlite3.connect(path) as db:
+            total += db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    return total
 
 
 def undeclared_reads(project: Path, records: Path, every_step: bool = True

@@ -4,7 +4,6 @@ and is extended later, through both front doors, paying only for the new waves."
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
@@ -12,7 +11,15 @@ from typing import cast
 import numpy as np
 import pandas as pd
 import pytest
-from helpers.project import BIN, make_project, planned_jobs, run, study_params, write_params
+from helpers.project import (
+    BIN,
+    journaled_calls,
+    make_project,
+    planned_jobs,
+    run,
+    study_params,
+    write_params,
+)
 from helpers.scores import long_table, planted
 
 from judgebias.stats.sequential import critical_values
@@ -105,14 +112,6 @@ def waves_params(default_params: dict, target_width: float | None) -> dict:
     return params
 
 
-def journaled(project: Path) -> int:
-    total = 0
-    for path in (project / ".judgebias").rglob("*.sqlite"):
-        with sqlite3.connect(path) as db:
-            total += db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-    return total
-
-
 def scored(project: Path) -> dict[int, int]:
     """Score rows written per wave (a wave that asked nothing writes none)."""
     return {w: sum(len(pd.read_parquet(p)) for p in
@@ -134,7 +133,7 @@ def test_a_stopped_run_is_extended_paying_only_for_new_waves(tmp_path, default_p
     judged = 3 * 3  # evaluator x generator
     assert scored(project) == {1: judged * sizes[0], 2: 0}
     captions = 3 * 24
-    assert journaled(project) == captions + judged * sizes[0]
+    assert journaled_calls(project) == captions + judged * sizes[0]
     report = (project / "results/report.html").read_text()
     assert "the run stopped after wave 1 of 2" in report
     selfpref = pd.read_parquet(project / f"results/philautia/{SETTING}/selfpref.parquet")
@@ -163,7 +162,7 @@ def test_a_stopped_run_is_extended_paying_only_for_new_waves(tmp_path, default_p
     look = json.loads((project / f"results/philautia/{SETTING}/waves/look-2.json").read_text())
     assert look["stopped_at"] == 2
     assert scored(project) == {1: judged * sizes[0], 2: judged * sizes[1]}
-    assert journaled(project) == captions + judged * 24
+    assert journaled_calls(project) == captions + judged * 24
     assert "the run stopped after wave 2 of 2" in (project / "results/report.html").read_text()
     assert "Nothing to be done" in run([str(BIN / "snakemake"), "-n", "--cores", "1"],
                                        project).stdout
