@@ -52,6 +52,7 @@ SMOKE = {
                          "5", "--ns", "20", "50", "--resamples", "99"],
     "recorded_validity.py": ["--datasets", "2", "--resamples", "200", "--pairs", "60"],
     "layout_effect.py": ["--smoke"],
+    "waves_validity.py": ["--smoke"],
     "prefix_grouping_vllm.py": ["--smoke"],  # prints why and exits 0 without vLLM CPU
     "ranking_coverage.py": ["--reps", "30", "--resamples", "399", "--ns", "30"],
     "rate_limit.py": ["--rpm", "1200", "--requests", "60", "--repeat", "1"],

@@ -87,6 +87,17 @@ def test_an_undecided_run_goes_on_until_the_images_run_out() -> None:
     assert Look.from_record(json.loads(json.dumps(last.as_record()))) == last
 
 
+def test_a_look_that_spends_no_alpha_decides_nothing_and_is_written_as_json() -> None:
+    # 20 equal waves: the O'Brien-Fleming-type function spends nothing at 1/20
+    params = view(count=20, measures=("own",), target_width=1000.0)
+    look = look_at(_long(40, 0.15, 4).query("image_id < 'img00002'"), params, 1, [2] * 20,
+                   None)
+    assert look.critical == float("inf") and look.measures == () and look.runs_next_wave
+    assert look.reason == "no alpha is spent at this look"
+    record = json.loads(json.dumps(look.as_record(), allow_nan=False))
+    assert record["critical"] is None and Look.from_record(record) == look
+
+
 def test_unidentified_effects_never_decide() -> None:
     # two families: own effects are not identified, so only a target width can stop
     two = {m: (f"f{i % 2}",) for i, m in enumerate(MODELS)}

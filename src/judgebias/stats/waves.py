@@ -65,15 +65,20 @@ class Look:
     reason: str
 
     def as_record(self) -> dict[str, Any]:
+        # an infinite boundary (a look that spends no alpha) is written as null: JSON
+        # has no infinity
+        critical = self.critical if np.isfinite(self.critical) else None
         return {"wave": self.wave, "count": self.count, "fraction": self.fraction,
-                "critical": self.critical, "level": self.level, "n_items": self.n_items,
+                "critical": critical, "level": self.level, "n_items": self.n_items,
                 "measures": [dict(m) for m in self.measures],
                 "stopped_at": self.stopped_at, "reason": self.reason}
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Look:
         return cls(wave=int(record["wave"]), count=int(record["count"]),
-                   fraction=float(record["fraction"]), critical=float(record["critical"]),
+                   fraction=float(record["fraction"]),
+                   critical=float("inf") if record["critical"] is None
+                   else float(record["critical"]),
                    level=float(record["level"]), n_items=int(record["n_items"]),
                    measures=tuple(record["measures"]), stopped_at=record["stopped_at"],
                    reason=str(record["reason"]))

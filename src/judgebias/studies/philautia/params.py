@@ -110,7 +110,8 @@ class Waves:
     families: use own_vs_family there) is recorded as such and never decides."""
     target_width: float | None = key(None, gt=0)
     """Also decided: an effect whose interval is narrower than this (score points);
-    null: only an interval excluding 0 decides."""
+    null: only an interval excluding 0 decides, so a panel with a judge that has no
+    self-preference runs every wave (the saving needs a width)."""
 
 
 @view

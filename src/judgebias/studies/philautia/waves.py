@@ -70,15 +70,17 @@ def look_at(long: pd.DataFrame, params: PhilautiaParams, wave: int, sizes: Seque
     fractions = wave_fractions(sizes)
     critical = float(critical_values(fractions[:wave].tolist(), 1 - params.ci, design.spending)[-1])
     level = look_level(critical)
+    # a look so early that the spending function gives it no alpha decides nothing
     measures = _measures(long, params, level) if level < 1 else []
     reason = stop_reason(measures) if any(m["identified"] for m in measures) else None
     stopped = wave if reason is not None else None
     if reason is None and wave == len(sizes):
         stopped, reason = wave, "the images ran out"
+    undecided = ("no alpha is spent at this look" if level >= 1
+                 else "undecided: " + _undecided(measures))
     return Look(wave=wave, count=len(sizes), fraction=float(fractions[wave - 1]),
                 critical=critical, level=level, n_items=int(sum(sizes[:wave])),
-                measures=tuple(measures), stopped_at=stopped,
-                reason=reason or "undecided: " + _undecided(measures))
+                measures=tuple(measures), stopped_at=stopped, reason=reason or undecided)
 
 
 def _measures(long: pd.DataFrame, params: PhilautiaParams, level: float
