@@ -64,6 +64,11 @@ The journal's answers of a model (its planned calls' answers, else its last ones
 give what its provider reported: ``measured_cached_share``, the cached input tokens over
 the prompt tokens of the answers that report them (judgebias.models.base.CACHED_TOKENS;
 none: "-").
+
+Why this module is long: counting, pricing (online, batch, cached) and the table the
+command prints all read one `Plan` of `ModelPlan` rows, each price from the same tallies;
+the prompt-caching estimate is the only part that could stand apart, and it prices the
+same rows. Splitting it out is a follow-up (issue 45's note).
 """
 
 from __future__ import annotations
